@@ -1,0 +1,52 @@
+import { z } from "zod";
+import { logLevel, milliseconds, parseEnv, port, postgresUrl, queuePrefix, redisUrl, secret } from "@studyflow/config";
+
+const DEV_MANAGEMENT_SECRET = "dev-only-management-secret-change-me-0123456789";
+const DEV_PARTICIPANT_SECRET = "dev-only-participant-secret-change-me-0123456789";
+
+const schema = z.object({
+  NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
+  /** Port the HTTP API listens on. */
+  PORT: port(8080),
+  /** Interface to bind; 0.0.0.0 inside containers. */
+  HOST: z.string().default("0.0.0.0"),
+  /** PostgreSQL connection string. */
+  DATABASE_URL: postgresUrl,
+  /** Connections in the API's pool: one per concurrent transaction. */
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  /** Redis for the job queue and rate limits. */
+  REDIS_URL: redisUrl,
+  /** Key prefix of every BullMQ key; api and worker must agree. */
+  QUEUE_PREFIX: queuePrefix,
+  /** HS256 key of management tokens (researchers, operators). */
+  MANAGEMENT_JWT_SECRET: secret,
+  /** HS256 key of participant tokens; a different key from the management one. */
+  PARTICIPANT_JWT_SECRET: secret,
+  /** Optional JWKS URL of an identity provider whose RS256/ES256 management tokens are accepted too. */
+  MANAGEMENT_JWKS_URL: z.url().optional(),
+  /** Directory of task result files, shared with the worker (a volume in compose). */
+  RESULT_DIR: z.string().min(1).default("./var/results"),
+  /** Lifetime of password-reset tokens. */
+  RESET_TOKEN_TTL_SECONDS: z.coerce.number().int().min(60).default(86_400),
+  /** Link put into password-reset e-mails; the token is appended as ?token=…. */
+  RESET_PASSWORD_URL: z.url().default("http://localhost:8080/reset-password"),
+  /** Age after which a temporary participant can no longer be merged. */
+  TEMP_PARTICIPANT_MAX_AGE_SECONDS: z.coerce.number().int().min(60).default(86_400),
+  /** Time given to in-flight requests at shutdown before connections are cut. */
+  SHUTDOWN_TIMEOUT_MS: milliseconds(10_000),
+  LOG_LEVEL: logLevel,
+});
+
+export type ApiConfig = z.output<typeof schema>;
+
+export function loadConfig(env: Record<string, string | undefined>): ApiConfig {
+  const withDevDefaults =
+    env.NODE_ENV === "production"
+      ? env
+      : {
+          MANAGEMENT_JWT_SECRET: DEV_MANAGEMENT_SECRET,
+          PARTICIPANT_JWT_SECRET: DEV_PARTICIPANT_SECRET,
+          ...env,
+        };
+  return parseEnv(schema, withDevDefaults);
+}

@@ -1,0 +1,17 @@
+import type { Queue } from "bullmq";
+import type { Redis } from "ioredis";
+import type { Logger } from "pino";
+import type { DbHandle } from "@studyflow/db";
+import type { ApiConfig } from "./config";
+
+/** Everything the API needs from outside, passed in so tests build the real app on their own services. */
+export interface AppDeps {
+  config: ApiConfig;
+  database: DbHandle;
+  /** Producer connection: rate limits and readiness. */
+  redis: Redis;
+  runActionsQueue: Queue;
+  logger: Logger;
+  /** Milliseconds since the epoch; injectable so tests can move time. */
+  clock?: () => number;
+}

@@ -1,0 +1,36 @@
+import type { Context } from "hono";
+import { HTTPException } from "hono/http-exception";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { DomainError, RateLimited, type DomainErrorKind } from "@studyflow/domain";
+import type { AppEnv } from "./app-env";
+
+const statusOf: Record<DomainErrorKind, ContentfulStatusCode> = {
+  invalid: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  "not-found": 404,
+  conflict: 409,
+  "payload-too-large": 413,
+  "rate-limited": 429,
+  unavailable: 503,
+};
+
+export function errorBody(message: string) {
+  return { error: message };
+}
+
+/** The one place where anything thrown becomes an HTTP answer. Internals never leave. */
+export function handleError(error: Error, c: Context<AppEnv>) {
+  if (error instanceof DomainError) {
+    if (error instanceof RateLimited) c.header("Retry-After", String(error.retryAfterSeconds));
+    return c.json(errorBody(error.message), statusOf[error.kind]);
+  }
+  if (error instanceof HTTPException) {
+    const status = error.status;
+    if (status >= 500) c.get("logger").error({ err: error }, "http exception");
+    const message = status === 413 ? "request body too large" : error.message || "request failed";
+    return c.json(errorBody(message), status);
+  }
+  c.get("logger").error({ err: error }, "unhandled error");
+  return c.json(errorBody(`internal error (request id ${c.get("requestId")})`), 500);
+}

@@ -1,0 +1,23 @@
+import { randomUUID } from "node:crypto";
+import { createMiddleware } from "hono/factory";
+import type { Logger } from "pino";
+import type { AppEnv } from "../app-env";
+
+const acceptable = /^[A-Za-z0-9._-]{1,128}$/;
+
+/** Gives every request an id (the caller's X-Request-Id when sane) and a logger carrying it. */
+export function requestId(logger: Logger) {
+  return createMiddleware<AppEnv>(async (c, next) => {
+    const incoming = c.req.header("x-request-id");
+    const id = incoming && acceptable.test(incoming) ? incoming : randomUUID();
+    c.set("requestId", id);
+    c.set("logger", logger.child({ requestId: id }));
+    c.header("X-Request-Id", id);
+    const started = performance.now();
+    await next();
+    c.get("logger").info(
+      { method: c.req.method, path: c.req.path, status: c.res.status, ms: Math.round(performance.now() - started) },
+      "request",
+    );
+  });
+}

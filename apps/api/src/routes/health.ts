@@ -1,0 +1,58 @@
+import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../app-env";
+import type { AppDeps } from "../deps";
+import { errorSchema } from "./schemas";
+
+const READINESS_TIMEOUT_MS = 2_000;
+
+async function withTimeout<T>(work: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not answer in time`)), READINESS_TIMEOUT_MS);
+  });
+  try {
+    return await Promise.race([work, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const healthz = createRoute({
+  method: "get",
+  path: "/healthz",
+  tags: ["health"],
+  summary: "Liveness: the process answers",
+  responses: {
+    200: { description: "alive", content: { "application/json": { schema: z.object({ status: z.literal("ok") }) } } },
+  },
+});
+
+const readyz = createRoute({
+  method: "get",
+  path: "/readyz",
+  tags: ["health"],
+  summary: "Readiness: PostgreSQL and Redis answer",
+  responses: {
+    200: { description: "ready", content: { "application/json": { schema: z.object({ status: z.literal("ready") }) } } },
+    503: { description: "a dependency does not answer", content: { "application/json": { schema: errorSchema } } },
+  },
+});
+
+export function registerHealth(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
+  router.openapi(healthz, (c) => c.json({ status: "ok" as const }, 200));
+  router.openapi(readyz, async (c) => {
+    const failures: string[] = [];
+    await Promise.all([
+      withTimeout(deps.database.sql`select 1`, "postgres").catch((error: unknown) => {
+        c.get("logger").warn({ err: error }, "readiness: postgres");
+        failures.push("postgres");
+      }),
+      withTimeout(deps.redis.ping(), "redis").catch((error: unknown) => {
+        c.get("logger").warn({ err: error }, "readiness: redis");
+        failures.push("redis");
+      }),
+    ]);
+    if (failures.length > 0) return c.json({ error: `not ready: ${failures.sort().join(", ")} unavailable` }, 503);
+    return c.json({ status: "ready" as const }, 200);
+  });
+}

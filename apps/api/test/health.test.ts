@@ -1,0 +1,55 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createDb } from "@studyflow/db";
+import { createTestApp, type TestApp } from "./test-app";
+
+describe("health", () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it("healthz answers while the process lives", async () => {
+    const res = await t.app.request("/healthz");
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ status: "ok" });
+  });
+
+  it("readyz is 200 when Postgres and Redis answer", async () => {
+    const res = await t.app.request("/readyz");
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ status: "ready" });
+  });
+
+  it("every response carries a request id, and a sane incoming one is kept", async () => {
+    const res = await t.app.request("/healthz", { headers: { "X-Request-Id": "abc-123" } });
+    expect(res.headers.get("x-request-id")).toBe("abc-123");
+    const other = await t.app.request("/healthz", { headers: { "X-Request-Id": "bad id with spaces" } });
+    expect(other.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it("unknown routes get a JSON 404", async () => {
+    const res = await t.app.request("/v1/nothing-here");
+    expect(res.status).toBe(404);
+    expect(await res.json()).toEqual({ error: "no route for GET /v1/nothing-here" });
+  });
+});
+
+describe("readiness with an unreachable database", () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    // Port 1 on loopback refuses at once: the database "is down".
+    t = await createTestApp({ databaseOverride: createDb("postgres://postgres@127.0.0.1:1/none", { max: 1 }) });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it("readyz is 503 naming the dependency", async () => {
+    const res = await t.app.request("/readyz");
+    expect(res.status).toBe(503);
+    expect(await res.json()).toEqual({ error: "not ready: postgres unavailable" });
+  });
+});

@@ -1,0 +1,53 @@
+import { serve } from "@hono/node-server";
+import { ConfigError } from "@studyflow/config";
+import { createDb } from "@studyflow/db";
+import { createRedisConnection } from "@studyflow/queue";
+import { loadConfig } from "./config";
+import { createHealthApp } from "./health";
+import { createLogger } from "./logger";
+import { createRunActionsProcessor } from "./processors/run-actions";
+import { closeWithin, startWorker } from "./runtime";
+
+function startupConfig() {
+  try {
+    return loadConfig(process.env);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(error.message);
+      process.exit(1);
+    }
+    throw error;
+  }
+}
+
+const config = startupConfig();
+const logger = createLogger(config.LOG_LEVEL, config.NODE_ENV === "development");
+const database = createDb(config.DATABASE_URL, { max: config.DATABASE_POOL_SIZE, applicationName: "studyflow-worker" });
+const connection = createRedisConnection(config.REDIS_URL, "worker");
+const redis = createRedisConnection(config.REDIS_URL, "producer");
+
+const worker = startWorker({
+  connection,
+  prefix: config.QUEUE_PREFIX,
+  concurrency: config.WORKER_CONCURRENCY,
+  logger,
+  processor: createRunActionsProcessor({ database, connection, prefix: config.QUEUE_PREFIX, resultDir: config.RESULT_DIR, logger }),
+});
+const health = serve({ fetch: createHealthApp({ database, redis, isRunning: () => worker.isRunning() }).fetch, port: config.HEALTH_PORT });
+logger.info({ concurrency: config.WORKER_CONCURRENCY, healthPort: config.HEALTH_PORT }, "worker started");
+
+let stopping = false;
+async function shutdown(signal: string) {
+  if (stopping) return;
+  stopping = true;
+  logger.info({ signal }, "shutting down");
+  const outcome = await closeWithin(worker, config.SHUTDOWN_TIMEOUT_MS);
+  if (outcome === "timed-out") logger.warn("running jobs did not finish in time; they resume on another worker");
+  health.close();
+  await database.close(5);
+  connection.disconnect();
+  redis.disconnect();
+  process.exit(0);
+}
+process.on("SIGTERM", () => void shutdown("SIGTERM"));
+process.on("SIGINT", () => void shutdown("SIGINT"));

@@ -1,0 +1,54 @@
+import { z } from "zod";
+
+export class ConfigError extends Error {
+  constructor(readonly issues: string[]) {
+    super(`invalid configuration:\n${issues.map((issue) => `  - ${issue}`).join("\n")}`);
+    this.name = "ConfigError";
+  }
+}
+
+/**
+ * Parses an environment with a zod object schema whose keys are the variable names, and
+ * reports every bad or missing variable by name (never its value: it may be a secret).
+ */
+export function parseEnv<S extends z.ZodObject>(schema: S, env: Record<string, string | undefined>): z.output<S> {
+  const result = schema.safeParse(env);
+  if (result.success) return result.data;
+  const issues = result.error.issues.map((issue) => {
+    const name = issue.path.join(".") || "(environment)";
+    const problem = issue.code === "invalid_type" && issue.input === undefined ? "is required" : issue.message;
+    return `${name}: ${problem}`;
+  });
+  throw new ConfigError(issues);
+}
+
+const isProduction = (env: Record<string, string | undefined>) => env.NODE_ENV === "production";
+
+/** Development-only default for a secret: production must always set it explicitly. */
+export function devSecret(env: Record<string, string | undefined>, value: string): string | undefined {
+  return isProduction(env) ? undefined : value;
+}
+
+export const logLevel = z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info");
+
+export const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback);
+
+export const postgresUrl = z
+  .string()
+  .default("postgres://postgres@127.0.0.1:5432/postgres")
+  .refine((value) => /^postgres(ql)?:\/\//.test(value), "must be a postgres:// URL");
+
+export const redisUrl = z
+  .string()
+  .default("redis://127.0.0.1:6379")
+  .refine((value) => /^rediss?:\/\//.test(value), "must be a redis:// or rediss:// URL");
+
+/** Namespaces every BullMQ key, so several deployments (or test runs) can share one Redis. */
+export const queuePrefix = z
+  .string()
+  .regex(/^[A-Za-z0-9_.-]+$/, "may contain letters, digits, '_', '.', '-' only")
+  .default("studyflow");
+
+export const secret = z.string().min(32, "must be at least 32 characters");
+
+export const milliseconds = (fallback: number) => z.coerce.number().int().positive().default(fallback);

@@ -1,0 +1,3 @@
+export * from "./schema/index";
+export * from "./client";
+export { runMigrations, migrationsFolder } from "./migrate";

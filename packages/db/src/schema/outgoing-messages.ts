@@ -1,0 +1,31 @@
+import { index, integer, jsonb, pgTable, text, timestamp, uuid } from "drizzle-orm/pg-core";
+import { createdAt } from "./columns";
+
+export type OutgoingMessageStatus = "pending" | "sent" | "failed";
+
+/**
+ * Transactional outbox: rows are written in the transaction that decided to send, and
+ * delivered afterwards by the worker, so a rolled-back request never sends anything.
+ */
+export const outgoingMessages = pgTable(
+  "outgoing_messages",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    /** Template name, e.g. password-reset, password-changed, or a study message type. */
+    template: text("template").notNull(),
+    toAddress: text("to_address"),
+    userId: uuid("user_id"),
+    studyKey: text("study_key"),
+    /** Confidential id of the participant, for study messages resolved at delivery time. */
+    confidentialId: text("confidential_id"),
+    language: text("language"),
+    payload: jsonb("payload").$type<Record<string, unknown>>().notNull().default({}),
+    status: text("status").$type<OutgoingMessageStatus>().notNull().default("pending"),
+    attempts: integer("attempts").notNull().default(0),
+    lastError: text("last_error"),
+    availableAt: timestamp("available_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
+    sentAt: timestamp("sent_at", { withTimezone: true, mode: "date" }),
+    createdAt: createdAt(),
+  },
+  (t) => [index("outgoing_messages_pending_idx").on(t.status, t.availableAt)],
+);

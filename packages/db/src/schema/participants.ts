@@ -1,0 +1,52 @@
+import { sql } from "drizzle-orm";
+import { boolean, index, integer, jsonb, pgTable, text, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+import { unixSeconds } from "./columns";
+import { studies } from "./studies";
+
+export interface StoredAssignedSurvey {
+  surveyKey: string;
+  validFrom: number;
+  validUntil: number;
+  category: string;
+  studyKey?: string;
+  profileID?: string;
+}
+
+export interface StoredParticipantMessage {
+  id: string;
+  type: string;
+  scheduledFor: number;
+}
+
+export const participants = pgTable(
+  "participants",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    studyKey: text("study_key")
+      .notNull()
+      .references(() => studies.key, { onDelete: "cascade" }),
+    participantId: text("participant_id").notNull(),
+    currentStudySession: text("current_study_session").notNull().default(""),
+    enteredAt: unixSeconds("entered_at").notNull(),
+    modifiedAt: unixSeconds("modified_at").notNull(),
+    studyStatus: text("study_status").notNull(),
+    flags: jsonb("flags").$type<Record<string, string>>().notNull().default({}),
+    linkingCodes: jsonb("linking_codes").$type<Record<string, string>>().notNull().default({}),
+    assignedSurveys: jsonb("assigned_surveys").$type<StoredAssignedSurvey[]>().notNull().default([]),
+    lastSubmissions: jsonb("last_submissions").$type<Record<string, number>>().notNull().default({}),
+    messages: jsonb("messages").$type<StoredParticipantMessage[]>().notNull().default([]),
+    /** HMAC of the account id, only when the study tracks accounts. */
+    hashedAccountId: text("hashed_account_id"),
+    isMainProfile: boolean("is_main_profile"),
+    /** Optimistic-concurrency counter: every write bumps it and is guarded by the value it read. */
+    version: integer("version").notNull().default(1),
+  },
+  (t) => [
+    // Serves lookups by participant id and keyset paging of a study in participant-id order.
+    uniqueIndex("participants_study_participant_uq").on(t.studyKey, t.participantId),
+    index("participants_study_status_idx").on(t.studyKey, t.studyStatus),
+    index("participants_temporary_entered_idx")
+      .on(t.studyKey, t.enteredAt)
+      .where(sql`${t.studyStatus} = 'temporary'`),
+  ],
+);

@@ -1,0 +1,28 @@
+import { index, jsonb, pgTable, text, uuid } from "drizzle-orm/pg-core";
+import { unixSeconds } from "./columns";
+import { studies } from "./studies";
+
+export interface StoredReportData {
+  key: string;
+  value: string;
+  dtype?: string;
+}
+
+export const reports = pgTable(
+  "reports",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    studyKey: text("study_key")
+      .notNull()
+      .references(() => studies.key, { onDelete: "cascade" }),
+    participantId: text("participant_id").notNull(),
+    key: text("key").notNull(),
+    /** The survey response that produced the report, when the event was a SUBMIT. */
+    responseId: uuid("response_id"),
+    /** The event that produced the report: ENTER, SUBMIT, LEAVE, MERGE, CUSTOM, TIMER. */
+    eventType: text("event_type").notNull(),
+    timestamp: unixSeconds("timestamp").notNull(),
+    data: jsonb("data").$type<StoredReportData[]>().notNull().default([]),
+  },
+  (t) => [index("reports_participant_idx").on(t.studyKey, t.participantId)],
+);

@@ -1,0 +1,59 @@
+import { bigint, bigserial, index, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
+import { createdAt } from "./columns";
+import { studies } from "./studies";
+
+const studyKey = () =>
+  text("study_key")
+    .notNull()
+    .references(() => studies.key, { onDelete: "cascade" });
+
+export const studyCounters = pgTable(
+  "study_counters",
+  {
+    studyKey: studyKey(),
+    scope: text("scope").notNull(),
+    value: bigint("value", { mode: "number" }).notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.studyKey, t.scope] })],
+);
+
+export const studyCodeLists = pgTable(
+  "study_code_lists",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    studyKey: studyKey(),
+    listKey: text("list_key").notNull(),
+    code: text("code").notNull(),
+    addedAt: createdAt(),
+  },
+  (t) => [uniqueIndex("study_code_lists_uq").on(t.studyKey, t.listKey, t.code)],
+);
+
+export type StudyVariableType = "string" | "int" | "float" | "boolean" | "date";
+
+export const studyVariables = pgTable(
+  "study_variables",
+  {
+    studyKey: studyKey(),
+    key: text("key").notNull(),
+    type: text("type").$type<StudyVariableType>().notNull(),
+    /** A JSON string, number or boolean matching `type`; dates are Unix seconds. */
+    value: jsonb("value").notNull(),
+    valueUpdatedAt: timestamp("value_updated_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.studyKey, t.key] })],
+);
+
+/** NOTIFY_RESEARCHER writes here; a notification job delivers them. */
+export const researcherMessages = pgTable(
+  "researcher_messages",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    studyKey: studyKey(),
+    participantId: text("participant_id").notNull(),
+    type: text("type").notNull(),
+    payload: jsonb("payload").$type<Record<string, string>>().notNull().default({}),
+    createdAt: createdAt(),
+  },
+  (t) => [index("researcher_messages_study_idx").on(t.studyKey, t.createdAt)],
+);

@@ -1,0 +1,26 @@
+import { index, jsonb, pgTable, text, uuid } from "drizzle-orm/pg-core";
+import { unixSeconds } from "./columns";
+import { studies } from "./studies";
+
+export const surveyResponses = pgTable(
+  "survey_responses",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    studyKey: text("study_key")
+      .notNull()
+      .references(() => studies.key, { onDelete: "cascade" }),
+    participantId: text("participant_id").notNull(),
+    key: text("key").notNull(),
+    versionId: text("version_id").notNull().default(""),
+    openedAt: unixSeconds("opened_at").notNull().default(0),
+    submittedAt: unixSeconds("submitted_at").notNull().default(0),
+    arrivedAt: unixSeconds("arrived_at").notNull(),
+    responses: jsonb("responses").$type<unknown[]>().notNull().default([]),
+    context: jsonb("context").$type<Record<string, string>>().notNull().default({}),
+  },
+  (t) => [
+    // checkConditionForOldResponses reads a participant's most recent responses first.
+    index("survey_responses_participant_idx").on(t.studyKey, t.participantId, t.arrivedAt.desc()),
+    index("survey_responses_study_key_idx").on(t.studyKey, t.key),
+  ],
+);

@@ -1,0 +1,63 @@
+import { index, integer, jsonb, pgTable, primaryKey, text, timestamp, uuid } from "drizzle-orm/pg-core";
+import { createdAt } from "./columns";
+import { studies } from "./studies";
+
+export type TaskStatus = "queued" | "in_progress" | "completed" | "failed" | "canceled";
+export type TaskKind = "run-actions";
+
+export interface RunActionsInput {
+  rules: unknown[];
+  dryRun: boolean;
+}
+
+export const tasks = pgTable(
+  "tasks",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    studyKey: text("study_key")
+      .notNull()
+      .references(() => studies.key, { onDelete: "cascade" }),
+    kind: text("kind").$type<TaskKind>().notNull(),
+    /** The job's input, persisted so a task survives any process. */
+    input: jsonb("input").$type<RunActionsInput>().notNull(),
+    createdBy: text("created_by").notNull(),
+    createdAt: createdAt(),
+    updatedAt: timestamp("updated_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
+    status: text("status").$type<TaskStatus>().notNull().default("queued"),
+    targetCount: integer("target_count").notNull().default(0),
+    processedCount: integer("processed_count").notNull().default(0),
+    resultFile: text("result_file").notNull().default(""),
+    fileType: text("file_type").notNull().default("application/json"),
+    error: text("error").notNull().default(""),
+    startedAt: timestamp("started_at", { withTimezone: true, mode: "date" }),
+    finishedAt: timestamp("finished_at", { withTimezone: true, mode: "date" }),
+  },
+  (t) => [index("tasks_study_idx").on(t.studyKey, t.createdAt.desc())],
+);
+
+export type ChunkStatus = "pending" | "done";
+
+/** A key range of a task's participants, with the checkpoint that commits with each batch. */
+export const taskChunks = pgTable(
+  "task_chunks",
+  {
+    taskId: uuid("task_id")
+      .notNull()
+      .references(() => tasks.id, { onDelete: "cascade" }),
+    chunkIndex: integer("chunk_index").notNull(),
+    /** Exclusive lower bound of participant ids ("" = from the start). */
+    fromKey: text("from_key").notNull(),
+    /** Inclusive upper bound of participant ids (null = to the end). */
+    toKey: text("to_key"),
+    /** Last participant id whose batch committed; processing resumes after it. */
+    cursor: text("cursor").notNull(),
+    status: text("status").$type<ChunkStatus>().notNull().default("pending"),
+    processedCount: integer("processed_count").notNull().default(0),
+    errorCount: integer("error_count").notNull().default(0),
+    changedPerRule: jsonb("changed_per_rule").$type<number[]>().notNull().default([]),
+    /** First per-participant errors of this chunk (capped), for the result file. */
+    errors: jsonb("errors").$type<{ participantId: string; error: string }[]>().notNull().default([]),
+    updatedAt: timestamp("updated_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.taskId, t.chunkIndex] })],
+);

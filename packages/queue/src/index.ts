@@ -1,0 +1,2 @@
+export * from "./run-actions";
+export * from "./connection";

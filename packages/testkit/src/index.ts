@@ -1,0 +1,3 @@
+export { adminDatabaseUrl, testRedisUrl, databaseUrlFor } from "./services";
+export { createTestDatabase, createEmptyDatabase, type TestDatabase } from "./database";
+export { uniqueQueuePrefix, createTestRedis, deletePrefix } from "./redis";
