@@ -1,9 +1,27 @@
 import type { Logger } from "pino";
+import { Unauthorized } from "@studyflow/domain";
+import type { Context } from "hono";
+import type { ManagementPrincipal, ParticipantPrincipal } from "./middleware/auth";
 
 /** Per-request variables set by middleware. */
 export interface AppEnv {
   Variables: {
     requestId: string;
     logger: Logger;
+    management?: ManagementPrincipal;
+    participant?: ParticipantPrincipal;
   };
+}
+
+/** The management caller; the auth middleware of the route group guarantees it is set. */
+export function managementOf(c: Context<AppEnv>): ManagementPrincipal {
+  const principal = c.get("management");
+  if (!principal) throw new Unauthorized();
+  return principal;
+}
+
+export function participantOf(c: Context<AppEnv>): ParticipantPrincipal {
+  const principal = c.get("participant");
+  if (!principal) throw new Unauthorized();
+  return principal;
 }

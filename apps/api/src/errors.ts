@@ -10,6 +10,7 @@ const statusOf: Record<DomainErrorKind, ContentfulStatusCode> = {
   forbidden: 403,
   "not-found": 404,
   conflict: 409,
+  "rule-failed": 422,
   "payload-too-large": 413,
   "rate-limited": 429,
   unavailable: 503,

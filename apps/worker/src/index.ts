@@ -5,8 +5,7 @@ import { createRedisConnection } from "@studyflow/queue";
 import { loadConfig } from "./config";
 import { createHealthApp } from "./health";
 import { createLogger } from "./logger";
-import { createRunActionsProcessor } from "./processors/run-actions";
-import { closeWithin, startWorker } from "./runtime";
+import { startWorkerRuntime } from "./runtime";
 
 function startupConfig() {
   try {
@@ -24,16 +23,21 @@ const config = startupConfig();
 const logger = createLogger(config.LOG_LEVEL, config.NODE_ENV === "development");
 const database = createDb(config.DATABASE_URL, { max: config.DATABASE_POOL_SIZE, applicationName: "studyflow-worker" });
 const connection = createRedisConnection(config.REDIS_URL, "worker");
-const redis = createRedisConnection(config.REDIS_URL, "producer");
+const producerConnection = createRedisConnection(config.REDIS_URL, "producer");
 
-const worker = startWorker({
+const runtime = startWorkerRuntime({
+  database,
   connection,
+  producerConnection,
   prefix: config.QUEUE_PREFIX,
   concurrency: config.WORKER_CONCURRENCY,
+  resultDir: config.RESULT_DIR,
   logger,
-  processor: createRunActionsProcessor({ database, connection, prefix: config.QUEUE_PREFIX, resultDir: config.RESULT_DIR, logger }),
 });
-const health = serve({ fetch: createHealthApp({ database, redis, isRunning: () => worker.isRunning() }).fetch, port: config.HEALTH_PORT });
+const health = serve({
+  fetch: createHealthApp({ database, redis: producerConnection, isRunning: () => runtime.worker.isRunning() }).fetch,
+  port: config.HEALTH_PORT,
+});
 logger.info({ concurrency: config.WORKER_CONCURRENCY, healthPort: config.HEALTH_PORT }, "worker started");
 
 let stopping = false;
@@ -41,12 +45,12 @@ async function shutdown(signal: string) {
   if (stopping) return;
   stopping = true;
   logger.info({ signal }, "shutting down");
-  const outcome = await closeWithin(worker, config.SHUTDOWN_TIMEOUT_MS);
-  if (outcome === "timed-out") logger.warn("running jobs did not finish in time; they resume on another worker");
+  const outcome = await runtime.close(config.SHUTDOWN_TIMEOUT_MS);
+  if (outcome === "timed-out") logger.warn("running jobs did not stop in time; they resume on another worker");
   health.close();
   await database.close(5);
   connection.disconnect();
-  redis.disconnect();
+  producerConnection.disconnect();
   process.exit(0);
 }
 process.on("SIGTERM", () => void shutdown("SIGTERM"));

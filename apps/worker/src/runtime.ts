@@ -1,15 +1,10 @@
-import { Worker, type Processor } from "bullmq";
+import { Queue, Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
+import type { DbHandle } from "@studyflow/db";
 import { RUN_ACTIONS_QUEUE } from "@studyflow/queue";
-
-export interface WorkerRuntimeOptions {
-  connection: Redis;
-  prefix: string;
-  concurrency: number;
-  processor: Processor;
-  logger: Logger;
-}
+import { createRunActionsProcessor, failTaskOfFailedJob } from "./processors/run-actions";
+import { SWEEP_INTERVAL_MS, sweepStaleTasks } from "./processors/stale-task-sweeper";
 
 /**
  * Lock duration: a job's lock is renewed every lockDuration/2 while it runs. A chunk commits a
@@ -18,36 +13,87 @@ export interface WorkerRuntimeOptions {
  */
 export const LOCK_DURATION_MS = 30_000;
 export const STALLED_INTERVAL_MS = 15_000;
-/** A job that stalls this often is failed rather than retried forever. */
+/** A job that stalls this often is failed (and its task with it) rather than retried forever. */
 export const MAX_STALLED_COUNT = 5;
 
-export function startWorker(options: WorkerRuntimeOptions): Worker {
-  const worker = new Worker(RUN_ACTIONS_QUEUE, options.processor, {
-    connection: options.connection,
-    prefix: options.prefix,
-    concurrency: options.concurrency,
+export interface WorkerRuntimeDeps {
+  database: DbHandle;
+  /** Connection for the BullMQ Worker (blocking commands: maxRetriesPerRequest null). */
+  connection: Redis;
+  /** Connection for producing chunk jobs. */
+  producerConnection: Redis;
+  prefix: string;
+  concurrency: number;
+  resultDir: string;
+  logger: Logger;
+  clock?: () => number;
+  batchSize?: number;
+  chunkSize?: number;
+  /** Set false in tests that drive the sweeper themselves. */
+  sweep?: boolean;
+}
+
+export interface WorkerRuntime {
+  worker: Worker;
+  queue: Queue;
+  /** Stops taking jobs; running chunks stop after their batch in flight, bounded by `timeoutMs`. */
+  close: (timeoutMs: number) => Promise<"closed" | "timed-out">;
+}
+
+export function startWorkerRuntime(deps: WorkerRuntimeDeps): WorkerRuntime {
+  let closing = false;
+  const queue = new Queue(RUN_ACTIONS_QUEUE, { connection: deps.producerConnection, prefix: deps.prefix });
+  const processor = createRunActionsProcessor({
+    database: deps.database,
+    queue,
+    resultDir: deps.resultDir,
+    logger: deps.logger,
+    isClosing: () => closing,
+    ...(deps.clock ? { clock: deps.clock } : {}),
+    ...(deps.batchSize ? { batchSize: deps.batchSize } : {}),
+    ...(deps.chunkSize ? { chunkSize: deps.chunkSize } : {}),
+  });
+  const worker = new Worker(RUN_ACTIONS_QUEUE, processor, {
+    connection: deps.connection,
+    prefix: deps.prefix,
+    concurrency: deps.concurrency,
     lockDuration: LOCK_DURATION_MS,
     stalledInterval: STALLED_INTERVAL_MS,
     maxStalledCount: MAX_STALLED_COUNT,
   });
   worker.on("failed", (job, error) => {
-    options.logger.warn({ jobId: job?.id, attempts: job?.attemptsMade, err: error }, "job attempt failed");
+    failTaskOfFailedJob(deps, job, error).catch((failure: unknown) =>
+      deps.logger.error({ err: failure, jobId: job?.id }, "could not mark the task of a failed job"),
+    );
   });
-  worker.on("error", (error) => {
-    options.logger.error({ err: error }, "worker error");
-  });
-  return worker;
-}
+  worker.on("error", (error) => deps.logger.error({ err: error }, "worker error"));
 
-/** Closes the worker, waiting for running jobs at most `timeoutMs`; unfinished ones resume elsewhere. */
-export async function closeWithin(worker: Worker, timeoutMs: number): Promise<"closed" | "timed-out"> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<"timed-out">((resolve) => {
-    timer = setTimeout(() => resolve("timed-out"), timeoutMs);
-  });
-  try {
-    return await Promise.race([worker.close().then(() => "closed" as const), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
+  const sweeper =
+    deps.sweep === false
+      ? undefined
+      : setInterval(() => {
+          sweepStaleTasks({ database: deps.database, queue, logger: deps.logger }).catch((error: unknown) =>
+            deps.logger.warn({ err: error }, "stale-task sweep failed"),
+          );
+        }, SWEEP_INTERVAL_MS);
+  sweeper?.unref();
+
+  return {
+    worker,
+    queue,
+    close: async (timeoutMs) => {
+      closing = true;
+      clearInterval(sweeper);
+      let timer: NodeJS.Timeout | undefined;
+      const deadline = new Promise<"timed-out">((resolve) => {
+        timer = setTimeout(() => resolve("timed-out"), timeoutMs);
+      });
+      try {
+        return await Promise.race([worker.close().then(() => "closed" as const), deadline]);
+      } finally {
+        clearTimeout(timer);
+        await queue.close();
+      }
+    },
+  };
 }

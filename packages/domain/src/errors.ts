@@ -8,6 +8,7 @@ export type DomainErrorKind =
   | "forbidden"
   | "not-found"
   | "conflict"
+  | "rule-failed"
   | "rate-limited"
   | "payload-too-large"
   | "unavailable";
@@ -45,6 +46,12 @@ export class NotFound extends DomainError {
 export class Conflict extends DomainError {
   constructor(message: string) {
     super("conflict", message);
+  }
+}
+/** The study's rules failed for this event; nothing of the event was stored. */
+export class RuleFailed extends DomainError {
+  constructor(message: string) {
+    super("rule-failed", message);
   }
 }
 export class RateLimited extends DomainError {

@@ -1,17 +1,121 @@
-import { UnrecoverableError, type Processor } from "bullmq";
-import type { Redis } from "ioredis";
+import { DelayedError, UnrecoverableError, type Job, type Processor, type Queue } from "bullmq";
 import type { Logger } from "pino";
 import type { DbHandle } from "@studyflow/db";
+import { failTask, finalizeIfComplete, planTask, processChunk } from "@studyflow/domain";
+import {
+  RUN_ACTIONS_QUEUE,
+  chunkJobId,
+  runActionsJobOptions,
+  runActionsJobSchema,
+  type RunActionsJob,
+} from "@studyflow/queue";
 
 export interface RunActionsProcessorDeps {
   database: DbHandle;
-  connection: Redis;
-  prefix: string;
+  /** Producer of the chunk jobs a task is split into. */
+  queue: Queue;
   resultDir: string;
   logger: Logger;
+  clock?: () => number;
+  /** True once the process is shutting down: running chunks stop after their batch in flight. */
+  isClosing?: () => boolean;
+  /** Participants per batch; tests use small batches to interleave with other writers. */
+  batchSize?: number;
+  /** Participants per chunk; tests use small chunks to get several chunks from few participants. */
+  chunkSize?: number;
 }
 
-// The bulk pipeline lands with the worker issue; until then a job fails visibly instead of hanging.
-export function createRunActionsProcessor(_deps: RunActionsProcessorDeps): Processor {
-  return () => Promise.reject(new UnrecoverableError("run-actions processing is not implemented yet"));
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function taskIdOf(data: unknown): string | null {
+  const taskId = (data as { taskId?: unknown } | null)?.taskId;
+  return typeof taskId === "string" && UUID.test(taskId) ? taskId : null;
+}
+
+/**
+ * One processor for both job kinds of the run-actions queue: a task job plans the task into
+ * key-range chunks and queues a job per chunk; a chunk job runs its range, and whoever finishes
+ * the last chunk writes the result and completes the task.
+ */
+export function createRunActionsProcessor(deps: RunActionsProcessorDeps): Processor {
+  const db = deps.database.db;
+  const clock = deps.clock ?? Date.now;
+
+  async function runTaskJob(job: Job, data: Extract<RunActionsJob, { kind: "task" }>) {
+    const planned = await planTask(db, data.taskId, deps.chunkSize);
+    if (!planned) return { skipped: "task is gone or has ended" };
+    const pending = planned.chunks.filter((chunk) => chunk.status === "pending");
+    if (pending.length === 0) {
+      await finalizeIfComplete(db, data.taskId, deps.resultDir, clock);
+      return { chunks: planned.chunks.length };
+    }
+    // Deterministic ids: a planner that runs again adds no second job for a chunk already queued.
+    await deps.queue.addBulk(
+      pending.map((chunk) => ({
+        name: RUN_ACTIONS_QUEUE,
+        data: { kind: "chunk", taskId: data.taskId, chunkIndex: chunk.chunkIndex } satisfies RunActionsJob,
+        opts: { ...runActionsJobOptions, jobId: chunkJobId(data.taskId, chunk.chunkIndex) },
+      })),
+    );
+    deps.logger.info({ taskId: data.taskId, jobId: job.id, chunks: planned.chunks.length }, "task planned");
+    return { chunks: planned.chunks.length };
+  }
+
+  async function runChunkJob(job: Job, data: Extract<RunActionsJob, { kind: "chunk" }>, token: string | undefined) {
+    const outcome = await processChunk(db, data.taskId, data.chunkIndex, {
+      clock,
+      ...(deps.batchSize ? { batchSize: deps.batchSize } : {}),
+      onBatch: (processed) => job.updateProgress(processed),
+      shouldStop: () => deps.isClosing?.() ?? false,
+    });
+    if (outcome === "stopped" && token) {
+      // Shutting down mid-chunk: hand the job back at once without spending an attempt; the
+      // next worker resumes after the last committed batch.
+      await job.moveToDelayed(clock(), token);
+      throw new DelayedError();
+    }
+    if (outcome === "done") {
+      const finalized = await finalizeIfComplete(db, data.taskId, deps.resultDir, clock);
+      if (finalized === "completed") deps.logger.info({ taskId: data.taskId }, "task completed");
+    }
+    return { outcome };
+  }
+
+  return async (job, token) => {
+    const parsed = runActionsJobSchema.safeParse(job.data);
+    if (!parsed.success) {
+      const taskId = taskIdOf(job.data);
+      if (taskId) await failTask(db, taskId, "the task's job payload was invalid", clock);
+      throw new UnrecoverableError("invalid run-actions job payload");
+    }
+    const data = parsed.data;
+    const log = deps.logger.child({ jobId: job.id, taskId: data.taskId });
+    try {
+      return data.kind === "task" ? await runTaskJob(job, data) : await runChunkJob(job, data, token);
+    } catch (error) {
+      if (error instanceof DelayedError) throw error;
+      if (error instanceof Error && error.name === "RuleValidationError") {
+        await failTask(db, data.taskId, `the task's rules are invalid: ${error.message}`, clock);
+        throw new UnrecoverableError(error.message);
+      }
+      log.warn({ err: error, attempt: job.attemptsMade + 1 }, "run-actions job attempt failed");
+      throw error;
+    }
+  };
+}
+
+/**
+ * After a job failed for good (attempts exhausted, stalled too often, unrecoverable), its task
+ * is failed with the reason, so no task is left in_progress.
+ */
+export async function failTaskOfFailedJob(
+  deps: Pick<RunActionsProcessorDeps, "database" | "clock">,
+  job: Job | undefined,
+  error: Error,
+): Promise<void> {
+  if (!job) return;
+  const taskId = taskIdOf(job.data);
+  if (!taskId) return;
+  if ((await job.getState()) !== "failed") return;
+  await failTask(deps.database.db, taskId, `the run failed: ${error.message}`, deps.clock);
 }

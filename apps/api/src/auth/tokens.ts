@@ -1,0 +1,49 @@
+import { SignJWT } from "jose";
+
+/** Every token names its kind, so a participant token can never pass as a management token. */
+export const MANAGEMENT_TOKEN_TYPE = "management";
+export const PARTICIPANT_TOKEN_TYPE = "participant";
+export const TOKEN_ISSUER = "studyflow";
+
+const encoder = new TextEncoder();
+export const hmacKey = (secret: string) => encoder.encode(secret);
+
+export interface ManagementTokenInput {
+  subject: string;
+  isAdmin: boolean;
+  secret: string;
+  /** Lifetime in seconds. */
+  ttlSeconds?: number;
+  now?: number;
+}
+
+export function mintManagementToken(input: ManagementTokenInput): Promise<string> {
+  const iat = Math.floor((input.now ?? Date.now()) / 1000);
+  return new SignJWT({ typ: MANAGEMENT_TOKEN_TYPE, admin: input.isAdmin })
+    .setProtectedHeader({ alg: "HS256", typ: "JWT" })
+    .setSubject(input.subject)
+    .setIssuer(TOKEN_ISSUER)
+    .setIssuedAt(iat)
+    .setExpirationTime(iat + (input.ttlSeconds ?? 3_600))
+    .sign(hmacKey(input.secret));
+}
+
+export interface ParticipantTokenInput {
+  userId: string;
+  /** The user's current token version; a password reset bumps it and retires older tokens. */
+  tokenVersion: number;
+  secret: string;
+  ttlSeconds?: number;
+  now?: number;
+}
+
+export function mintParticipantToken(input: ParticipantTokenInput): Promise<string> {
+  const iat = Math.floor((input.now ?? Date.now()) / 1000);
+  return new SignJWT({ typ: PARTICIPANT_TOKEN_TYPE, tv: input.tokenVersion })
+    .setProtectedHeader({ alg: "HS256", typ: "JWT" })
+    .setSubject(input.userId)
+    .setIssuer(TOKEN_ISSUER)
+    .setIssuedAt(iat)
+    .setExpirationTime(iat + (input.ttlSeconds ?? 3_600))
+    .sign(hmacKey(input.secret));
+}

@@ -1,0 +1,43 @@
+import { createDb, type DbHandle } from "@studyflow/db";
+import { loadConfig } from "../config";
+import { describeFailure, parseCommandLine } from "./commands";
+import { createOutput } from "./output";
+
+/**
+ * Entry of the operator CLI (`npm run cli -- <command> [flags]`). The only place of the CLI that
+ * reads the environment; exit codes: 0 done, 1 usage or validation error, 2 anything else.
+ */
+async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  // Until the command line is parsed, a plain look for --json decides how a usage error is shown.
+  let output = createOutput(argv.includes("--json"));
+  let database: DbHandle | undefined;
+  try {
+    // Parsed before the configuration is loaded, so help and typos need no working environment.
+    const commandLine = parseCommandLine(argv);
+    if (commandLine.kind === "help") {
+      output.text(commandLine.text);
+      return 0;
+    }
+    output = createOutput(commandLine.json);
+    const config = loadConfig(env);
+    // Commands run their statements one after another: one connection is all they use.
+    database = createDb(config.DATABASE_URL, { max: 1, applicationName: "studyflow-cli" });
+    await commandLine.run({
+      database,
+      config,
+      output,
+      // npm runs scripts from the package root; INIT_CWD is where the operator typed the command.
+      workingDirectory: env.INIT_CWD ?? process.cwd(),
+    });
+    return 0;
+  } catch (error) {
+    const failure = describeFailure(error);
+    output.error(failure.message);
+    return failure.exitCode;
+  } finally {
+    // A failing close must not replace the command's own outcome.
+    await database?.close().catch(() => undefined);
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2), process.env);

@@ -1,0 +1,110 @@
+import { eq } from "drizzle-orm";
+import { createMiddleware } from "hono/factory";
+import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify, type JWTPayload } from "jose";
+import { users } from "@studyflow/db";
+import { Unauthorized } from "@studyflow/domain";
+import type { AppEnv } from "../app-env";
+import { MANAGEMENT_TOKEN_TYPE, PARTICIPANT_TOKEN_TYPE, TOKEN_ISSUER, hmacKey } from "../auth/tokens";
+import type { AppDeps } from "../deps";
+
+export interface ManagementPrincipal {
+  subject: string;
+  isAdmin: boolean;
+}
+
+export interface ParticipantPrincipal {
+  userId: string;
+}
+
+/** Clock skew tolerated between token issuer and this server. */
+const CLOCK_TOLERANCE_SECONDS = 30;
+
+function bearerToken(header: string | undefined): string {
+  if (!header) throw new Unauthorized("missing Authorization header");
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  if (!match?.[1]) throw new Unauthorized("Authorization header must be 'Bearer <token>'");
+  return match[1];
+}
+
+function algorithmOf(token: string): string {
+  try {
+    return decodeProtectedHeader(token).alg ?? "";
+  } catch {
+    throw new Unauthorized("malformed token");
+  }
+}
+
+function describeFailure(error: unknown): Unauthorized {
+  const code = (error as { code?: string }).code;
+  if (code === "ERR_JWT_EXPIRED") return new Unauthorized("token expired");
+  if (error instanceof Unauthorized) return error;
+  return new Unauthorized("invalid token");
+}
+
+/** Management routes: HS256 with our key (pinned), or RS256/ES256 from the configured JWKS. */
+export function managementAuth(deps: AppDeps) {
+  const key = hmacKey(deps.config.MANAGEMENT_JWT_SECRET);
+  const jwks = deps.config.MANAGEMENT_JWKS_URL ? createRemoteJWKSet(new URL(deps.config.MANAGEMENT_JWKS_URL)) : null;
+  const currentDate = () => (deps.clock ? new Date(deps.clock()) : undefined);
+
+  return createMiddleware<AppEnv>(async (c, next) => {
+    const token = bearerToken(c.req.header("authorization"));
+    const alg = algorithmOf(token);
+    let payload: JWTPayload;
+    try {
+      if (alg === "HS256") {
+        ({ payload } = await jwtVerify(token, key, {
+          algorithms: ["HS256"],
+          issuer: TOKEN_ISSUER,
+          clockTolerance: CLOCK_TOLERANCE_SECONDS,
+          currentDate: currentDate(),
+        }));
+        if (payload.typ !== MANAGEMENT_TOKEN_TYPE) throw new Unauthorized("not a management token");
+      } else if (jwks && (alg === "RS256" || alg === "ES256")) {
+        ({ payload } = await jwtVerify(token, jwks, {
+          algorithms: ["RS256", "ES256"],
+          clockTolerance: CLOCK_TOLERANCE_SECONDS,
+          currentDate: currentDate(),
+        }));
+      } else {
+        throw new Unauthorized("invalid token");
+      }
+    } catch (error) {
+      throw describeFailure(error);
+    }
+    if (typeof payload.sub !== "string" || payload.sub === "") throw new Unauthorized("token has no subject");
+    c.set("management", { subject: payload.sub, isAdmin: payload.admin === true });
+    await next();
+  });
+}
+
+/** Participant routes: HS256 with the participant key, and the user's current token version. */
+export function participantAuth(deps: AppDeps) {
+  const key = hmacKey(deps.config.PARTICIPANT_JWT_SECRET);
+  return createMiddleware<AppEnv>(async (c, next) => {
+    const token = bearerToken(c.req.header("authorization"));
+    let payload: JWTPayload;
+    try {
+      ({ payload } = await jwtVerify(token, key, {
+        algorithms: ["HS256"],
+        issuer: TOKEN_ISSUER,
+        clockTolerance: CLOCK_TOLERANCE_SECONDS,
+        currentDate: deps.clock ? new Date(deps.clock()) : undefined,
+      }));
+    } catch (error) {
+      throw describeFailure(error);
+    }
+    if (payload.typ !== PARTICIPANT_TOKEN_TYPE) throw new Unauthorized("not a participant token");
+    const userId = payload.sub;
+    if (typeof userId !== "string" || !/^[0-9a-f-]{36}$/i.test(userId)) throw new Unauthorized("invalid token");
+    const [user] = await deps.database.db
+      .select({ tokenVersion: users.tokenVersion })
+      .from(users)
+      .where(eq(users.id, userId))
+      .limit(1);
+    if (!user) throw new Unauthorized("account no longer exists");
+    if (payload.tv !== user.tokenVersion) throw new Unauthorized("token revoked: sign in again");
+    c.set("participant", { userId });
+    await next();
+  });
+}

@@ -1,0 +1,67 @@
+import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { validateRules } from "@studyflow/engine";
+import { Invalid, assertStudyPermission, createRunActionsTask } from "@studyflow/domain";
+import { RUN_ACTIONS_QUEUE, runActionsJobOptions, taskJobId, type RunActionsJob } from "@studyflow/queue";
+import { managementOf, type AppEnv } from "../../app-env";
+import type { AppDeps } from "../../deps";
+import { MANAGEMENT_SECURITY, authErrors, errorResponse, jsonBody, jsonContent, studyKeyParam, taskEnvelope } from "../schemas";
+
+/** A study's rule set is small; this bound stops a body from keeping the validator busy. */
+const MAX_RULES = 1_000;
+
+const expressionSchema = z
+  .object({ name: z.string() })
+  .passthrough()
+  .openapi("Expression", { description: "A CASE study-engine expression: {name, data?: ExpressionArg[]}" });
+
+const route = createRoute({
+  method: "post",
+  path: "/v1/studies/{studyKey}/run-actions/participants/",
+  tags: ["run-actions"],
+  summary: "Run rule actions on every participant of a study (background task)",
+  description:
+    "Validates the rules, records a Task and queues it; workers apply the rules to every participant except " +
+    "deleted accounts and temporary participants, with a CUSTOM event. `dryRun` evaluates and counts without " +
+    "writing participants. Requires `run-study-action`.",
+  security: MANAGEMENT_SECURITY,
+  request: {
+    params: studyKeyParam,
+    body: jsonBody(
+      z.object({
+        rules: z.array(expressionSchema).max(MAX_RULES, `at most ${MAX_RULES} rules`),
+        dryRun: z.boolean().optional(),
+      }),
+    ),
+  },
+  responses: {
+    202: jsonContent(taskEnvelope, "task created and queued"),
+    400: errorResponse("invalid body or invalid rules (the message names the JSON path)"),
+    ...authErrors,
+    404: errorResponse("study not found"),
+    503: errorResponse("the job queue is unavailable"),
+  },
+});
+
+export function registerCreateTask(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
+  router.openapi(route, async (c) => {
+    const { studyKey } = c.req.valid("param");
+    const who = managementOf(c);
+    await assertStudyPermission(deps.database.db, who, studyKey, "run-study-action");
+    const body = c.req.valid("json");
+    const validation = validateRules(body.rules);
+    if (!validation.ok) {
+      const shown = validation.errors.slice(0, 5).map((issue) => `${issue.path}: ${issue.message}`);
+      const more = validation.errors.length > 5 ? ` (and ${validation.errors.length - 5} more)` : "";
+      throw new Invalid(`invalid rules: ${shown.join("; ")}${more}`);
+    }
+    const task = await createRunActionsTask(
+      deps.database.db,
+      { studyKey, rules: validation.rules, dryRun: body.dryRun ?? false, createdBy: who.subject },
+      async (taskId) => {
+        const job: RunActionsJob = { kind: "task", taskId };
+        await deps.runActionsQueue.add(RUN_ACTIONS_QUEUE, job, { ...runActionsJobOptions, jobId: taskJobId(taskId) });
+      },
+    );
+    return c.json({ task }, 202);
+  });
+}

@@ -1,0 +1,106 @@
+import { and, eq } from "drizzle-orm";
+import { participants, type Database } from "@studyflow/db";
+import {
+  createStudy,
+  createUserWithProfiles,
+  grantPermission,
+  participantIdsForProfile,
+  setStudyRules,
+  type CreateStudyInput,
+} from "@studyflow/domain";
+import type { Expression } from "@studyflow/engine";
+import { mintManagementToken, mintParticipantToken } from "../src/auth/tokens";
+import type { TestApp } from "./test-app";
+
+/** Builders of the expression JSON, so test rules read like the rules researchers write. */
+export const str = (value: string) => ({ dtype: "str", str: value });
+export const num = (value: number) => ({ dtype: "num", num: value });
+export const exp = (expression: Expression) => ({ dtype: "exp", exp: expression });
+export const call = (name: string, ...data: ReturnType<typeof str | typeof num | typeof exp>[]): Expression => ({
+  name,
+  data,
+});
+export const onEvent = (type: string, ...actions: Expression[]): Expression =>
+  call("IFTHEN", exp(call("checkEventType", str(type))), ...actions.map(exp));
+
+export const STRONG_PASSWORD = "Correct-Horse-Battery-9";
+
+export async function setupStudy(t: TestApp, input: Partial<CreateStudyInput> & { rules?: Expression[] } = {}) {
+  const study = await createStudy(t.database.db, { key: input.key ?? "study-a", ...input });
+  if (input.rules) await setStudyRules(t.database.db, study.key, input.rules, "test");
+  return study;
+}
+
+export async function managementToken(t: TestApp, subject: string, isAdmin = false, ttlSeconds?: number) {
+  return mintManagementToken({
+    subject,
+    isAdmin,
+    secret: t.config.MANAGEMENT_JWT_SECRET,
+    ...(ttlSeconds === undefined ? {} : { ttlSeconds }),
+  });
+}
+
+/** A researcher holding one permission on one study, with a token. */
+export async function researcher(t: TestApp, studyKey: string, action: Parameters<typeof grantPermission>[3]) {
+  const subject = `researcher-${Math.random().toString(36).slice(2, 10)}`;
+  await grantPermission(t.database.db, subject, studyKey, action);
+  return { subject, token: await managementToken(t, subject) };
+}
+
+/** A participant user with profiles and a token. */
+export async function participantUser(t: TestApp, profiles = ["main"], email?: string) {
+  const created = await createUserWithProfiles(t.database.db, {
+    email: email ?? `user-${Math.random().toString(36).slice(2, 10)}@example.org`,
+    password: STRONG_PASSWORD,
+    profiles,
+  });
+  const token = await mintParticipantToken({
+    userId: created.user.id,
+    tokenVersion: created.user.tokenVersion,
+    secret: t.config.PARTICIPANT_JWT_SECRET,
+  });
+  return { ...created, token };
+}
+
+export function participantIdOf(study: { secret: string }, profileId: string) {
+  return participantIdsForProfile(study.secret, profileId).participantId;
+}
+
+export async function readParticipant(db: Database, studyKey: string, participantId: string) {
+  const [row] = await db
+    .select()
+    .from(participants)
+    .where(and(eq(participants.studyKey, studyKey), eq(participants.participantId, participantId)));
+  return row;
+}
+
+export async function insertParticipant(
+  db: Database,
+  values: { studyKey: string; participantId: string; studyStatus?: string; enteredAt?: number } & Partial<
+    typeof participants.$inferInsert
+  >,
+) {
+  const enteredAt = values.enteredAt ?? Math.floor(Date.now() / 1000);
+  const [row] = await db
+    .insert(participants)
+    .values({ studyStatus: "active", modifiedAt: enteredAt, ...values, enteredAt })
+    .returning();
+  return row!;
+}
+
+export const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
+
+export function postJson(
+  t: TestApp,
+  path: string,
+  body: unknown,
+  token?: string,
+  method = "POST",
+  headers: Record<string, string> = {},
+) {
+  return t.app.request(path, {
+    method,
+    headers: { "Content-Type": "application/json", ...(token ? bearer(token) : {}), ...headers },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
+}

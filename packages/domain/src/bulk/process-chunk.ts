@@ -1,0 +1,179 @@
+import { and, eq, sql } from "drizzle-orm";
+import { applyRules, compileRules, statesEqual, type CompiledRuleSet, type Report, type SideEffect } from "@studyflow/engine";
+import { taskChunks, tasks, type Database, type Executor } from "@studyflow/db";
+import { engineEnvFor, type DomainContext } from "../events/event-runner";
+import { confidentialIdOf } from "../participants/participant-ids";
+import { persistEffects, persistReports } from "../rules/event-outcome";
+import { getStudy } from "../studies/study-repository";
+import { BATCH_SIZE, MAX_REPORTED_ERRORS } from "./bulk-tuning";
+import { batchRowToState, readBatch, writeChangedParticipants, type ChangedParticipant } from "./participant-batch";
+
+export type ChunkOutcome = "done" | "canceled" | "stopped";
+
+export interface ChunkRunOptions extends DomainContext {
+  batchSize?: number;
+  /** Called after every committed batch (e.g. to report job progress). */
+  onBatch?: (processedInChunk: number) => Promise<void> | void;
+  /** Asked before every batch; true stops after the batch in flight (worker shutdown). */
+  shouldStop?: () => boolean;
+}
+
+/** Thrown inside a batch transaction when a guarded write lost a race; rolls the batch back. */
+class VersionConflict extends Error {}
+/** Thrown to roll back a dry run's evaluation savepoint. */
+class DryRunRollback extends Error {}
+
+interface BatchTally {
+  processed: number;
+  changedPerRule: number[];
+  errors: { participantId: string; error: string }[];
+  errorCount: number;
+}
+
+const compiledByTask = new Map<string, CompiledRuleSet>();
+
+function compiledRulesOf(taskId: string, rules: unknown[]): CompiledRuleSet {
+  let compiled = compiledByTask.get(taskId);
+  if (!compiled) {
+    compiled = compileRules(rules);
+    // One entry per task a process works on; a long-lived worker drops old ones.
+    if (compiledByTask.size > 64) compiledByTask.clear();
+    compiledByTask.set(taskId, compiled);
+  }
+  return compiled;
+}
+
+/**
+ * Runs one key-range chunk of a run-actions task to its end, batch by batch. Each batch commits
+ * its participants, reports, counters, messages, the chunk's checkpoint and the task's progress
+ * in one transaction, so a process killed at any moment resumes exactly after the last committed
+ * batch. The chunk row is locked per batch, so even two processes on one chunk never apply a
+ * participant twice.
+ */
+export async function processChunk(
+  db: Database,
+  taskId: string,
+  chunkIndex: number,
+  options: ChunkRunOptions,
+): Promise<ChunkOutcome> {
+  const [task] = await db.select().from(tasks).where(eq(tasks.id, taskId));
+  if (!task || task.status !== "in_progress") return "canceled";
+  const study = await getStudy(db, task.studyKey);
+  const compiled = compiledRulesOf(taskId, task.input.rules);
+  const batchSize = options.batchSize ?? BATCH_SIZE;
+  let processedInChunk = 0;
+
+  for (;;) {
+    const [current] = await db.select({ status: tasks.status }).from(tasks).where(eq(tasks.id, taskId));
+    if (current?.status !== "in_progress") return "canceled";
+    if (options.shouldStop?.()) return "stopped";
+
+    const runBatch = (lock: boolean) =>
+      db.transaction(async (tx) => {
+        const [chunk] = await tx
+          .select()
+          .from(taskChunks)
+          .where(and(eq(taskChunks.taskId, taskId), eq(taskChunks.chunkIndex, chunkIndex)))
+          .for("update");
+        if (!chunk) throw new Error(`chunk ${chunkIndex} of task ${taskId} does not exist`);
+        if (chunk.status === "done") return { finished: true, processed: 0 };
+
+        const rows = await readBatch(tx, {
+          studyKey: study.key,
+          after: chunk.cursor,
+          upTo: chunk.toKey,
+          limit: batchSize,
+          lock,
+        });
+        const tally: BatchTally = { processed: rows.length, changedPerRule: [], errors: [], errorCount: 0 };
+        const changed: ChangedParticipant[] = [];
+        const reports: Report[] = [];
+        const effects: SideEffect[] = [];
+
+        const evaluate = async (executor: Executor) => {
+          const env = engineEnvFor(executor, study.key, options);
+          for (const row of rows) {
+            const before = batchRowToState(row);
+            const outcome = await applyRules(compiled, before, {
+              type: "CUSTOM",
+              studyKey: study.key,
+              participantIDForConfidentialResponses: confidentialIdOf(study.secret, row.participant_id),
+            }, env);
+            if (outcome.error) {
+              // The participant stays as it was; the task goes on with the next one.
+              tally.errorCount += 1;
+              if (tally.errors.length < MAX_REPORTED_ERRORS) {
+                tally.errors.push({ participantId: row.participant_id, error: outcome.error.message });
+              }
+              continue;
+            }
+            outcome.changedPerRule.forEach((didChange, index) => {
+              if (didChange) tally.changedPerRule[index] = (tally.changedPerRule[index] ?? 0) + 1;
+            });
+            if (!statesEqual(before, outcome.state)) changed.push({ id: row.id, version: row.version, state: outcome.state });
+            reports.push(...outcome.reports);
+            effects.push(...outcome.effects);
+          }
+        };
+
+        const nowSeconds = Math.floor(options.clock() / 1000);
+        if (task.input.dryRun) {
+          // Counters and code draws the rules make are undone with the savepoint: a dry run writes nothing.
+          await tx
+            .transaction(async (savepoint) => {
+              await evaluate(savepoint);
+              throw new DryRunRollback();
+            })
+            .catch((error: unknown) => {
+              if (!(error instanceof DryRunRollback)) throw error;
+            });
+        } else {
+          await evaluate(tx);
+          const written = await writeChangedParticipants(tx, changed, nowSeconds);
+          if (written !== changed.length) throw new VersionConflict();
+          await persistReports(tx, { studyKey: study.key, eventType: "CUSTOM", reports });
+          await persistEffects(tx, study.key, effects);
+        }
+
+        const last = rows.at(-1);
+        const finished = rows.length < batchSize;
+        const mergedChanged = [...chunk.changedPerRule];
+        tally.changedPerRule.forEach((count, index) => {
+          mergedChanged[index] = (mergedChanged[index] ?? 0) + (count ?? 0);
+        });
+        for (let index = 0; index < mergedChanged.length; index++) mergedChanged[index] ??= 0;
+        await tx
+          .update(taskChunks)
+          .set({
+            cursor: last ? last.participant_id : chunk.cursor,
+            status: finished ? "done" : "pending",
+            processedCount: chunk.processedCount + tally.processed,
+            errorCount: chunk.errorCount + tally.errorCount,
+            changedPerRule: mergedChanged,
+            errors: [...chunk.errors, ...tally.errors].slice(0, MAX_REPORTED_ERRORS),
+            updatedAt: new Date(options.clock()),
+          })
+          .where(and(eq(taskChunks.taskId, taskId), eq(taskChunks.chunkIndex, chunkIndex)));
+        if (tally.processed > 0) {
+          await tx
+            .update(tasks)
+            .set({ processedCount: sql`${tasks.processedCount} + ${tally.processed}`, updatedAt: new Date(options.clock()) })
+            .where(eq(tasks.id, taskId));
+        }
+        return { finished, processed: tally.processed };
+      });
+
+    let batch: { finished: boolean; processed: number };
+    try {
+      batch = await runBatch(false);
+    } catch (error) {
+      if (!(error instanceof VersionConflict)) throw error;
+      // An API request changed a participant between our read and write: the whole batch was rolled
+      // back; read it again under row locks, so this time nobody can get in between.
+      batch = await runBatch(true);
+    }
+    processedInChunk += batch.processed;
+    if (batch.processed > 0) await options.onBatch?.(processedInChunk);
+    if (batch.finished) return "done";
+  }
+}

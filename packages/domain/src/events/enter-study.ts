@@ -1,0 +1,102 @@
+import { eq } from "drizzle-orm";
+import { confidentialIdMap, users, type Database, type Executor } from "@studyflow/db";
+import type { OwnedProfile } from "../access/permissions";
+import { hashedAccountId, participantIdsForProfile } from "../participants/participant-ids";
+import {
+  insertOrLockParticipant,
+  saveParticipantState,
+  toEngineState,
+  type ParticipantRow,
+} from "../participants/participant-repository";
+import { persistEffects, persistReports } from "../rules/event-outcome";
+import { getActiveStudy, type StudyRow } from "../studies/study-repository";
+import { nowSeconds, runEventRules, type DomainContext } from "./event-runner";
+import { withStudyKey, type ClientAssignedSurvey } from "./submit-response";
+
+export interface ProfileEntry {
+  study: StudyRow;
+  userId: string;
+  profile: OwnedProfile;
+}
+
+/**
+ * Creates the profile's participant if it does not exist yet, or locks the existing one.
+ * A new participant of an account-tracking study stores the account's HMAC and the
+ * main-profile flag; its confidential id is mapped back to the profile for messaging.
+ */
+export async function ensureProfileParticipant(
+  tx: Executor,
+  entry: ProfileEntry,
+  ctx: DomainContext,
+): Promise<{ row: ParticipantRow; created: boolean; confidentialId: string }> {
+  const { study, profile } = entry;
+  const ids = participantIdsForProfile(study.secret, profile.id);
+  let accountHash: string | null = null;
+  if (study.trackAccount) {
+    const [user] = await tx.select({ email: users.email }).from(users).where(eq(users.id, entry.userId)).limit(1);
+    if (user?.email) accountHash = hashedAccountId(study.secret, user.email);
+  }
+  const { row, created } = await insertOrLockParticipant(tx, {
+    studyKey: study.key,
+    participantId: ids.participantId,
+    studyStatus: "active",
+    enteredAt: nowSeconds(ctx),
+    hashedAccountId: accountHash,
+    isMainProfile: study.trackAccount && accountHash !== null ? profile.mainProfile : null,
+  });
+  if (created) {
+    await tx
+      .insert(confidentialIdMap)
+      .values({ studyKey: study.key, confidentialId: ids.confidentialId, profileId: profile.id });
+  }
+  return { row, created, confidentialId: ids.confidentialId };
+}
+
+/** Runs the ENTER rules on a participant row, with the status it enters with, and saves the result. */
+export async function runEnter(
+  tx: Executor,
+  row: ParticipantRow,
+  status: string,
+  confidentialId: string | undefined,
+  ctx: DomainContext,
+): Promise<ParticipantRow> {
+  const outcome = await runEventRules(
+    tx,
+    { ...toEngineState(row), studyStatus: status },
+    {
+      type: "ENTER",
+      studyKey: row.studyKey,
+      ...(confidentialId ? { participantIDForConfidentialResponses: confidentialId } : {}),
+    },
+    ctx,
+  );
+  await persistEffects(tx, row.studyKey, outcome.effects);
+  const saved = await saveParticipantState(tx, row, outcome.state, nowSeconds(ctx));
+  await persistReports(tx, { studyKey: row.studyKey, eventType: "ENTER", reports: outcome.reports });
+  return saved;
+}
+
+/**
+ * A profile enters a study: a new participant is created and the ENTER rules run; a participant
+ * that had left (any status but active) is re-activated and the ENTER rules run again; an active
+ * one is returned as it is.
+ */
+export async function enterStudy(
+  db: Database,
+  input: { studyKey: string; userId: string; profile: OwnedProfile },
+  ctx: DomainContext,
+): Promise<{ assignedSurveys: ClientAssignedSurvey[]; created: boolean }> {
+  return db.transaction(async (tx) => {
+    const study = await getActiveStudy(tx, input.studyKey);
+    const { row, created, confidentialId } = await ensureProfileParticipant(
+      tx,
+      { study, userId: input.userId, profile: input.profile },
+      ctx,
+    );
+    if (!created && row.studyStatus === "active") {
+      return { assignedSurveys: withStudyKey(row.assignedSurveys, study.key), created };
+    }
+    const saved = await runEnter(tx, row, "active", confidentialId, ctx);
+    return { assignedSurveys: withStudyKey(saved.assignedSurveys, study.key), created };
+  });
+}

@@ -1,0 +1,108 @@
+import { and, eq } from "drizzle-orm";
+import { confidentialResponses, participants, reports, researcherMessages, surveyResponses, type Database } from "@studyflow/db";
+import type { OwnedProfile } from "../access/permissions";
+import { Conflict, NotFound } from "../errors";
+import { confidentialIdOf } from "../participants/participant-ids";
+import { lockParticipant, saveParticipantState, toEngineState } from "../participants/participant-repository";
+import { persistEffects, persistReports } from "../rules/event-outcome";
+import { getActiveStudy } from "../studies/study-repository";
+import { ensureProfileParticipant, runEnter } from "./enter-study";
+import { nowSeconds, runEventRules, type DomainContext } from "./event-runner";
+import { withStudyKey, type ClientAssignedSurvey } from "./submit-response";
+
+export interface MergeInput {
+  studyKey: string;
+  userId: string;
+  profile: OwnedProfile;
+  temporaryParticipantId: string;
+  /** A temporary participant older than this can no longer be claimed. */
+  maxAgeSeconds: number;
+}
+
+/** Latest submission wins per survey key. */
+export function mergeLastSubmissions(
+  target: Record<string, number>,
+  incoming: Record<string, number>,
+): Record<string, number> {
+  const merged = { ...target };
+  for (const [key, at] of Object.entries(incoming)) {
+    if (!(key in merged) || (merged[key] ?? 0) < at) merged[key] = at;
+  }
+  return merged;
+}
+
+/**
+ * Claims a temporary participant for a profile, in one transaction: a missing target is created
+ * (ENTER rules first), the MERGE rules run with the temporary state readable as incomingState,
+ * submissions merge, responses/reports/confidential responses/researcher messages move to the
+ * target, and the temporary participant is deleted. The row lock on the temporary participant
+ * makes concurrent merges of it queue up: the first wins, the others find it gone.
+ */
+export async function mergeTemporaryParticipant(
+  db: Database,
+  input: MergeInput,
+  ctx: DomainContext,
+): Promise<{ assignedSurveys: ClientAssignedSurvey[] }> {
+  return db.transaction(async (tx) => {
+    const study = await getActiveStudy(tx, input.studyKey);
+    const temp = await lockParticipant(tx, study.key, input.temporaryParticipantId);
+    if (!temp) throw new NotFound("temporary participant not found");
+    if (temp.studyStatus !== "temporary") throw new Conflict("participant is not a temporary participant");
+    const now = nowSeconds(ctx);
+    if (now - temp.enteredAt > input.maxAgeSeconds) {
+      throw new Conflict("temporary participant is too old to be merged");
+    }
+
+    const ensured = await ensureProfileParticipant(tx, { study, userId: input.userId, profile: input.profile }, ctx);
+    if (ensured.row.participantId === temp.participantId) throw new Conflict("cannot merge a participant into itself");
+    const target = ensured.created
+      ? await runEnter(tx, ensured.row, "active", ensured.confidentialId, ctx)
+      : ensured.row;
+
+    const outcome = await runEventRules(
+      tx,
+      toEngineState(target),
+      {
+        type: "MERGE",
+        studyKey: study.key,
+        mergeWithParticipant: toEngineState(temp),
+        participantIDForConfidentialResponses: ensured.confidentialId,
+      },
+      ctx,
+    );
+    await persistEffects(tx, study.key, outcome.effects);
+    const saved = await saveParticipantState(
+      tx,
+      target,
+      { ...outcome.state, lastSubmissions: mergeLastSubmissions(outcome.state.lastSubmissions, temp.lastSubmissions) },
+      now,
+    );
+
+    const from = temp.participantId;
+    const to = saved.participantId;
+    await tx
+      .update(surveyResponses)
+      .set({ participantId: to })
+      .where(and(eq(surveyResponses.studyKey, study.key), eq(surveyResponses.participantId, from)));
+    await tx
+      .update(reports)
+      .set({ participantId: to })
+      .where(and(eq(reports.studyKey, study.key), eq(reports.participantId, from)));
+    await tx
+      .update(researcherMessages)
+      .set({ participantId: to })
+      .where(and(eq(researcherMessages.studyKey, study.key), eq(researcherMessages.participantId, from)));
+    await tx
+      .update(confidentialResponses)
+      .set({ confidentialId: ensured.confidentialId })
+      .where(
+        and(
+          eq(confidentialResponses.studyKey, study.key),
+          eq(confidentialResponses.confidentialId, confidentialIdOf(study.secret, from)),
+        ),
+      );
+    await persistReports(tx, { studyKey: study.key, eventType: "MERGE", reports: outcome.reports });
+    await tx.delete(participants).where(eq(participants.id, temp.id));
+    return { assignedSurveys: withStudyKey(saved.assignedSurveys, study.key) };
+  });
+}

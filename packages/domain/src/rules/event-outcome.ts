@@ -1,0 +1,65 @@
+import { and, eq } from "drizzle-orm";
+import type { Report, SideEffect } from "@studyflow/engine";
+import { confidentialResponses, outgoingMessages, reports, researcherMessages, type Executor } from "@studyflow/db";
+
+export interface EventOutcome {
+  studyKey: string;
+  eventType: string;
+  /** The stored survey response that caused the event (SUBMIT only). */
+  responseId?: string | null;
+  reports: readonly Report[];
+  effects: readonly SideEffect[];
+}
+
+/** Persists what the rules produced besides the state, in the event's transaction and in order. */
+export async function persistEffects(tx: Executor, studyKey: string, effects: readonly SideEffect[]): Promise<void> {
+  for (const effect of effects) {
+    switch (effect.kind) {
+      case "notify-researcher":
+        await tx.insert(researcherMessages).values({
+          studyKey,
+          participantId: effect.participantId,
+          type: effect.messageType,
+          payload: effect.payload,
+        });
+        break;
+      case "send-message":
+        await tx.insert(outgoingMessages).values({
+          template: effect.messageType,
+          studyKey,
+          confidentialId: effect.confidentialId,
+          language: effect.languageOverride ?? null,
+          payload: effect.payload,
+        });
+        break;
+      case "remove-confidential-responses": {
+        const owner = and(
+          eq(confidentialResponses.studyKey, studyKey),
+          eq(confidentialResponses.confidentialId, effect.confidentialId),
+        );
+        await tx
+          .delete(confidentialResponses)
+          .where(effect.key === undefined ? owner : and(owner, eq(confidentialResponses.key, effect.key)));
+        break;
+      }
+    }
+  }
+}
+
+export async function persistReports(
+  tx: Executor,
+  outcome: Pick<EventOutcome, "studyKey" | "eventType" | "responseId" | "reports">,
+): Promise<void> {
+  if (outcome.reports.length === 0) return;
+  await tx.insert(reports).values(
+    outcome.reports.map((report) => ({
+      studyKey: outcome.studyKey,
+      participantId: report.participantId,
+      key: report.key,
+      responseId: outcome.responseId ?? null,
+      eventType: outcome.eventType,
+      timestamp: report.timestamp,
+      data: report.data,
+    })),
+  );
+}

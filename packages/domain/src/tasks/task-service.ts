@@ -1,0 +1,127 @@
+import { and, eq, inArray, notInArray, sql } from "drizzle-orm";
+import { participants, tasks, type Database, type Executor, type RunActionsInput, type TaskStatus } from "@studyflow/db";
+import type { ManagementSubject } from "../access/permissions";
+import { Conflict, Forbidden, NotFound, Unavailable } from "../errors";
+import { getStudy } from "../studies/study-repository";
+
+export type TaskRow = typeof tasks.$inferSelect;
+
+/** The Task of the interface: timestamps as ISO 8601 strings. */
+export interface ApiTask {
+  id: string;
+  createdAt: string;
+  createdBy: string;
+  updatedAt: string;
+  status: TaskStatus;
+  targetCount: number;
+  processedCount: number;
+  resultFile: string;
+  fileType: string;
+  error: string;
+}
+
+export function toApiTask(row: TaskRow): ApiTask {
+  return {
+    id: row.id,
+    createdAt: row.createdAt.toISOString(),
+    createdBy: row.createdBy,
+    updatedAt: row.updatedAt.toISOString(),
+    status: row.status,
+    targetCount: row.targetCount,
+    processedCount: row.processedCount,
+    resultFile: row.resultFile,
+    fileType: row.fileType,
+    error: row.error,
+  };
+}
+
+/** Bulk runs skip deleted accounts and anonymous pre-registrations, as participant events do. */
+export const EXCLUDED_FROM_BULK = ["accountDeleted", "temporary"] as const;
+
+export const TERMINAL_STATUSES: readonly TaskStatus[] = ["completed", "failed", "canceled"];
+
+export async function countEligibleParticipants(db: Executor, studyKey: string): Promise<number> {
+  const [row] = await db
+    .select({ count: sql<number>`count(*)::int` })
+    .from(participants)
+    .where(and(eq(participants.studyKey, studyKey), notInArray(participants.studyStatus, [...EXCLUDED_FROM_BULK])));
+  return row?.count ?? 0;
+}
+
+export interface CreateRunActionsTaskInput {
+  studyKey: string;
+  /** Already validated by the engine's validator. */
+  rules: unknown[];
+  dryRun: boolean;
+  createdBy: string;
+}
+
+/**
+ * Records the task, then hands it to the queue. The task commits first so the worker always
+ * finds it; if the queue refuses, the task is marked failed and the caller gets a 503.
+ */
+export async function createRunActionsTask(
+  db: Database,
+  input: CreateRunActionsTaskInput,
+  enqueue: (taskId: string) => Promise<void>,
+): Promise<ApiTask> {
+  await getStudy(db, input.studyKey);
+  const input_: RunActionsInput = { rules: input.rules, dryRun: input.dryRun };
+  const targetCount = await countEligibleParticipants(db, input.studyKey);
+  const [row] = await db
+    .insert(tasks)
+    .values({
+      studyKey: input.studyKey,
+      kind: "run-actions",
+      input: input_,
+      createdBy: input.createdBy,
+      status: "queued",
+      targetCount,
+    })
+    .returning();
+  if (!row) throw new Error("task insert returned nothing");
+  try {
+    await enqueue(row.id);
+  } catch {
+    await db
+      .update(tasks)
+      .set({ status: "failed", error: "the job queue was unavailable", updatedAt: new Date(), finishedAt: new Date() })
+      .where(eq(tasks.id, row.id));
+    throw new Unavailable("the job queue is unavailable; try again shortly");
+  }
+  return toApiTask(row);
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A task of this study that the caller may see: its creator, or an admin. */
+export async function getVisibleTask(
+  db: Executor,
+  studyKey: string,
+  taskId: string,
+  who: ManagementSubject,
+): Promise<TaskRow> {
+  if (!UUID.test(taskId)) throw new NotFound(`task "${taskId}" not found`);
+  const [row] = await db
+    .select()
+    .from(tasks)
+    .where(and(eq(tasks.id, taskId), eq(tasks.studyKey, studyKey)))
+    .limit(1);
+  if (!row) throw new NotFound(`task "${taskId}" not found`);
+  if (!who.isAdmin && row.createdBy !== who.subject) throw new Forbidden("only the task's creator or an admin may see it");
+  return row;
+}
+
+/** Marks a running or queued task canceled; the worker stops after the batch in flight. */
+export async function cancelTask(db: Database, studyKey: string, taskId: string, who: ManagementSubject) {
+  await getVisibleTask(db, studyKey, taskId, who);
+  const now = new Date();
+  const [row] = await db
+    .update(tasks)
+    .set({ status: "canceled", updatedAt: now, finishedAt: now, error: `canceled by ${who.subject}` })
+    .where(and(eq(tasks.id, taskId), inArray(tasks.status, ["queued", "in_progress"])))
+    .returning();
+  if (row) return toApiTask(row);
+  const current = await getVisibleTask(db, studyKey, taskId, who);
+  throw new Conflict(`task is already ${current.status}`);
+}

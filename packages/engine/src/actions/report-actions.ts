@@ -1,0 +1,79 @@
+// Reports of the current event, most recent first. Later actions address the most recent report
+// with a key, so INIT_REPORT twice starts a second report.
+import type { EvalContext } from "../eval-context";
+import { nowSeconds } from "../eval-context";
+import { actionFamily, anyArg, optional, strArg } from "../function-spec";
+import { formatTruncatedInt } from "../go-compatible-format";
+import type { Report, ReportData } from "../types";
+import { flagText } from "./participant-actions";
+
+const PARSE = "could not parse arguments";
+
+function newReport(ctx: EvalContext, key: string): Report {
+  return { key, participantId: ctx.state.participantId, timestamp: nowSeconds(ctx), data: [] };
+}
+
+/** Report text of a value: like flags, except that dtype "int" formats numbers as integers. */
+function reportText(value: unknown, dtype: string): string {
+  return typeof value === "number" && dtype === "int" ? formatTruncatedInt(value) : flagText(value);
+}
+
+function replaceReport(ctx: EvalContext, index: number, report: Report): true {
+  ctx.reports = ctx.reports.map((r, i) => (i === index ? report : r));
+  return true;
+}
+
+export const reportActions = actionFamily("report", [
+  {
+    name: "INIT_REPORT",
+    summary: "starts a new report {key, participantId, timestamp: now} in front of the others",
+    args: [strArg("reportKey", PARSE)],
+    perform: (ctx, [key]) => {
+      ctx.reports = [newReport(ctx, key as string), ...ctx.reports];
+      return true;
+    },
+  },
+  {
+    name: "UPDATE_REPORT_DATA",
+    summary:
+      'upserts {key, value, dtype} in the most recent report with the key (starting one if none); numbers are "%d" with dtype "int", else six decimals',
+    args: [strArg("reportKey", PARSE), strArg("attributeKey", PARSE), anyArg("value"), optional(strArg("dtype", PARSE))],
+    perform: (ctx, args) => {
+      const [reportKey, attributeKey, value] = args as [string, string, unknown];
+      const dtype = args.length > 3 ? (args[3] as string) : "";
+      let index = ctx.reports.findIndex((r) => r.key === reportKey);
+      if (index < 0) {
+        ctx.reports = [newReport(ctx, reportKey), ...ctx.reports];
+        index = 0;
+      }
+      const report = ctx.reports[index] as Report;
+      const entry: ReportData = { key: attributeKey, value: reportText(value, dtype), ...(dtype !== "" ? { dtype } : {}) };
+      const at = report.data.findIndex((d) => d.key === attributeKey);
+      const data = at < 0 ? [...report.data, entry] : report.data.map((d, i) => (i === at ? entry : d));
+      return replaceReport(ctx, index, { ...report, data });
+    },
+  },
+  {
+    name: "REMOVE_REPORT_DATA",
+    summary: "removes the entry from the most recent report with the key; no report is a no-op",
+    args: [strArg("reportKey", PARSE), strArg("attributeKey", PARSE)],
+    perform: (ctx, [reportKey, attributeKey]) => {
+      const index = ctx.reports.findIndex((r) => r.key === reportKey);
+      const report = ctx.reports[index];
+      if (!report) return true;
+      const at = report.data.findIndex((d) => d.key === attributeKey);
+      if (at < 0) return true;
+      return replaceReport(ctx, index, { ...report, data: report.data.filter((_, i) => i !== at) });
+    },
+  },
+  {
+    name: "CANCEL_REPORT",
+    summary: "drops the most recent report with the key",
+    args: [strArg("reportKey", PARSE)],
+    perform: (ctx, [reportKey]) => {
+      const index = ctx.reports.findIndex((r) => r.key === reportKey);
+      if (index >= 0) ctx.reports = ctx.reports.filter((_, i) => i !== index);
+      return true;
+    },
+  },
+]);

@@ -1,0 +1,36 @@
+// Study code lists behind the service port.
+import { actionFamily, optional, strArg } from "../function-spec";
+import { withEntry, withoutEntry } from "../participant-state";
+import { updateState } from "./participant-actions";
+
+const PARSE = "could not parse arguments";
+
+export const studyCodeActions = actionFamily("study codes", [
+  {
+    name: "REMOVE_STUDY_CODE",
+    summary: "deletes the code from the list",
+    usesServices: true,
+    args: [strArg("listKey", PARSE), strArg("code", PARSE)],
+    perform: async (ctx, [listKey, code]) => {
+      await ctx.services.removeCode(listKey as string, code as string);
+      return true;
+    },
+  },
+  {
+    name: "DRAW_STUDY_CODE_AS_LINKING_CODE",
+    summary: "draws (removes) a code from the list into linkingCodes[key] (key defaults to listKey); an empty list removes the linking code",
+    usesServices: true,
+    args: [strArg("listKey", PARSE), optional(strArg("linkingCodeKey", PARSE))],
+    perform: async (ctx, args) => {
+      const listKey = args[0] as string;
+      const key = args.length > 1 ? (args[1] as string) : listKey;
+      const code = await ctx.services.drawCode(listKey);
+      const codes = ctx.state.linkingCodes;
+      return updateState(
+        ctx,
+        "linkingCodes",
+        typeof code === "string" && code !== "" ? withEntry(codes, key, code) : withoutEntry(codes, key),
+      );
+    },
+  },
+]);

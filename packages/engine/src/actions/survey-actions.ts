@@ -1,0 +1,49 @@
+// Assigned surveys.
+import { reject } from "../eval-context";
+import { actionFamily, anyArg, strArg } from "../function-spec";
+import { updateState } from "./participant-actions";
+
+const PARSE = "could not parse arguments";
+const POSITIONS = ["first", "last"] as const;
+
+/** Whole seconds; a non-number silently becomes 0, as in the reference. */
+const seconds = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) ? Math.trunc(v) : 0);
+
+export const surveyActions = actionFamily("survey", [
+  {
+    name: "ADD_NEW_SURVEY",
+    summary: "appends {surveyKey, validFrom, validUntil, category}; non-number times become 0; duplicates allowed",
+    args: [strArg("surveyKey", PARSE), anyArg("validFrom"), anyArg("validUntil"), strArg("category", PARSE)],
+    perform: (ctx, [surveyKey, from, until, category]) =>
+      updateState(ctx, "assignedSurveys", [
+        ...ctx.state.assignedSurveys,
+        { surveyKey: surveyKey as string, validFrom: seconds(from), validUntil: seconds(until), category: category as string },
+      ]),
+  },
+  {
+    name: "REMOVE_ALL_SURVEYS",
+    summary: "assignedSurveys = [] (takes no arguments)",
+    perform: (ctx) => updateState(ctx, "assignedSurveys", []),
+  },
+  {
+    name: "REMOVE_SURVEY_BY_KEY",
+    summary: 'removes the "first" or "last" assignment with the key',
+    args: [strArg("surveyKey", PARSE), strArg("position", PARSE, { oneOf: POSITIONS })],
+    perform: (ctx, [surveyKey, position]) => {
+      const surveys = ctx.state.assignedSurveys;
+      let index: number;
+      if (position === "first") index = surveys.findIndex((s) => s.surveyKey === surveyKey);
+      else if (position === "last") index = surveys.findLastIndex((s) => s.surveyKey === surveyKey);
+      else return reject(ctx, "position not known");
+      if (index < 0) return true;
+      return updateState(ctx, "assignedSurveys", surveys.filter((_, i) => i !== index));
+    },
+  },
+  {
+    name: "REMOVE_SURVEYS_BY_KEY",
+    summary: "removes every assignment with the key",
+    args: [strArg("surveyKey", PARSE)],
+    perform: (ctx, [surveyKey]) =>
+      updateState(ctx, "assignedSurveys", ctx.state.assignedSurveys.filter((s) => s.surveyKey !== surveyKey)),
+  },
+]);

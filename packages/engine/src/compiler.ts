@@ -1,0 +1,232 @@
+// Turns validated rule JSON into closures once, so evaluation never re-walks or re-checks JSON.
+// A node is synchronous unless its subtree reaches a service port; then, and only then, it returns
+// a promise.
+import type { CompiledAction, CompiledArg, CompiledExpression, EvalContext } from "./eval-context";
+import { FAILED, describeFailure, fail, nowSeconds, propagate, reject } from "./eval-context";
+import type { ActionSpec, ArgSpec, ExpressionSpec, ValueType } from "./function-spec";
+import { anyArg, argSpecAt } from "./function-spec";
+import { goTypeName } from "./go-compatible-format";
+import { readEntry, withEntry } from "./participant-state";
+import { actionSpec, expressionSpec } from "./registry";
+import type { Expression, ExpressionArg } from "./types";
+
+const EXTRA_ARG = anyArg("argument");
+
+const JS_TYPES: Record<ValueType, string | undefined> = { str: "string", num: "number", bool: "boolean", any: undefined };
+
+/**
+ * On a SUBMIT event every action evaluation, nested ones included, first records
+ * lastSubmissions[response.key] = arrivedAt (or now). The value does not change between actions,
+ * so after the first one this writes nothing.
+ */
+export function recordSubmission(ctx: EvalContext): boolean {
+  const response = ctx.event.response;
+  const key = response?.key;
+  if (typeof key !== "string" || key === "") return false;
+  const arrived = response?.arrivedAt;
+  const at = typeof arrived === "number" && Number.isFinite(arrived) && arrived !== 0 ? Math.trunc(arrived) : nowSeconds(ctx);
+  const submissions = ctx.state.lastSubmissions;
+  if (readEntry(submissions, key) !== at) {
+    const next = { ...ctx.state };
+    next.lastSubmissions = withEntry(submissions, key, at);
+    ctx.state = next;
+  }
+  return true;
+}
+
+function compileArg(arg: ExpressionArg, slot: ArgSpec): CompiledArg {
+  const exp = arg.exp;
+  if (arg.dtype === "exp" && exp !== null && exp !== undefined) {
+    if (slot.role === "action") {
+      const action = compileAction(exp);
+      return { role: "action", action, isAsync: action.isAsync };
+    }
+    const expression = compileExpression(exp);
+    return { role: "expression", expression, isAsync: expression.isAsync };
+  }
+  const num = typeof arg.num === "number" ? arg.num : 0;
+  const value = arg.dtype === "num" ? num : typeof arg.str === "string" ? arg.str : "";
+  return { role: "literal", value, num, isAsync: false };
+}
+
+function compileArgs(node: Expression, spec: ExpressionSpec | ActionSpec): CompiledArg[] {
+  const data = Array.isArray(node.data) ? node.data : [];
+  return data.map((arg, i) => compileArg(arg, argSpecAt(spec, i) ?? EXTRA_ARG));
+}
+
+/** How the ordinary functions get their arguments: in order, each checked against its declared type. */
+interface ArgPlan {
+  readonly count: number;
+  readonly runs: ReadonlyArray<((ctx: EvalContext) => unknown) | null>;
+  readonly asyncAt: readonly boolean[];
+  readonly jsTypes: ReadonlyArray<string | undefined>;
+  readonly castErrors: readonly string[];
+  readonly anyAsync: boolean;
+}
+
+function planArgs(spec: ExpressionSpec | ActionSpec, args: readonly CompiledArg[]): ArgPlan {
+  const count = Math.min(args.length, spec.evaluatedArgs ? spec.evaluatedArgs(args.length) : args.length);
+  const runs: Array<((ctx: EvalContext) => unknown) | null> = [];
+  const asyncAt: boolean[] = [];
+  const jsTypes: Array<string | undefined> = [];
+  const castErrors: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const arg = args[i] as CompiledArg;
+    const slot = argSpecAt(spec, i) ?? EXTRA_ARG;
+    if (slot.deferred) runs.push(null);
+    else if (arg.role === "expression") runs.push(arg.expression.run);
+    else if (arg.role === "literal") {
+      const value = arg.value;
+      runs.push(() => value);
+    } else runs.push(() => undefined);
+    asyncAt.push(!slot.deferred && arg.isAsync);
+    jsTypes.push(JS_TYPES[slot.type]);
+    castErrors.push(slot.castError);
+  }
+  return { count, runs, asyncAt, jsTypes, castErrors, anyAsync: asyncAt.includes(true) };
+}
+
+/**
+ * Evaluates the planned arguments synchronously into `values`; returns false with ctx.error set
+ * (and the failure already propagated) when one fails or has the wrong type.
+ */
+function evaluateArgsSync(ctx: EvalContext, plan: ArgPlan, values: unknown[]): boolean {
+  for (let i = 0; i < plan.count; i++) {
+    const run = plan.runs[i];
+    if (!run) continue;
+    const v = run(ctx);
+    if (v === FAILED) {
+      propagate(ctx);
+      return false;
+    }
+    const jsType = plan.jsTypes[i];
+    if (jsType !== undefined && typeof v !== jsType) {
+      fail(ctx, plan.castErrors[i] as string);
+      return false;
+    }
+    values[i] = v;
+  }
+  return true;
+}
+
+async function evaluateArgsAsync(ctx: EvalContext, plan: ArgPlan, values: unknown[]): Promise<boolean> {
+  for (let i = 0; i < plan.count; i++) {
+    const run = plan.runs[i];
+    if (!run) continue;
+    const v: unknown = plan.asyncAt[i] ? await run(ctx) : run(ctx);
+    if (v === FAILED) {
+      propagate(ctx);
+      return false;
+    }
+    const jsType = plan.jsTypes[i];
+    if (jsType !== undefined && typeof v !== jsType) {
+      fail(ctx, plan.castErrors[i] as string);
+      return false;
+    }
+    values[i] = v;
+  }
+  return true;
+}
+
+function compileOrdinaryExpression(spec: ExpressionSpec, args: readonly CompiledArg[]): CompiledExpression {
+  const evaluate = spec.evaluate;
+  if (!evaluate) throw new Error(`registry: ${spec.name} has neither evaluate nor compile`);
+  const plan = planArgs(spec, args);
+  if (!spec.usesServices && !plan.anyAsync) {
+    return {
+      isAsync: false,
+      run: (ctx) => {
+        const values: unknown[] = new Array(plan.count);
+        return evaluateArgsSync(ctx, plan, values) ? evaluate(ctx, values, args) : FAILED;
+      },
+    };
+  }
+  const name = spec.name;
+  return {
+    isAsync: true,
+    run: async (ctx) => {
+      try {
+        const values: unknown[] = new Array(plan.count);
+        if (!(await evaluateArgsAsync(ctx, plan, values))) return FAILED;
+        return await evaluate(ctx, values, args);
+      } catch (reason) {
+        // a port rejected
+        return fail(ctx, `${name}: ${describeFailure(reason)}`);
+      }
+    },
+  };
+}
+
+/** externalEventEval with returnType "float" must deliver a number (the reference crashed otherwise). */
+function requireNumber(name: string, inner: CompiledExpression): CompiledExpression {
+  const check = (ctx: EvalContext, v: unknown): unknown =>
+    v === FAILED || typeof v === "number" ? v : fail(ctx, `${name}: expected a number, got ${goTypeName(v)}`);
+  if (!inner.isAsync) return { isAsync: false, run: (ctx) => check(ctx, inner.run(ctx)) };
+  return { isAsync: true, run: async (ctx) => check(ctx, await inner.run(ctx)) };
+}
+
+export function compileExpression(node: Expression): CompiledExpression {
+  const spec = expressionSpec(node.name);
+  if (!spec) {
+    const message = `expression name not known: ${node.name}`;
+    return { isAsync: false, run: (ctx) => fail(ctx, message) };
+  }
+  const args = compileArgs(node, spec);
+  const compiled = spec.compile ? spec.compile(args, node) : compileOrdinaryExpression(spec, args);
+  return spec.returnsFor?.(node) === "num" && spec.returns !== "num" ? requireNumber(spec.name, compiled) : compiled;
+}
+
+function compileOrdinaryAction(spec: ActionSpec, args: readonly CompiledArg[]): CompiledAction {
+  const perform = spec.perform;
+  if (!perform) throw new Error(`registry: ${spec.name} has neither perform nor compile`);
+  const { name, precheck } = spec;
+  const plan = planArgs(spec, args);
+  const prefixError = (ctx: EvalContext): false => reject(ctx, `${name}: ${ctx.error}`);
+  if (!spec.usesServices && !plan.anyAsync) {
+    return {
+      isAsync: false,
+      run: (ctx) => {
+        const problem = precheck?.(ctx);
+        if (problem) return reject(ctx, `${name}: ${problem}`);
+        const values: unknown[] = new Array(plan.count);
+        if (!evaluateArgsSync(ctx, plan, values)) return prefixError(ctx);
+        return (perform(ctx, values) as boolean) || prefixError(ctx);
+      },
+    };
+  }
+  return {
+    isAsync: true,
+    run: async (ctx) => {
+      try {
+        const problem = precheck?.(ctx);
+        if (problem) return reject(ctx, `${name}: ${problem}`);
+        const values: unknown[] = new Array(plan.count);
+        if (!(await evaluateArgsAsync(ctx, plan, values))) return prefixError(ctx);
+        return (await perform(ctx, values)) || prefixError(ctx);
+      } catch (reason) {
+        // a port rejected
+        return reject(ctx, `${name}: ${describeFailure(reason)}`);
+      }
+    },
+  };
+}
+
+/** Every action, control flow included, starts with the SUBMIT bookkeeping. */
+function withSubmissionRecord(name: string, inner: CompiledAction): CompiledAction {
+  const message = `${name}: no response key found`;
+  if (!inner.isAsync) {
+    return { isAsync: false, run: (ctx) => (ctx.isSubmit && !recordSubmission(ctx) ? reject(ctx, message) : inner.run(ctx)) };
+  }
+  return {
+    isAsync: true,
+    run: (ctx) => (ctx.isSubmit && !recordSubmission(ctx) ? Promise.resolve(reject(ctx, message)) : inner.run(ctx)),
+  };
+}
+
+export function compileAction(node: Expression): CompiledAction {
+  const spec = actionSpec(node.name);
+  if (!spec) return { isAsync: false, run: (ctx) => reject(ctx, "action name not known") };
+  const args = compileArgs(node, spec);
+  const compiled = spec.compile ? spec.compile(args, node) : compileOrdinaryAction(spec, args);
+  return withSubmissionRecord(spec.name, compiled);
+}

@@ -1,0 +1,102 @@
+import { EMPTY_PARTICIPANT, workingState } from "./participant-state";
+import type { EngineEnv, EngineServices, ParticipantState, Report, SideEffect, StudyEvent } from "./types";
+
+/**
+ * Returned instead of a value when an expression fails; the message is in `ctx.error`.
+ * A sentinel rather than an exception keeps the hot path free of throw/catch and of allocations.
+ */
+export const FAILED: unique symbol = Symbol("expression failed");
+export type Failed = typeof FAILED;
+
+/**
+ * Everything an evaluation reads and writes. Actions replace `state`, `reports` and `effects` with
+ * new objects (copy-on-write), so a snapshot is just the three references.
+ */
+export interface EvalContext {
+  state: ParticipantState;
+  reports: Report[];
+  effects: SideEffect[];
+  readonly event: StudyEvent;
+  /** The participant read by the `incomingState:` expressions (empty outside MERGE). */
+  readonly incoming: ParticipantState;
+  readonly env: EngineEnv;
+  readonly services: EngineServices;
+  /** SUBMIT events record lastSubmissions before every action. */
+  readonly isSubmit: boolean;
+  /** Message of the most recent failure. */
+  error: string;
+  /** What evaluateExpression reports as the value of a failed expression, if not the typed zero. */
+  failValue: unknown;
+}
+
+/** A fresh context for one evaluation of rules or an expression. */
+export function createContext(state: ParticipantState, event: StudyEvent, env: EngineEnv): EvalContext {
+  const merge = event.mergeWithParticipant;
+  return {
+    state,
+    reports: [],
+    effects: [],
+    event,
+    incoming: merge === undefined || merge === null ? EMPTY_PARTICIPANT : workingState(merge),
+    env,
+    services: env.services,
+    isSubmit: event.type === "SUBMIT",
+    error: "",
+    failValue: undefined,
+  };
+}
+
+/** Records an expression failure and returns the sentinel, so implementations can `return fail(...)`. */
+export function fail(ctx: EvalContext, message: string, value?: unknown): Failed {
+  ctx.error = message;
+  ctx.failValue = value;
+  return FAILED;
+}
+
+/** Passes a child's failure up: the child's special failure value is not this node's. */
+export function propagate(ctx: EvalContext): Failed {
+  ctx.failValue = undefined;
+  return FAILED;
+}
+
+/** Records an action failure; actions report success as a boolean. */
+export function reject(ctx: EvalContext, message: string): false {
+  ctx.error = message;
+  return false;
+}
+
+export function nowSeconds(ctx: EvalContext): number {
+  return Math.floor(ctx.env.clock() / 1000);
+}
+
+/** Message of anything a port rejected with. */
+export function describeFailure(reason: unknown): string {
+  if (reason instanceof Error) return reason.message;
+  if (typeof reason === "string") return reason;
+  try {
+    return JSON.stringify(reason) ?? String(reason);
+  } catch {
+    return "unknown error";
+  }
+}
+
+/**
+ * A compiled expression. `run` returns the value or FAILED; when `isAsync` is true it returns a
+ * promise of that instead (only subtrees that reach a service port are async).
+ */
+export interface CompiledExpression {
+  readonly isAsync: boolean;
+  readonly run: (ctx: EvalContext) => unknown;
+}
+
+/** A compiled action: true on success, false with `ctx.error` set on failure (a promise if async). */
+export interface CompiledAction {
+  readonly isAsync: boolean;
+  readonly run: (ctx: EvalContext) => boolean | Promise<boolean>;
+}
+
+/** One compiled argument, in the role its position has in the registry. */
+export type CompiledArg =
+  | { readonly role: "literal"; readonly value: string | number; readonly num: number; readonly isAsync: false }
+  | { readonly role: "expression"; readonly expression: CompiledExpression; readonly isAsync: boolean }
+  | { readonly role: "action"; readonly action: CompiledAction; readonly isAsync: boolean };

@@ -1,0 +1,87 @@
+// Arithmetic and number parsing.
+import type { CompiledArg, CompiledExpression } from "../eval-context";
+import { FAILED, fail } from "../eval-context";
+import { anyArg, expressionFamily, numArg } from "../function-spec";
+import { parseGoFloat } from "../go-compatible-format";
+import { argRunner } from "./logic-expressions";
+
+const NUMBER_1 = "argument 1 should be resolved as type number (float64)";
+const NUMBER_2 = "argument 2 should be resolved as type number (float64)";
+
+function add(total: number, v: unknown): number {
+  if (v === true) return total + 1;
+  return typeof v === "number" ? total + v : total;
+}
+
+/** Erroring and non-numeric arguments are skipped, as in the reference. */
+function compileSum(args: readonly CompiledArg[]): CompiledExpression {
+  const runs = args.map(argRunner);
+  if (!args.some((a) => a.isAsync)) {
+    return {
+      isAsync: false,
+      run: (ctx) => {
+        let total = 0;
+        for (const run of runs) {
+          const v = run(ctx);
+          if (v !== FAILED) total = add(total, v);
+        }
+        return total;
+      },
+    };
+  }
+  return {
+    isAsync: true,
+    run: async (ctx) => {
+      let total = 0;
+      for (const run of runs) {
+        const v: unknown = await run(ctx);
+        if (v !== FAILED) total = add(total, v);
+      }
+      return total;
+    },
+  };
+}
+
+export const mathExpressions = expressionFamily("math", [
+  {
+    name: "sum",
+    summary: "adds numbers, true counts 1; erroring or other arguments are skipped; no arguments → 0",
+    returns: "num",
+    rest: (i) => anyArg(`arg${i}`, { optional: true }),
+    compile: compileSum,
+  },
+  {
+    name: "neg",
+    summary: "-x",
+    returns: "num",
+    args: [numArg("x", NUMBER_1)],
+    evaluate: (_ctx, [x]) => -(x as number),
+  },
+  {
+    name: "parseValueAsNum",
+    summary: "a number as it is; a string parsed as a number (Go syntax, error if invalid)",
+    returns: "num",
+    args: [anyArg("value")],
+    evaluate: (ctx, [v]) => {
+      if (typeof v === "number") return v;
+      if (typeof v !== "string") return fail(ctx, "argument 1 should be resolved as type string");
+      const parsed = parseGoFloat(v);
+      return parsed.ok ? parsed.value : fail(ctx, parsed.error);
+    },
+  },
+  {
+    name: "generateRandomNumber",
+    summary: "uniform integer in [min, max] from the injected random source; max < min is an error",
+    returns: "num",
+    args: [numArg("min", NUMBER_1), numArg("max", NUMBER_2)],
+    evaluate: (ctx, [a, b]) => {
+      const min = Math.trunc(a as number);
+      const max = Math.trunc(b as number);
+      if (!Number.isFinite(min) || !Number.isFinite(max)) return fail(ctx, "generateRandomNumber: bounds must be finite");
+      if (max < min) return fail(ctx, "generateRandomNumber: max must not be smaller than min");
+      const r = ctx.env.random();
+      const unit = r >= 0 && r < 1 ? r : 0;
+      return min + Math.floor(unit * (max - min + 1));
+    },
+  },
+]);

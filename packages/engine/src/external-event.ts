@@ -1,0 +1,20 @@
+import type { EvalContext } from "./eval-context";
+
+/** The JSON body posted to external services, shared by externalEventEval and EXTERNAL_EVENT_HANDLER. */
+export function externalEventBody(ctx: EvalContext): unknown {
+  const event = ctx.event;
+  return {
+    participantState: ctx.state,
+    eventType: event.type,
+    studyKey: event.studyKey,
+    eventKey: event.eventKey ?? "",
+    payload: event.payload ?? null,
+    surveyResponses: event.response ?? null,
+  };
+}
+
+/** Routes are relative to the service's configured URL; one leading slash is dropped. */
+export function externalRoute(route: unknown): string {
+  if (typeof route !== "string") return "";
+  return route.startsWith("/") ? route.slice(1) : route;
+}

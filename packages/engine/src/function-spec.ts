@@ -1,0 +1,161 @@
+// The schema of the registry: what the validator, the compiler and the docs know about each
+// expression and action. Families describe themselves with the builders below.
+import type { CompiledAction, CompiledArg, CompiledExpression, EvalContext } from "./eval-context";
+import type { Expression } from "./types";
+
+/** Value types as the registry speaks of them; "any" means the position accepts every value. */
+export type ValueType = "str" | "num" | "bool" | "any";
+
+/** What an argument position holds: a value, an IF/IFTHEN condition, or an action to run. */
+export type ArgRole = "expression" | "condition" | "action";
+
+export interface ArgSpec {
+  readonly name: string;
+  readonly role: ArgRole;
+  /** Expected value type. Wrong literals are rejected by the validator, wrong computed values at run time. */
+  readonly type: ValueType;
+  /** Run-time message when a computed value has the wrong type (the reference's wording). */
+  readonly castError: string;
+  readonly optional?: boolean;
+  /** Must be a literal with dtype exactly "str" (the reference checks the dtype, not the value). */
+  readonly literalOnly?: boolean;
+  /** Must be dtype "exp" (checkConditionForOldResponses evaluates it per old response). */
+  readonly expressionOnly?: boolean;
+  /** Passed to the implementation compiled instead of evaluated. */
+  readonly deferred?: boolean;
+  /** Literal strings the position accepts. */
+  readonly oneOf?: readonly string[];
+  /** Extra check of a literal value; returns a message when it can never work. */
+  readonly checkLiteral?: (value: string | number) => string | null;
+}
+
+interface SignatureFields {
+  readonly minArgs: number;
+  /** Infinity when the arguments are unbounded. */
+  readonly maxArgs: number;
+  readonly args: readonly ArgSpec[];
+  /** Positions beyond `args`. */
+  readonly rest?: (index: number) => ArgSpec;
+  /** How many leading arguments are evaluated, for functions that ignore some of theirs. */
+  readonly evaluatedArgs?: (count: number) => number;
+}
+
+/** Evaluated arguments in, value (or FAILED) out; a promise of that when the function uses a port. */
+export type ExpressionEvaluate = (ctx: EvalContext, args: unknown[], compiled: readonly CompiledArg[]) => unknown;
+
+export interface ExpressionSpec extends SignatureFields {
+  readonly kind: "expression";
+  readonly name: string;
+  readonly family: string;
+  readonly summary: string;
+  readonly returns: ValueType;
+  /** The return type when it depends on the node (externalEventEval's returnType). */
+  readonly returnsFor?: (node: Expression) => ValueType;
+  readonly usesServices: boolean;
+  /** For functions with ordinary argument evaluation (all but a few). */
+  readonly evaluate?: ExpressionEvaluate;
+  /** For functions that decide themselves which arguments to evaluate (and, or, sum). */
+  readonly compile?: (args: readonly CompiledArg[], node: Expression) => CompiledExpression;
+}
+
+/** Changes `ctx.state` / `ctx.reports` / `ctx.effects` by replacement; false with ctx.error on failure. */
+export type ActionPerform = (ctx: EvalContext, args: unknown[]) => boolean | Promise<boolean>;
+
+export interface ActionSpec extends SignatureFields {
+  readonly kind: "action";
+  readonly name: string;
+  readonly family: string;
+  readonly summary: string;
+  readonly usesServices: boolean;
+  /** Checked before any argument is evaluated; returns a failure message. */
+  readonly precheck?: (ctx: EvalContext) => string | null;
+  readonly perform?: ActionPerform;
+  /** For control flow (IF, DO, IFTHEN), which runs its argument actions itself. */
+  readonly compile?: (args: readonly CompiledArg[], node: Expression) => CompiledAction;
+}
+
+export type FunctionSpec = ExpressionSpec | ActionSpec;
+
+// ---- argument builders -------------------------------------------------------------------------
+
+type ArgOptions = Partial<Omit<ArgSpec, "name" | "role" | "type">>;
+
+const DEFAULT_CAST_ERROR = "could not cast argument";
+
+function arg(name: string, role: ArgRole, type: ValueType, options: ArgOptions): ArgSpec {
+  return { name, role, type, castError: DEFAULT_CAST_ERROR, ...options };
+}
+
+export const strArg = (name: string, castError = DEFAULT_CAST_ERROR, options: ArgOptions = {}): ArgSpec =>
+  arg(name, "expression", "str", { castError, ...options });
+
+export const numArg = (name: string, castError = DEFAULT_CAST_ERROR, options: ArgOptions = {}): ArgSpec =>
+  arg(name, "expression", "num", { castError, ...options });
+
+export const boolArg = (name: string, castError = DEFAULT_CAST_ERROR, options: ArgOptions = {}): ArgSpec =>
+  arg(name, "expression", "bool", { castError, ...options });
+
+export const anyArg = (name: string, options: ArgOptions = {}): ArgSpec => arg(name, "expression", "any", options);
+
+export const conditionArg = (name = "condition"): ArgSpec => arg(name, "condition", "any", {});
+
+export const actionArg = (name = "action", options: ArgOptions = {}): ArgSpec => arg(name, "action", "any", options);
+
+export const optional = (spec: ArgSpec): ArgSpec => ({ ...spec, optional: true });
+
+// ---- spec builders -----------------------------------------------------------------------------
+
+interface SignatureInput {
+  args?: readonly ArgSpec[];
+  /** Defaults to the number of non-optional `args`. */
+  minArgs?: number;
+  /** Defaults to `args.length`, or Infinity with `rest`. */
+  maxArgs?: number;
+  rest?: (index: number) => ArgSpec;
+  evaluatedArgs?: (count: number) => number;
+}
+
+function signature(input: SignatureInput): SignatureFields {
+  const args = input.args ?? [];
+  return {
+    args,
+    minArgs: input.minArgs ?? args.filter((a) => !a.optional).length,
+    maxArgs: input.maxArgs ?? (input.rest ? Infinity : args.length),
+    ...(input.rest ? { rest: input.rest } : {}),
+    ...(input.evaluatedArgs ? { evaluatedArgs: input.evaluatedArgs } : {}),
+  };
+}
+
+type ExpressionInput = SignatureInput &
+  Omit<ExpressionSpec, "kind" | keyof SignatureFields | "usesServices" | "family"> & { usesServices?: boolean };
+
+type ActionInput = SignatureInput &
+  Omit<ActionSpec, "kind" | keyof SignatureFields | "usesServices" | "family"> & { usesServices?: boolean };
+
+/** Builds the expression specs of one family. */
+export function expressionFamily(family: string, inputs: readonly ExpressionInput[]): ExpressionSpec[] {
+  return inputs.map((input) => ({
+    ...input,
+    ...signature(input),
+    kind: "expression",
+    family,
+    usesServices: input.usesServices ?? false,
+  }));
+}
+
+/** Builds the action specs of one family. */
+export function actionFamily(family: string, inputs: readonly ActionInput[]): ActionSpec[] {
+  return inputs.map((input) => ({
+    ...input,
+    ...signature(input),
+    kind: "action",
+    family,
+    usesServices: input.usesServices ?? false,
+  }));
+}
+
+/** The spec of argument position `index`, or undefined beyond the signature. */
+export function argSpecAt(spec: FunctionSpec, index: number): ArgSpec | undefined {
+  if (index >= spec.maxArgs) return undefined;
+  return spec.args[index] ?? spec.rest?.(index);
+}

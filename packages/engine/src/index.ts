@@ -1,0 +1,34 @@
+// @studyflow/engine: the study rules engine (CASE expression language). Pure functions over plain
+// data; everything that touches the database goes through the EngineServices ports.
+export type {
+  ApplyOptions,
+  ApplyResult,
+  AssignedSurvey,
+  CompiledRuleSet,
+  EngineEnv,
+  EngineServices,
+  EventType,
+  Expression,
+  ExpressionArg,
+  OldResponsesQuery,
+  ParticipantMessage,
+  ParticipantState,
+  Report,
+  ReportData,
+  ResponseItem,
+  RuleError,
+  SideEffect,
+  StudyEvent,
+  StudyVariable,
+  SurveyItemResponse,
+  SurveyResponse,
+  ValidationIssue,
+  ValidationResult,
+} from "./types";
+export { applyAction, applyRules, compileRules, evaluateExpression } from "./apply-rules";
+export { MAX_DEPTH, MAX_NODES, RuleValidationError, validateAction, validateExpression, validateRules } from "./validator";
+export { normalizeParticipantState, statesEqual } from "./participant-state";
+export { createDeterministicEnv, createInMemoryServices } from "./in-memory-services";
+export type { DeterministicEnvOptions, InMemoryServices, InMemorySeed } from "./in-memory-services";
+export { actionNames, expressionNames } from "./registry";
+export { describeRegistry } from "./registry-docs";

@@ -1,0 +1,48 @@
+// Renders the registry as Markdown for the package README, so the documented signatures are the
+// ones the validator enforces.
+import type { ArgSpec, FunctionSpec, ValueType } from "./function-spec";
+import { actionSpecs, expressionSpecs } from "./registry";
+
+const TYPE_LABELS: Record<ValueType, string> = { str: "str", num: "num", bool: "bool", any: "any" };
+
+function argLabel(arg: ArgSpec): string {
+  let type: string = TYPE_LABELS[arg.type];
+  if (arg.role === "action") type = "action";
+  else if (arg.role === "condition") type = "condition";
+  else if (arg.expressionOnly) type = "exp";
+  else if (arg.literalOnly) type = "literal str";
+  if (arg.oneOf) type = arg.oneOf.map((v) => `"${v}"`).join(" \\| ");
+  return `${arg.name}${arg.optional ? "?" : ""}: ${type}`;
+}
+
+function signature(spec: FunctionSpec): string {
+  const parts = spec.args.map(argLabel);
+  if (spec.rest) {
+    const sample = spec.rest(spec.args.length);
+    parts.push(`...${sample.name.replace(/\d+$/, "")}: ${argLabel(sample).split(": ")[1] ?? "any"}`);
+  }
+  return `${spec.name}(${parts.join(", ")})`;
+}
+
+function row(spec: FunctionSpec): string {
+  const returns = spec.kind === "expression" ? ` → ${TYPE_LABELS[spec.returns]}` : "";
+  const port = spec.usesServices ? " (port)" : "";
+  return `| ${spec.family} | \`${signature(spec)}\`${returns}${port} | ${spec.summary.replaceAll("|", "\\|")} |`;
+}
+
+/** Markdown tables of every expression and action: family, signature, meaning. */
+export function describeRegistry(): string {
+  return [
+    `### Expressions (${expressionSpecs.length})`,
+    "",
+    "| family | signature | meaning |",
+    "|---|---|---|",
+    ...expressionSpecs.map(row),
+    "",
+    `### Actions (${actionSpecs.length})`,
+    "",
+    "| family | signature | meaning |",
+    "|---|---|---|",
+    ...actionSpecs.map(row),
+  ].join("\n");
+}

@@ -1,0 +1,199 @@
+// Public data shapes of the rules engine. Everything here is plain JSON-compatible data, so the
+// API, the worker and the database layer can pass it around without conversion.
+
+/** One argument of an expression. A missing dtype reads as "str", a missing num as 0, a missing str as "". */
+export interface ExpressionArg {
+  dtype?: string;
+  num?: number;
+  str?: string;
+  exp?: Expression | null;
+}
+
+export interface Expression {
+  name: string;
+  returnType?: string;
+  data?: ExpressionArg[];
+  /** Editor-only information (e.g. slot types); the engine ignores it. */
+  metadata?: unknown;
+}
+
+export interface AssignedSurvey {
+  surveyKey: string;
+  validFrom: number;
+  validUntil: number;
+  category: string;
+  studyKey?: string;
+  profileID?: string;
+}
+
+export interface ParticipantMessage {
+  id: string;
+  type: string;
+  scheduledFor: number;
+}
+
+/** All timestamps are Unix seconds. */
+export interface ParticipantState {
+  participantId: string;
+  currentStudySession: string;
+  enteredAt: number;
+  modifiedAt: number;
+  studyStatus: string;
+  flags: Record<string, string>;
+  linkingCodes: Record<string, string>;
+  assignedSurveys: AssignedSurvey[];
+  lastSubmissions: Record<string, number>;
+  messages: ParticipantMessage[];
+}
+
+export interface ResponseItem {
+  key: string;
+  value?: string;
+  dtype?: string;
+  items?: ResponseItem[];
+}
+
+export interface SurveyItemResponse {
+  key: string;
+  meta?: unknown;
+  response?: ResponseItem;
+  confidentialMode?: string;
+  mapToKey?: string;
+}
+
+export interface SurveyResponse {
+  id?: string;
+  key: string;
+  participantId?: string;
+  versionId?: string;
+  openedAt?: number;
+  submittedAt?: number;
+  arrivedAt?: number;
+  responses?: SurveyItemResponse[];
+  context?: Record<string, string>;
+}
+
+export type EventType = "ENTER" | "SUBMIT" | "LEAVE" | "MERGE" | "CUSTOM" | "TIMER";
+
+export interface StudyEvent {
+  type: EventType;
+  studyKey: string;
+  eventKey?: string;
+  payload?: Record<string, unknown>;
+  response?: SurveyResponse;
+  mergeWithParticipant?: ParticipantState;
+  participantIDForConfidentialResponses?: string;
+}
+
+export interface ReportData {
+  key: string;
+  value: string;
+  dtype?: string;
+}
+
+export interface Report {
+  key: string;
+  participantId: string;
+  timestamp: number;
+  data: ReportData[];
+}
+
+/**
+ * Side effects that only write are returned, not performed, so the caller persists them in its own
+ * transaction (or drops them on abort / dry run).
+ */
+export type SideEffect =
+  | { kind: "notify-researcher"; messageType: string; participantId: string; payload: Record<string, string> }
+  | {
+      kind: "send-message";
+      messageType: string;
+      confidentialId: string;
+      languageOverride?: string;
+      payload: Record<string, string>;
+    }
+  | { kind: "remove-confidential-responses"; confidentialId: string; key?: string };
+
+/** `date` values are Unix seconds. */
+export interface StudyVariable {
+  key: string;
+  type: "string" | "int" | "float" | "boolean" | "date";
+  value: string | number | boolean;
+}
+
+export interface OldResponsesQuery {
+  participantId: string;
+  surveyKey?: string;
+  since?: number;
+  until?: number;
+  limit: number;
+}
+
+/**
+ * Ports for what must read or atomically change the database now. Every method may reject; a
+ * rejection becomes a rule error, never a crash.
+ */
+export interface EngineServices {
+  /** 0 if the counter does not exist. */
+  getCounterValue(scope: string): Promise<number>;
+  /** Atomic upsert-increment; returns the new value (the first call returns 1). */
+  incrementCounter(scope: string): Promise<number>;
+  resetCounter(scope: string): Promise<void>;
+  isCodePresent(listKey: string, code: string): Promise<boolean>;
+  /** Atomically removes and returns one code; null if the list is empty. */
+  drawCode(listKey: string): Promise<string | null>;
+  removeCode(listKey: string, code: string): Promise<void>;
+  getStudyVariable(key: string): Promise<StudyVariable | null>;
+  /** Rejects if the variable is missing or its declared type differs. */
+  updateStudyVariable(key: string, type: StudyVariable["type"], value: string | number | boolean): Promise<void>;
+  /** Most recent first (arrivedAt descending). */
+  findOldResponses(query: OldResponsesQuery): Promise<SurveyResponse[]>;
+  /** The parsed JSON reply; rejects on a transport error or a non-2xx status. */
+  callExternalService(serviceName: string, route: string, body: unknown): Promise<unknown>;
+}
+
+export interface EngineEnv {
+  services: EngineServices;
+  /** Milliseconds since the epoch. */
+  clock: () => number;
+  /** Uniform in [0, 1). */
+  random: () => number;
+  /** Ids for participant messages. */
+  newId: () => string;
+}
+
+/** `path` looks like "rules[2].data[1].exp.name". */
+export interface ValidationIssue {
+  path: string;
+  message: string;
+}
+
+export type ValidationResult = { ok: true; rules: Expression[] } | { ok: false; errors: ValidationIssue[] };
+
+export interface CompiledRuleSet {
+  readonly ruleCount: number;
+  readonly rules: readonly Expression[];
+}
+
+export interface RuleError {
+  ruleIndex: number;
+  message: string;
+}
+
+export interface ApplyResult {
+  /** The new state; the input is never mutated. */
+  state: ParticipantState;
+  /** Most recent first, as INIT_REPORT prepends. */
+  reports: Report[];
+  effects: SideEffect[];
+  /** Rule i changed the state (semantic comparison, see statesEqual). */
+  changedPerRule: boolean[];
+  /** Set when a rule failed; with the default policy processing stopped there. */
+  error?: RuleError;
+  /** Every failed rule, in order; only present when a rule failed ("continue" can collect several). */
+  errors?: RuleError[];
+}
+
+export interface ApplyOptions {
+  /** "stop" (default) for participant events and run-actions; "continue" is the TIMER policy. */
+  onRuleError?: "stop" | "continue";
+}
