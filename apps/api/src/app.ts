@@ -11,6 +11,7 @@ import { registerPasswordReset } from "./routes/password-reset";
 import { registerOpenApi } from "./routes/openapi";
 import { registerSubmitResponse } from "./routes/participants/submit-response";
 import { registerCreateTask } from "./routes/run-actions/create-task";
+import { registerTaskEvents } from "./routes/run-actions/task-events";
 import { registerTaskRoutes } from "./routes/run-actions/task-routes";
 import { registerTrackAccount } from "./routes/studies/track-account";
 import { registerParticipantEvents } from "./routes/study-events/participant-events";
@@ -43,6 +44,7 @@ export function createApp(deps: AppDeps) {
   registerSubmitResponse(app, deps);
   registerCreateTask(app, deps);
   registerTaskRoutes(app, deps);
+  registerTaskEvents(app, deps);
   registerTrackAccount(app, deps);
   registerParticipantEvents(app, deps, limiter);
   registerTemporaryParticipantRoute(app, deps, limiter);

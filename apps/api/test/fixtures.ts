@@ -90,7 +90,7 @@ export async function insertParticipant(
 
 export const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
 
-export function postJson(
+export async function postJson(
   t: TestApp,
   path: string,
   body: unknown,
@@ -98,7 +98,7 @@ export function postJson(
   method = "POST",
   headers: Record<string, string> = {},
 ) {
-  return t.app.request(path, {
+  return await t.app.request(path, {
     method,
     headers: { "Content-Type": "application/json", ...(token ? bearer(token) : {}), ...headers },
     body: typeof body === "string" ? body : JSON.stringify(body),

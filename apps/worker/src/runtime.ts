@@ -31,6 +31,9 @@ export interface WorkerRuntimeDeps {
   chunkSize?: number;
   /** Set false in tests that drive the sweeper themselves. */
   sweep?: boolean;
+  /** Overrides of the lock timings, for tests that kill workers and cannot wait 45 s. */
+  lockDurationMs?: number;
+  stalledIntervalMs?: number;
 }
 
 export interface WorkerRuntime {
@@ -57,8 +60,8 @@ export function startWorkerRuntime(deps: WorkerRuntimeDeps): WorkerRuntime {
     connection: deps.connection,
     prefix: deps.prefix,
     concurrency: deps.concurrency,
-    lockDuration: LOCK_DURATION_MS,
-    stalledInterval: STALLED_INTERVAL_MS,
+    lockDuration: deps.lockDurationMs ?? LOCK_DURATION_MS,
+    stalledInterval: deps.stalledIntervalMs ?? STALLED_INTERVAL_MS,
     maxStalledCount: MAX_STALLED_COUNT,
   });
   worker.on("failed", (job, error) => {

@@ -6,6 +6,7 @@ import type { CompiledAction, EvalContext } from "./eval-context";
 import { FAILED, createContext, describeFailure } from "./eval-context";
 import { statesEqual, workingState } from "./participant-state";
 import { expressionSpec } from "./registry";
+import { releaseState, replaceState } from "./state-writes";
 import type {
   ApplyOptions,
   ApplyResult,
@@ -82,7 +83,7 @@ function settle(run: Run, i: number, ok: boolean, before: ParticipantState, repo
     return true;
   }
   // a failed rule leaves nothing behind, with either policy
-  ctx.state = before;
+  replaceState(ctx, before);
   ctx.reports = reports;
   ctx.effects = effects;
   run.errors.push({ ruleIndex: i, message: `rule ${i}: ${ctx.error}` });
@@ -105,6 +106,7 @@ async function continueAsync(run: Run, from: number): Promise<ApplyResult> {
   for (let i = from; i < run.actions.length; i++) {
     const action = run.actions[i] as CompiledAction;
     const { state, reports, effects } = ctx;
+    releaseState(ctx);
     let ok: boolean;
     try {
       ok = await action.run(ctx);
@@ -139,6 +141,7 @@ function applyCompiled(
     const action = actions[i] as CompiledAction;
     if (action.isAsync) return continueAsync(run, i);
     const { state, reports, effects } = ctx;
+    releaseState(ctx);
     let ok: boolean;
     try {
       ok = action.run(ctx) as boolean;

@@ -6,8 +6,8 @@ import { FAILED, describeFailure, fail, nowSeconds, propagate, reject } from "./
 import type { ActionSpec, ArgSpec, ExpressionSpec, ValueType } from "./function-spec";
 import { anyArg, argSpecAt } from "./function-spec";
 import { goTypeName } from "./go-compatible-format";
-import { readEntry, withEntry } from "./participant-state";
 import { actionSpec, expressionSpec } from "./registry";
+import { setEntry } from "./state-writes";
 import type { Expression, ExpressionArg } from "./types";
 
 const EXTRA_ARG = anyArg("argument");
@@ -25,13 +25,7 @@ export function recordSubmission(ctx: EvalContext): boolean {
   if (typeof key !== "string" || key === "") return false;
   const arrived = response?.arrivedAt;
   const at = typeof arrived === "number" && Number.isFinite(arrived) && arrived !== 0 ? Math.trunc(arrived) : nowSeconds(ctx);
-  const submissions = ctx.state.lastSubmissions;
-  if (readEntry(submissions, key) !== at) {
-    const next = { ...ctx.state };
-    next.lastSubmissions = withEntry(submissions, key, at);
-    ctx.state = next;
-  }
-  return true;
+  return setEntry(ctx, "lastSubmissions", key, at);
 }
 
 function compileArg(arg: ExpressionArg, slot: ArgSpec): CompiledArg {
@@ -57,6 +51,8 @@ function compileArgs(node: Expression, spec: ExpressionSpec | ActionSpec): Compi
 /** How the ordinary functions get their arguments: in order, each checked against its declared type. */
 interface ArgPlan {
   readonly count: number;
+  /** The argument values when every evaluated argument is a literal (most conditions); reused on every call. */
+  readonly constants: readonly unknown[] | null;
   readonly runs: ReadonlyArray<((ctx: EvalContext) => unknown) | null>;
   readonly asyncAt: readonly boolean[];
   readonly jsTypes: ReadonlyArray<string | undefined>;
@@ -83,7 +79,9 @@ function planArgs(spec: ExpressionSpec | ActionSpec, args: readonly CompiledArg[
     jsTypes.push(JS_TYPES[slot.type]);
     castErrors.push(slot.castError);
   }
-  return { count, runs, asyncAt, jsTypes, castErrors, anyAsync: asyncAt.includes(true) };
+  const literal = args.slice(0, count).every((a, i) => a.role === "literal" && !argSpecAt(spec, i)?.deferred);
+  const constants = literal ? Object.freeze(args.slice(0, count).map((a) => (a.role === "literal" ? a.value : undefined))) : null;
+  return { count, constants, runs, asyncAt, jsTypes, castErrors, anyAsync: asyncAt.includes(true) };
 }
 
 /**
@@ -133,6 +131,9 @@ function compileOrdinaryExpression(spec: ExpressionSpec, args: readonly Compiled
   if (!evaluate) throw new Error(`registry: ${spec.name} has neither evaluate nor compile`);
   const plan = planArgs(spec, args);
   if (!spec.usesServices && !plan.anyAsync) {
+    const constants = plan.constants as unknown[] | null;
+    // literals were type-checked by the validator, so there is nothing to evaluate or check
+    if (constants) return { isAsync: false, run: (ctx) => evaluate(ctx, constants, args) };
     return {
       isAsync: false,
       run: (ctx) => {
@@ -183,13 +184,17 @@ function compileOrdinaryAction(spec: ActionSpec, args: readonly CompiledArg[]): 
   const plan = planArgs(spec, args);
   const prefixError = (ctx: EvalContext): false => reject(ctx, `${name}: ${ctx.error}`);
   if (!spec.usesServices && !plan.anyAsync) {
+    const constants = plan.constants as unknown[] | null;
     return {
       isAsync: false,
       run: (ctx) => {
         const problem = precheck?.(ctx);
         if (problem) return reject(ctx, `${name}: ${problem}`);
-        const values: unknown[] = new Array(plan.count);
-        if (!evaluateArgsSync(ctx, plan, values)) return prefixError(ctx);
+        let values = constants;
+        if (!values) {
+          values = new Array<unknown>(plan.count);
+          if (!evaluateArgsSync(ctx, plan, values)) return prefixError(ctx);
+        }
         return (perform(ctx, values) as boolean) || prefixError(ctx);
       },
     };

@@ -1,4 +1,4 @@
-import { EMPTY_PARTICIPANT, workingState } from "./participant-state";
+import { EMPTY_PARTICIPANT, hasOnlyKnownFields, workingState } from "./participant-state";
 import type { EngineEnv, EngineServices, ParticipantState, Report, SideEffect, StudyEvent } from "./types";
 
 /**
@@ -9,8 +9,9 @@ export const FAILED: unique symbol = Symbol("expression failed");
 export type Failed = typeof FAILED;
 
 /**
- * Everything an evaluation reads and writes. Actions replace `state`, `reports` and `effects` with
- * new objects (copy-on-write), so a snapshot is just the three references.
+ * Everything an evaluation reads and writes. `state` is copied on the first write of a rule (see
+ * state-writes), `reports` and `effects` are replaced on every write, so a snapshot taken at a rule
+ * start is just the three references.
  */
 export interface EvalContext {
   state: ParticipantState;
@@ -23,6 +24,12 @@ export interface EvalContext {
   readonly services: EngineServices;
   /** SUBMIT events record lastSubmissions before every action. */
   readonly isSubmit: boolean;
+  /** The state object the current rule created and may change in place (see state-writes). */
+  ownedState: ParticipantState | null;
+  /** Which of ownedState's maps and lists the current rule created (bit set, see state-writes). */
+  ownedFields: number;
+  /** The state has only the known fields, so copies may be built field by field. */
+  plainState: boolean;
   /** Message of the most recent failure. */
   error: string;
   /** What evaluateExpression reports as the value of a failed expression, if not the typed zero. */
@@ -41,6 +48,9 @@ export function createContext(state: ParticipantState, event: StudyEvent, env: E
     env,
     services: env.services,
     isSubmit: event.type === "SUBMIT",
+    ownedState: null,
+    ownedFields: 0,
+    plainState: hasOnlyKnownFields(state),
     error: "",
     failValue: undefined,
   };

@@ -1,8 +1,11 @@
 import type { EvalContext } from "./eval-context";
+import { releaseState } from "./state-writes";
 
 /** The JSON body posted to external services, shared by externalEventEval and EXTERNAL_EVENT_HANDLER. */
 export function externalEventBody(ctx: EvalContext): unknown {
   const event = ctx.event;
+  // the state leaves the engine here: later writes must not change what was sent
+  releaseState(ctx);
   return {
     participantState: ctx.state,
     eventType: event.type,

@@ -10,6 +10,8 @@ export function formatFixed6(x: number): string {
   if (x === Infinity) return "+Inf";
   if (x === -Infinity) return "-Inf";
   if (Object.is(x, -0)) return "-0.000000";
+  // integers are the common case (counts, timestamps) and toFixed is comparatively slow
+  if (Number.isSafeInteger(x)) return `${x}.000000`;
   // toFixed switches to exponent notation from 1e21 on; such numbers are integers anyway
   if (Math.abs(x) >= 1e21) return `${BigInt(x).toString()}.000000`;
   return x.toFixed(6);

@@ -15,21 +15,6 @@ export function setOwn<T>(target: Record<string, T>, key: string, value: T): voi
   else target[key] = value;
 }
 
-/** A copy of `map` with `key` set; the original is left as it is. */
-export function withEntry<T>(map: Record<string, T>, key: string, value: T): Record<string, T> {
-  const copy: Record<string, T> = { ...map };
-  setOwn(copy, key, value);
-  return copy;
-}
-
-/** A copy of `map` without `key`, or `map` itself when the key is absent. */
-export function withoutEntry<T>(map: Record<string, T>, key: string): Record<string, T> {
-  if (!hasOwn(map, key)) return map;
-  const copy: Record<string, T> = { ...map };
-  delete copy[key];
-  return copy;
-}
-
 export function readEntry<T>(map: Record<string, T>, key: string): T | undefined {
   return hasOwn(map, key) ? map[key] : undefined;
 }
@@ -168,6 +153,13 @@ export function participantStateProblem(value: unknown): string | null {
   return null;
 }
 
+/** True when the state has no fields beyond the ten known ones (a working state has all ten). */
+export function hasOnlyKnownFields(state: ParticipantState): boolean {
+  let count = 0;
+  for (const key in state) if (hasOwn(state, key)) count++;
+  return count === KNOWN_FIELDS.size;
+}
+
 /** What the `incomingState:` expressions read outside a MERGE event. */
 export const EMPTY_PARTICIPANT: ParticipantState = Object.freeze({
   participantId: "",
@@ -197,16 +189,23 @@ const KNOWN_FIELDS = new Set([
   "messages",
 ]);
 
+function ownKeyCount(record: Record<string, unknown>): number {
+  let count = 0;
+  for (const key in record) if (hasOwn(record, key)) count++;
+  return count;
+}
+
 function mapsEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   const ra = isRecord(a) ? a : {};
   const rb = isRecord(b) ? b : {};
-  const keys = Object.keys(ra);
-  if (keys.length !== Object.keys(rb).length) return false;
-  for (const k of keys) {
+  let count = 0;
+  for (const k in ra) {
+    if (!hasOwn(ra, k)) continue;
+    count++;
     if (!hasOwn(rb, k) || !jsonEqual(ra[k], rb[k])) return false;
   }
-  return true;
+  return count === ownKeyCount(rb);
 }
 
 function listsEqual(a: unknown, b: unknown, itemEqual: (x: unknown, y: unknown) => boolean): boolean {
@@ -248,7 +247,7 @@ function jsonEqual(a: unknown, b: unknown): boolean {
 function isEmptyContainer(v: unknown): boolean {
   if (v === null || v === undefined) return true;
   if (Array.isArray(v)) return v.length === 0;
-  return isRecord(v) && Object.keys(v).length === 0;
+  return isRecord(v) && ownKeyCount(v) === 0;
 }
 
 /**
@@ -273,11 +272,11 @@ export function statesEqual(a: ParticipantState, b: ParticipantState): boolean {
   if (!mapsEqual(ra["lastSubmissions"], rb["lastSubmissions"])) return false;
   if (!listsEqual(ra["assignedSurveys"], rb["assignedSurveys"], surveysEqual)) return false;
   if (!listsEqual(ra["messages"], rb["messages"], jsonEqual)) return false;
-  for (const k of Object.keys(ra)) {
-    if (!KNOWN_FIELDS.has(k) && !jsonEqual(ra[k], rb[k])) return false;
+  for (const k in ra) {
+    if (hasOwn(ra, k) && !KNOWN_FIELDS.has(k) && !jsonEqual(ra[k], rb[k])) return false;
   }
-  for (const k of Object.keys(rb)) {
-    if (!KNOWN_FIELDS.has(k) && !hasOwn(ra, k) && !isEmptyContainer(rb[k])) return false;
+  for (const k in rb) {
+    if (hasOwn(rb, k) && !KNOWN_FIELDS.has(k) && !hasOwn(ra, k) && !isEmptyContainer(rb[k])) return false;
   }
   return true;
 }

@@ -4,7 +4,15 @@ import { parseArgs } from "node:util";
 import { DrizzleQueryError, eq } from "drizzle-orm";
 import { z } from "zod";
 import { ConfigError } from "@studyflow/config";
-import { runMigrations, studies, users, type DbHandle, type Executor, type StudyAction, type StudyStatus } from "@studyflow/db";
+import {
+  runMigrations,
+  studies,
+  users,
+  type DbHandle,
+  type Executor,
+  type StudyAction,
+  type StudyStatus,
+} from "@studyflow/db";
 import {
   Conflict,
   DomainError,
@@ -149,7 +157,13 @@ export async function participantsAdd(ctx: CliContext, input: ParticipantsAddInp
   // One transaction, so a clash with existing ids halfway through leaves no partial cohort.
   const added = await translateUniqueViolation(
     ctx.database.db.transaction((tx) =>
-      addSyntheticParticipants(tx, { studyKey: input.studyKey, count: input.count, statuses, enteredAt, idPrefix: prefix }),
+      addSyntheticParticipants(tx, {
+        studyKey: input.studyKey,
+        count: input.count,
+        statuses,
+        enteredAt,
+        idPrefix: prefix,
+      }),
     ),
     `participant ids starting with "${prefix}" already exist in study "${input.studyKey}"; choose another --prefix`,
   );
@@ -195,7 +209,12 @@ export async function userCreate(ctx: CliContext, input: UserCreateInput) {
     `an account with e-mail ${input.email} already exists`,
   );
   const data = {
-    user: { id: user.id, email: user.email, preferredLanguage: user.preferredLanguage, tokenVersion: user.tokenVersion },
+    user: {
+      id: user.id,
+      email: user.email,
+      preferredLanguage: user.preferredLanguage,
+      tokenVersion: user.tokenVersion,
+    },
     profiles: profiles.map((profile) => ({ id: profile.id, alias: profile.alias, mainProfile: profile.mainProfile })),
   };
   ctx.output.result(data, [
@@ -309,7 +328,8 @@ export async function passwordResetToken(ctx: CliContext, input: PasswordResetTo
   const data = {
     token: issued.token,
     resetUrl: link.toString(),
-    expiresAt: expiryOf(now.getTime(), ctx.config.RESET_TOKEN_TTL_SECONDS),
+    // The same instant initiatePasswordReset stored (milliseconds, unlike JWT expiry).
+    expiresAt: new Date(now.getTime() + ctx.config.RESET_TOKEN_TTL_SECONDS * 1000).toISOString(),
   };
   ctx.output.result(data, [
     issued.token,
@@ -429,7 +449,8 @@ class Flags {
     const raw = this.optionalString(name);
     if (raw === undefined) return undefined;
     const items = raw.split(",").map((item) => item.trim());
-    if (items.some((item) => item === "")) throw new UsageError(`--${name} is a comma-separated list without empty items`);
+    if (items.some((item) => item === ""))
+      throw new UsageError(`--${name} is a comma-separated list without empty items`);
     return items;
   }
 
@@ -536,7 +557,12 @@ export const COMMANDS: readonly Command[] = [
     summary: "validate a rules file and store it as the study's next rules version",
     flags: {
       key: { type: "string", value: "KEY", required: true, description: "study key" },
-      rules: { type: "string", value: "FILE", required: true, description: "JSON file holding an array of rule expressions" },
+      rules: {
+        type: "string",
+        value: "FILE",
+        required: true,
+        description: "JSON file holding an array of rule expressions",
+      },
     },
     input: (flags): StudySetRulesInput => ({ key: flags.studyKey("key"), rulesFile: flags.string("rules") }),
     run: studySetRules,
@@ -552,7 +578,11 @@ export const COMMANDS: readonly Command[] = [
         required: true,
         description: `how many, 1 to ${MAX_SYNTHETIC_PARTICIPANTS}`,
       },
-      statuses: { type: "string", value: "S1,S2,…", description: "study statuses assigned round-robin (default active)" },
+      statuses: {
+        type: "string",
+        value: "S1,S2,…",
+        description: "study statuses assigned round-robin (default active)",
+      },
       prefix: { type: "string", value: "P", description: "participant id prefix; ids are P + 9 digits (default p)" },
     },
     input: (flags): ParticipantsAddInput => {
@@ -601,7 +631,12 @@ export const COMMANDS: readonly Command[] = [
     name: "permission:grant",
     summary: "give a management subject a right on one study or on all",
     flags: {
-      subject: { type: "string", value: "S", required: true, description: "subject (the `sub` of its management tokens)" },
+      subject: {
+        type: "string",
+        value: "S",
+        required: true,
+        description: "subject (the `sub` of its management tokens)",
+      },
       study: { type: "string", value: "KEY|*", required: true, description: "study key, or * for every study" },
       action: {
         type: "string",
@@ -740,7 +775,9 @@ function synopsis(command: Command): string {
 
 function flagLines(command: Command): string[] {
   const entries = Object.entries({ ...command.flags, json: JSON_FLAG });
-  const labels = entries.map(([flag, spec]) => (spec.type === "boolean" ? `--${flag}` : `--${flag} ${spec.value ?? "VALUE"}`));
+  const labels = entries.map(([flag, spec]) =>
+    spec.type === "boolean" ? `--${flag}` : `--${flag} ${spec.value ?? "VALUE"}`,
+  );
   const width = Math.max(...labels.map((label) => label.length));
   return entries.map(([, spec], index) => `      ${(labels[index] ?? "").padEnd(width)}  ${spec.description}`);
 }
@@ -780,7 +817,8 @@ const INPUT_ERROR_KINDS = new Set<DomainError["kind"]>(["invalid", "not-found", 
  */
 export function describeFailure(error: unknown): Failure {
   if (error instanceof UsageError) return { exitCode: 1, message: error.message };
-  if (error instanceof ConfigError) return { exitCode: 1, message: `invalid configuration: ${error.issues.join("; ")}` };
+  if (error instanceof ConfigError)
+    return { exitCode: 1, message: `invalid configuration: ${error.issues.join("; ")}` };
   if (error instanceof DomainError) {
     return { exitCode: INPUT_ERROR_KINDS.has(error.kind) ? 1 : 2, message: error.message };
   }

@@ -64,7 +64,9 @@ export function createCapturedOutput(json: boolean) {
 }
 
 /** Label/value pairs as aligned lines; absent values are left out rather than printed as "undefined". */
-export function fieldLines(fields: ReadonlyArray<readonly [label: string, value: string | number | boolean | null | undefined]>): string[] {
+export function fieldLines(
+  fields: ReadonlyArray<readonly [label: string, value: string | number | boolean | null | undefined]>,
+): string[] {
   const shown = fields.filter((field): field is readonly [string, string | number | boolean] => field[1] != null);
   const width = Math.max(0, ...shown.map(([label]) => label.length));
   return shown.map(([label, value]) => `${label.padEnd(width)}  ${String(value)}`);

@@ -61,7 +61,7 @@ export async function addSyntheticParticipants(db: Executor, input: SyntheticPar
     await db.execute(sql`
       insert into participants (study_key, participant_id, study_status, entered_at, modified_at)
       select ${input.studyKey}, ${prefix} || lpad(i::text, 9, '0'),
-             (${statuses}::text[])[1 + (i % ${statuses.length})], ${input.enteredAt}, ${input.enteredAt}
+             ${JSON.stringify(statuses)}::text::jsonb ->> (i % ${statuses.length}), ${input.enteredAt}, ${input.enteredAt}
       from generate_series(${start}::int, ${end - 1}::int) as i`);
   }
   return input.count;

@@ -5,6 +5,7 @@ import { nowSeconds, reject } from "../eval-context";
 import { actionFamily, optional, strArg } from "../function-spec";
 import { externalEventBody, externalRoute } from "../external-event";
 import { normalizeParticipantState, participantStateProblem } from "../participant-state";
+import { replaceState } from "../state-writes";
 import type { ParticipantState, Report, ReportData } from "../types";
 
 const PARSE = "could not parse arguments";
@@ -66,7 +67,7 @@ function applyReply(ctx: EvalContext, reply: unknown): boolean {
     reports = parsed;
   }
   // both parts are checked before either is applied, so a bad reply changes nothing
-  if (nextState) ctx.state = nextState;
+  if (nextState) replaceState(ctx, nextState);
   if (reports) ctx.reports = [...reports, ...ctx.reports];
   return true;
 }

@@ -6,7 +6,7 @@ import { actionFamily, anyArg, numArg, optional, strArg } from "../function-spec
 import { formatValueV } from "../go-compatible-format";
 import { setOwn } from "../participant-state";
 import type { SideEffect } from "../types";
-import { updateState } from "./participant-actions";
+import { appendItem, keepItems, replaceContainer } from "../state-writes";
 
 const PARSE = "could not parse arguments";
 
@@ -33,23 +33,20 @@ export const messageActions = actionFamily("message", [
     summary: "schedules a message {id (env.newId), type, scheduledFor}",
     args: [strArg("messageType", PARSE), numArg("scheduledFor", PARSE)],
     perform: (ctx, [type, at]) =>
-      updateState(ctx, "messages", [
-        ...ctx.state.messages,
-        { id: ctx.env.newId(), type: type as string, scheduledFor: Math.trunc(at as number) },
-      ]),
+      appendItem(ctx, "messages", { id: ctx.env.newId(), type: type as string, scheduledFor: Math.trunc(at as number) }),
   },
   {
     name: "REMOVE_ALL_MESSAGES",
     summary: "messages = []; arguments are ignored",
     rest: (i) => anyArg(`ignored${i}`, { optional: true }),
     evaluatedArgs: () => 0,
-    perform: (ctx) => updateState(ctx, "messages", []),
+    perform: (ctx) => replaceContainer(ctx, "messages", []),
   },
   {
     name: "REMOVE_MESSAGES_BY_TYPE",
     summary: "removes the scheduled messages of the type",
     args: [strArg("messageType", PARSE)],
-    perform: (ctx, [type]) => updateState(ctx, "messages", ctx.state.messages.filter((m) => m.type !== type)),
+    perform: (ctx, [type]) => keepItems(ctx, "messages", (m) => m.type !== type),
   },
   {
     name: "NOTIFY_RESEARCHER",

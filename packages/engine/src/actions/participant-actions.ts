@@ -3,19 +3,7 @@ import type { EvalContext } from "../eval-context";
 import { nowSeconds } from "../eval-context";
 import { actionFamily, anyArg, optional, strArg } from "../function-spec";
 import { formatFixed6 } from "../go-compatible-format";
-import { withEntry, withoutEntry } from "../participant-state";
-import type { ParticipantState } from "../types";
-
-/**
- * Replaces one field of the state; the previous object stays untouched for snapshots and the
- * caller. A single spread keeps fields the engine does not know about (e.g. hashedAccountID).
- */
-export function updateState<K extends keyof ParticipantState>(ctx: EvalContext, field: K, value: ParticipantState[K]): true {
-  const next = { ...ctx.state };
-  next[field] = value;
-  ctx.state = next;
-  return true;
-}
+import { deleteEntry, replaceContainer, setEntry, setScalar } from "../state-writes";
 
 /** How the reference turned a value into flag text: numbers with six decimals ("1.000000"). */
 export function flagText(value: unknown): string {
@@ -40,39 +28,39 @@ export const participantActions = actionFamily("participant", [
     name: "UPDATE_STUDY_STATUS",
     summary: "sets studyStatus to any string",
     args: [strArg("status", "could not parse argument")],
-    perform: (ctx, [status]) => updateState(ctx, "studyStatus", status as string),
+    perform: (ctx, [status]) => setScalar(ctx, "studyStatus", status as string),
   },
   {
     name: "START_NEW_STUDY_SESSION",
     summary: "currentStudySession = hex(now in seconds) + 8 random hex digits; arguments are ignored",
     rest: (i) => anyArg(`ignored${i}`, { optional: true }),
     evaluatedArgs: () => 0,
-    perform: (ctx) => updateState(ctx, "currentStudySession", nowSeconds(ctx).toString(16) + randomHex(ctx, 4)),
+    perform: (ctx) => setScalar(ctx, "currentStudySession", nowSeconds(ctx).toString(16) + randomHex(ctx, 4)),
   },
   {
     name: "UPDATE_FLAG",
     summary: 'sets a flag; numbers become six-decimal text ("1.000000"), booleans "true"/"false", other values ""',
     args: [strArg("key", "could not parse flag key"), anyArg("value")],
-    perform: (ctx, [key, value]) => updateState(ctx, "flags", withEntry(ctx.state.flags, key as string, flagText(value))),
+    perform: (ctx, [key, value]) => setEntry(ctx, "flags", key as string, flagText(value)),
   },
   {
     name: "REMOVE_FLAG",
     summary: "removes a flag",
     args: [strArg("key", "could not parse key")],
-    perform: (ctx, [key]) => updateState(ctx, "flags", withoutEntry(ctx.state.flags, key as string)),
+    perform: (ctx, [key]) => deleteEntry(ctx, "flags", key as string),
   },
   {
     name: "SET_LINKING_CODE",
     summary: "sets linkingCodes[key]",
     args: [strArg("key", "could not parse key"), strArg("value", "could not parse value")],
     perform: (ctx, [key, value]) =>
-      updateState(ctx, "linkingCodes", withEntry(ctx.state.linkingCodes, key as string, value as string)),
+      setEntry(ctx, "linkingCodes", key as string, value as string),
   },
   {
     name: "DELETE_LINKING_CODE",
     summary: "removes one linking code, or all of them without an argument",
     args: [optional(strArg("key", "could not parse key"))],
     perform: (ctx, args) =>
-      updateState(ctx, "linkingCodes", args.length === 0 ? {} : withoutEntry(ctx.state.linkingCodes, args[0] as string)),
+      args.length === 0 ? replaceContainer(ctx, "linkingCodes", {}) : deleteEntry(ctx, "linkingCodes", args[0] as string),
   },
 ]);

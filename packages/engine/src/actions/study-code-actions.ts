@@ -1,7 +1,6 @@
 // Study code lists behind the service port.
 import { actionFamily, optional, strArg } from "../function-spec";
-import { withEntry, withoutEntry } from "../participant-state";
-import { updateState } from "./participant-actions";
+import { deleteEntry, setEntry } from "../state-writes";
 
 const PARSE = "could not parse arguments";
 
@@ -25,12 +24,9 @@ export const studyCodeActions = actionFamily("study codes", [
       const listKey = args[0] as string;
       const key = args.length > 1 ? (args[1] as string) : listKey;
       const code = await ctx.services.drawCode(listKey);
-      const codes = ctx.state.linkingCodes;
-      return updateState(
-        ctx,
-        "linkingCodes",
-        typeof code === "string" && code !== "" ? withEntry(codes, key, code) : withoutEntry(codes, key),
-      );
+      return typeof code === "string" && code !== ""
+        ? setEntry(ctx, "linkingCodes", key, code)
+        : deleteEntry(ctx, "linkingCodes", key);
     },
   },
 ]);

@@ -3,8 +3,7 @@ import type { EvalContext } from "../eval-context";
 import { reject } from "../eval-context";
 import { actionFamily, numArg, optional, strArg } from "../function-spec";
 import { formatPaddedCounter } from "../go-compatible-format";
-import { withEntry } from "../participant-state";
-import { updateState } from "./participant-actions";
+import { setEntry } from "../state-writes";
 
 /** Wider padding cannot be meant, and a huge one would allocate a huge string. */
 const MAX_PADDING = 64;
@@ -24,7 +23,7 @@ function counterInto(field: "flags" | "linkingCodes") {
   return async (ctx: EvalContext, args: unknown[]): Promise<boolean> => {
     const text = await nextCounterText(ctx, args);
     if (text === null) return false;
-    return updateState(ctx, field, withEntry(ctx.state[field], args[1] as string, text));
+    return setEntry(ctx, field, args[1] as string, text);
   };
 }
 

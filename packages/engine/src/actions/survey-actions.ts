@@ -1,7 +1,7 @@
 // Assigned surveys.
 import { reject } from "../eval-context";
 import { actionFamily, anyArg, strArg } from "../function-spec";
-import { updateState } from "./participant-actions";
+import { appendItem, keepItems, replaceContainer } from "../state-writes";
 
 const PARSE = "could not parse arguments";
 const POSITIONS = ["first", "last"] as const;
@@ -15,15 +15,17 @@ export const surveyActions = actionFamily("survey", [
     summary: "appends {surveyKey, validFrom, validUntil, category}; non-number times become 0; duplicates allowed",
     args: [strArg("surveyKey", PARSE), anyArg("validFrom"), anyArg("validUntil"), strArg("category", PARSE)],
     perform: (ctx, [surveyKey, from, until, category]) =>
-      updateState(ctx, "assignedSurveys", [
-        ...ctx.state.assignedSurveys,
-        { surveyKey: surveyKey as string, validFrom: seconds(from), validUntil: seconds(until), category: category as string },
-      ]),
+      appendItem(ctx, "assignedSurveys", {
+        surveyKey: surveyKey as string,
+        validFrom: seconds(from),
+        validUntil: seconds(until),
+        category: category as string,
+      }),
   },
   {
     name: "REMOVE_ALL_SURVEYS",
     summary: "assignedSurveys = [] (takes no arguments)",
-    perform: (ctx) => updateState(ctx, "assignedSurveys", []),
+    perform: (ctx) => replaceContainer(ctx, "assignedSurveys", []),
   },
   {
     name: "REMOVE_SURVEY_BY_KEY",
@@ -35,8 +37,7 @@ export const surveyActions = actionFamily("survey", [
       if (position === "first") index = surveys.findIndex((s) => s.surveyKey === surveyKey);
       else if (position === "last") index = surveys.findLastIndex((s) => s.surveyKey === surveyKey);
       else return reject(ctx, "position not known");
-      if (index < 0) return true;
-      return updateState(ctx, "assignedSurveys", surveys.filter((_, i) => i !== index));
+      return index < 0 ? true : keepItems(ctx, "assignedSurveys", (_, i) => i !== index);
     },
   },
   {
@@ -44,6 +45,6 @@ export const surveyActions = actionFamily("survey", [
     summary: "removes every assignment with the key",
     args: [strArg("surveyKey", PARSE)],
     perform: (ctx, [surveyKey]) =>
-      updateState(ctx, "assignedSurveys", ctx.state.assignedSurveys.filter((s) => s.surveyKey !== surveyKey)),
+      keepItems(ctx, "assignedSurveys", (s) => s.surveyKey !== surveyKey),
   },
 ]);

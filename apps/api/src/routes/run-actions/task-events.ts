@@ -1,0 +1,68 @@
+import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { streamSSE } from "hono/streaming";
+import { TERMINAL_STATUSES, assertStudyPermission, getVisibleTask, toApiTask } from "@studyflow/domain";
+import { managementOf, type AppEnv } from "../../app-env";
+import type { AppDeps } from "../../deps";
+import { MANAGEMENT_SECURITY, authErrors, errorResponse, keyString } from "../schemas";
+
+/**
+ * How often the stream looks at the task. Workers commit progress every batch (tens of ms), so
+ * a quarter second is "live" to a person while costing one indexed read per watcher.
+ */
+const POLL_INTERVAL_MS = 250;
+/** Streams end after this long even if the task is still running; clients reconnect. */
+const MAX_STREAM_MS = 30 * 60_000;
+
+const route = createRoute({
+  method: "get",
+  path: "/v1/studies/{studyKey}/run-actions/participants/task/{taskID}/events",
+  tags: ["run-actions"],
+  summary: "Server-Sent Events: the task on every change until it ends",
+  description: "Each `task` event carries `{task}`. The stream closes after the task reaches a final status.",
+  security: MANAGEMENT_SECURITY,
+  request: {
+    params: z.object({
+      studyKey: keyString("studyKey").openapi({ param: { name: "studyKey", in: "path" } }),
+      taskID: z
+        .string()
+        .min(1)
+        .max(100)
+        .openapi({ param: { name: "taskID", in: "path" } }),
+    }),
+  },
+  responses: {
+    200: { description: "event stream", content: { "text/event-stream": { schema: z.string() } } },
+    ...authErrors,
+    404: errorResponse("no such task in this study"),
+  },
+});
+
+export function registerTaskEvents(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
+  const db = deps.database.db;
+  router.openapi(route, async (c) => {
+    const { studyKey, taskID } = c.req.valid("param");
+    const who = managementOf(c);
+    await assertStudyPermission(db, who, studyKey, "run-study-action");
+    // Checked before the stream starts, so a missing or foreign task is a proper 404/403.
+    await getVisibleTask(db, studyKey, taskID, who);
+    return streamSSE(c, async (stream) => {
+      let aborted = false;
+      stream.onAbort(() => {
+        aborted = true;
+      });
+      const started = Date.now();
+      let last = "";
+      let id = 0;
+      while (!aborted && Date.now() - started < MAX_STREAM_MS) {
+        const task = toApiTask(await getVisibleTask(db, studyKey, taskID, who));
+        const snapshot = JSON.stringify({ task });
+        if (snapshot !== last) {
+          last = snapshot;
+          await stream.writeSSE({ event: "task", data: snapshot, id: String(id++) });
+        }
+        if (TERMINAL_STATUSES.includes(task.status)) break;
+        await stream.sleep(POLL_INTERVAL_MS);
+      }
+    });
+  });
+}

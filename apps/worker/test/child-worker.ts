@@ -1,0 +1,24 @@
+// A worker process for the crash tests: the real runtime, with small batches so a task takes
+// long enough to be killed in the middle, and short locks so a successor takes over quickly.
+import { pino } from "pino";
+import { createDb } from "@studyflow/db";
+import { createRedisConnection } from "@studyflow/queue";
+import { startWorkerRuntime } from "../src/runtime";
+
+const env = process.env;
+const database = createDb(env.DATABASE_URL ?? "", { max: 3 });
+startWorkerRuntime({
+  database,
+  connection: createRedisConnection(env.REDIS_URL ?? "", "worker"),
+  producerConnection: createRedisConnection(env.REDIS_URL ?? "", "producer"),
+  prefix: env.QUEUE_PREFIX ?? "",
+  concurrency: 1,
+  resultDir: env.RESULT_DIR ?? "",
+  logger: pino({ level: "silent" }),
+  batchSize: Number(env.BATCH_SIZE ?? 25),
+  chunkSize: Number(env.CHUNK_SIZE ?? 1_000_000),
+  lockDurationMs: 2_000,
+  stalledIntervalMs: 1_000,
+  sweep: false,
+});
+process.stdout.write("ready\n");

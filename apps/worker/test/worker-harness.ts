@@ -1,0 +1,117 @@
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { Queue } from "bullmq";
+import { eq } from "drizzle-orm";
+import { pino } from "pino";
+import { tasks } from "@studyflow/db";
+import { createRunActionsTask, createStudy, setStudyRules, type TaskRow } from "@studyflow/domain";
+import type { Expression } from "@studyflow/engine";
+import { RUN_ACTIONS_QUEUE, createRedisConnection, runActionsJobOptions, taskJobId, type RunActionsJob } from "@studyflow/queue";
+import { createTestDatabase, deletePrefix, testRedisUrl, uniqueQueuePrefix, type TestDatabase } from "@studyflow/testkit";
+import { startWorkerRuntime, type WorkerRuntime, type WorkerRuntimeDeps } from "../src/runtime";
+
+/** Builders of the expression JSON. */
+export const str = (value: string) => ({ dtype: "str", str: value });
+export const num = (value: number) => ({ dtype: "num", num: value });
+export const exp = (expression: Expression) => ({ dtype: "exp", exp: expression });
+export const call = (name: string, ...data: ReturnType<typeof str | typeof num | typeof exp>[]): Expression => ({
+  name,
+  data,
+});
+export const onCustom = (...actions: Expression[]): Expression =>
+  call("IFTHEN", exp(call("checkEventType", str("CUSTOM"))), ...actions.map(exp));
+
+export interface WorkerHarness {
+  database: TestDatabase;
+  prefix: string;
+  resultDir: string;
+  queue: Queue;
+  runtimes: WorkerRuntime[];
+  /** Starts an in-process worker; `redisName` names its Redis connections (to find and cut them). */
+  start: (overrides?: Partial<WorkerRuntimeDeps> & { redisName?: string }) => WorkerRuntime;
+  createTask: (studyKey: string, rules: Expression[], dryRun?: boolean) => Promise<string>;
+  task: (taskId: string) => Promise<TaskRow>;
+  waitForTask: (taskId: string, statuses: string[], timeoutMs?: number) => Promise<TaskRow>;
+  close: () => Promise<void>;
+}
+
+const silent = pino({ level: "silent" });
+
+export async function createWorkerHarness(): Promise<WorkerHarness> {
+  const database = await createTestDatabase();
+  const prefix = uniqueQueuePrefix();
+  const resultDir = await mkdtemp(path.join(tmpdir(), "sf-worker-results-"));
+  const producer = createRedisConnection(testRedisUrl, "producer");
+  const queue = new Queue(RUN_ACTIONS_QUEUE, { connection: producer, prefix });
+  const runtimes: WorkerRuntime[] = [];
+  const connections: { disconnect: () => void }[] = [producer];
+
+  const harness: WorkerHarness = {
+    database,
+    prefix,
+    resultDir,
+    queue,
+    runtimes,
+    start: ({ redisName, ...overrides } = {}) => {
+      const named = redisName ? { connectionName: redisName } : {};
+      const connection = createRedisConnection(testRedisUrl, "worker", named);
+      const producerConnection = createRedisConnection(testRedisUrl, "producer", named);
+      connections.push(connection, producerConnection);
+      const runtime = startWorkerRuntime({
+        database,
+        connection,
+        producerConnection,
+        prefix,
+        concurrency: 2,
+        resultDir,
+        logger: silent,
+        sweep: false,
+        ...overrides,
+      });
+      runtimes.push(runtime);
+      return runtime;
+    },
+    createTask: async (studyKey, rules, dryRun = false) => {
+      const task = await createRunActionsTask(
+        database.db,
+        { studyKey, rules, dryRun, createdBy: "tester" },
+        async (taskId) => {
+          const job: RunActionsJob = { kind: "task", taskId };
+          await queue.add(RUN_ACTIONS_QUEUE, job, { ...runActionsJobOptions, jobId: taskJobId(taskId) });
+        },
+      );
+      return task.id;
+    },
+    task: async (taskId) => {
+      const [row] = await database.db.select().from(tasks).where(eq(tasks.id, taskId));
+      if (!row) throw new Error(`task ${taskId} not found`);
+      return row;
+    },
+    waitForTask: async (taskId, statuses, timeoutMs = 60_000) => {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const row = await harness.task(taskId);
+        if (statuses.includes(row.status)) return row;
+        if (Date.now() > deadline) {
+          throw new Error(`task ${taskId} is ${row.status} (${row.processedCount}/${row.targetCount}), not ${statuses.join("|")}`);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    },
+    close: async () => {
+      await Promise.all(runtimes.map((runtime) => runtime.close(5_000)));
+      await queue.close();
+      await deletePrefix(producer, prefix);
+      for (const connection of connections) connection.disconnect();
+      await database.drop();
+    },
+  };
+  return harness;
+}
+
+export async function studyWithRules(harness: WorkerHarness, key: string, rules?: Expression[]) {
+  const study = await createStudy(harness.database.db, { key });
+  if (rules) await setStudyRules(harness.database.db, key, rules, "test");
+  return study;
+}
