@@ -37,6 +37,7 @@ describe("migrations", () => {
       "studies",
       "study_code_lists",
       "study_counters",
+      "study_participant_counts",
       "study_rules",
       "study_variables",
       "survey_responses",
@@ -56,6 +57,35 @@ describe("migrations", () => {
       const [row] = await sql<{ count: number }[]>`select count(*)::int as count from drizzle.__drizzle_migrations`;
       const journal = (await import("../migrations/meta/_journal.json", { with: { type: "json" } })).default;
       expect(row?.count).toBe(journal.entries.length);
+    } finally {
+      await sql.end();
+    }
+  });
+});
+
+describe("participant counts", () => {
+  it("stay exact through inserts, status changes, unrelated updates and deletes", async () => {
+    const database = await createEmptyDatabase();
+    cleanups.push(database.drop);
+    await runMigrations(database.url);
+    const sql = postgres(database.url, { max: 1, onnotice: () => undefined });
+    try {
+      const counts = async () =>
+        Object.fromEntries(
+          (
+            await sql<{ study_status: string; count: string }[]>`
+              select study_status, count from study_participant_counts where study_key = 's' and count <> 0 order by 1`
+          ).map((row) => [row.study_status, Number(row.count)]),
+        );
+      await sql`insert into studies (key, secret) values ('s', 'secret-secret-secret')`;
+      await sql`insert into participants (study_key, participant_id, study_status, entered_at, modified_at)
+        select 's', 'p' || i, case when i % 3 = 0 then 'temporary' else 'active' end, 0, 0 from generate_series(1, 30) i`;
+      expect(await counts()).toEqual({ active: 20, temporary: 10 });
+      await sql`update participants set study_status = 'exited' where participant_id in ('p1', 'p2')`;
+      await sql`update participants set flags = '{"a":"b"}', study_status = study_status`;
+      expect(await counts()).toEqual({ active: 18, exited: 2, temporary: 10 });
+      await sql`delete from participants where study_status = 'temporary'`;
+      expect(await counts()).toEqual({ active: 18, exited: 2 });
     } finally {
       await sql.end();
     }

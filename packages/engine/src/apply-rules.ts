@@ -4,7 +4,7 @@
 import { compileAction, compileExpression } from "./compiler";
 import type { CompiledAction, EvalContext } from "./eval-context";
 import { FAILED, createContext, describeFailure } from "./eval-context";
-import { statesEqual, workingState } from "./participant-state";
+import { plainStatesEqual, statesEqual, workingState } from "./participant-state";
 import { expressionSpec } from "./registry";
 import { releaseState, replaceState } from "./state-writes";
 import type {
@@ -66,7 +66,7 @@ interface Run {
   readonly ctx: EvalContext;
   readonly stopOnError: boolean;
   readonly changedPerRule: boolean[];
-  readonly errors: RuleError[];
+  errors: RuleError[] | null;
 }
 
 function internalError(ctx: EvalContext, error: unknown): false {
@@ -76,24 +76,35 @@ function internalError(ctx: EvalContext, error: unknown): false {
 }
 
 /** Books the outcome of rule i; returns false when processing must stop. */
-function settle(run: Run, i: number, ok: boolean, before: ParticipantState, reports: Report[], effects: SideEffect[]): boolean {
+function settle(
+  run: Run,
+  i: number,
+  ok: boolean,
+  before: ParticipantState,
+  plainBefore: boolean,
+  reports: Report[],
+  effects: SideEffect[],
+): boolean {
   const ctx = run.ctx;
   if (ok) {
-    run.changedPerRule[i] = ctx.state !== before && !statesEqual(before, ctx.state);
+    if (ctx.state !== before) {
+      const equal = plainBefore && ctx.plainState ? plainStatesEqual(before, ctx.state) : statesEqual(before, ctx.state);
+      run.changedPerRule[i] = !equal;
+    }
     return true;
   }
   // a failed rule leaves nothing behind, with either policy
   replaceState(ctx, before);
   ctx.reports = reports;
   ctx.effects = effects;
-  run.errors.push({ ruleIndex: i, message: `rule ${i}: ${ctx.error}` });
+  (run.errors ??= []).push({ ruleIndex: i, message: `rule ${i}: ${ctx.error}` });
   return !run.stopOnError;
 }
 
 function finish(run: Run): ApplyResult {
   const { ctx, errors } = run;
   const result: ApplyResult = { state: ctx.state, reports: ctx.reports, effects: ctx.effects, changedPerRule: run.changedPerRule };
-  if (errors.length > 0) {
+  if (errors) {
     result.error = errors[0];
     result.errors = errors;
   }
@@ -105,7 +116,7 @@ async function continueAsync(run: Run, from: number): Promise<ApplyResult> {
   const ctx = run.ctx;
   for (let i = from; i < run.actions.length; i++) {
     const action = run.actions[i] as CompiledAction;
-    const { state, reports, effects } = ctx;
+    const { state, reports, effects, plainState } = ctx;
     releaseState(ctx);
     let ok: boolean;
     try {
@@ -113,7 +124,7 @@ async function continueAsync(run: Run, from: number): Promise<ApplyResult> {
     } catch (error) {
       ok = internalError(ctx, error);
     }
-    if (!settle(run, i, ok, state, reports, effects)) break;
+    if (!settle(run, i, ok, state, plainState, reports, effects)) break;
   }
   return finish(run);
 }
@@ -135,12 +146,12 @@ function applyCompiled(
     ctx,
     stopOnError: options?.onRuleError !== "continue",
     changedPerRule: new Array<boolean>(actions.length).fill(false),
-    errors: [],
+    errors: null,
   };
   for (let i = 0; i < actions.length; i++) {
     const action = actions[i] as CompiledAction;
     if (action.isAsync) return continueAsync(run, i);
-    const { state, reports, effects } = ctx;
+    const { state, reports, effects, plainState } = ctx;
     releaseState(ctx);
     let ok: boolean;
     try {
@@ -148,7 +159,7 @@ function applyCompiled(
     } catch (error) {
       ok = internalError(ctx, error);
     }
-    if (!settle(run, i, ok, state, reports, effects)) break;
+    if (!settle(run, i, ok, state, plainState, reports, effects)) break;
   }
   return finish(run);
 }

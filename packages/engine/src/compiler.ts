@@ -80,7 +80,8 @@ function planArgs(spec: ExpressionSpec | ActionSpec, args: readonly CompiledArg[
     castErrors.push(slot.castError);
   }
   const literal = args.slice(0, count).every((a, i) => a.role === "literal" && !argSpecAt(spec, i)?.deferred);
-  const constants = literal ? Object.freeze(args.slice(0, count).map((a) => (a.role === "literal" ? a.value : undefined))) : null;
+  // shared by every call: implementations read their arguments and never change them
+  const constants = literal ? args.slice(0, count).map((a) => (a.role === "literal" ? a.value : undefined)) : null;
   return { count, constants, runs, asyncAt, jsTypes, castErrors, anyAsync: asyncAt.includes(true) };
 }
 
@@ -126,6 +127,12 @@ async function evaluateArgsAsync(ctx: EvalContext, plan: ArgPlan, values: unknow
   return true;
 }
 
+/** The one argument of a one-argument function (not, neg, …), to skip the generic loop. */
+function singleArgument(plan: ArgPlan): [(ctx: EvalContext) => unknown, string | undefined, string] | null {
+  const run = plan.runs[0];
+  return plan.count === 1 && run ? [run, plan.jsTypes[0], plan.castErrors[0] as string] : null;
+}
+
 function compileOrdinaryExpression(spec: ExpressionSpec, args: readonly CompiledArg[]): CompiledExpression {
   const evaluate = spec.evaluate;
   if (!evaluate) throw new Error(`registry: ${spec.name} has neither evaluate nor compile`);
@@ -134,6 +141,18 @@ function compileOrdinaryExpression(spec: ExpressionSpec, args: readonly Compiled
     const constants = plan.constants as unknown[] | null;
     // literals were type-checked by the validator, so there is nothing to evaluate or check
     if (constants) return { isAsync: false, run: (ctx) => evaluate(ctx, constants, args) };
+    const single = singleArgument(plan);
+    if (single) {
+      const [run0, type0, castError0] = single;
+      return {
+        isAsync: false,
+        run: (ctx) => {
+          const v = run0(ctx);
+          if (v === FAILED) return propagate(ctx);
+          return type0 !== undefined && typeof v !== type0 ? fail(ctx, castError0) : evaluate(ctx, [v], args);
+        },
+      };
+    }
     return {
       isAsync: false,
       run: (ctx) => {

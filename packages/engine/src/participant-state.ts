@@ -91,21 +91,32 @@ export function workingState(input: unknown): ParticipantState {
   return normalizeParticipantState({ ...source, participantId: str(source["participantId"]) });
 }
 
-function isWellFormed(s: unknown): s is ParticipantState {
-  if (!isRecord(s)) return false;
+const isObject = (v: unknown): boolean => typeof v === "object" && v !== null;
+
+function allObjects(list: unknown[]): boolean {
+  for (let i = 0; i < list.length; i++) if (!isObject(list[i])) return false;
+  return true;
+}
+
+/** Runs once per participant and event, so it checks types without allocating. */
+function isWellFormed(input: unknown): input is ParticipantState {
+  if (!isObject(input)) return false;
+  const s = input as Record<string, unknown>;
+  const surveys = s["assignedSurveys"];
+  const messages = s["messages"];
   return (
     typeof s["participantId"] === "string" &&
     typeof s["currentStudySession"] === "string" &&
     typeof s["enteredAt"] === "number" &&
     typeof s["modifiedAt"] === "number" &&
     typeof s["studyStatus"] === "string" &&
-    isRecord(s["flags"]) &&
-    isRecord(s["linkingCodes"]) &&
-    Array.isArray(s["assignedSurveys"]) &&
-    isRecord(s["lastSubmissions"]) &&
-    Array.isArray(s["messages"]) &&
-    s["assignedSurveys"].every(isRecord) &&
-    s["messages"].every(isRecord)
+    isObject(s["flags"]) &&
+    isObject(s["linkingCodes"]) &&
+    isObject(s["lastSubmissions"]) &&
+    Array.isArray(surveys) &&
+    Array.isArray(messages) &&
+    allObjects(surveys) &&
+    allObjects(messages)
   );
 }
 
@@ -258,6 +269,22 @@ export function statesEqual(a: ParticipantState, b: ParticipantState): boolean {
   if (a === b) return true;
   const ra: Record<string, unknown> = isRecord(a) ? a : {};
   const rb: Record<string, unknown> = isRecord(b) ? b : {};
+  if (!knownFieldsEqual(ra, rb)) return false;
+  for (const k in ra) {
+    if (hasOwn(ra, k) && !KNOWN_FIELDS.has(k) && !jsonEqual(ra[k], rb[k])) return false;
+  }
+  for (const k in rb) {
+    if (hasOwn(rb, k) && !KNOWN_FIELDS.has(k) && !hasOwn(ra, k) && !isEmptyContainer(rb[k])) return false;
+  }
+  return true;
+}
+
+/** statesEqual for two states known to have no fields beyond the known ones. */
+export function plainStatesEqual(a: ParticipantState, b: ParticipantState): boolean {
+  return a === b || knownFieldsEqual(a as unknown as Record<string, unknown>, b as unknown as Record<string, unknown>);
+}
+
+function knownFieldsEqual(ra: Record<string, unknown>, rb: Record<string, unknown>): boolean {
   if (
     ra["participantId"] !== rb["participantId"] ||
     ra["currentStudySession"] !== rb["currentStudySession"] ||
@@ -271,12 +298,5 @@ export function statesEqual(a: ParticipantState, b: ParticipantState): boolean {
   if (!mapsEqual(ra["linkingCodes"], rb["linkingCodes"])) return false;
   if (!mapsEqual(ra["lastSubmissions"], rb["lastSubmissions"])) return false;
   if (!listsEqual(ra["assignedSurveys"], rb["assignedSurveys"], surveysEqual)) return false;
-  if (!listsEqual(ra["messages"], rb["messages"], jsonEqual)) return false;
-  for (const k in ra) {
-    if (hasOwn(ra, k) && !KNOWN_FIELDS.has(k) && !jsonEqual(ra[k], rb[k])) return false;
-  }
-  for (const k in rb) {
-    if (hasOwn(rb, k) && !KNOWN_FIELDS.has(k) && !hasOwn(ra, k) && !isEmptyContainer(rb[k])) return false;
-  }
-  return true;
+  return listsEqual(ra["messages"], rb["messages"], jsonEqual);
 }

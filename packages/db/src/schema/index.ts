@@ -9,3 +9,4 @@ export * from "./outgoing-messages";
 export * from "./tasks";
 export * from "./users";
 export * from "./permissions";
+export * from "./study-participant-counts";

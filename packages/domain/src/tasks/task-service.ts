@@ -1,5 +1,5 @@
 import { and, eq, inArray, notInArray, sql } from "drizzle-orm";
-import { participants, tasks, type Database, type Executor, type RunActionsInput, type TaskStatus } from "@studyflow/db";
+import { studyParticipantCounts, tasks, type Database, type Executor, type RunActionsInput, type TaskStatus } from "@studyflow/db";
 import type { ManagementSubject } from "../access/permissions";
 import { Conflict, Forbidden, NotFound, Unavailable } from "../errors";
 import { getStudy } from "../studies/study-repository";
@@ -40,11 +40,17 @@ export const EXCLUDED_FROM_BULK = ["accountDeleted", "temporary"] as const;
 
 export const TERMINAL_STATUSES: readonly TaskStatus[] = ["completed", "failed", "canceled"];
 
+/** One indexed read of the trigger-maintained counts, however large the study. */
 export async function countEligibleParticipants(db: Executor, studyKey: string): Promise<number> {
   const [row] = await db
-    .select({ count: sql<number>`count(*)::int` })
-    .from(participants)
-    .where(and(eq(participants.studyKey, studyKey), notInArray(participants.studyStatus, [...EXCLUDED_FROM_BULK])));
+    .select({ count: sql<number>`coalesce(sum(${studyParticipantCounts.count}), 0)::int` })
+    .from(studyParticipantCounts)
+    .where(
+      and(
+        eq(studyParticipantCounts.studyKey, studyKey),
+        notInArray(studyParticipantCounts.studyStatus, [...EXCLUDED_FROM_BULK]),
+      ),
+    );
   return row?.count ?? 0;
 }
 

@@ -95,7 +95,11 @@ const readers: Reader[] = [
     read: (p, args) => {
       if (args.length === 0) {
         let latest = 0;
-        for (const ts of Object.values(p.lastSubmissions)) if (ts > latest) latest = ts;
+        const submissions = p.lastSubmissions;
+        for (const key in submissions) {
+          const ts = submissions[key] as number;
+          if (Object.hasOwn(submissions, key) && ts > latest) latest = ts;
+        }
         return latest;
       }
       return readEntry(p.lastSubmissions, args[0] as string) ?? 0;
@@ -112,7 +116,9 @@ const readers: Reader[] = [
         const last = readEntry(p.lastSubmissions, args[1] as string);
         return last !== undefined && last < ref;
       }
-      return Object.values(p.lastSubmissions).every((ts) => !(ts > ref));
+      const submissions = p.lastSubmissions;
+      for (const key in submissions) if (Object.hasOwn(submissions, key) && (submissions[key] as number) > ref) return false;
+      return true;
     },
   },
   {

@@ -15,14 +15,17 @@ import {
   participantSchema,
 } from "../schemas";
 
-const responseItem: z.ZodType<ResponseItem> = z.lazy(() =>
-  z.object({
-    key: z.string(),
-    value: z.string().optional(),
-    dtype: z.string().optional(),
-    items: z.array(responseItem).optional(),
-  }),
-);
+// A named component, so the OpenAPI generator can refer to the recursive shape instead of expanding it forever.
+const responseItem: z.ZodType<ResponseItem> = z
+  .lazy(() =>
+    z.object({
+      key: z.string(),
+      value: z.string().optional(),
+      dtype: z.string().optional(),
+      items: z.array(responseItem).optional(),
+    }),
+  )
+  .openapi("ResponseItem");
 
 const surveyItemResponse = z.object({
   key: z.string().min(1, "response item key must not be empty"),

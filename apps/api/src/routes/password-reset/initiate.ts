@@ -3,7 +3,7 @@ import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { enforceRateLimits, initiatePasswordReset, normalizeEmail } from "@studyflow/domain";
 import type { AppEnv } from "../../app-env";
 import { errorResponse, jsonContent, messageSchema } from "../schemas";
-import { clientAddress } from "./client-address";
+import { clientAddress } from "../../client-address";
 import type { PasswordResetContext } from "./index";
 
 const INITIATE_WINDOW_SECONDS = 60 * 60;

@@ -2,7 +2,7 @@ import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { enforceRateLimits, hashResetToken, resetPassword } from "@studyflow/domain";
 import type { AppEnv } from "../../app-env";
 import { errorResponse, jsonContent, messageSchema } from "../schemas";
-import { clientAddress } from "./client-address";
+import { clientAddress } from "../../client-address";
 import type { PasswordResetContext } from "./index";
 
 /**

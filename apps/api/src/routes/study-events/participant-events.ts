@@ -9,7 +9,7 @@ import {
   type RateLimiter,
 } from "@studyflow/domain";
 import { participantOf, type AppEnv } from "../../app-env";
-import { clientIp } from "../../client-ip";
+import { clientAddress } from "../../client-address";
 import type { AppDeps } from "../../deps";
 import { domainContext } from "../../domain-context";
 import {
@@ -115,7 +115,7 @@ export function registerParticipantEvents(router: OpenAPIHono<AppEnv>, deps: App
     const { studyKey } = c.req.valid("param");
     const { userId } = participantOf(c);
     const body = c.req.valid("json");
-    const buckets = [`merge-fail:user:${userId}`, `merge-fail:ip:${clientIp(c)}`];
+    const buckets = [`merge-fail:user:${userId}`, `merge-fail:ip:${clientAddress(c)}`];
     for (const bucket of buckets) {
       const decision = await limiter.peek(bucket, MERGE_FAILURES.limit, MERGE_FAILURES.windowSeconds);
       if (!decision.allowed) {

@@ -1,7 +1,7 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { RateLimited, registerTemporaryParticipant, type RateLimiter } from "@studyflow/domain";
 import type { AppEnv } from "../../app-env";
-import { clientIp } from "../../client-ip";
+import { clientAddress } from "../../client-address";
 import type { AppDeps } from "../../deps";
 import { domainContext } from "../../domain-context";
 import { errorResponse, jsonBody, jsonContent, keyString, participantSchema } from "../schemas";
@@ -30,7 +30,7 @@ const REGISTRATIONS = { limit: 30, windowSeconds: 10 * 60 };
 
 export function registerTemporaryParticipantRoute(router: OpenAPIHono<AppEnv>, deps: AppDeps, limiter: RateLimiter) {
   router.openapi(route, async (c) => {
-    const decision = await limiter.hit(`temp-register:ip:${clientIp(c)}`, REGISTRATIONS.limit, REGISTRATIONS.windowSeconds);
+    const decision = await limiter.hit(`temp-register:ip:${clientAddress(c)}`, REGISTRATIONS.limit, REGISTRATIONS.windowSeconds);
     if (!decision.allowed) {
       throw new RateLimited("too many registrations from this address; try again later", decision.retryAfterSeconds);
     }
