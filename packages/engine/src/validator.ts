@@ -123,7 +123,9 @@ function checkArg(walk: Walk, arg: unknown, path: string, slot: ArgSpec, depth: 
       return;
     }
     if (slot.literalOnly) report(walk, path, `${slot.name} must be a literal string (dtype "str"), not an expression`);
-    if (slot.role === "action") {
+    // a surplus argument (already reported) is checked as whatever it names
+    const role = slot === EXTRA_ARG && isRecord(exp) && typeof exp["name"] === "string" && actionSpec(exp["name"]) ? "action" : slot.role;
+    if (role === "action") {
       checkNode(walk, exp, `${path}.exp`, "action", depth + 1);
       return;
     }

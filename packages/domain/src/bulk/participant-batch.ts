@@ -67,12 +67,34 @@ export async function readBatch(tx: Executor, range: BatchRange): Promise<BatchR
 export interface ChangedParticipant {
   id: string;
   version: number;
+  before: ParticipantState;
   state: ParticipantState;
+}
+
+/** The state fields a rule can change, with their column and SQL type. */
+const WRITABLE_FIELDS = [
+  { field: "currentStudySession", column: "current_study_session", type: "text" },
+  { field: "studyStatus", column: "study_status", type: "text" },
+  { field: "enteredAt", column: "entered_at", type: "bigint" },
+  { field: "flags", column: "flags", type: "jsonb" },
+  { field: "linkingCodes", column: "linking_codes", type: "jsonb" },
+  { field: "assignedSurveys", column: "assigned_surveys", type: "jsonb" },
+  { field: "lastSubmissions", column: "last_submissions", type: "jsonb" },
+  { field: "messages", column: "messages", type: "jsonb" },
+] as const satisfies readonly { field: keyof ParticipantState; column: string; type: string }[];
+
+/** The engine copies on write, so an untouched field is the very same value it was given. */
+function fieldChanged(before: unknown, after: unknown): boolean {
+  if (before === after) return false;
+  if (typeof before !== "object" || typeof after !== "object") return true;
+  return JSON.stringify(before) !== JSON.stringify(after);
 }
 
 /**
  * Writes every changed participant in one statement, each row guarded by the version it was read
- * with. Returns how many rows were written; fewer than given means another writer got there first.
+ * with, and only the columns some participant of the batch changed: a rule that sets a flag
+ * sends and rewrites the flags, not the surveys and messages. Returns how many rows were
+ * written; fewer than given means another writer got there first.
  */
 export async function writeChangedParticipants(
   tx: Executor,
@@ -80,35 +102,22 @@ export async function writeChangedParticipants(
   nowSeconds: number,
 ): Promise<number> {
   if (changed.length === 0) return 0;
-  const records = changed.map(({ id, version, state }) => ({
-    id,
-    version,
-    current_study_session: state.currentStudySession,
-    study_status: state.studyStatus,
-    entered_at: state.enteredAt,
-    flags: state.flags,
-    linking_codes: state.linkingCodes,
-    assigned_surveys: state.assignedSurveys,
-    last_submissions: state.lastSubmissions,
-    messages: state.messages,
-  }));
-  // One JSON parameter instead of ten per row: the statement stays small and is parsed once.
+  const fields = WRITABLE_FIELDS.filter(({ field }) =>
+    changed.some(({ before, state }) => fieldChanged(before[field], state[field])),
+  );
+  const records = changed.map(({ id, version, state }) => {
+    const record: Record<string, unknown> = { id, version };
+    for (const { field, column } of fields) record[column] = state[field];
+    return record;
+  });
+  const assignments = fields.map(({ column }) => sql.raw(`${column} = v.${column}`));
+  const columns = fields.map(({ column, type }) => sql.raw(`, ${column} ${type}`));
+  // One JSON parameter instead of one per value: the statement stays small and is parsed once.
   // `::text::jsonb` so postgres.js passes the string as text, not as a JSON string value.
   const written = await tx.execute<{ id: string }>(sql`
     update participants as p set
-      current_study_session = v.current_study_session,
-      study_status = v.study_status,
-      entered_at = v.entered_at,
-      flags = v.flags,
-      linking_codes = v.linking_codes,
-      assigned_surveys = v.assigned_surveys,
-      last_submissions = v.last_submissions,
-      messages = v.messages,
-      modified_at = ${nowSeconds},
-      version = p.version + 1
-    from jsonb_to_recordset(${JSON.stringify(records)}::text::jsonb) as v(
-      id uuid, version int, current_study_session text, study_status text, entered_at bigint,
-      flags jsonb, linking_codes jsonb, assigned_surveys jsonb, last_submissions jsonb, messages jsonb)
+      ${sql.join([...assignments, sql`modified_at = ${nowSeconds}`, sql`version = p.version + 1`], sql`, `)}
+    from jsonb_to_recordset(${JSON.stringify(records)}::text::jsonb) as v(id uuid, version int${sql.join(columns, sql``)})
     where p.id = v.id and p.version = v.version
     returning p.id`);
   return written.length;

@@ -110,7 +110,10 @@ export async function processChunk(
             outcome.changedPerRule.forEach((didChange, index) => {
               if (didChange) tally.changedPerRule[index] = (tally.changedPerRule[index] ?? 0) + 1;
             });
-            if (!statesEqual(before, outcome.state)) changed.push({ id: row.id, version: row.version, state: outcome.state });
+            // No rule reporting a change means no change; only then is the deep comparison needed.
+            if (outcome.changedPerRule.some(Boolean) && !statesEqual(before, outcome.state)) {
+              changed.push({ id: row.id, version: row.version, before, state: outcome.state });
+            }
             reports.push(...outcome.reports);
             effects.push(...outcome.effects);
           }
