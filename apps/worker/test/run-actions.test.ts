@@ -72,6 +72,35 @@ describe("bulk run-actions in the worker", () => {
     expect(summary.accountDeleted).toMatchObject({ flagged: 0, surveys: 0, versions: 1_000 });
   });
 
+  it("a rule that touches only flags leaves every other column exactly as it was", async () => {
+    await studyWithRules(h, "narrow");
+    await addSyntheticParticipants(h.database.db, { studyKey: "narrow", count: 400, enteredAt: NOW_S });
+    const survey = { surveyKey: "weekly", validFrom: 1, validUntil: 2, category: "normal" };
+    const message = { id: "m1", type: "reminder", scheduledFor: 3 };
+    await h.database.db.update(participants).set({
+      flags: { keep: "me" },
+      assignedSurveys: [survey],
+      messages: [message],
+      linkingCodes: { code: "c" },
+      lastSubmissions: { weekly: 5 },
+    });
+    h.start({ batchSize: 100 });
+    const taskId = await h.createTask("narrow", [onCustom(call("UPDATE_FLAG", str("bulk"), str("done")))]);
+    expect((await h.waitForTask(taskId, ["completed", "failed"])).status).toBe("completed");
+    const rows = await h.database.db.select().from(participants);
+    expect(rows).toHaveLength(400);
+    for (const row of rows) {
+      expect(row).toMatchObject({
+        flags: { keep: "me", bulk: "done" },
+        assignedSurveys: [survey],
+        messages: [message],
+        linkingCodes: { code: "c" },
+        lastSubmissions: { weekly: 5 },
+        version: 2,
+      });
+    }
+  });
+
   it("two workers share one task and finish it exactly once", async () => {
     await studyWithRules(h, "shared");
     await addSyntheticParticipants(h.database.db, { studyKey: "shared", count: 3_000, enteredAt: NOW_S });

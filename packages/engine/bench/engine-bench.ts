@@ -17,9 +17,20 @@ const rule = (name: string, ...data: ExpressionArg[]): Expression => ({ name, da
 const rules: Expression[] = [
   rule(
     "IFTHEN",
-    exp("and", exp("checkEventType", str("CUSTOM")), exp("hasStudyStatus", str("active")), exp("not", exp("hasParticipantFlagKey", str("onboarded")))),
+    exp(
+      "and",
+      exp("checkEventType", str("CUSTOM")),
+      exp("hasStudyStatus", str("active")),
+      exp("not", exp("hasParticipantFlagKey", str("onboarded"))),
+    ),
     exp("UPDATE_FLAG", str("onboarded"), str("yes")),
-    exp("ADD_NEW_SURVEY", str("intake"), exp("timestampWithOffset", num(0)), exp("timestampWithOffset", num(7 * 86400)), str("prio")),
+    exp(
+      "ADD_NEW_SURVEY",
+      str("intake"),
+      exp("timestampWithOffset", num(0)),
+      exp("timestampWithOffset", num(7 * 86400)),
+      str("prio"),
+    ),
   ),
   rule(
     "IFTHEN",
@@ -40,7 +51,11 @@ const rules: Expression[] = [
   ),
   rule(
     "IFTHEN",
-    exp("or", exp("lastSubmissionDateOlderThan", exp("timestampWithOffset", num(-14 * 86400))), exp("hasParticipantFlag", str("reminder"), str("on"))),
+    exp(
+      "or",
+      exp("lastSubmissionDateOlderThan", exp("timestampWithOffset", num(-14 * 86400))),
+      exp("hasParticipantFlag", str("reminder"), str("on")),
+    ),
     exp("UPDATE_FLAG", str("reminder"), str("on")),
   ),
   rule(
@@ -124,8 +139,12 @@ for (let r = 0; r < ROUNDS; r++) {
 }
 const engineNs = median(engineTimes);
 const cloneNs = median(cloneTimes);
-console.log(`participants: ${PARTICIPANTS}, rules: ${compiled.ruleCount}, rounds: ${ROUNDS} (median shown), changed: ${changed}`);
-console.log(`engine (applyRules, compiled closures): ${engineNs.toFixed(0)} ns/participant wall, ${median(engineCpuTimes).toFixed(0)} ns CPU (load average ${loadavg()[0]?.toFixed(1)})`);
+console.log(
+  `participants: ${PARTICIPANTS}, rules: ${compiled.ruleCount}, rounds: ${ROUNDS} (median shown), changed: ${changed}`,
+);
+console.log(
+  `engine (applyRules, compiled closures): ${engineNs.toFixed(0)} ns/participant wall, ${median(engineCpuTimes).toFixed(0)} ns CPU (load average ${loadavg()[0]?.toFixed(1)})`,
+);
 console.log(`baseline (structuredClone of the state): ${cloneNs.toFixed(0)} ns/participant`);
 console.log(`ratio engine/baseline: ${(engineNs / cloneNs).toFixed(2)}`);
 console.log(`target ≤ 2000 ns/participant (wall): ${engineNs <= 2000 ? "met" : "NOT met"}`);

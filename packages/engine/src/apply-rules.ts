@@ -50,14 +50,24 @@ function compiledFrom(ruleSet: CompiledRuleSet): CompiledRules | RuleValidationE
   try {
     compiled = compileRules((ruleSet as { rules?: unknown }).rules) as CompiledRules;
   } catch (error) {
-    compiled = error instanceof RuleValidationError ? error : new RuleValidationError([{ path: "rules", message: describeFailure(error) }]);
+    compiled =
+      error instanceof RuleValidationError
+        ? error
+        : new RuleValidationError([{ path: "rules", message: describeFailure(error) }]);
   }
   compiledLookAlikes.set(ruleSet, compiled);
   return compiled;
 }
 
 function unchanged(state: ParticipantState, ruleCount: number, error: RuleError): ApplyResult {
-  return { state, reports: [], effects: [], changedPerRule: new Array<boolean>(ruleCount).fill(false), error, errors: [error] };
+  return {
+    state,
+    reports: [],
+    effects: [],
+    changedPerRule: new Array<boolean>(ruleCount).fill(false),
+    error,
+    errors: [error],
+  };
 }
 
 /** One application of a rule set to one participant. */
@@ -88,7 +98,8 @@ function settle(
   const ctx = run.ctx;
   if (ok) {
     if (ctx.state !== before) {
-      const equal = plainBefore && ctx.plainState ? plainStatesEqual(before, ctx.state) : statesEqual(before, ctx.state);
+      const equal =
+        plainBefore && ctx.plainState ? plainStatesEqual(before, ctx.state) : statesEqual(before, ctx.state);
       run.changedPerRule[i] = !equal;
     }
     return true;
@@ -103,7 +114,12 @@ function settle(
 
 function finish(run: Run): ApplyResult {
   const { ctx, errors } = run;
-  const result: ApplyResult = { state: ctx.state, reports: ctx.reports, effects: ctx.effects, changedPerRule: run.changedPerRule };
+  const result: ApplyResult = {
+    state: ctx.state,
+    reports: ctx.reports,
+    effects: ctx.effects,
+    changedPerRule: run.changedPerRule,
+  };
   if (errors) {
     result.error = errors[0];
     result.errors = errors;
@@ -180,16 +196,25 @@ export function applyRules(
     const rules = compiledFrom(compiled);
     if (rules instanceof RuleValidationError) {
       const count = Array.isArray(compiled.rules) ? compiled.rules.length : 0;
-      return Promise.resolve(unchanged(workingState(state), count, { ruleIndex: 0, message: formatIssues(rules.issues) }));
+      return Promise.resolve(
+        unchanged(workingState(state), count, { ruleIndex: 0, message: formatIssues(rules.issues) }),
+      );
     }
     return Promise.resolve(applyCompiled(rules.actions, state, event, env, options));
   } catch (error) {
-    return Promise.resolve(unchanged(workingState(state), 0, { ruleIndex: 0, message: `internal error: ${describeFailure(error)}` }));
+    return Promise.resolve(
+      unchanged(workingState(state), 0, { ruleIndex: 0, message: `internal error: ${describeFailure(error)}` }),
+    );
   }
 }
 
 /** Applies one action (validated first; an invalid one is an error result, not an exception). */
-export async function applyAction(action: Expression, state: ParticipantState, event: StudyEvent, env: EngineEnv): Promise<ApplyResult> {
+export async function applyAction(
+  action: Expression,
+  state: ParticipantState,
+  event: StudyEvent,
+  env: EngineEnv,
+): Promise<ApplyResult> {
   try {
     const issues = validateAction(action);
     if (issues.length > 0) return unchanged(workingState(state), 1, { ruleIndex: 0, message: formatIssues(issues) });

@@ -12,7 +12,12 @@ import type { Expression, ExpressionArg } from "./types";
 
 const EXTRA_ARG = anyArg("argument");
 
-const JS_TYPES: Record<ValueType, string | undefined> = { str: "string", num: "number", bool: "boolean", any: undefined };
+const JS_TYPES: Record<ValueType, string | undefined> = {
+  str: "string",
+  num: "number",
+  bool: "boolean",
+  any: undefined,
+};
 
 /**
  * On a SUBMIT event every action evaluation, nested ones included, first records
@@ -24,7 +29,8 @@ export function recordSubmission(ctx: EvalContext): boolean {
   const key = response?.key;
   if (typeof key !== "string" || key === "") return false;
   const arrived = response?.arrivedAt;
-  const at = typeof arrived === "number" && Number.isFinite(arrived) && arrived !== 0 ? Math.trunc(arrived) : nowSeconds(ctx);
+  const at =
+    typeof arrived === "number" && Number.isFinite(arrived) && arrived !== 0 ? Math.trunc(arrived) : nowSeconds(ctx);
   return setEntry(ctx, "lastSubmissions", key, at);
 }
 
@@ -214,7 +220,7 @@ function compileOrdinaryAction(spec: ActionSpec, args: readonly CompiledArg[]): 
           values = new Array<unknown>(plan.count);
           if (!evaluateArgsSync(ctx, plan, values)) return prefixError(ctx);
         }
-        return (perform(ctx, values) as boolean) || prefixError(ctx);
+        return perform(ctx, values) || prefixError(ctx);
       },
     };
   }
@@ -239,7 +245,10 @@ function compileOrdinaryAction(spec: ActionSpec, args: readonly CompiledArg[]): 
 function withSubmissionRecord(name: string, inner: CompiledAction): CompiledAction {
   const message = `${name}: no response key found`;
   if (!inner.isAsync) {
-    return { isAsync: false, run: (ctx) => (ctx.isSubmit && !recordSubmission(ctx) ? reject(ctx, message) : inner.run(ctx)) };
+    return {
+      isAsync: false,
+      run: (ctx) => (ctx.isSubmit && !recordSubmission(ctx) ? reject(ctx, message) : inner.run(ctx)),
+    };
   }
   return {
     isAsync: true,

@@ -14,7 +14,16 @@ export function formatFixed6(x: number): string {
   if (Number.isSafeInteger(x)) return `${x}.000000`;
   // toFixed switches to exponent notation from 1e21 on; such numbers are integers anyway
   if (Math.abs(x) >= 1e21) return `${BigInt(x).toString()}.000000`;
-  return x.toFixed(6);
+  const text = x.toFixed(6);
+  // An exact tie at the 7th decimal (x·2^7 odd: exactly 7 binary fraction digits) is rounded half
+  // to even by Go but away from zero by toFixed, e.g. 0.0078125 → Go "0.007812", toFixed "0.007813".
+  const lastDigit = text.charCodeAt(text.length - 1) - 48;
+  if (Number.isInteger(x * 128) && !Number.isInteger(x * 64) && lastDigit % 2 === 1) {
+    const magnitude = BigInt(text.replace("-", "").replace(".", "")) - 1n;
+    const digits = magnitude.toString().padStart(7, "0");
+    return `${x < 0 ? "-" : ""}${digits.slice(0, -6)}.${digits.slice(-6)}`;
+  }
+  return text;
 }
 
 /**
@@ -63,7 +72,8 @@ export function formatValueV(value: unknown): string {
     const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     return `map[${entries.map(([k, v]) => `${k}:${formatValueV(v)}`).join(" ")}]`;
   }
-  return String(value as string);
+  // not JSON (bigint, function, symbol): cannot come from a decoded payload
+  return typeof value === "bigint" ? value.toString() : "";
 }
 
 /** Go's `%T` of a decoded JSON value, for the reference's "I don't know about type <T>" messages. */

@@ -34,17 +34,29 @@ describe("createInMemoryServices", () => {
 
   it("finds old responses newest first with filters and a limit", async () => {
     const r = (key: string, arrivedAt: number, participantId = "p") => ({ key, arrivedAt, participantId });
-    const services = createInMemoryServices({ oldResponses: [r("a", 1), r("a", 3), r("b", 2), r("a", 4, "q"), r("a", 5)] });
-    const found = await services.findOldResponses({ participantId: "p", surveyKey: "a", since: 1, until: 5, limit: 10 });
+    const services = createInMemoryServices({
+      oldResponses: [r("a", 1), r("a", 3), r("b", 2), r("a", 4, "q"), r("a", 5)],
+    });
+    const found = await services.findOldResponses({
+      participantId: "p",
+      surveyKey: "a",
+      since: 1,
+      until: 5,
+      limit: 10,
+    });
     expect(found.map((x) => x.arrivedAt)).toEqual([3]);
     const limited = await services.findOldResponses({ participantId: "p", limit: 2 });
     expect(limited.map((x) => x.arrivedAt)).toEqual([5, 3]);
   });
 
   it("calls external handlers through JSON and rejects unknown services", async () => {
-    const services = createInMemoryServices({ externalServices: { s: (route, body) => ({ route, body, when: undefined }) } });
+    const services = createInMemoryServices({
+      externalServices: { s: (route, body) => ({ route, body, when: undefined }) },
+    });
     expect(await services.callExternalService("s", "r", { a: 1 })).toEqual({ route: "r", body: { a: 1 } });
-    await expect(services.callExternalService("t", "", null)).rejects.toThrow("no external service config found with name: t");
+    await expect(services.callExternalService("t", "", null)).rejects.toThrow(
+      "no external service config found with name: t",
+    );
   });
 });
 

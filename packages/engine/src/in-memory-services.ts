@@ -52,7 +52,9 @@ export function createInMemoryServices(seed: InMemorySeed = {}): InMemoryService
       const variable = variables.get(key);
       if (!variable) return Promise.reject(new Error(`study variable ${JSON.stringify(key)} not found`));
       if (variable.type !== type) {
-        return Promise.reject(new Error(`study variable ${JSON.stringify(key)} is declared "${variable.type}", not "${type}"`));
+        return Promise.reject(
+          new Error(`study variable ${JSON.stringify(key)} is declared "${variable.type}", not "${type}"`),
+        );
       }
       variables.set(key, { ...variable, value });
       return Promise.resolve();

@@ -26,7 +26,14 @@ export type {
   ValidationResult,
 } from "./types";
 export { applyAction, applyRules, compileRules, evaluateExpression } from "./apply-rules";
-export { MAX_DEPTH, MAX_NODES, RuleValidationError, validateAction, validateExpression, validateRules } from "./validator";
+export {
+  MAX_DEPTH,
+  MAX_NODES,
+  RuleValidationError,
+  validateAction,
+  validateExpression,
+  validateRules,
+} from "./validator";
 export { normalizeParticipantState, statesEqual } from "./participant-state";
 export { createDeterministicEnv, createInMemoryServices } from "./in-memory-services";
 export type { DeterministicEnvOptions, InMemoryServices, InMemorySeed } from "./in-memory-services";

@@ -52,7 +52,10 @@ describe("statesEqual", () => {
   });
 
   it("reads a missing optional survey field as empty", () => {
-    const a = { ...base, assignedSurveys: [{ surveyKey: "s", validFrom: 0, validUntil: 0, category: "", studyKey: "" }] };
+    const a = {
+      ...base,
+      assignedSurveys: [{ surveyKey: "s", validFrom: 0, validUntil: 0, category: "", studyKey: "" }],
+    };
     const b = { ...base, assignedSurveys: [{ surveyKey: "s", validFrom: 0, validUntil: 0, category: "" }] };
     expect(statesEqual(a, b)).toBe(true);
   });
@@ -61,7 +64,15 @@ describe("statesEqual", () => {
     ["status", { studyStatus: "exited" }],
     ["flag value", { flags: { a: "2" } }],
     ["extra flag", { flags: { a: "1", b: "1" } }],
-    ["survey order", { assignedSurveys: [{ surveyKey: "t", validFrom: 0, validUntil: 0, category: "" }, { surveyKey: "s", validFrom: 0, validUntil: 0, category: "" }] }],
+    [
+      "survey order",
+      {
+        assignedSurveys: [
+          { surveyKey: "t", validFrom: 0, validUntil: 0, category: "" },
+          { surveyKey: "s", validFrom: 0, validUntil: 0, category: "" },
+        ],
+      },
+    ],
     ["submission", { lastSubmissions: { s: 2 } }],
     ["unknown field", { hashedAccountID: "h" }],
   ])("sees a different %s", (_what, patch) => {
@@ -69,9 +80,12 @@ describe("statesEqual", () => {
       ...base,
       flags: { a: "1" },
       lastSubmissions: { s: 1 },
-      assignedSurveys: [{ surveyKey: "s", validFrom: 0, validUntil: 0, category: "" }, { surveyKey: "t", validFrom: 0, validUntil: 0, category: "" }],
+      assignedSurveys: [
+        { surveyKey: "s", validFrom: 0, validUntil: 0, category: "" },
+        { surveyKey: "t", validFrom: 0, validUntil: 0, category: "" },
+      ],
     };
-    expect(statesEqual(a, { ...a, ...patch } as ParticipantState)).toBe(false);
+    expect(statesEqual(a, { ...a, ...patch })).toBe(false);
   });
 });
 

@@ -11,7 +11,8 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  * prototype instead of storing the entry, and keys come from rules and requests.
  */
 export function setOwn<T>(target: Record<string, T>, key: string, value: T): void {
-  if (key === "__proto__") Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  if (key === "__proto__")
+    Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
   else target[key] = value;
 }
 
@@ -63,7 +64,9 @@ function message(input: Record<string, unknown>): ParticipantMessage {
  * codes that are numbers or booleans become strings. A missing studyStatus becomes "active", the
  * status a participant gets when it enters a study.
  */
-export function normalizeParticipantState(input: Partial<ParticipantState> & { participantId: string }): ParticipantState {
+export function normalizeParticipantState(
+  input: Partial<ParticipantState> & { participantId: string },
+): ParticipantState {
   const source: Record<string, unknown> = isRecord(input) ? input : {};
   const surveys = Array.isArray(source["assignedSurveys"]) ? (source["assignedSurveys"] as unknown[]) : [];
   const messages = Array.isArray(source["messages"]) ? (source["messages"] as unknown[]) : [];

@@ -33,7 +33,11 @@ export function findResponseNode(item: SurveyItemResponse | undefined, path: str
 }
 
 /** The node at `path` inside item `itemKey` of the event's response. */
-export function findResponseValueNode(response: SurveyResponse | undefined, itemKey: string, path: string): ResponseItem | undefined {
+export function findResponseValueNode(
+  response: SurveyResponse | undefined,
+  itemKey: string,
+  path: string,
+): ResponseItem | undefined {
   return findResponseNode(findSurveyItem(response, itemKey), path);
 }
 

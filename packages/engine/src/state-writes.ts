@@ -66,7 +66,7 @@ function ownedMap<F extends MapField>(ctx: EvalContext, field: F): Record<string
   const state = ownedState(ctx);
   const bit = OWNED_BIT[field];
   if ((ctx.ownedFields & bit) === 0) {
-    state[field] = { ...state[field] } as ParticipantState[F];
+    state[field] = { ...state[field] };
     ctx.ownedFields |= bit;
   }
   return state[field] as Record<string, MapValue<F>>;
@@ -104,7 +104,11 @@ export function deleteEntry<F extends MapField>(ctx: EvalContext, field: F, key:
 }
 
 /** Installs a container that nobody else holds (a fresh map or list). */
-export function replaceContainer<F extends MapField | ListField>(ctx: EvalContext, field: F, fresh: ParticipantState[F]): true {
+export function replaceContainer<F extends MapField | ListField>(
+  ctx: EvalContext,
+  field: F,
+  fresh: ParticipantState[F],
+): true {
   ownedState(ctx)[field] = fresh;
   ctx.ownedFields |= OWNED_BIT[field];
   return true;
@@ -116,7 +120,11 @@ export function appendItem<F extends ListField>(ctx: EvalContext, field: F, item
 }
 
 /** Keeps the items that pass; leaves the state alone when all do. */
-export function keepItems<F extends ListField>(ctx: EvalContext, field: F, keep: (item: ListItem<F>, index: number) => boolean): true {
+export function keepItems<F extends ListField>(
+  ctx: EvalContext,
+  field: F,
+  keep: (item: ListItem<F>, index: number) => boolean,
+): true {
   const list = ctx.state[field] as Array<ListItem<F>>;
   const kept = list.filter(keep);
   if (kept.length !== list.length) replaceContainer(ctx, field, kept as ParticipantState[F]);

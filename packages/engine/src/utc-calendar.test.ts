@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { formatUtcDate, isoWeek, isoWeekday, mondayOfNextIsoWeek, monthFromName, nextStartOfMonth } from "./utc-calendar";
+import {
+  formatUtcDate,
+  isoWeek,
+  isoWeekday,
+  mondayOfNextIsoWeek,
+  monthFromName,
+  nextStartOfMonth,
+} from "./utc-calendar";
 
 const utc = (y: number, m: number, d: number, h = 0, min = 0, s = 0) => Date.UTC(y, m - 1, d, h, min, s) / 1000;
 

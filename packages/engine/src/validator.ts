@@ -41,7 +41,9 @@ function arityText(spec: FunctionSpec): string {
 
 function unknownName(name: string, role: Role): string {
   if (role === "action") {
-    return expressionSpec(name) ? `"${name}" is an expression, not an action` : `unknown action ${JSON.stringify(name)}`;
+    return expressionSpec(name)
+      ? `"${name}" is an expression, not an action`
+      : `unknown action ${JSON.stringify(name)}`;
   }
   return actionSpec(name) ? `"${name}" is an action, not an expression` : `unknown expression ${JSON.stringify(name)}`;
 }
@@ -124,7 +126,10 @@ function checkArg(walk: Walk, arg: unknown, path: string, slot: ArgSpec, depth: 
     }
     if (slot.literalOnly) report(walk, path, `${slot.name} must be a literal string (dtype "str"), not an expression`);
     // a surplus argument (already reported) is checked as whatever it names
-    const role = slot === EXTRA_ARG && isRecord(exp) && typeof exp["name"] === "string" && actionSpec(exp["name"]) ? "action" : slot.role;
+    const role =
+      slot === EXTRA_ARG && isRecord(exp) && typeof exp["name"] === "string" && actionSpec(exp["name"])
+        ? "action"
+        : slot.role;
     if (role === "action") {
       checkNode(walk, exp, `${path}.exp`, "action", depth + 1);
       return;
@@ -132,7 +137,11 @@ function checkArg(walk: Walk, arg: unknown, path: string, slot: ArgSpec, depth: 
     const returns = checkNode(walk, exp, `${path}.exp`, "expression", depth + 1);
     if (slot.role === "expression" && slot.type !== "any" && returns !== "any" && returns !== slot.type) {
       const expName = isRecord(exp) ? String(exp["name"]) : "";
-      report(walk, `${path}.exp`, `${slot.name} must be ${TYPE_WORDS[slot.type]}, but ${expName} returns ${TYPE_WORDS[returns]}`);
+      report(
+        walk,
+        `${path}.exp`,
+        `${slot.name} must be ${TYPE_WORDS[slot.type]}, but ${expName} returns ${TYPE_WORDS[returns]}`,
+      );
     }
     return;
   }
@@ -140,7 +149,11 @@ function checkArg(walk: Walk, arg: unknown, path: string, slot: ArgSpec, depth: 
   // a literal: dtype "num" is a number, anything else (missing included) reads as a string
   const isNum = dtype === "num";
   if (exp !== undefined && exp !== null) {
-    report(walk, `${path}.exp`, `is given but dtype is ${dtype === undefined || dtype === null ? "missing" : JSON.stringify(dtype)}, so it would be read as a ${isNum ? "number" : "string"}`);
+    report(
+      walk,
+      `${path}.exp`,
+      `is given but dtype is ${dtype === undefined || dtype === null ? "missing" : JSON.stringify(dtype)}, so it would be read as a ${isNum ? "number" : "string"}`,
+    );
   }
   if (slot.expressionOnly) {
     report(walk, path, `${slot.name} must be an expression (dtype "exp")`);
@@ -165,7 +178,11 @@ function checkArg(walk: Walk, arg: unknown, path: string, slot: ArgSpec, depth: 
   }
   const value = isNum ? (typeof num === "number" ? num : 0) : typeof str === "string" ? str : "";
   if (slot.oneOf && typeof value === "string" && !slot.oneOf.includes(value)) {
-    report(walk, path, `${slot.name} must be one of ${slot.oneOf.map((v) => JSON.stringify(v)).join(", ")}, got ${JSON.stringify(value)}`);
+    report(
+      walk,
+      path,
+      `${slot.name} must be one of ${slot.oneOf.map((v) => JSON.stringify(v)).join(", ")}, got ${JSON.stringify(value)}`,
+    );
     return;
   }
   const problem = slot.checkLiteral?.(value);

@@ -13,7 +13,8 @@ import {
 } from "../src/index";
 import { NOW, call, environment, event, exp, num, participant, snapshotOf, str } from "./builders";
 
-const onEvent = (type: string, ...actions: ReturnType<typeof exp>[]) => call("IFTHEN", exp("checkEventType", str(type)), ...actions);
+const onEvent = (type: string, ...actions: ReturnType<typeof exp>[]) =>
+  call("IFTHEN", exp("checkEventType", str(type)), ...actions);
 const setFlag = (key: string, value: string) => exp("UPDATE_FLAG", str(key), str(value));
 const failing = exp("getResponseValueAsStr", str("missing"), str("rg"));
 
@@ -53,8 +54,14 @@ describe("applyRules", () => {
   });
 
   it('skips failing rules with the "continue" (TIMER) policy', async () => {
-    const rules = compileRules([call("REMOVE_FLAG", failing), setFlagRule("b"), call("SET_LINKING_CODE", str("k"), failing)]);
-    const result = await applyRules(rules, participant(), event({ type: "TIMER" }), environment(), { onRuleError: "continue" });
+    const rules = compileRules([
+      call("REMOVE_FLAG", failing),
+      setFlagRule("b"),
+      call("SET_LINKING_CODE", str("k"), failing),
+    ]);
+    const result = await applyRules(rules, participant(), event({ type: "TIMER" }), environment(), {
+      onRuleError: "continue",
+    });
     expect(result.state.flags).toEqual({ b: "1" });
     expect(result.error?.ruleIndex).toBe(0);
     expect(result.errors?.map((e) => e.ruleIndex)).toEqual([0, 2]);
@@ -62,11 +69,25 @@ describe("applyRules", () => {
   });
 
   it("never mutates the input state, however many writes a rule makes", async () => {
-    const state = participant({ flags: { x: "1" }, assignedSurveys: [{ surveyKey: "s", validFrom: 0, validUntil: 0, category: "n" }] });
+    const state = participant({
+      flags: { x: "1" },
+      assignedSurveys: [{ surveyKey: "s", validFrom: 0, validUntil: 0, category: "n" }],
+    });
     const before = snapshotOf(state);
     const rules = compileRules([
-      call("DO", setFlag("a", "1"), setFlag("b", "1"), exp("REMOVE_FLAG", str("x")), exp("ADD_NEW_SURVEY", str("t"), num(0), num(0), str("n"))),
-      call("DO", exp("REMOVE_SURVEYS_BY_KEY", str("s")), exp("ADD_MESSAGE", str("m"), num(1)), exp("UPDATE_STUDY_STATUS", str("done"))),
+      call(
+        "DO",
+        setFlag("a", "1"),
+        setFlag("b", "1"),
+        exp("REMOVE_FLAG", str("x")),
+        exp("ADD_NEW_SURVEY", str("t"), num(0), num(0), str("n")),
+      ),
+      call(
+        "DO",
+        exp("REMOVE_SURVEYS_BY_KEY", str("s")),
+        exp("ADD_MESSAGE", str("m"), num(1)),
+        exp("UPDATE_STUDY_STATUS", str("done")),
+      ),
     ]);
     const result = await applyRules(rules, state, event(), environment());
     expect(state).toEqual(before);
@@ -89,7 +110,11 @@ describe("applyRules", () => {
   });
 
   it("mixes synchronous rules and rules that use a port", async () => {
-    const rules = compileRules([setFlagRule("a"), call("GET_NEXT_STUDY_COUNTER_AS_FLAG", str("c"), str("n")), setFlagRule("b")]);
+    const rules = compileRules([
+      setFlagRule("a"),
+      call("GET_NEXT_STUDY_COUNTER_AS_FLAG", str("c"), str("n")),
+      setFlagRule("b"),
+    ]);
     const services = createInMemoryServices();
     const env = environment({}, services);
     const first = await applyRules(rules, participant(), event(), env);
@@ -100,10 +125,18 @@ describe("applyRules", () => {
 
   it("evaluates participants concurrently without interference", async () => {
     const rules = compileRules([
-      call("IFTHEN", exp("isStudyCodePresent", str("list"), exp("getParticipantFlagValue", str("code"))), exp("UPDATE_FLAG", str("valid"), exp("getParticipantFlagValue", str("code")))),
+      call(
+        "IFTHEN",
+        exp("isStudyCodePresent", str("list"), exp("getParticipantFlagValue", str("code"))),
+        exp("UPDATE_FLAG", str("valid"), exp("getParticipantFlagValue", str("code"))),
+      ),
     ]);
     const env = environment({ codeLists: { list: ["c1", "c3"] } });
-    const results = await Promise.all(["c1", "c2", "c3"].map((code, i) => applyRules(rules, participant({ participantId: `p${i}`, flags: { code } }), event(), env)));
+    const results = await Promise.all(
+      ["c1", "c2", "c3"].map((code, i) =>
+        applyRules(rules, participant({ participantId: `p${i}`, flags: { code } }), event(), env),
+      ),
+    );
     expect(results.map((r) => r.state.flags["valid"])).toEqual(["c1", undefined, "c3"]);
   });
 
@@ -114,7 +147,12 @@ describe("applyRules", () => {
         throw new Error("not even a promise");
       },
     };
-    const result = await applyRules(compileRules([call("GET_NEXT_STUDY_COUNTER_AS_FLAG", str("c"), str("n"))]), participant(), event(), environment({}, services));
+    const result = await applyRules(
+      compileRules([call("GET_NEXT_STUDY_COUNTER_AS_FLAG", str("c"), str("n"))]),
+      participant(),
+      event(),
+      environment({}, services),
+    );
     expect(result.error?.message).toBe("rule 0: GET_NEXT_STUDY_COUNTER_AS_FLAG: not even a promise");
   });
 
@@ -138,13 +176,23 @@ describe("SUBMIT bookkeeping", () => {
     const rules = compileRules([
       call("IFTHEN", exp("eq", exp("getLastSubmissionDate", str("weekly")), num(NOW - 30)), setFlag("seen", "yes")),
     ]);
-    const result = await applyRules(rules, participant({ lastSubmissions: { other: 1 } }), event({ type: "SUBMIT", response }), environment());
+    const result = await applyRules(
+      rules,
+      participant({ lastSubmissions: { other: 1 } }),
+      event({ type: "SUBMIT", response }),
+      environment(),
+    );
     expect(result.state.lastSubmissions).toEqual({ other: 1, weekly: NOW - 30 });
     expect(result.state.flags).toEqual({ seen: "yes" });
   });
 
   it("uses now when arrivedAt is missing", async () => {
-    const result = await applyRules(compileRules([call("DO")]), participant(), event({ type: "SUBMIT", response: { key: "weekly" } }), environment());
+    const result = await applyRules(
+      compileRules([call("DO")]),
+      participant(),
+      event({ type: "SUBMIT", response: { key: "weekly" } }),
+      environment(),
+    );
     expect(result.state.lastSubmissions).toEqual({ weekly: NOW });
   });
 
@@ -197,19 +245,38 @@ describe("applyAction and evaluateExpression", () => {
   });
 
   it("incomingState expressions see an empty participant outside MERGE", async () => {
-    const result = await evaluateExpression(call("incomingState:getStudyEntryTime"), participant(), event(), environment());
+    const result = await evaluateExpression(
+      call("incomingState:getStudyEntryTime"),
+      participant(),
+      event(),
+      environment(),
+    );
     expect(result).toEqual({ value: 0 });
   });
 
   it("a literal condition is true for num != 0 whatever its dtype, an expression only for boolean true", async () => {
-    const literal = await applyAction(call("IF", { dtype: "str", str: "", num: 1 }, setFlag("a", "1")), participant(), event(), environment());
+    const literal = await applyAction(
+      call("IF", { dtype: "str", str: "", num: 1 }, setFlag("a", "1")),
+      participant(),
+      event(),
+      environment(),
+    );
     expect(literal.state.flags).toEqual({ a: "1" });
-    const numeric = await applyAction(call("IF", exp("getStudyEntryTime"), setFlag("a", "1")), participant(), event(), environment());
+    const numeric = await applyAction(
+      call("IF", exp("getStudyEntryTime"), setFlag("a", "1")),
+      participant(),
+      event(),
+      environment(),
+    );
     expect(numeric.state.flags).toEqual({});
   });
 
   it("is deterministic with an injected clock and random source", async () => {
-    const action = call("DO", exp("START_NEW_STUDY_SESSION"), exp("UPDATE_FLAG", str("r"), exp("generateRandomNumber", num(1), num(1000))));
+    const action = call(
+      "DO",
+      exp("START_NEW_STUDY_SESSION"),
+      exp("UPDATE_FLAG", str("r"), exp("generateRandomNumber", num(1), num(1000))),
+    );
     const a = await applyAction(action, participant(), event(), environment());
     const b = await applyAction(action, participant(), event(), environment());
     expect(a.state).toEqual(b.state);

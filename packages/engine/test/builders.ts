@@ -8,11 +8,20 @@ export const NOW = 1_704_067_200;
 
 export const str = (s: string): ExpressionArg => ({ dtype: "str", str: s });
 export const num = (n: number): ExpressionArg => ({ dtype: "num", num: n });
-export const exp = (name: string, ...data: ExpressionArg[]): ExpressionArg => ({ dtype: "exp", exp: call(name, ...data) });
-export const call = (name: string, ...data: ExpressionArg[]): Expression => (data.length > 0 ? { name, data } : { name });
+export const exp = (name: string, ...data: ExpressionArg[]): ExpressionArg => ({
+  dtype: "exp",
+  exp: call(name, ...data),
+});
+export const call = (name: string, ...data: ExpressionArg[]): Expression =>
+  data.length > 0 ? { name, data } : { name };
 
 export function participant(overrides: Partial<ParticipantState> = {}): ParticipantState {
-  return normalizeParticipantState({ participantId: "p1", enteredAt: NOW - 86_400, modifiedAt: NOW - 60, ...overrides });
+  return normalizeParticipantState({
+    participantId: "p1",
+    enteredAt: NOW - 86_400,
+    modifiedAt: NOW - 60,
+    ...overrides,
+  });
 }
 
 export function event(overrides: Partial<StudyEvent> = {}): StudyEvent {

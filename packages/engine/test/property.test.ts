@@ -6,13 +6,41 @@ import { describe, expect, it } from "vitest";
 import type { ArgSpec, FunctionSpec, ValueType } from "../src/function-spec";
 import { argSpecAt } from "../src/function-spec";
 import type { Expression, ExpressionArg, ParticipantState, StudyEvent, SurveyResponse } from "../src/index";
-import { applyRules, compileRules, createDeterministicEnv, createInMemoryServices, evaluateExpression, validateExpression, validateRules } from "../src/index";
+import {
+  applyRules,
+  compileRules,
+  createDeterministicEnv,
+  createInMemoryServices,
+  evaluateExpression,
+  validateExpression,
+  validateRules,
+} from "../src/index";
 import { participantStateProblem } from "../src/participant-state";
 import { actionSpecs, expressionSpecs } from "../src/registry";
 import { NOW } from "./builders";
 
-const KEYS = ["a", "b", "s1", "weekly", "weekly.Q1", "rg", "rg.mcg", "rg.txt", "CUSTOM", "SUBMIT", "first", "last", "reminder", "c", "list", ""];
-const key = fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...KEYS) }, { weight: 1, arbitrary: fc.string({ maxLength: 6 }) });
+const KEYS = [
+  "a",
+  "b",
+  "s1",
+  "weekly",
+  "weekly.Q1",
+  "rg",
+  "rg.mcg",
+  "rg.txt",
+  "CUSTOM",
+  "SUBMIT",
+  "first",
+  "last",
+  "reminder",
+  "c",
+  "list",
+  "",
+];
+const key = fc.oneof(
+  { weight: 4, arbitrary: fc.constantFrom(...KEYS) },
+  { weight: 1, arbitrary: fc.string({ maxLength: 6 }) },
+);
 
 // ---- rule trees from the registry ----------------------------------------------------------------
 
@@ -28,7 +56,9 @@ const numbers = fc.oneof(
 
 /** Literals the slot accepts: the validator's literal checks are respected, not bypassed. */
 function literalFor(slot: ArgSpec): fc.Arbitrary<ExpressionArg> {
-  const strings = slot.oneOf ? fc.constantFrom(...slot.oneOf) : fc.oneof(key, fc.constantFrom("jan", "May", "yyyy-MM-dd 'at' HH:mm"));
+  const strings = slot.oneOf
+    ? fc.constantFrom(...slot.oneOf)
+    : fc.oneof(key, fc.constantFrom("jan", "May", "yyyy-MM-dd 'at' HH:mm"));
   const candidates =
     slot.literalOnly || slot.type === "str"
       ? strings.map(literalStr)
@@ -41,9 +71,15 @@ function literalFor(slot: ArgSpec): fc.Arbitrary<ExpressionArg> {
 }
 
 const returnsOf = (spec: FunctionSpec): ValueType => (spec.kind === "expression" ? spec.returns : "any");
-const fits = (spec: FunctionSpec, type: ValueType) => type === "any" || returnsOf(spec) === type || returnsOf(spec) === "any";
+const fits = (spec: FunctionSpec, type: ValueType) =>
+  type === "any" || returnsOf(spec) === type || returnsOf(spec) === "any";
 /** Zero-argument expressions to end the recursion, one per type. */
-const LEAVES: Record<ValueType, string> = { bool: "hasEventPayload", num: "getStudyEntryTime", str: "getCurrentStudySession", any: "getStudyEntryTime" };
+const LEAVES: Record<ValueType, string> = {
+  bool: "hasEventPayload",
+  num: "getStudyEntryTime",
+  str: "getCurrentStudySession",
+  any: "getStudyEntryTime",
+};
 
 function argCount(spec: FunctionSpec): fc.Arbitrary<number> {
   const max = Math.min(spec.maxArgs, spec.minArgs + 3);
@@ -82,11 +118,15 @@ function expressionTree(type: ValueType, depth: number): fc.Arbitrary<Expression
   );
 }
 
-const leafActions = actionSpecs.filter((s) => s.args.every((a) => a.role !== "action") && !s.rest?.(s.args.length).role.includes("action"));
+const leafActions = actionSpecs.filter(
+  (s) => s.args.every((a) => a.role !== "action") && !s.rest?.(s.args.length).role.includes("action"),
+);
 
 function actionTree(depth: number): fc.Arbitrary<Expression> {
   const candidates = depth >= MAX_DEPTH ? leafActions : actionSpecs;
-  return fc.constantFrom(...candidates).chain((spec) => argsFor(spec, depth).map((data): Expression => ({ name: spec.name, data })));
+  return fc
+    .constantFrom(...candidates)
+    .chain((spec) => argsFor(spec, depth).map((data): Expression => ({ name: spec.name, data })));
 }
 
 const ruleSets = fc.array(actionTree(1), { minLength: 1, maxLength: 4 });
@@ -95,7 +135,12 @@ const ruleSets = fc.array(actionTree(1), { minLength: 1, maxLength: 4 });
 
 const stringMap = fc.dictionary(key, fc.string({ maxLength: 5 }), { maxKeys: 4 });
 const timestamp = fc.oneof(fc.constantFrom(0, NOW, NOW - 3600), fc.integer({ min: -1e10, max: 1e10 }));
-const survey = fc.record({ surveyKey: key, validFrom: timestamp, validUntil: timestamp, category: fc.constantFrom("normal", "prio", "") });
+const survey = fc.record({
+  surveyKey: key,
+  validFrom: timestamp,
+  validUntil: timestamp,
+  category: fc.constantFrom("normal", "prio", ""),
+});
 const message = fc.record({ id: fc.string({ maxLength: 4 }), type: key, scheduledFor: timestamp });
 
 const wellFormedState: fc.Arbitrary<ParticipantState> = fc.record({
@@ -117,15 +162,22 @@ const anyState: fc.Arbitrary<ParticipantState> = fc.oneof(
   {
     weight: 2,
     arbitrary: fc
-      .tuple(wellFormedState, fc.subarray(["flags", "linkingCodes", "assignedSurveys", "lastSubmissions", "messages", "studyStatus"]))
-      .map(([s, nulled]) => ({ ...s, ...Object.fromEntries(nulled.map((k) => [k, null])) }) as unknown as ParticipantState),
+      .tuple(
+        wellFormedState,
+        fc.subarray(["flags", "linkingCodes", "assignedSurveys", "lastSubmissions", "messages", "studyStatus"]),
+      )
+      .map(([s, nulled]) => ({ ...s, ...Object.fromEntries(nulled.map((k) => [k, null])) })),
   },
   { weight: 1, arbitrary: fc.anything().map((x) => x as ParticipantState) },
 );
 
 const responseItem: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
   item: fc.record(
-    { key: fc.constantFrom("rg", "mcg", "txt", "a", "b"), value: fc.oneof(fc.string({ maxLength: 4 }), fc.constantFrom("1", "2.5")), items: fc.array(tie("item"), { maxLength: 3 }) },
+    {
+      key: fc.constantFrom("rg", "mcg", "txt", "a", "b"),
+      value: fc.oneof(fc.string({ maxLength: 4 }), fc.constantFrom("1", "2.5")),
+      items: fc.array(tie("item"), { maxLength: 3 }),
+    },
     { requiredKeys: ["key"] },
   ),
 })).item;
@@ -134,7 +186,9 @@ const surveyResponse: fc.Arbitrary<SurveyResponse> = fc.record(
   {
     key: key,
     arrivedAt: timestamp,
-    responses: fc.array(fc.record({ key: fc.constantFrom("weekly.Q1", "weekly.Q2", "x"), response: responseItem }), { maxLength: 3 }),
+    responses: fc.array(fc.record({ key: fc.constantFrom("weekly.Q1", "weekly.Q2", "x"), response: responseItem }), {
+      maxLength: 3,
+    }),
   },
   { requiredKeys: ["key"] },
 ) as fc.Arbitrary<SurveyResponse>;
@@ -186,8 +240,25 @@ describe("validator properties", () => {
 
   it("never throws on arbitrary values and expression-like trees with random names and dtypes", () => {
     const looseArg = fc.letrec((tie) => ({
-      expr: fc.record({ name: fc.oneof(fc.constantFrom(...expressionSpecs.map((s) => s.name), ...actionSpecs.map((s) => s.name)), fc.anything()), data: fc.oneof(fc.array(tie("arg"), { maxLength: 4 }), fc.anything()) }, { requiredKeys: [] }),
-      arg: fc.record({ dtype: fc.oneof(fc.constantFrom("str", "num", "exp"), fc.anything()), str: fc.anything(), num: fc.anything(), exp: fc.oneof(tie("expr"), fc.anything()) }, { requiredKeys: [] }),
+      expr: fc.record(
+        {
+          name: fc.oneof(
+            fc.constantFrom(...expressionSpecs.map((s) => s.name), ...actionSpecs.map((s) => s.name)),
+            fc.anything(),
+          ),
+          data: fc.oneof(fc.array(tie("arg"), { maxLength: 4 }), fc.anything()),
+        },
+        { requiredKeys: [] },
+      ),
+      arg: fc.record(
+        {
+          dtype: fc.oneof(fc.constantFrom("str", "num", "exp"), fc.anything()),
+          str: fc.anything(),
+          num: fc.anything(),
+          exp: fc.oneof(tie("expr"), fc.anything()),
+        },
+        { requiredKeys: [] },
+      ),
     }));
     fc.assert(
       fc.property(fc.oneof(fc.anything(), fc.array(looseArg.expr, { maxLength: 4 })), (input) => {
@@ -211,26 +282,41 @@ describe("validator properties", () => {
 describe("evaluation properties", () => {
   it("any validated rule set runs on any state and event without throwing and without mutating the state", async () => {
     await fc.assert(
-      fc.asyncProperty(ruleSets, anyState, studyEvent, fc.jsonValue({ maxDepth: 3 }), fc.boolean(), async (rules, state, ev, reply, keepGoing) => {
-        const compiled = compileRules(rules);
-        const before = structuredClone(state);
-        const result = await applyRules(compiled, state, ev, environment(reply), { onRuleError: keepGoing ? "continue" : "stop" });
-        expect(state).toEqual(before);
-        expect(result.changedPerRule).toHaveLength(rules.length);
-        expect(participantStateProblem(result.state)).toBeNull();
-        if (result.error) expect(result.error.message).not.toContain("internal error");
-      }),
+      fc.asyncProperty(
+        ruleSets,
+        anyState,
+        studyEvent,
+        fc.jsonValue({ maxDepth: 3 }),
+        fc.boolean(),
+        async (rules, state, ev, reply, keepGoing) => {
+          const compiled = compileRules(rules);
+          const before = structuredClone(state);
+          const result = await applyRules(compiled, state, ev, environment(reply), {
+            onRuleError: keepGoing ? "continue" : "stop",
+          });
+          expect(state).toEqual(before);
+          expect(result.changedPerRule).toHaveLength(rules.length);
+          expect(participantStateProblem(result.state)).toBeNull();
+          if (result.error) expect(result.error.message).not.toContain("internal error");
+        },
+      ),
       { numRuns: RUNS },
     );
   });
 
   it("any generated expression evaluates to a value or an error message", async () => {
     await fc.assert(
-      fc.asyncProperty(expressionTree("any", 1), anyState, studyEvent, fc.jsonValue({ maxDepth: 2 }), async (expression, state, ev, reply) => {
-        const result = await evaluateExpression(expression, state, ev, environment(reply));
-        if (result.error !== undefined) expect(typeof result.error).toBe("string");
-        expect(result.error ?? "").not.toContain("internal error");
-      }),
+      fc.asyncProperty(
+        expressionTree("any", 1),
+        anyState,
+        studyEvent,
+        fc.jsonValue({ maxDepth: 2 }),
+        async (expression, state, ev, reply) => {
+          const result = await evaluateExpression(expression, state, ev, environment(reply));
+          if (result.error !== undefined) expect(typeof result.error).toBe("string");
+          expect(result.error ?? "").not.toContain("internal error");
+        },
+      ),
       { numRuns: RUNS },
     );
   });

@@ -2,6 +2,7 @@ import { sql } from "drizzle-orm";
 import type { ParticipantState } from "@studyflow/engine";
 import type { Executor } from "@studyflow/db";
 import { EXCLUDED_FROM_BULK } from "../tasks/task-service";
+import { JSON_FIELDS, type JsonField } from "./rule-field-usage";
 
 /** The columns a bulk run reads and may write, as postgres.js returns them (jsonb parsed). */
 export type BatchRow = {
@@ -12,13 +13,23 @@ export type BatchRow = {
   entered_at: string | number;
   modified_at: string | number;
   study_status: string;
-  flags: Record<string, string>;
-  linking_codes: Record<string, string>;
-  assigned_surveys: ParticipantState["assignedSurveys"];
-  last_submissions: Record<string, number>;
-  messages: ParticipantState["messages"];
+  // JSON columns: only those the rule set uses are selected.
+  flags?: Record<string, string>;
+  linking_codes?: Record<string, string>;
+  assigned_surveys?: ParticipantState["assignedSurveys"];
+  last_submissions?: Record<string, number>;
+  messages?: ParticipantState["messages"];
 };
 
+const COLUMN_OF: Record<JsonField, string> = {
+  flags: "flags",
+  linkingCodes: "linking_codes",
+  assignedSurveys: "assigned_surveys",
+  lastSubmissions: "last_submissions",
+  messages: "messages",
+};
+
+/** A JSON column that was not loaded reads as empty: the rules never look at it and it is never written. */
 export function batchRowToState(row: BatchRow): ParticipantState {
   return {
     participantId: row.participant_id,
@@ -43,15 +54,20 @@ export interface BatchRange {
   limit: number;
   /** Lock the rows until the transaction ends (the retry after a version conflict). */
   lock: boolean;
+  /** JSON columns to load (default all); parsing JSON is most of the cost of a read. */
+  fields?: ReadonlySet<JsonField>;
 }
 
 /** The next page of eligible participants in key order (keyset pagination, never OFFSET). */
 export async function readBatch(tx: Executor, range: BatchRange): Promise<BatchRow[]> {
   const upper = range.upTo === null ? sql`` : sql`and participant_id <= ${range.upTo}`;
   const lock = range.lock ? sql`for update` : sql``;
+  const jsonColumns = JSON_FIELDS.filter((field) => range.fields?.has(field) ?? true).map((field) =>
+    sql.raw(`, ${COLUMN_OF[field]}`),
+  );
   const rows = await tx.execute<BatchRow>(sql`
-    select id, participant_id, version, current_study_session, entered_at, modified_at, study_status,
-           flags, linking_codes, assigned_surveys, last_submissions, messages
+    select id, participant_id, version, current_study_session, entered_at, modified_at, study_status
+           ${sql.join(jsonColumns, sql``)}
     from participants
     where study_key = ${range.studyKey} and participant_id > ${range.after} ${upper}
       and study_status not in (${sql.join(

@@ -7,6 +7,7 @@ import { persistEffects, persistReports } from "../rules/event-outcome";
 import { getStudy } from "../studies/study-repository";
 import { BATCH_SIZE, MAX_REPORTED_ERRORS } from "./bulk-tuning";
 import { batchRowToState, readBatch, writeChangedParticipants, type ChangedParticipant } from "./participant-batch";
+import { jsonFieldsUsedBy } from "./rule-field-usage";
 
 export type ChunkOutcome = "done" | "canceled" | "stopped";
 
@@ -61,6 +62,7 @@ export async function processChunk(
   const study = await getStudy(db, task.studyKey);
   const compiled = compiledRulesOf(taskId, task.input.rules);
   const batchSize = options.batchSize ?? BATCH_SIZE;
+  const fields = jsonFieldsUsedBy(task.input.rules);
   let processedInChunk = 0;
 
   for (;;) {
@@ -84,6 +86,7 @@ export async function processChunk(
           upTo: chunk.toKey,
           limit: batchSize,
           lock,
+          fields,
         });
         const tally: BatchTally = { processed: rows.length, changedPerRule: [], errors: [], errorCount: 0 };
         const changed: ChangedParticipant[] = [];

@@ -9,7 +9,11 @@ const MISSING_ID = "missing participantID for confidential responses";
 function removeConfidential(ctx: EvalContext, key?: string): boolean {
   const confidentialId = ctx.event.participantIDForConfidentialResponses;
   if (!confidentialId) return reject(ctx, MISSING_ID);
-  return addEffect(ctx, { kind: "remove-confidential-responses", confidentialId, ...(key !== undefined ? { key } : {}) });
+  return addEffect(ctx, {
+    kind: "remove-confidential-responses",
+    confidentialId,
+    ...(key !== undefined ? { key } : {}),
+  });
 }
 
 export const confidentialResponseActions = actionFamily("confidential responses", [
@@ -21,7 +25,8 @@ export const confidentialResponseActions = actionFamily("confidential responses"
   },
   {
     name: "REMOVE_ALL_CONFIDENTIAL_RESPONSES",
-    summary: "effect remove-confidential-responses for all keys; needs the confidential participant id; arguments are ignored",
+    summary:
+      "effect remove-confidential-responses for all keys; needs the confidential participant id; arguments are ignored",
     rest: (i) => anyArg(`ignored${i}`, { optional: true }),
     evaluatedArgs: () => 0,
     perform: (ctx) => removeConfidential(ctx),

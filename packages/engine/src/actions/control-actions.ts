@@ -34,7 +34,7 @@ function compileIf(args: readonly CompiledArg[]): CompiledAction {
       isAsync: false,
       run: (ctx) => {
         const branch = condition(ctx) === true ? thenAction : elseAction;
-        return branch ? (branch.run(ctx) as boolean) : true;
+        return branch ? branch.run(ctx) : true;
       },
     };
   }

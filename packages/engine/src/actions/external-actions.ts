@@ -80,7 +80,11 @@ export const externalActions = actionFamily("external", [
     usesServices: true,
     args: [strArg("serviceName", PARSE), optional(strArg("route", PARSE))],
     perform: async (ctx, [serviceName, route]) => {
-      const reply = await ctx.services.callExternalService(serviceName as string, externalRoute(route), externalEventBody(ctx));
+      const reply = await ctx.services.callExternalService(
+        serviceName as string,
+        externalRoute(route),
+        externalEventBody(ctx),
+      );
       return applyReply(ctx, reply);
     },
   },

@@ -33,7 +33,11 @@ export const messageActions = actionFamily("message", [
     summary: "schedules a message {id (env.newId), type, scheduledFor}",
     args: [strArg("messageType", PARSE), numArg("scheduledFor", PARSE)],
     perform: (ctx, [type, at]) =>
-      appendItem(ctx, "messages", { id: ctx.env.newId(), type: type as string, scheduledFor: Math.trunc(at as number) }),
+      appendItem(ctx, "messages", {
+        id: ctx.env.newId(),
+        type: type as string,
+        scheduledFor: Math.trunc(at as number),
+      }),
   },
   {
     name: "REMOVE_ALL_MESSAGES",
@@ -52,7 +56,10 @@ export const messageActions = actionFamily("message", [
     name: "NOTIFY_RESEARCHER",
     summary: "effect notify-researcher with the type and key/value string pairs (a trailing unpaired key is ignored)",
     args: [strArg("messageType", PARSE)],
-    rest: (i) => (i % 2 === 1 ? strArg(`key${(i + 1) / 2}`, "could not parse key") : strArg(`value${i / 2}`, "could not parse value")),
+    rest: (i) =>
+      i % 2 === 1
+        ? strArg(`key${(i + 1) / 2}`, "could not parse key")
+        : strArg(`value${i / 2}`, "could not parse value"),
     // an unpaired trailing key is not even evaluated
     evaluatedArgs: (n) => (n % 2 === 0 ? n - 1 : n),
     perform: (ctx, [type, ...pairs]) => {
@@ -69,7 +76,7 @@ export const messageActions = actionFamily("message", [
   {
     name: "SEND_MESSAGE_NOW",
     summary:
-      "effect send-message (template type, optional language) to the confidential participant id; payload studyKey, flags.*, linkingCodes.*, eventData.*",
+      "effect send-message (template type, optional language) to the confidential participant id; payload: studyKey, flags.KEY, linkingCodes.KEY, eventData.KEY",
     args: [strArg("messageType", PARSE), optional(anyArg("languageOverride"))],
     precheck: (ctx) =>
       ctx.event.participantIDForConfidentialResponses ? null : "missing participantID for confidential responses",

@@ -53,14 +53,15 @@ export const participantActions = actionFamily("participant", [
     name: "SET_LINKING_CODE",
     summary: "sets linkingCodes[key]",
     args: [strArg("key", "could not parse key"), strArg("value", "could not parse value")],
-    perform: (ctx, [key, value]) =>
-      setEntry(ctx, "linkingCodes", key as string, value as string),
+    perform: (ctx, [key, value]) => setEntry(ctx, "linkingCodes", key as string, value as string),
   },
   {
     name: "DELETE_LINKING_CODE",
     summary: "removes one linking code, or all of them without an argument",
     args: [optional(strArg("key", "could not parse key"))],
     perform: (ctx, args) =>
-      args.length === 0 ? replaceContainer(ctx, "linkingCodes", {}) : deleteEntry(ctx, "linkingCodes", args[0] as string),
+      args.length === 0
+        ? replaceContainer(ctx, "linkingCodes", {})
+        : deleteEntry(ctx, "linkingCodes", args[0] as string),
   },
 ]);

@@ -37,7 +37,12 @@ export const reportActions = actionFamily("report", [
     name: "UPDATE_REPORT_DATA",
     summary:
       'upserts {key, value, dtype} in the most recent report with the key (starting one if none); numbers are "%d" with dtype "int", else six decimals',
-    args: [strArg("reportKey", PARSE), strArg("attributeKey", PARSE), anyArg("value"), optional(strArg("dtype", PARSE))],
+    args: [
+      strArg("reportKey", PARSE),
+      strArg("attributeKey", PARSE),
+      anyArg("value"),
+      optional(strArg("dtype", PARSE)),
+    ],
     perform: (ctx, args) => {
       const [reportKey, attributeKey, value] = args as [string, string, unknown];
       const dtype = args.length > 3 ? (args[3] as string) : "";
@@ -47,7 +52,11 @@ export const reportActions = actionFamily("report", [
         index = 0;
       }
       const report = ctx.reports[index] as Report;
-      const entry: ReportData = { key: attributeKey, value: reportText(value, dtype), ...(dtype !== "" ? { dtype } : {}) };
+      const entry: ReportData = {
+        key: attributeKey,
+        value: reportText(value, dtype),
+        ...(dtype !== "" ? { dtype } : {}),
+      };
       const at = report.data.findIndex((d) => d.key === attributeKey);
       const data = at < 0 ? [...report.data, entry] : report.data.map((d, i) => (i === at ? entry : d));
       return replaceReport(ctx, index, { ...report, data });

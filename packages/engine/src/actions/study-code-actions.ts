@@ -17,7 +17,8 @@ export const studyCodeActions = actionFamily("study codes", [
   },
   {
     name: "DRAW_STUDY_CODE_AS_LINKING_CODE",
-    summary: "draws (removes) a code from the list into linkingCodes[key] (key defaults to listKey); an empty list removes the linking code",
+    summary:
+      "draws (removes) a code from the list into linkingCodes[key] (key defaults to listKey); an empty list removes the linking code",
     usesServices: true,
     args: [strArg("listKey", PARSE), optional(strArg("linkingCodeKey", PARSE))],
     perform: async (ctx, args) => {

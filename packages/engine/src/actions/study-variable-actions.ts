@@ -22,7 +22,8 @@ function variableUpdater(
     perform: async (ctx: EvalContext, [key, value]: unknown[]) => {
       const variable = await ctx.services.getStudyVariable(key as string);
       if (!variable) return reject(ctx, `variable ${JSON.stringify(key)} not found`);
-      if (variable.type !== type) return reject(ctx, `variable ${JSON.stringify(key)} is declared "${variable.type}", not "${type}"`);
+      if (variable.type !== type)
+        return reject(ctx, `variable ${JSON.stringify(key)} is declared "${variable.type}", not "${type}"`);
       await ctx.services.updateStudyVariable(key as string, type, convert(value));
       return true;
     },

@@ -44,7 +44,6 @@ export const surveyActions = actionFamily("survey", [
     name: "REMOVE_SURVEYS_BY_KEY",
     summary: "removes every assignment with the key",
     args: [strArg("surveyKey", PARSE)],
-    perform: (ctx, [surveyKey]) =>
-      keepItems(ctx, "assignedSurveys", (s) => s.surveyKey !== surveyKey),
+    perform: (ctx, [surveyKey]) => keepItems(ctx, "assignedSurveys", (s) => s.surveyKey !== surveyKey),
   },
 ]);

@@ -12,7 +12,11 @@ export const externalExpressions = expressionFamily("external", [
     usesServices: true,
     args: [strArg("serviceName"), optional(strArg("route"))],
     evaluate: async (ctx, args) => {
-      const reply = await ctx.services.callExternalService(args[0] as string, externalRoute(args[1]), externalEventBody(ctx));
+      const reply = await ctx.services.callExternalService(
+        args[0] as string,
+        externalRoute(args[1]),
+        externalEventBody(ctx),
+      );
       // the compiler checks the value against returnType "float"
       return reply !== null && typeof reply === "object" && !Array.isArray(reply) && Object.hasOwn(reply, "value")
         ? (reply as Record<string, unknown>)["value"]

@@ -58,11 +58,7 @@ export const logicExpressions = expressionFamily("logic", [
     args: [anyArg("a"), anyArg("b")],
     rest: (i) => anyArg(`arg${i}`),
     compile: (args) =>
-      sequential(
-        args,
-        (v, ctx) => (v === FAILED ? propagate(ctx) : v === false || v === 0 ? false : CONTINUE),
-        true,
-      ),
+      sequential(args, (v, ctx) => (v === FAILED ? propagate(ctx) : v === false || v === 0 ? false : CONTINUE), true),
   },
   {
     name: "or",
@@ -70,7 +66,8 @@ export const logicExpressions = expressionFamily("logic", [
     returns: "bool",
     args: [anyArg("a"), anyArg("b")],
     rest: (i) => anyArg(`arg${i}`),
-    compile: (args) => sequential(args, (v) => (v === true || (typeof v === "number" && v > 0) ? true : CONTINUE), false),
+    compile: (args) =>
+      sequential(args, (v) => (v === true || (typeof v === "number" && v > 0) ? true : CONTINUE), false),
   },
   {
     name: "not",

@@ -77,7 +77,8 @@ export const mathExpressions = expressionFamily("math", [
     evaluate: (ctx, [a, b]) => {
       const min = Math.trunc(a as number);
       const max = Math.trunc(b as number);
-      if (!Number.isFinite(min) || !Number.isFinite(max)) return fail(ctx, "generateRandomNumber: bounds must be finite");
+      if (!Number.isFinite(min) || !Number.isFinite(max))
+        return fail(ctx, "generateRandomNumber: bounds must be finite");
       if (max < min) return fail(ctx, "generateRandomNumber: max must not be smaller than min");
       const r = ctx.env.random();
       const unit = r >= 0 && r < 1 ? r : 0;

@@ -23,11 +23,14 @@ function modeOf(value: unknown): Mode | string {
 /** The condition sees only the old response: no event type, no study key, no merge participant. */
 function oldResponseContext(ctx: EvalContext, response: SurveyResponse): EvalContext {
   const event = { type: "", studyKey: "", response } as unknown as StudyEvent;
-  const child = createContext(ctx.state, event, ctx.env);
-  return child;
+  return createContext(ctx.state, event, ctx.env);
 }
 
-async function evaluateCondition(ctx: EvalContext, condition: CompiledArg, response: SurveyResponse): Promise<boolean | typeof FAILED> {
+async function evaluateCondition(
+  ctx: EvalContext,
+  condition: CompiledArg,
+  response: SurveyResponse,
+): Promise<boolean | typeof FAILED> {
   if (condition.role !== "expression") return false;
   const child = oldResponseContext(ctx, response);
   const value: unknown = condition.isAsync ? await condition.expression.run(child) : condition.expression.run(child);

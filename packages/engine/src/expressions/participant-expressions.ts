@@ -117,7 +117,8 @@ const readers: Reader[] = [
         return last !== undefined && last < ref;
       }
       const submissions = p.lastSubmissions;
-      for (const key in submissions) if (Object.hasOwn(submissions, key) && (submissions[key] as number) > ref) return false;
+      for (const key in submissions)
+        if (Object.hasOwn(submissions, key) && (submissions[key] as number) > ref) return false;
       return true;
     },
   },
@@ -163,6 +164,12 @@ function variant(reader: Reader, incoming: boolean) {
   };
 }
 
-export const participantExpressions = expressionFamily("participant", readers.map((r) => variant(r, false)));
+export const participantExpressions = expressionFamily(
+  "participant",
+  readers.map((r) => variant(r, false)),
+);
 
-export const incomingStateExpressions = expressionFamily("incoming state", readers.map((r) => variant(r, true)));
+export const incomingStateExpressions = expressionFamily(
+  "incoming state",
+  readers.map((r) => variant(r, true)),
+);

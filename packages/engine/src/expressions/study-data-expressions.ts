@@ -7,7 +7,11 @@ import type { StudyVariable } from "../types";
 const CAST = "could not cast arguments";
 const VARIABLE_KEY = strArg("key", "getStudyVariable: could not cast arguments");
 
-async function readVariable(ctx: EvalContext, key: string, type: StudyVariable["type"]): Promise<StudyVariable | Failed> {
+async function readVariable(
+  ctx: EvalContext,
+  key: string,
+  type: StudyVariable["type"],
+): Promise<StudyVariable | Failed> {
   const variable = await ctx.services.getStudyVariable(key);
   if (!variable) return fail(ctx, `getStudyVariable: variable ${JSON.stringify(key)} not found`);
   if (variable.type !== type) return fail(ctx, `getStudyVariable: wrong type, expected ${type}, got ${variable.type}`);
