@@ -19,7 +19,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { serve } from "@hono/node-server";
 import { Queue } from "bullmq";
-import { eq, sql } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import postgres from "postgres";
 import { pino } from "pino";
 import { createDb, runMigrations, tasks } from "@studyflow/db";
@@ -106,7 +106,13 @@ async function referenceAlgorithm(db: ReturnType<typeof createDb>, rules: Expres
   const compiled = compileRules(rules);
   const [task] = await db.db
     .insert(tasks)
-    .values({ studyKey: STUDY, kind: "run-actions", input: { rules, dryRun: false }, createdBy: "bench", status: "in_progress" })
+    .values({
+      studyKey: STUDY,
+      kind: "run-actions",
+      input: { rules, dryRun: false },
+      createdBy: "bench",
+      status: "in_progress",
+    })
     .returning();
   const env = {
     services: {} as never,
@@ -118,7 +124,18 @@ async function referenceAlgorithm(db: ReturnType<typeof createDb>, rules: Expres
   let after = "";
   for (let processed = 0; processed < REFERENCE_SAMPLE; processed++) {
     const [row] = await db.sql<
-      { participant_id: string; flags: Record<string, string>; assigned_surveys: never; last_submissions: never; messages: never; linking_codes: never; current_study_session: string; entered_at: string; modified_at: string; study_status: string }[]
+      {
+        participant_id: string;
+        flags: Record<string, string>;
+        assigned_surveys: never;
+        last_submissions: never;
+        messages: never;
+        linking_codes: never;
+        current_study_session: string;
+        entered_at: string;
+        modified_at: string;
+        study_status: string;
+      }[]
     >`select * from participants where study_key = ${STUDY} and participant_id > ${after} order by participant_id limit 1`;
     if (!row) break;
     after = row.participant_id;
@@ -135,11 +152,16 @@ async function referenceAlgorithm(db: ReturnType<typeof createDb>, rules: Expres
       lastSubmissions: row.last_submissions,
       messages: row.messages,
     };
-    const outcome = await applyRules(compiled, state, {
-      type: "CUSTOM",
-      studyKey: STUDY,
-      participantIDForConfidentialResponses: confidentialIdOf(secret, row.participant_id),
-    }, env);
+    const outcome = await applyRules(
+      compiled,
+      state,
+      {
+        type: "CUSTOM",
+        studyKey: STUDY,
+        participantIDForConfidentialResponses: confidentialIdOf(secret, row.participant_id),
+      },
+      env,
+    );
     if (outcome.changedPerRule.some(Boolean)) {
       await db.sql`update participants set flags = ${JSON.stringify(outcome.state.flags)}::text::jsonb, modified_at = ${Math.floor(Date.now() / 1000)}
         where study_key = ${STUDY} and participant_id = ${row.participant_id}`;
@@ -226,7 +248,8 @@ async function pipeline(
       const document = (await result.json()) as { participantStateChangedPerRule: number[] };
       return { rate: N / seconds, postMs, changed: document.participantStateChangedPerRule };
     }
-    if (row && row.status !== "in_progress" && row.status !== "queued") throw new Error(`task ${row.status}: ${row.error}`);
+    if (row && row.status !== "in_progress" && row.status !== "queued")
+      throw new Error(`task ${row.status}: ${row.error}`);
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }
@@ -244,7 +267,10 @@ async function postLatency(baseUrl: string, token: string, rules: Expression[], 
     });
     timings.push(performance.now() - started);
     const { task } = (await response.json()) as { task: { id: string } };
-    await fetch(`${baseUrl}/v1/studies/${STUDY}/run-actions/participants/task/${task.id}/cancel`, { method: "POST", headers });
+    await fetch(`${baseUrl}/v1/studies/${STUDY}/run-actions/participants/task/${task.id}/cancel`, {
+      method: "POST",
+      headers,
+    });
   }
   const sorted = [...timings].sort((a, b) => a - b);
   // The first POST pays for JIT and connection set-up; it is kept out of the median, not hidden.
@@ -269,15 +295,29 @@ async function main() {
     const [study] = await db.sql<{ secret: string }[]>`select secret from studies where key = ${STUDY}`;
     await grantPermission(db.db, "bench", STUDY, "run-study-action");
 
-    const config = loadConfig({ DATABASE_URL: url, REDIS_URL: redisUrl, QUEUE_PREFIX: prefix, LOG_LEVEL: "silent", RESULT_DIR: resultDir });
+    const config = loadConfig({
+      DATABASE_URL: url,
+      REDIS_URL: redisUrl,
+      QUEUE_PREFIX: prefix,
+      LOG_LEVEL: "silent",
+      RESULT_DIR: resultDir,
+    });
     const apiDb = createDb(url, { max: 10 });
-    const app = createApp({ config, database: apiDb, redis, runActionsQueue: queue, logger: pino({ level: "silent" }) });
+    const app = createApp({
+      config,
+      database: apiDb,
+      redis,
+      runActionsQueue: queue,
+      logger: pino({ level: "silent" }),
+    });
     const port = await new Promise<number>((resolve) => {
       server = serve({ fetch: app.fetch, port: 0, hostname: "127.0.0.1" }, (info) => resolve(info.port));
     });
     const token = await mintManagementToken({ subject: "bench", isAdmin: false, secret: config.MANAGEMENT_JWT_SECRET });
 
-    console.log(`\nrun-actions benchmark: ${fmt(N)} participants, ${WORKERS} worker process(es), reference sampled on ${fmt(REFERENCE_SAMPLE)}`);
+    console.log(
+      `\nrun-actions benchmark: ${fmt(N)} participants, ${WORKERS} worker process(es), reference sampled on ${fmt(REFERENCE_SAMPLE)}`,
+    );
     const latency = await postLatency(`http://127.0.0.1:${port}`, token, ruleSets("latency").all);
     console.log(
       `POST latency: median ${latency.median.toFixed(1)} ms, max ${latency.max.toFixed(1)} ms (first, cold: ${latency.first.toFixed(1)} ms)`,
@@ -293,8 +333,12 @@ async function main() {
       const c = await sqlFloor(db, `floor-${round++}`, kind === "tenth");
       console.log(`\n[${label}]`);
       console.log(`  (a) reference algorithm   ${fmt(a).padStart(10)} participants/s`);
-      console.log(`  (b) studyflow pipeline    ${fmt(b.rate).padStart(10)} participants/s   (POST ${b.postMs.toFixed(1)} ms, changed per rule ${JSON.stringify(b.changed)})`);
-      console.log(`  (c) SQL floor             ${fmt(c.rate).padStart(10)} participants/s   (${fmt(c.changed)} rows updated)`);
+      console.log(
+        `  (b) studyflow pipeline    ${fmt(b.rate).padStart(10)} participants/s   (POST ${b.postMs.toFixed(1)} ms, changed per rule ${JSON.stringify(b.changed)})`,
+      );
+      console.log(
+        `  (c) SQL floor             ${fmt(c.rate).padStart(10)} participants/s   (${fmt(c.changed)} rows updated)`,
+      );
       console.log(`  b/a = ${(b.rate / a).toFixed(1)}×   b/c = ${(b.rate / c.rate).toFixed(2)}×`);
     }
     const peaks = await Promise.all(workers.map((worker) => worker.peakRssKb()));

@@ -95,7 +95,9 @@ describe("run-actions task routes", () => {
     const wrongStudy = `${base("study-b")}task/${task.id}`;
     expect((await t.app.request(wrongStudy, { headers: { Authorization: `Bearer ${admin}` } })).status).toBe(404);
     for (const id of ["not-a-uuid", "00000000-0000-4000-8000-000000000000"]) {
-      const res = await t.app.request(`${base("study-a")}task/${id}`, { headers: { Authorization: `Bearer ${admin}` } });
+      const res = await t.app.request(`${base("study-a")}task/${id}`, {
+        headers: { Authorization: `Bearer ${admin}` },
+      });
       expect(res.status).toBe(404);
     }
   });

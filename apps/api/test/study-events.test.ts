@@ -23,7 +23,11 @@ const NOW = Date.UTC(2026, 5, 1, 12, 0, 0);
 const NOW_S = NOW / 1000;
 
 const rules = [
-  onEvent("ENTER", call("ADD_NEW_SURVEY", str("intake"), num(0), num(0), str("prio")), call("INIT_REPORT", str("entered"))),
+  onEvent(
+    "ENTER",
+    call("ADD_NEW_SURVEY", str("intake"), num(0), num(0), str("prio")),
+    call("INIT_REPORT", str("entered")),
+  ),
   onEvent("LEAVE", call("REMOVE_ALL_SURVEYS"), call("INIT_REPORT", str("left"))),
   onEvent(
     "MERGE",
@@ -75,7 +79,9 @@ describe("participant study events", () => {
       expect(row).toMatchObject({ studyStatus: "active", enteredAt: NOW_S, isMainProfile: false });
       expect(row!.hashedAccountId).toMatch(/^[0-9a-f]{64}$/);
       expect(row!.hashedAccountId).not.toContain(user.user.email);
-      expect(await t.database.db.select().from(confidentialIdMap).where(eq(confidentialIdMap.profileId, child.id))).toHaveLength(1);
+      expect(
+        await t.database.db.select().from(confidentialIdMap).where(eq(confidentialIdMap.profileId, child.id)),
+      ).toHaveLength(1);
       expect((await t.database.db.select().from(reports)).map((r) => r.eventType)).toEqual(["ENTER"]);
 
       const again = await postJson(t, events("study-a", "enter"), { profileID: child.id }, user.token);
@@ -89,8 +95,14 @@ describe("participant study events", () => {
       const res = await postJson(t, events("study-a", "enter"), { profileID: owner.profiles[0]!.id }, other.token);
       expect(res.status).toBe(403);
       expect(await res.json()).toEqual({ error: "profile does not belong to the signed-in user" });
-      const management = await mintManagementToken({ subject: owner.user.id, isAdmin: true, secret: t.config.PARTICIPANT_JWT_SECRET });
-      expect((await postJson(t, events("study-a", "enter"), { profileID: owner.profiles[0]!.id }, management)).status).toBe(401);
+      const management = await mintManagementToken({
+        subject: owner.user.id,
+        isAdmin: true,
+        secret: t.config.PARTICIPANT_JWT_SECRET,
+      });
+      expect(
+        (await postJson(t, events("study-a", "enter"), { profileID: owner.profiles[0]!.id }, management)).status,
+      ).toBe(401);
       expect(await t.database.db.select().from(participants)).toHaveLength(0);
     });
   });
@@ -150,7 +162,9 @@ describe("participant study events", () => {
       const temp = await registerTemp();
       expect(temp.studyStatus).toBe("temporary");
       expect(temp.participantId).toMatch(/^[0-9a-f]{64}$/);
-      expect((await postJson(t, "/v1/study-service/temp-participant/register", { studyKey: "study-off" })).status).toBe(409);
+      expect((await postJson(t, "/v1/study-service/temp-participant/register", { studyKey: "study-off" })).status).toBe(
+        409,
+      );
       expect((await postJson(t, "/v1/study-service/temp-participant/register", { studyKey: "none" })).status).toBe(404);
       expect((await postJson(t, "/v1/study-service/temp-participant/register", {})).status).toBe(400);
     });
@@ -189,14 +203,22 @@ describe("participant study events", () => {
       });
       const targetId = participantIdOf(study, profile.id);
       const target = await readParticipant(t.database.db, "study-a", targetId);
-      expect(target).toMatchObject({ flags: { consent: "given" }, lastSubmissions: { s1: NOW_S - 50 }, studyStatus: "active" });
+      expect(target).toMatchObject({
+        flags: { consent: "given" },
+        lastSubmissions: { s1: NOW_S - 50 },
+        studyStatus: "active",
+      });
       expect(await readParticipant(t.database.db, "study-a", temp.participantId)).toBeUndefined();
       const [response] = await t.database.db.select().from(surveyResponses);
       expect(response?.participantId).toBe(targetId);
       const [confidential] = await t.database.db.select().from(confidentialResponses);
       expect(confidential?.confidentialId).toBe(confidentialIdOf(study.secret, targetId));
       const allReports = await t.database.db.select().from(reports);
-      expect(allReports.map((r) => `${r.eventType}:${r.key}`).sort()).toEqual(["ENTER:entered", "ENTER:entered", "MERGE:merged"]);
+      expect(allReports.map((r) => `${r.eventType}:${r.key}`).sort()).toEqual([
+        "ENTER:entered",
+        "ENTER:entered",
+        "MERGE:merged",
+      ]);
       expect(allReports.every((r) => r.participantId === targetId)).toBe(true);
     });
 
@@ -234,7 +256,10 @@ describe("participant study events", () => {
         stranger.token,
       );
       expect(foreign.status).toBe(403);
-      expect((await postJson(t, events("study-a", "merge-temporary-participant"), { profileID: profile.id }, user.token)).status).toBe(400);
+      expect(
+        (await postJson(t, events("study-a", "merge-temporary-participant"), { profileID: profile.id }, user.token))
+          .status,
+      ).toBe(400);
 
       for (let attempt = 0; attempt < 7; attempt++) await merge(`guess-${attempt}`);
       const limited = await merge("guess-final");

@@ -27,7 +27,12 @@ const submitRules = [
     call("ADD_NEW_SURVEY", str("weekly"), num(0), num(0), str("normal")),
     call("UPDATE_FLAG", str("intakeDone"), str("yes")),
     call("INIT_REPORT", str("intake-report")),
-    call("UPDATE_REPORT_DATA", str("intake-report"), str("answer"), exp(call("getResponseValueAsStr", str("q1"), str("q1")))),
+    call(
+      "UPDATE_REPORT_DATA",
+      str("intake-report"),
+      str("answer"),
+      exp(call("getResponseValueAsStr", str("q1"), str("q1"))),
+    ),
   ),
 ];
 
@@ -98,7 +103,13 @@ describe("POST /v1/studies/{studyKey}/participants/{participantID}/responses", (
         key: "intake",
         responses: [
           { key: "q1", response: { key: "q1", value: "1" } },
-          { key: "secret", meta: { position: 1 }, confidentialMode: "replace", mapToKey: "email", response: { key: "e", value: "x@y.z" } },
+          {
+            key: "secret",
+            meta: { position: 1 },
+            confidentialMode: "replace",
+            mapToKey: "email",
+            response: { key: "e", value: "x@y.z" },
+          },
         ],
       },
       token,
@@ -131,7 +142,10 @@ describe("POST /v1/studies/{studyKey}/participants/{participantID}/responses", (
       key: "study-broken",
       rules: [
         onEvent("SUBMIT", call("GET_NEXT_STUDY_COUNTER_AS_FLAG", str("ids"), str("studyId"))),
-        onEvent("SUBMIT", call("UPDATE_FLAG", str("x"), exp(call("getResponseValueAsNum", str("missing"), str("missing"))))),
+        onEvent(
+          "SUBMIT",
+          call("UPDATE_FLAG", str("x"), exp(call("getResponseValueAsNum", str("missing"), str("missing")))),
+        ),
       ],
     });
     const admin = await managementToken(t, "root", true);
@@ -142,7 +156,9 @@ describe("POST /v1/studies/{studyKey}/participants/{participantID}/responses", (
     expect((await res.json()).error).toMatch(/study rules failed on SUBMIT \(rule 1\)/);
     expect(await readParticipant(t.database.db, "study-broken", "p1")).toEqual(before);
     expect(await t.database.db.select().from(surveyResponses)).toHaveLength(0);
-    expect(await t.database.db.select().from(studyCounters).where(eq(studyCounters.studyKey, "study-broken"))).toEqual([]);
+    expect(await t.database.db.select().from(studyCounters).where(eq(studyCounters.studyKey, "study-broken"))).toEqual(
+      [],
+    );
   });
 
   describe("bad input", () => {
@@ -177,7 +193,11 @@ describe("POST /v1/studies/{studyKey}/participants/{participantID}/responses", (
       const inactive = await postJson(t, path("study-off", "p1"), response, admin);
       expect(inactive.status).toBe(409);
       expect(await inactive.json()).toEqual({ error: 'study "study-off" is not active' });
-      await insertParticipant(t.database.db, { studyKey: "study-a", participantId: "gone", studyStatus: "accountDeleted" });
+      await insertParticipant(t.database.db, {
+        studyKey: "study-a",
+        participantId: "gone",
+        studyStatus: "accountDeleted",
+      });
       expect((await postJson(t, path("study-a", "gone"), response, token)).status).toBe(409);
     });
   });
@@ -200,7 +220,11 @@ describe("POST /v1/studies/{studyKey}/participants/{participantID}/responses", (
       const res = await postJson(t, path("study-a", "p1"), response, expired);
       expect(res.status).toBe(401);
       expect(await res.json()).toEqual({ error: "token expired" });
-      const foreign = await mintManagementToken({ subject: "x", isAdmin: true, secret: "another-secret-that-is-long-enough-000" });
+      const foreign = await mintManagementToken({
+        subject: "x",
+        isAdmin: true,
+        secret: "another-secret-that-is-long-enough-000",
+      });
       expect((await postJson(t, path("study-a", "p1"), response, foreign)).status).toBe(401);
     });
 

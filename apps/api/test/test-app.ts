@@ -2,7 +2,13 @@ import { Queue } from "bullmq";
 import { pino } from "pino";
 import { createDb, type DbHandle } from "@studyflow/db";
 import { RUN_ACTIONS_QUEUE, createRedisConnection } from "@studyflow/queue";
-import { createTestDatabase, deletePrefix, testRedisUrl, uniqueQueuePrefix, type TestDatabase } from "@studyflow/testkit";
+import {
+  createTestDatabase,
+  deletePrefix,
+  testRedisUrl,
+  uniqueQueuePrefix,
+  type TestDatabase,
+} from "@studyflow/testkit";
 import { createApp } from "../src/app";
 import { loadConfig, type ApiConfig } from "../src/config";
 import type { AppDeps } from "../src/deps";

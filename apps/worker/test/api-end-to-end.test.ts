@@ -24,7 +24,11 @@ describe("run-actions through the API and a worker", () => {
     await createStudy(t.database.db, { key: "e2e" });
     await addSyntheticParticipants(t.database.db, { studyKey: "e2e", count: 2_000, enteredAt: 1_700_000_000 });
     await grantPermission(t.database.db, "researcher", "e2e", "run-study-action");
-    token = await mintManagementToken({ subject: "researcher", isAdmin: false, secret: t.config.MANAGEMENT_JWT_SECRET });
+    token = await mintManagementToken({
+      subject: "researcher",
+      isAdmin: false,
+      secret: t.config.MANAGEMENT_JWT_SECRET,
+    });
     const connection = createRedisConnection(testRedisUrl, "worker");
     const producerConnection = createRedisConnection(testRedisUrl, "producer");
     connections.push(connection, producerConnection);
@@ -82,7 +86,11 @@ describe("run-actions through the API and a worker", () => {
   });
 
   it("the event stream refuses strangers and unknown tasks", async () => {
-    const stranger = await mintManagementToken({ subject: "nobody", isAdmin: false, secret: t.config.MANAGEMENT_JWT_SECRET });
+    const stranger = await mintManagementToken({
+      subject: "nobody",
+      isAdmin: false,
+      secret: t.config.MANAGEMENT_JWT_SECRET,
+    });
     const url = "/v1/studies/e2e/run-actions/participants/task/00000000-0000-4000-8000-000000000000/events";
     expect((await t.app.request(url, { headers: { Authorization: `Bearer ${stranger}` } })).status).toBe(403);
     expect((await t.app.request(url, { headers: { Authorization: `Bearer ${token}` } })).status).toBe(404);

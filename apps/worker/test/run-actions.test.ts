@@ -6,14 +6,27 @@ import { participants, reports, studyCounters, taskChunks, tasks } from "@studyf
 import { addSyntheticParticipants, submitResponse, type RunActionsResult } from "@studyflow/domain";
 import { RUN_ACTIONS_QUEUE } from "@studyflow/queue";
 import { sweepStaleTasks } from "../src/processors/stale-task-sweeper";
-import { call, createWorkerHarness, exp, num, onCustom, str, studyWithRules, type WorkerHarness } from "./worker-harness";
+import {
+  call,
+  createWorkerHarness,
+  exp,
+  num,
+  onCustom,
+  str,
+  studyWithRules,
+  type WorkerHarness,
+} from "./worker-harness";
 import { pino } from "pino";
 
 const NOW_S = Math.floor(Date.now() / 1000);
 
 const rules = [
   onCustom(call("UPDATE_FLAG", str("bulk"), str("done"))),
-  call("IFTHEN", exp(call("hasStudyStatus", str("exited"))), exp(call("ADD_NEW_SURVEY", str("followup"), num(0), num(0), str("normal")))),
+  call(
+    "IFTHEN",
+    exp(call("hasStudyStatus", str("exited"))),
+    exp(call("ADD_NEW_SURVEY", str("followup"), num(0), num(0), str("normal"))),
+  ),
   call("IFTHEN", exp(call("hasParticipantFlag", str("bulk"), str("never"))), exp(call("REMOVE_FLAG", str("bulk")))),
 ];
 
@@ -152,13 +165,22 @@ describe("bulk run-actions in the worker", () => {
       .update(participants)
       .set({ flags: { score: "not-a-number" } })
       .where(inArray(participants.participantId, ["p000000007", "p000000123"]));
-    await h.database.db.update(participants).set({ flags: { score: "21" } }).where(eq(participants.participantId, "p000000050"));
+    await h.database.db
+      .update(participants)
+      .set({ flags: { score: "21" } })
+      .where(eq(participants.participantId, "p000000050"));
     h.start({ batchSize: 50 });
     const parse = [
       call(
         "IFTHEN",
         exp(call("hasParticipantFlagKey", str("score"))),
-        exp(call("UPDATE_FLAG", str("parsed"), exp(call("parseValueAsNum", exp(call("getParticipantFlagValue", str("score"))))))),
+        exp(
+          call(
+            "UPDATE_FLAG",
+            str("parsed"),
+            exp(call("parseValueAsNum", exp(call("getParticipantFlagValue", str("score"))))),
+          ),
+        ),
       ),
     ];
     const taskId = await h.createTask("errs", parse);
@@ -168,7 +190,10 @@ describe("bulk run-actions in the worker", () => {
     expect(result).toMatchObject({ participantCount: 300, errorCount: 2, participantStateChangedPerRule: [1] });
     expect(result.errors.map((e) => e.participantId).sort()).toEqual(["p000000007", "p000000123"]);
     expect(result.errors[0]?.error).toMatch(/"not-a-number"/);
-    const [broken] = await h.database.db.select().from(participants).where(eq(participants.participantId, "p000000007"));
+    const [broken] = await h.database.db
+      .select()
+      .from(participants)
+      .where(eq(participants.participantId, "p000000007"));
     expect(broken).toMatchObject({ flags: { score: "not-a-number" }, version: 1 });
     const [good] = await h.database.db.select().from(participants).where(eq(participants.participantId, "p000000050"));
     expect(good?.flags).toEqual({ score: "21", parsed: "21.000000" });
@@ -201,7 +226,11 @@ describe("bulk run-actions in the worker", () => {
 
   it("API submits racing a bulk run lose nothing", async () => {
     await studyWithRules(h, "race", [
-      call("IFTHEN", exp(call("checkEventType", str("SUBMIT"))), exp(call("UPDATE_FLAG", str("submitted"), str("yes")))),
+      call(
+        "IFTHEN",
+        exp(call("checkEventType", str("SUBMIT"))),
+        exp(call("UPDATE_FLAG", str("submitted"), str("yes"))),
+      ),
     ]);
     await addSyntheticParticipants(h.database.db, { studyKey: "race", count: 2_000, enteredAt: NOW_S });
     h.start({ batchSize: 50, chunkSize: 100_000, concurrency: 1 });
@@ -209,13 +238,15 @@ describe("bulk run-actions in the worker", () => {
     const targets = Array.from({ length: 200 }, (_, i) => `p${String(i * 10).padStart(9, "0")}`);
     for (let i = 0; i < targets.length; i += 10) {
       await Promise.all(
-        targets.slice(i, i + 10).map((participantId) =>
-          submitResponse(
-            h.database.db,
-            { studyKey: "race", participantId, response: { key: "weekly" }, submittedBy: "tester" },
-            { clock: Date.now },
+        targets
+          .slice(i, i + 10)
+          .map((participantId) =>
+            submitResponse(
+              h.database.db,
+              { studyKey: "race", participantId, response: { key: "weekly" }, submittedBy: "tester" },
+              { clock: Date.now },
+            ),
           ),
-        ),
       );
     }
     const task = await h.waitForTask(taskId, ["completed", "failed"]);
@@ -253,11 +284,25 @@ describe("bulk run-actions in the worker", () => {
     const old = new Date(Date.now() - 10 * 60_000);
     const [orphan] = await h.database.db
       .insert(tasks)
-      .values({ studyKey: "stale", kind: "run-actions", input: { rules: [], dryRun: false }, createdBy: "x", status: "in_progress", updatedAt: old })
+      .values({
+        studyKey: "stale",
+        kind: "run-actions",
+        input: { rules: [], dryRun: false },
+        createdBy: "x",
+        status: "in_progress",
+        updatedAt: old,
+      })
       .returning();
     const [lost] = await h.database.db
       .insert(tasks)
-      .values({ studyKey: "stale", kind: "run-actions", input: { rules: [], dryRun: false }, createdBy: "x", status: "queued", updatedAt: old })
+      .values({
+        studyKey: "stale",
+        kind: "run-actions",
+        input: { rules: [], dryRun: false },
+        createdBy: "x",
+        status: "queued",
+        updatedAt: old,
+      })
       .returning();
     const outcome = await sweepStaleTasks({ database: h.database, queue: h.queue, logger: pino({ level: "silent" }) });
     expect(outcome).toEqual({ requeued: [lost!.id], failed: [orphan!.id] });

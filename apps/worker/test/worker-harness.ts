@@ -7,8 +7,20 @@ import { pino } from "pino";
 import { tasks } from "@studyflow/db";
 import { createRunActionsTask, createStudy, setStudyRules, type TaskRow } from "@studyflow/domain";
 import type { Expression } from "@studyflow/engine";
-import { RUN_ACTIONS_QUEUE, createRedisConnection, runActionsJobOptions, taskJobId, type RunActionsJob } from "@studyflow/queue";
-import { createTestDatabase, deletePrefix, testRedisUrl, uniqueQueuePrefix, type TestDatabase } from "@studyflow/testkit";
+import {
+  RUN_ACTIONS_QUEUE,
+  createRedisConnection,
+  runActionsJobOptions,
+  taskJobId,
+  type RunActionsJob,
+} from "@studyflow/queue";
+import {
+  createTestDatabase,
+  deletePrefix,
+  testRedisUrl,
+  uniqueQueuePrefix,
+  type TestDatabase,
+} from "@studyflow/testkit";
 import { startWorkerRuntime, type WorkerRuntime, type WorkerRuntimeDeps } from "../src/runtime";
 
 /** Builders of the expression JSON. */
@@ -94,7 +106,9 @@ export async function createWorkerHarness(): Promise<WorkerHarness> {
         const row = await harness.task(taskId);
         if (statuses.includes(row.status)) return row;
         if (Date.now() > deadline) {
-          throw new Error(`task ${taskId} is ${row.status} (${row.processedCount}/${row.targetCount}), not ${statuses.join("|")}`);
+          throw new Error(
+            `task ${taskId} is ${row.status} (${row.processedCount}/${row.targetCount}), not ${statuses.join("|")}`,
+          );
         }
         await new Promise((resolve) => setTimeout(resolve, 50));
       }

@@ -10,13 +10,19 @@ describe("jsonFieldsUsedBy", () => {
   it("finds the fields a rule set reads or writes through any nesting", () => {
     const rules = [
       rule("IFTHEN", exp("hasParticipantFlag", str("group"), str("g0")), exp("UPDATE_FLAG", str("bulk"), str("x"))),
-      rule("IF", exp("not", exp("hasSurveyKeyAssigned", str("weekly"))), exp("DO", exp("ADD_MESSAGE", str("t"), exp("timestampWithOffset")))),
+      rule(
+        "IF",
+        exp("not", exp("hasSurveyKeyAssigned", str("weekly"))),
+        exp("DO", exp("ADD_MESSAGE", str("t"), exp("timestampWithOffset"))),
+      ),
     ];
     expect([...jsonFieldsUsedBy(rules)].sort()).toEqual(["assignedSurveys", "flags", "messages"]);
   });
 
   it("needs no JSON field for rules on status, events and reports", () => {
-    expect(jsonFieldsUsedBy([rule("IFTHEN", exp("hasStudyStatus", str("exited")), exp("INIT_REPORT", str("r")))]).size).toBe(0);
+    expect(
+      jsonFieldsUsedBy([rule("IFTHEN", exp("hasStudyStatus", str("exited")), exp("INIT_REPORT", str("r")))]).size,
+    ).toBe(0);
   });
 
   it("loads everything for external services, which see and may replace the whole state", () => {

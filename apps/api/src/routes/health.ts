@@ -33,7 +33,10 @@ const readyz = createRoute({
   tags: ["health"],
   summary: "Readiness: PostgreSQL and Redis answer",
   responses: {
-    200: { description: "ready", content: { "application/json": { schema: z.object({ status: z.literal("ready") }) } } },
+    200: {
+      description: "ready",
+      content: { "application/json": { schema: z.object({ status: z.literal("ready") }) } },
+    },
     503: { description: "a dependency does not answer", content: { "application/json": { schema: errorSchema } } },
   },
 });

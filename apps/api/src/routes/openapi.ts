@@ -9,7 +9,8 @@ export function registerOpenApi(router: OpenAPIHono<AppEnv>) {
     type: "http",
     scheme: "bearer",
     bearerFormat: "JWT",
-    description: "Management token (researchers, operators): HS256 with typ=management, or RS256/ES256 from the configured JWKS.",
+    description:
+      "Management token (researchers, operators): HS256 with typ=management, or RS256/ES256 from the configured JWKS.",
   });
   router.openAPIRegistry.registerComponent("securitySchemes", "participantBearer", {
     type: "http",

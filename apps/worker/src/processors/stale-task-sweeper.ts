@@ -58,10 +58,18 @@ export async function sweepStaleTasks(deps: {
         const job: RunActionsJob = { kind: "task", taskId: task.id };
         await deps.queue.remove(taskJobId(task.id));
         await deps.queue.add(RUN_ACTIONS_QUEUE, job, { ...runActionsJobOptions, jobId: taskJobId(task.id) });
-        await tx.update(tasks).set({ updatedAt: new Date(clock()) }).where(eq(tasks.id, task.id));
+        await tx
+          .update(tasks)
+          .set({ updatedAt: new Date(clock()) })
+          .where(eq(tasks.id, task.id));
         outcome.requeued.push(task.id);
       } else {
-        await failTask(deps.database.db, task.id, "the task's jobs were lost: no worker holds or waits for them", clock);
+        await failTask(
+          deps.database.db,
+          task.id,
+          "the task's jobs were lost: no worker holds or waits for them",
+          clock,
+        );
         outcome.failed.push(task.id);
       }
     }

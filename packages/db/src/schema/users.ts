@@ -22,7 +22,9 @@ export const users = pgTable(
 export const profiles = pgTable(
   "profiles",
   {
-    id: text("id").primaryKey().default(sql`replace(gen_random_uuid()::text, '-', '')`),
+    id: text("id")
+      .primaryKey()
+      .default(sql`replace(gen_random_uuid()::text, '-', '')`),
     userId: uuid("user_id")
       .notNull()
       .references(() => users.id, { onDelete: "cascade" }),
@@ -49,5 +51,8 @@ export const passwordResetTokens = pgTable(
     usedAt: timestamp("used_at", { withTimezone: true, mode: "date" }),
     createdAt: createdAt(),
   },
-  (t) => [uniqueIndex("password_reset_tokens_hash_uq").on(t.tokenHash), index("password_reset_tokens_user_idx").on(t.userId)],
+  (t) => [
+    uniqueIndex("password_reset_tokens_hash_uq").on(t.tokenHash),
+    index("password_reset_tokens_user_idx").on(t.userId),
+  ],
 );

@@ -1,7 +1,16 @@
 import { randomBytes } from "node:crypto";
 import { sql } from "drizzle-orm";
 import { validateRules } from "@studyflow/engine";
-import { permissions, profiles, studies, users, type Database, type Executor, type StudyAction, type StudyStatus } from "@studyflow/db";
+import {
+  permissions,
+  profiles,
+  studies,
+  users,
+  type Database,
+  type Executor,
+  type StudyAction,
+  type StudyStatus,
+} from "@studyflow/db";
 import { hashPassword } from "../accounts/passwords";
 import { normalizeEmail } from "../accounts/password-reset";
 import { Invalid } from "../errors";
@@ -32,7 +41,9 @@ export async function createStudy(db: Executor, input: CreateStudyInput) {
 export async function setStudyRules(db: Database, studyKey: string, rules: unknown, uploadedBy: string) {
   const validation = validateRules(rules);
   if (!validation.ok) {
-    throw new Invalid(`invalid rules: ${validation.errors.map((issue) => `${issue.path}: ${issue.message}`).join("; ")}`);
+    throw new Invalid(
+      `invalid rules: ${validation.errors.map((issue) => `${issue.path}: ${issue.message}`).join("; ")}`,
+    );
   }
   return db.transaction(async (tx) => {
     // Serialises concurrent uploads for one study, so each gets its own version number.

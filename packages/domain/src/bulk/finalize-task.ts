@@ -16,7 +16,11 @@ export async function finalizeIfComplete(
   return db.transaction(async (tx) => {
     const [task] = await tx.select().from(tasks).where(eq(tasks.id, taskId)).for("update");
     if (!task || task.status !== "in_progress") return "ended";
-    const chunks = await tx.select().from(taskChunks).where(eq(taskChunks.taskId, taskId)).orderBy(taskChunks.chunkIndex);
+    const chunks = await tx
+      .select()
+      .from(taskChunks)
+      .where(eq(taskChunks.taskId, taskId))
+      .orderBy(taskChunks.chunkIndex);
     if (chunks.length === 0 || chunks.some((chunk) => chunk.status !== "done")) return "pending";
 
     const ruleCount = task.input.rules.length;

@@ -1,5 +1,12 @@
 import { and, eq, sql } from "drizzle-orm";
-import { applyRules, compileRules, statesEqual, type CompiledRuleSet, type Report, type SideEffect } from "@studyflow/engine";
+import {
+  applyRules,
+  compileRules,
+  statesEqual,
+  type CompiledRuleSet,
+  type Report,
+  type SideEffect,
+} from "@studyflow/engine";
 import { taskChunks, tasks, type Database, type Executor } from "@studyflow/db";
 import { engineEnvFor, type DomainContext } from "../events/event-runner";
 import { confidentialIdOf } from "../participants/participant-ids";
@@ -97,11 +104,16 @@ export async function processChunk(
           const env = engineEnvFor(executor, study.key, options);
           for (const row of rows) {
             const before = batchRowToState(row);
-            const outcome = await applyRules(compiled, before, {
-              type: "CUSTOM",
-              studyKey: study.key,
-              participantIDForConfidentialResponses: confidentialIdOf(study.secret, row.participant_id),
-            }, env);
+            const outcome = await applyRules(
+              compiled,
+              before,
+              {
+                type: "CUSTOM",
+                studyKey: study.key,
+                participantIDForConfidentialResponses: confidentialIdOf(study.secret, row.participant_id),
+              },
+              env,
+            );
             if (outcome.error) {
               // The participant stays as it was; the task goes on with the next one.
               tally.errorCount += 1;
@@ -163,7 +175,10 @@ export async function processChunk(
         if (tally.processed > 0) {
           await tx
             .update(tasks)
-            .set({ processedCount: sql`${tasks.processedCount} + ${tally.processed}`, updatedAt: new Date(options.clock()) })
+            .set({
+              processedCount: sql`${tasks.processedCount} + ${tally.processed}`,
+              updatedAt: new Date(options.clock()),
+            })
             .where(eq(tasks.id, taskId));
         }
         return { finished, processed: tally.processed };

@@ -52,8 +52,9 @@ export async function runEventRules(
   if (!rules) return { state, reports: [], effects: [], changedPerRule: [] };
   const result = await applyRules(rules.compiled, state, event, engineEnvFor(tx, event.studyKey, ctx));
   if (result.error) {
-    throw new RuleFailed(`study rules failed on ${event.type} (rule ${result.error.ruleIndex}): ${result.error.message}`);
+    throw new RuleFailed(
+      `study rules failed on ${event.type} (rule ${result.error.ruleIndex}): ${result.error.message}`,
+    );
   }
   return result;
 }
-

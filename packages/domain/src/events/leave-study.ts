@@ -37,7 +37,10 @@ export async function leaveStudy(
     await tx
       .delete(confidentialResponses)
       .where(
-        and(eq(confidentialResponses.studyKey, study.key), eq(confidentialResponses.confidentialId, ids.confidentialId)),
+        and(
+          eq(confidentialResponses.studyKey, study.key),
+          eq(confidentialResponses.confidentialId, ids.confidentialId),
+        ),
       );
     return { assignedSurveys: withStudyKey(saved.assignedSurveys, study.key) };
   });

@@ -1,5 +1,12 @@
 import { and, eq } from "drizzle-orm";
-import { confidentialResponses, participants, reports, researcherMessages, surveyResponses, type Database } from "@studyflow/db";
+import {
+  confidentialResponses,
+  participants,
+  reports,
+  researcherMessages,
+  surveyResponses,
+  type Database,
+} from "@studyflow/db";
 import type { OwnedProfile } from "../access/permissions";
 import { Conflict, NotFound } from "../errors";
 import { confidentialIdOf } from "../participants/participant-ids";

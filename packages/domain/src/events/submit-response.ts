@@ -87,7 +87,12 @@ export async function submitResponse(
     await persistEffects(tx, study.key, outcome.effects);
     const saved = await saveParticipantState(tx, row, outcome.state, arrivedAt);
     const storedId = await storeResponse(tx, study.key, response, confidentialId, saved.currentStudySession);
-    await persistReports(tx, { studyKey: study.key, eventType: "SUBMIT", responseId: storedId, reports: outcome.reports });
+    await persistReports(tx, {
+      studyKey: study.key,
+      eventType: "SUBMIT",
+      responseId: storedId,
+      reports: outcome.reports,
+    });
     return {
       result: withStudyKey(saved.assignedSurveys, study.key),
       participant: toApiParticipant(saved),

@@ -48,7 +48,11 @@ export function createPostgresEngineServices(
         .select({ id: studyCodeLists.id })
         .from(studyCodeLists)
         .where(
-          and(eq(studyCodeLists.studyKey, studyKey), eq(studyCodeLists.listKey, listKey), eq(studyCodeLists.code, code)),
+          and(
+            eq(studyCodeLists.studyKey, studyKey),
+            eq(studyCodeLists.listKey, listKey),
+            eq(studyCodeLists.code, code),
+          ),
         )
         .limit(1);
       return row !== undefined;
@@ -73,7 +77,11 @@ export function createPostgresEngineServices(
       await tx
         .delete(studyCodeLists)
         .where(
-          and(eq(studyCodeLists.studyKey, studyKey), eq(studyCodeLists.listKey, listKey), eq(studyCodeLists.code, code)),
+          and(
+            eq(studyCodeLists.studyKey, studyKey),
+            eq(studyCodeLists.listKey, listKey),
+            eq(studyCodeLists.code, code),
+          ),
         );
     },
 
@@ -101,7 +109,10 @@ export function createPostgresEngineServices(
     },
 
     async findOldResponses(query: OldResponsesQuery): Promise<SurveyResponse[]> {
-      const conditions = [eq(surveyResponses.studyKey, studyKey), eq(surveyResponses.participantId, query.participantId)];
+      const conditions = [
+        eq(surveyResponses.studyKey, studyKey),
+        eq(surveyResponses.participantId, query.participantId),
+      ];
       if (query.surveyKey) conditions.push(eq(surveyResponses.key, query.surveyKey));
       if (query.since !== undefined && query.since > 0) conditions.push(gt(surveyResponses.arrivedAt, query.since));
       if (query.until !== undefined && query.until > 0) conditions.push(lt(surveyResponses.arrivedAt, query.until));

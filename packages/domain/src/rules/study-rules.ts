@@ -47,7 +47,12 @@ export async function loadCurrentRules(db: Executor, studyKey: string): Promise<
 }
 
 /** Stores a validated rule set as the study's next version. */
-export async function storeRules(db: Executor, studyKey: string, rules: unknown[], uploadedBy: string): Promise<number> {
+export async function storeRules(
+  db: Executor,
+  studyKey: string,
+  rules: unknown[],
+  uploadedBy: string,
+): Promise<number> {
   const [latest] = await db
     .select({ version: studyRules.version })
     .from(studyRules)

@@ -1,5 +1,12 @@
 import { and, eq, inArray, notInArray, sql } from "drizzle-orm";
-import { studyParticipantCounts, tasks, type Database, type Executor, type RunActionsInput, type TaskStatus } from "@studyflow/db";
+import {
+  studyParticipantCounts,
+  tasks,
+  type Database,
+  type Executor,
+  type RunActionsInput,
+  type TaskStatus,
+} from "@studyflow/db";
 import type { ManagementSubject } from "../access/permissions";
 import { Conflict, Forbidden, NotFound, Unavailable } from "../errors";
 import { getStudy } from "../studies/study-repository";
@@ -114,7 +121,8 @@ export async function getVisibleTask(
     .where(and(eq(tasks.id, taskId), eq(tasks.studyKey, studyKey)))
     .limit(1);
   if (!row) throw new NotFound(`task "${taskId}" not found`);
-  if (!who.isAdmin && row.createdBy !== who.subject) throw new Forbidden("only the task's creator or an admin may see it");
+  if (!who.isAdmin && row.createdBy !== who.subject)
+    throw new Forbidden("only the task's creator or an admin may see it");
   return row;
 }
 

@@ -91,9 +91,6 @@ export function registerSubmitResponse(router: OpenAPIHono<AppEnv>, deps: AppDep
       { studyKey, participantId: participantID, response: c.req.valid("json"), submittedBy: who.subject },
       domainContext(deps),
     );
-    return c.json(
-      { message: "response submitted", result: outcome.result, participant: outcome.participant },
-      200,
-    );
+    return c.json({ message: "response submitted", result: outcome.result, participant: outcome.participant }, 200);
   });
 }

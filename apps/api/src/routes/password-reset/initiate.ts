@@ -17,16 +17,12 @@ const INITIATED_MESSAGE = "if the address belongs to an account, a reset link ha
 
 const initiateRequest = z
   .object({
-    email: z
-      .string()
-      .trim()
-      .pipe(z.email().max(254))
-      .openapi({
-        description: "Login e-mail of the account.",
-        format: "email",
-        maxLength: 254,
-        example: "someone@example.org",
-      }),
+    email: z.string().trim().pipe(z.email().max(254)).openapi({
+      description: "Login e-mail of the account.",
+      format: "email",
+      maxLength: 254,
+      example: "someone@example.org",
+    }),
   })
   .openapi("PasswordResetInitiateRequest");
 

@@ -4,7 +4,15 @@ import { Invalid, assertStudyPermission, createRunActionsTask } from "@studyflow
 import { RUN_ACTIONS_QUEUE, runActionsJobOptions, taskJobId, type RunActionsJob } from "@studyflow/queue";
 import { managementOf, type AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
-import { MANAGEMENT_SECURITY, authErrors, errorResponse, jsonBody, jsonContent, studyKeyParam, taskEnvelope } from "../schemas";
+import {
+  MANAGEMENT_SECURITY,
+  authErrors,
+  errorResponse,
+  jsonBody,
+  jsonContent,
+  studyKeyParam,
+  taskEnvelope,
+} from "../schemas";
 
 /** A study's rule set is small; this bound stops a body from keeping the validator busy. */
 const MAX_RULES = 1_000;

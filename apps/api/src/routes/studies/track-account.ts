@@ -2,7 +2,15 @@ import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { assertStudyPermission, updateTrackAccount } from "@studyflow/domain";
 import { managementOf, type AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
-import { MANAGEMENT_SECURITY, authErrors, errorResponse, jsonBody, jsonContent, messageSchema, studyKeyParam } from "../schemas";
+import {
+  MANAGEMENT_SECURITY,
+  authErrors,
+  errorResponse,
+  jsonBody,
+  jsonContent,
+  messageSchema,
+  studyKeyParam,
+} from "../schemas";
 
 const route = createRoute({
   method: "put",

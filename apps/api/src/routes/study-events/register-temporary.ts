@@ -30,7 +30,11 @@ const REGISTRATIONS = { limit: 30, windowSeconds: 10 * 60 };
 
 export function registerTemporaryParticipantRoute(router: OpenAPIHono<AppEnv>, deps: AppDeps, limiter: RateLimiter) {
   router.openapi(route, async (c) => {
-    const decision = await limiter.hit(`temp-register:ip:${clientAddress(c)}`, REGISTRATIONS.limit, REGISTRATIONS.windowSeconds);
+    const decision = await limiter.hit(
+      `temp-register:ip:${clientAddress(c)}`,
+      REGISTRATIONS.limit,
+      REGISTRATIONS.windowSeconds,
+    );
     if (!decision.allowed) {
       throw new RateLimited("too many registrations from this address; try again later", decision.retryAfterSeconds);
     }
