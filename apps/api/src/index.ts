@@ -1,25 +1,13 @@
 import { serve } from "@hono/node-server";
 import { Queue } from "bullmq";
-import { ConfigError } from "@studyflow/config";
+import { loadConfigOrExit } from "@studyflow/config";
 import { createDb } from "@studyflow/db";
 import { RUN_ACTIONS_QUEUE, createRedisConnection } from "@studyflow/queue";
 import { createApp } from "./app";
 import { loadConfig } from "./config";
 import { createLogger } from "./logger";
 
-function startupConfig() {
-  try {
-    return loadConfig(process.env);
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      console.error(error.message);
-      process.exit(1);
-    }
-    throw error;
-  }
-}
-
-const config = startupConfig();
+const config = loadConfigOrExit(() => loadConfig(process.env));
 const logger = createLogger(config.LOG_LEVEL, config.NODE_ENV === "development");
 const database = createDb(config.DATABASE_URL, { max: config.DATABASE_POOL_SIZE, applicationName: "studyflow-api" });
 const redis = createRedisConnection(config.REDIS_URL, "producer");

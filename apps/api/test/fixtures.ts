@@ -12,16 +12,7 @@ import type { Expression } from "@studyflow/engine";
 import { mintManagementToken, mintParticipantToken } from "../src/auth/tokens";
 import type { TestApp } from "./test-app";
 
-/** Builders of the expression JSON, so test rules read like the rules researchers write. */
-export const str = (value: string) => ({ dtype: "str", str: value });
-export const num = (value: number) => ({ dtype: "num", num: value });
-export const exp = (expression: Expression) => ({ dtype: "exp", exp: expression });
-export const call = (name: string, ...data: ReturnType<typeof str | typeof num | typeof exp>[]): Expression => ({
-  name,
-  data,
-});
-export const onEvent = (type: string, ...actions: Expression[]): Expression =>
-  call("IFTHEN", exp(call("checkEventType", str(type))), ...actions.map(exp));
+export { call, exp, num, onEvent, str } from "@studyflow/testkit";
 
 export const STRONG_PASSWORD = "Correct-Horse-Battery-9";
 

@@ -1,5 +1,5 @@
 import { serve } from "@hono/node-server";
-import { ConfigError } from "@studyflow/config";
+import { loadConfigOrExit } from "@studyflow/config";
 import { createDb } from "@studyflow/db";
 import { createRedisConnection } from "@studyflow/queue";
 import { loadConfig } from "./config";
@@ -7,19 +7,7 @@ import { createHealthApp } from "./health";
 import { createLogger } from "./logger";
 import { startWorkerRuntime } from "./runtime";
 
-function startupConfig() {
-  try {
-    return loadConfig(process.env);
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      console.error(error.message);
-      process.exit(1);
-    }
-    throw error;
-  }
-}
-
-const config = startupConfig();
+const config = loadConfigOrExit(() => loadConfig(process.env));
 const logger = createLogger(config.LOG_LEVEL, config.NODE_ENV === "development");
 const database = createDb(config.DATABASE_URL, { max: config.DATABASE_POOL_SIZE, applicationName: "studyflow-worker" });
 const connection = createRedisConnection(config.REDIS_URL, "worker");

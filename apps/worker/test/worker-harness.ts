@@ -17,22 +17,15 @@ import {
 import {
   createTestDatabase,
   deletePrefix,
+  onEvent,
   testRedisUrl,
   uniqueQueuePrefix,
   type TestDatabase,
 } from "@studyflow/testkit";
 import { startWorkerRuntime, type WorkerRuntime, type WorkerRuntimeDeps } from "../src/runtime";
 
-/** Builders of the expression JSON. */
-export const str = (value: string) => ({ dtype: "str", str: value });
-export const num = (value: number) => ({ dtype: "num", num: value });
-export const exp = (expression: Expression) => ({ dtype: "exp", exp: expression });
-export const call = (name: string, ...data: ReturnType<typeof str | typeof num | typeof exp>[]): Expression => ({
-  name,
-  data,
-});
-export const onCustom = (...actions: Expression[]): Expression =>
-  call("IFTHEN", exp(call("checkEventType", str("CUSTOM"))), ...actions.map(exp));
+export { call, exp, num, str } from "@studyflow/testkit";
+export const onCustom = (...actions: Expression[]): Expression => onEvent("CUSTOM", ...actions);
 
 export interface WorkerHarness {
   database: TestDatabase;

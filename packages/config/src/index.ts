@@ -52,3 +52,16 @@ export const queuePrefix = z
 export const secret = z.string().min(32, "must be at least 32 characters");
 
 export const milliseconds = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+
+/** Loads an app's config at start; a bad or missing variable ends the process with the message. */
+export function loadConfigOrExit<T>(load: () => T): T {
+  try {
+    return load();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(error.message);
+      process.exit(1);
+    }
+    throw error;
+  }
+}

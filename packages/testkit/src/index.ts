@@ -1,3 +1,4 @@
 export { adminDatabaseUrl, testRedisUrl, databaseUrlFor } from "./services";
 export { createTestDatabase, createEmptyDatabase, type TestDatabase } from "./database";
 export { uniqueQueuePrefix, createTestRedis, deletePrefix } from "./redis";
+export { str, num, exp, call, onEvent } from "./rule-builders";

@@ -3,7 +3,8 @@ import { streamSSE } from "hono/streaming";
 import { TERMINAL_STATUSES, assertStudyPermission, getVisibleTask, toApiTask } from "@studyflow/domain";
 import { managementOf, type AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
-import { MANAGEMENT_SECURITY, authErrors, errorResponse, keyString } from "../schemas";
+import { MANAGEMENT_SECURITY, authErrors, errorResponse } from "../schemas";
+import { taskParams } from "./task-routes";
 
 /**
  * How often the stream looks at the task. Workers commit progress every batch (tens of ms), so
@@ -20,16 +21,7 @@ const route = createRoute({
   summary: "Server-Sent Events: the task on every change until it ends",
   description: "Each `task` event carries `{task}`. The stream closes after the task reaches a final status.",
   security: MANAGEMENT_SECURITY,
-  request: {
-    params: z.object({
-      studyKey: keyString("studyKey").openapi({ param: { name: "studyKey", in: "path" } }),
-      taskID: z
-        .string()
-        .min(1)
-        .max(100)
-        .openapi({ param: { name: "taskID", in: "path" } }),
-    }),
-  },
+  request: { params: taskParams },
   responses: {
     200: { description: "event stream", content: { "text/event-stream": { schema: z.string() } } },
     ...authErrors,

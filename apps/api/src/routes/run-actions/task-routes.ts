@@ -6,7 +6,7 @@ import { managementOf, type AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
 import { MANAGEMENT_SECURITY, authErrors, errorResponse, jsonContent, keyString, taskEnvelope } from "../schemas";
 
-const params = z.object({
+export const taskParams = z.object({
   studyKey: keyString("studyKey").openapi({ param: { name: "studyKey", in: "path" } }),
   taskID: z
     .string()
@@ -27,7 +27,7 @@ const getTask = createRoute({
   tags: ["run-actions"],
   summary: "Status and progress of a run-actions task",
   security: MANAGEMENT_SECURITY,
-  request: { params },
+  request: { params: taskParams },
   responses: { 200: jsonContent(taskEnvelope, "the task"), ...notFoundOrForbidden },
 });
 
@@ -48,7 +48,7 @@ const getResult = createRoute({
   tags: ["run-actions"],
   summary: "Result document of a completed run-actions task",
   security: MANAGEMENT_SECURITY,
-  request: { params },
+  request: { params: taskParams },
   responses: {
     200: jsonContent(resultDocumentSchema, "the result document"),
     ...notFoundOrForbidden,
@@ -62,7 +62,7 @@ const cancel = createRoute({
   tags: ["run-actions"],
   summary: "Cancel a queued or running task; batches already written stay",
   security: MANAGEMENT_SECURITY,
-  request: { params },
+  request: { params: taskParams },
   responses: {
     200: jsonContent(taskEnvelope, "the canceled task"),
     ...notFoundOrForbidden,
