@@ -19,6 +19,18 @@ const schema = z.object({
   RESULT_DIR: z.string().min(1).default("./var/results"),
   /** Time given to running jobs at shutdown before the process exits (they resume elsewhere). */
   SHUTDOWN_TIMEOUT_MS: milliseconds(20_000),
+  /** SMTP server the outbox is delivered through, e.g. smtp://mailpit:1025; unset = no delivery. */
+  SMTP_URL: z
+    .string()
+    .refine((value) => /^smtps?:\/\//.test(value), "must be an smtp:// or smtps:// URL")
+    .optional(),
+  /** Sender of every e-mail. */
+  MAIL_FROM: z.string().min(3).default("studyflow <no-reply@studyflow.local>"),
+  /** How often the outbox is checked for messages that are due. */
+  OUTBOX_POLL_INTERVAL_MS: milliseconds(2_000),
+  /** Basic-auth user and password of the queue dashboard on the health port; both unset = no dashboard. */
+  DASHBOARD_USER: z.string().min(1).optional(),
+  DASHBOARD_PASSWORD: z.string().min(12, "must be at least 12 characters").optional(),
   LOG_LEVEL: logLevel,
 });
 
