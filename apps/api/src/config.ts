@@ -50,3 +50,6 @@ export function loadConfig(env: Record<string, string | undefined>): ApiConfig {
         };
   return parseEnv(schema, withDevDefaults);
 }
+
+/** The process environment: read here and nowhere else. */
+export const processEnv = (): Record<string, string | undefined> => process.env;

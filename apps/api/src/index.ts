@@ -4,10 +4,10 @@ import { loadConfigOrExit } from "@studyflow/config";
 import { createDb } from "@studyflow/db";
 import { RUN_ACTIONS_QUEUE, createRedisConnection } from "@studyflow/queue";
 import { createApp } from "./app";
-import { loadConfig } from "./config";
+import { loadConfig, processEnv } from "./config";
 import { createLogger } from "./logger";
 
-const config = loadConfigOrExit(() => loadConfig(process.env));
+const config = loadConfigOrExit(() => loadConfig(processEnv()));
 const logger = createLogger(config.LOG_LEVEL, config.NODE_ENV === "development");
 const database = createDb(config.DATABASE_URL, { max: config.DATABASE_POOL_SIZE, applicationName: "studyflow-api" });
 const redis = createRedisConnection(config.REDIS_URL, "producer");

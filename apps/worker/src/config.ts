@@ -39,3 +39,6 @@ export type WorkerConfig = z.output<typeof schema>;
 export function loadConfig(env: Record<string, string | undefined>): WorkerConfig {
   return parseEnv(schema, env);
 }
+
+/** The process environment: read here and nowhere else. */
+export const processEnv = (): Record<string, string | undefined> => process.env;

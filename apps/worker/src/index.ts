@@ -2,12 +2,12 @@ import { serve } from "@hono/node-server";
 import { loadConfigOrExit } from "@studyflow/config";
 import { createDb } from "@studyflow/db";
 import { createRedisConnection } from "@studyflow/queue";
-import { loadConfig } from "./config";
+import { loadConfig, processEnv } from "./config";
 import { createHealthApp } from "./health";
 import { createLogger } from "./logger";
 import { startWorkerRuntime } from "./runtime";
 
-const config = loadConfigOrExit(() => loadConfig(process.env));
+const config = loadConfigOrExit(() => loadConfig(processEnv()));
 const logger = createLogger(config.LOG_LEVEL, config.NODE_ENV === "development");
 const database = createDb(config.DATABASE_URL, { max: config.DATABASE_POOL_SIZE, applicationName: "studyflow-worker" });
 const connection = createRedisConnection(config.REDIS_URL, "worker");

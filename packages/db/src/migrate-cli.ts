@@ -1,7 +1,8 @@
+import { databaseUrlFromEnv } from "./env";
 import { runMigrations } from "./migrate";
 
-// The one-shot `migrate` service and `npm run db:migrate` run this; it is the only config it needs.
-const url = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+// The one-shot `migrate` service and `npm run db:migrate` run this.
+const url = databaseUrlFromEnv();
 try {
   await runMigrations(url);
   console.log("migrations applied");

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { inject } from "vitest";
 import { createDb, type DbHandle } from "@studyflow/db";
-import { adminClient, databaseUrlFor, quoteIdent } from "./services";
+import { adminClient, databaseUrlFor, quoteIdent } from "./env";
 
 export interface TestDatabase extends DbHandle {
   name: string;

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { TestProject } from "vitest/node";
 import { runMigrations } from "@studyflow/db";
-import { adminClient, databaseUrlFor, quoteIdent } from "./services";
+import { adminClient, databaseUrlFor, quoteIdent } from "./env";
 
 /**
  * Runs once per `vitest run`: migrates a template database that every test file clones

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
-import { testRedisUrl } from "./services";
+import { testRedisUrl } from "./env";
 
 /** A BullMQ prefix of its own for each test, so queues of parallel tests never meet. */
 export function uniqueQueuePrefix(): string {

@@ -1,5 +1,5 @@
 import { createDb, type DbHandle } from "@studyflow/db";
-import { loadConfig } from "../config";
+import { loadConfig, processEnv } from "../config";
 import { describeFailure, parseCommandLine } from "./commands";
 import { createOutput } from "./output";
 
@@ -7,7 +7,7 @@ import { createOutput } from "./output";
  * Entry of the operator CLI (`npm run cli -- <command> [flags]`). The only place of the CLI that
  * reads the environment; exit codes: 0 done, 1 usage or validation error, 2 anything else.
  */
-async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
+async function main(argv: string[], env: Record<string, string | undefined>): Promise<number> {
   // Until the command line is parsed, a plain look for --json decides how a usage error is shown.
   let output = createOutput(argv.includes("--json"));
   let database: DbHandle | undefined;
@@ -40,4 +40,4 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
   }
 }
 
-process.exitCode = await main(process.argv.slice(2), process.env);
+process.exitCode = await main(process.argv.slice(2), processEnv());
