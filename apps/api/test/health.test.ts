@@ -30,6 +30,17 @@ describe("health", () => {
     expect(other.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
   });
 
+  it("an unexpected error is a 500 naming the request id, without internals", async () => {
+    t.app.get("/test-only/boom", () => {
+      throw new Error('relation "participants" violates constraint: select secret from studies');
+    });
+    const res = await t.app.request("/test-only/boom", { headers: { "X-Request-Id": "req-42" } });
+    expect(res.status).toBe(500);
+    const body = await res.json();
+    expect(body).toEqual({ error: "internal error (request id req-42)" });
+    expect(JSON.stringify(body)).not.toMatch(/select|participants|at /);
+  });
+
   it("unknown routes get a JSON 404", async () => {
     const res = await t.app.request("/v1/nothing-here");
     expect(res.status).toBe(404);
