@@ -279,6 +279,31 @@ describe("bulk run-actions in the worker", () => {
     expect(runtime.worker.isRunning()).toBe(true);
   });
 
+  it("a job that keeps failing is retried, then fails its task with a readable error", async () => {
+    await studyWithRules(h, "doomed");
+    const runtime = h.start();
+    const [row] = await h.database.db
+      .insert(tasks)
+      .values({
+        studyKey: "doomed",
+        kind: "run-actions",
+        input: { rules: [], dryRun: false },
+        createdBy: "x",
+        status: "in_progress",
+      })
+      .returning();
+    // A chunk job for a chunk that was never planned: every attempt fails the same way.
+    const job = await h.queue.add(
+      RUN_ACTIONS_QUEUE,
+      { kind: "chunk", taskId: row!.id, chunkIndex: 0 },
+      { attempts: 3, backoff: { type: "fixed", delay: 20 } },
+    );
+    const failed = await h.waitForTask(row!.id, ["failed"]);
+    expect(failed.error).toBe(`the run failed: chunk 0 of task ${row!.id} does not exist`);
+    expect((await h.queue.getJob(job.id!))?.attemptsMade).toBe(3);
+    expect(runtime.worker.isRunning()).toBe(true);
+  });
+
   it("the sweeper fails a running task whose jobs are gone and re-queues a queued one", async () => {
     await studyWithRules(h, "stale");
     const old = new Date(Date.now() - 10 * 60_000);
