@@ -2,7 +2,7 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["**/node_modules/**", "packages/db/migrations/**", "var/**", "**/*.js", "**/*.cjs"] },
+  { ignores: ["**/node_modules/**", "packages/db/migrations/**", "var/**", ".scratch/**", "**/*.js", "**/*.cjs"] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -4,7 +4,9 @@ import { createRedisRateLimiter } from "@studyflow/domain";
 import type { AppEnv } from "./app-env";
 import type { AppDeps } from "./deps";
 import { errorBody, handleError } from "./errors";
+import { createApiMetrics, registerMetrics } from "./metrics";
 import { managementAuth, participantAuth } from "./middleware/auth";
+import { httpMetrics } from "./middleware/metrics";
 import { requestId } from "./middleware/request-id";
 import { registerHealth } from "./routes/health";
 import { registerPasswordReset } from "./routes/password-reset";
@@ -28,7 +30,9 @@ export function createApp(deps: AppDeps) {
     ...(deps.clock ? { clock: deps.clock } : {}),
   });
 
+  const metrics = createApiMetrics();
   app.use(requestId(deps.logger));
+  app.use(httpMetrics(metrics));
   app.use(
     bodyLimit({
       maxSize: MAX_BODY_BYTES,
@@ -39,6 +43,7 @@ export function createApp(deps: AppDeps) {
   app.use("/v1/study-service/events/*", participantAuth(deps));
 
   registerHealth(app, deps);
+  registerMetrics(app, metrics);
   registerPasswordReset(app, deps);
   registerOpenApi(app);
   registerSubmitResponse(app, deps);

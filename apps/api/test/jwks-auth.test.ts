@@ -9,7 +9,8 @@ import { createTestApp, type TestApp } from "./test-app";
 describe("management tokens from a JWKS", () => {
   let t: TestApp;
   let server: ReturnType<typeof serve>;
-  let providerKey: CryptoKey;
+  type PrivateKey = Awaited<ReturnType<typeof generateKeyPair>>["privateKey"];
+  let providerKey: PrivateKey;
 
   beforeAll(async () => {
     const { privateKey, publicKey } = await generateKeyPair("RS256");
@@ -27,7 +28,7 @@ describe("management tokens from a JWKS", () => {
     server.close();
   });
 
-  const providerToken = (key: CryptoKey, claims: Record<string, unknown> = { admin: true }) =>
+  const providerToken = (key: PrivateKey, claims: Record<string, unknown> = { admin: true }) =>
     new SignJWT(claims)
       .setProtectedHeader({ alg: "RS256", kid: "provider-1" })
       .setSubject("idp-user")

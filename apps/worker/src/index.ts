@@ -3,6 +3,7 @@ import { loadConfigOrExit } from "@studyflow/config";
 import { createDb } from "@studyflow/db";
 import { createRedisConnection } from "@studyflow/queue";
 import { loadConfig, processEnv } from "./config";
+import { dashboardCredentials } from "./dashboard";
 import { createHealthApp } from "./health";
 import { createLogger } from "./logger";
 import { startWorkerRuntime } from "./runtime";
@@ -21,12 +22,25 @@ const runtime = startWorkerRuntime({
   concurrency: config.WORKER_CONCURRENCY,
   resultDir: config.RESULT_DIR,
   logger,
+  ...(config.SMTP_URL
+    ? {
+        mail: { smtpUrl: config.SMTP_URL, from: config.MAIL_FROM, pollIntervalMs: config.OUTBOX_POLL_INTERVAL_MS },
+      }
+    : {}),
 });
+const dashboard = dashboardCredentials(config, logger);
 const health = serve({
-  fetch: createHealthApp({ database, redis: producerConnection, isRunning: () => runtime.worker.isRunning() }).fetch,
+  fetch: createHealthApp({
+    database,
+    redis: producerConnection,
+    isRunning: () => runtime.worker.isRunning(),
+    metrics: runtime.metrics,
+    ...(dashboard ? { dashboard: { queues: [runtime.queue], credentials: dashboard } } : {}),
+  }).fetch,
   port: config.HEALTH_PORT,
 });
 logger.info({ concurrency: config.WORKER_CONCURRENCY, healthPort: config.HEALTH_PORT }, "worker started");
+if (!config.SMTP_URL) logger.info("e-mail delivery is off (SMTP_URL is not set): outbox messages stay pending");
 
 let stopping = false;
 async function shutdown(signal: string) {

@@ -3,6 +3,9 @@ import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { DbHandle } from "@studyflow/db";
 import { RUN_ACTIONS_QUEUE } from "@studyflow/queue";
+import { createWorkerMetrics, type WorkerMetrics } from "./metrics";
+import { startOutboxDispatcher } from "./outbox/outbox-dispatcher";
+import { createSmtpMailer } from "./outbox/smtp-mailer";
 import { createRunActionsProcessor, failTaskOfFailedJob } from "./processors/run-actions";
 import { SWEEP_INTERVAL_MS, sweepStaleTasks } from "./processors/stale-task-sweeper";
 
@@ -34,11 +37,15 @@ export interface WorkerRuntimeDeps {
   /** Overrides of the lock timings, for tests that kill workers and cannot wait 45 s. */
   lockDurationMs?: number;
   stalledIntervalMs?: number;
+  /** E-mail delivery of the outbox; without it, messages stay pending for a worker that has it. */
+  mail?: { smtpUrl: string; from: string; pollIntervalMs: number };
 }
 
 export interface WorkerRuntime {
   worker: Worker;
   queue: Queue;
+  /** This runtime's registry, for GET /metrics on the health/admin port. */
+  metrics: WorkerMetrics;
   /** Stops taking jobs; running chunks stop after their batch in flight, bounded by `timeoutMs`. */
   close: (timeoutMs: number) => Promise<"closed" | "timed-out">;
 }
@@ -46,12 +53,14 @@ export interface WorkerRuntime {
 export function startWorkerRuntime(deps: WorkerRuntimeDeps): WorkerRuntime {
   let closing = false;
   const queue = new Queue(RUN_ACTIONS_QUEUE, { connection: deps.producerConnection, prefix: deps.prefix });
+  const metrics = createWorkerMetrics({ database: deps.database, queues: [queue], logger: deps.logger });
   const processor = createRunActionsProcessor({
     database: deps.database,
     queue,
     resultDir: deps.resultDir,
     logger: deps.logger,
     isClosing: () => closing,
+    onParticipantsProcessed: (count) => metrics.participantsProcessed.inc(count),
     ...(deps.clock ? { clock: deps.clock } : {}),
     ...(deps.batchSize ? { batchSize: deps.batchSize } : {}),
     ...(deps.chunkSize ? { chunkSize: deps.chunkSize } : {}),
@@ -81,9 +90,20 @@ export function startWorkerRuntime(deps: WorkerRuntimeDeps): WorkerRuntime {
         }, SWEEP_INTERVAL_MS);
   sweeper?.unref();
 
+  const outbox = deps.mail
+    ? startOutboxDispatcher({
+        db: deps.database.db,
+        mailer: createSmtpMailer({ smtpUrl: deps.mail.smtpUrl, from: deps.mail.from }),
+        logger: deps.logger,
+        pollIntervalMs: deps.mail.pollIntervalMs,
+        ...(deps.clock ? { clock: deps.clock } : {}),
+      })
+    : undefined;
+
   return {
     worker,
     queue,
+    metrics,
     close: async (timeoutMs) => {
       closing = true;
       clearInterval(sweeper);
@@ -92,7 +112,8 @@ export function startWorkerRuntime(deps: WorkerRuntimeDeps): WorkerRuntime {
         timer = setTimeout(() => resolve("timed-out"), timeoutMs);
       });
       try {
-        return await Promise.race([worker.close().then(() => "closed" as const), deadline]);
+        const stopped = Promise.all([worker.close(), outbox?.close()]).then(() => "closed" as const);
+        return await Promise.race([stopped, deadline]);
       } finally {
         clearTimeout(timer);
         await queue.close();

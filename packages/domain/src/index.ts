@@ -23,3 +23,8 @@ export * from "./bulk/plan-task";
 export * from "./bulk/process-chunk";
 export * from "./bulk/finalize-task";
 export * from "./bulk/result-store";
+export * from "./outbox/undeliverable-message";
+export * from "./outbox/outbox-repository";
+export * from "./outbox/resolve-recipient";
+export * from "./outbox/templates";
+export * from "./outbox/prepare-mail";

@@ -35,7 +35,12 @@ export async function runDemoStory(options: DemoStoryOptions): Promise<void> {
   const { demo } = options;
   const timeoutMs = options.timeoutMs ?? 120_000;
   const url = (path: string) => `${options.baseUrl}${path}`;
-  const call = async (method: string, path: string, token: string | undefined, body?: unknown) => {
+  const call = async <T = Record<string, unknown>>(
+    method: string,
+    path: string,
+    token: string | undefined,
+    body?: unknown,
+  ) => {
     const response = await http(url(path), {
       method,
       headers: {
@@ -51,7 +56,8 @@ export async function runDemoStory(options: DemoStoryOptions): Promise<void> {
     } catch {
       // Event streams and errors of proxies are not JSON; the raw text is checked instead.
     }
-    return { status: response.status, json: json as Record<string, any>, text };
+    // The shape is what the step expects; every step checks the fields it relies on.
+    return { status: response.status, json: json as Partial<T>, text };
   };
   const study = demo.studyKey;
   const researcher = demo.researcherToken;
@@ -65,21 +71,31 @@ export async function runDemoStory(options: DemoStoryOptions): Promise<void> {
   report("profile 1 is in the study");
 
   // 1. Submit the intake on behalf of the participant: the rules swap intake for weekly.
-  const submit = await call("POST", `/v1/studies/${study}/participants/${demo.participantId}/responses`, researcher, {
-    key: "intake",
-    responses: [{ key: "sleep", response: { key: "hours", value: "7" } }],
-  });
+  const submit = await call<{ result: { surveyKey: string }[]; participant: { flags?: Record<string, string> } }>(
+    "POST",
+    `/v1/studies/${study}/participants/${demo.participantId}/responses`,
+    researcher,
+    {
+      key: "intake",
+      responses: [{ key: "sleep", response: { key: "hours", value: "7" } }],
+    },
+  );
   const surveys = (submit.json.result ?? []) as { surveyKey: string }[];
   check(submit.status === 200 && surveys.some((survey) => survey.surveyKey === "weekly"), "submit", submit.json);
   check(submit.json.participant?.flags?.intakeDone === "yes", "submit flags", submit.json.participant);
   report(`submitted the intake: surveys now ${surveys.map((survey) => survey.surveyKey).join(", ")}`);
 
   // 2. A bulk action over all participants: follow its progress stream, then read the result.
-  const created = await call("POST", `/v1/studies/${study}/run-actions/participants/`, researcher, {
-    rules: demoBulkRules,
-  });
+  const created = await call<{ task: { id: string } }>(
+    "POST",
+    `/v1/studies/${study}/run-actions/participants/`,
+    researcher,
+    {
+      rules: demoBulkRules,
+    },
+  );
   check(created.status === 202, "run-actions", created.json);
-  const taskId = created.json.task.id as string;
+  const taskId = created.json.task?.id ?? "";
   const taskPath = `/v1/studies/${study}/run-actions/participants/task/${taskId}`;
   const stream = await call("GET", `${taskPath}/events`, researcher);
   const updates = stream.text
@@ -89,32 +105,53 @@ export async function runDemoStory(options: DemoStoryOptions): Promise<void> {
   const last = updates.at(-1);
   check(stream.status === 200 && last?.status === "completed", "progress stream", updates.slice(-3));
   report(`bulk task ${taskId}: ${updates.length} progress events, ${last.processedCount} participants processed`);
-  const result = await call("GET", `${taskPath}/result`, researcher);
+  const result = await call<{ participantCount: number; participantStateChangedPerRule: number[] }>(
+    "GET",
+    `${taskPath}/result`,
+    researcher,
+  );
   check(result.status === 200 && typeof result.json.participantCount === "number", "task result", result.json);
   report(
     `result: ${result.json.participantCount} participants, changed per rule ${JSON.stringify(result.json.participantStateChangedPerRule)}`,
   );
 
   // 3. An anonymous temporary participant, claimed by profile 2.
-  const temp = await call("POST", "/v1/study-service/temp-participant/register", undefined, { studyKey: study });
+  const temp = await call<{ participant: { studyStatus: string; participantId: string } }>(
+    "POST",
+    "/v1/study-service/temp-participant/register",
+    undefined,
+    { studyKey: study },
+  );
   check(temp.status === 201 && temp.json.participant?.studyStatus === "temporary", "temp register", temp.json);
-  const merge = await call("POST", `/v1/study-service/events/${study}/merge-temporary-participant`, participant, {
-    profileID: demo.profileIds[1],
-    temporaryParticipantID: temp.json.participant.participantId,
-  });
+  const merge = await call<{ assignedSurveys: unknown[] }>(
+    "POST",
+    `/v1/study-service/events/${study}/merge-temporary-participant`,
+    participant,
+    {
+      profileID: demo.profileIds[1],
+      temporaryParticipantID: temp.json.participant.participantId,
+    },
+  );
   check(merge.status === 200 && Array.isArray(merge.json.assignedSurveys), "merge", merge.json);
   report(`merged a temporary participant into profile 2: ${merge.json.assignedSurveys.length} survey(s)`);
 
   // 4. Profile 1 leaves: LEAVE removes every survey.
-  const leave = await call("POST", `/v1/study-service/events/${study}/leave`, participant, {
-    profileID: demo.profileIds[0],
-  });
+  const leave = await call<{ assignedSurveys: unknown[] }>(
+    "POST",
+    `/v1/study-service/events/${study}/leave`,
+    participant,
+    {
+      profileID: demo.profileIds[0],
+    },
+  );
   check(leave.status === 200 && leave.json.assignedSurveys?.length === 0, "leave", leave.json);
   report("profile 1 left the study: no surveys remain");
 
   // 5. Account tracking on, then off again.
   for (const value of [true, false]) {
-    const toggled = await call("PUT", `/v1/studies/${study}/track-account`, researcher, { trackAccount: value });
+    const toggled = await call<{ message: string }>("PUT", `/v1/studies/${study}/track-account`, researcher, {
+      trackAccount: value,
+    });
     check(
       toggled.status === 200 && String(toggled.json.message).includes(value ? " on " : " off "),
       "track",

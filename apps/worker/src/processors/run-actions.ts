@@ -23,6 +23,8 @@ export interface RunActionsProcessorDeps {
   batchSize?: number;
   /** Participants per chunk; tests use small chunks to get several chunks from few participants. */
   chunkSize?: number;
+  /** Told the participants of every committed batch (metrics). */
+  onParticipantsProcessed?: (count: number) => void;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -62,10 +64,16 @@ export function createRunActionsProcessor(deps: RunActionsProcessorDeps): Proces
   }
 
   async function runChunkJob(job: Job, data: Extract<RunActionsJob, { kind: "chunk" }>, token: string | undefined) {
+    // processChunk reports the running total of this attempt; the hook wants each batch's share.
+    let reported = 0;
     const outcome = await processChunk(db, data.taskId, data.chunkIndex, {
       clock,
       ...(deps.batchSize ? { batchSize: deps.batchSize } : {}),
-      onBatch: (processed) => job.updateProgress(processed),
+      onBatch: (processed) => {
+        deps.onParticipantsProcessed?.(processed - reported);
+        reported = processed;
+        return job.updateProgress(processed);
+      },
       shouldStop: () => deps.isClosing?.() ?? false,
     });
     if (outcome === "stopped" && token) {

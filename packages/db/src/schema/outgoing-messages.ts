@@ -1,7 +1,11 @@
 import { index, integer, jsonb, pgTable, text, timestamp, uuid } from "drizzle-orm/pg-core";
 import { createdAt } from "./columns";
 
-export type OutgoingMessageStatus = "pending" | "sent" | "failed";
+/**
+ * pending → sending (claimed by a worker) → sent | failed; a failed attempt goes back to pending
+ * until the attempts run out. A `sending` row is never retried automatically (at most once).
+ */
+export type OutgoingMessageStatus = "pending" | "sending" | "sent" | "failed";
 
 /**
  * Transactional outbox: rows are written in the transaction that decided to send, and

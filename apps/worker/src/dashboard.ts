@@ -1,0 +1,57 @@
+import { createBullBoard } from "@bull-board/api";
+import { BullMQAdapter } from "@bull-board/api/bullMQAdapter";
+import { HonoAdapter } from "@bull-board/hono";
+import { serveStatic } from "@hono/node-server/serve-static";
+import type { Queue } from "bullmq";
+import type { Hono } from "hono";
+import { basicAuth } from "hono/basic-auth";
+import type { Logger } from "pino";
+import type { WorkerConfig } from "./config";
+
+/** Where the queue dashboard lives on the worker's health/admin port. */
+export const DASHBOARD_PATH = "/admin/queues";
+
+export interface DashboardCredentials {
+  user: string;
+  password: string;
+}
+
+/**
+ * The dashboard's basic-auth credentials, or undefined when it stays off: without both a user
+ * and a password it is not mounted at all, rather than served open. Says which, once.
+ */
+export function dashboardCredentials(
+  config: Pick<WorkerConfig, "DASHBOARD_USER" | "DASHBOARD_PASSWORD">,
+  logger: Logger,
+): DashboardCredentials | undefined {
+  const user = config.DASHBOARD_USER;
+  const password = config.DASHBOARD_PASSWORD;
+  if (user && password) return { user, password };
+  if (user || password) {
+    logger.warn("queue dashboard is off: set both DASHBOARD_USER and DASHBOARD_PASSWORD to enable it");
+  } else {
+    logger.info("queue dashboard is off: DASHBOARD_USER and DASHBOARD_PASSWORD are not set");
+  }
+  return undefined;
+}
+
+/** Mounts the queue dashboard for `queues` at DASHBOARD_PATH, every page and API call behind basic auth. */
+export function mountDashboard(app: Hono, queues: Queue[], credentials: DashboardCredentials): void {
+  const board = new HonoAdapter(serveStatic);
+  createBullBoard({
+    queues: queues.map((queue) => new BullMQAdapter(queue)),
+    serverAdapter: board,
+    options: { uiConfig: { boardTitle: "studyflow queues" } },
+  });
+  // The UI builds its asset and API URLs from the base path, so it must match the mount point.
+  board.setBasePath(DASHBOARD_PATH);
+
+  const guard = basicAuth({
+    username: credentials.user,
+    password: credentials.password,
+    realm: "studyflow queue dashboard",
+  });
+  app.use(DASHBOARD_PATH, guard);
+  app.use(`${DASHBOARD_PATH}/*`, guard);
+  app.route(DASHBOARD_PATH, board.registerPlugin());
+}

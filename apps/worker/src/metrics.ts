@@ -1,0 +1,93 @@
+import type { JobState, Queue } from "bullmq";
+import { sql } from "drizzle-orm";
+import type { Logger } from "pino";
+import { Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
+import { tasks, type DbHandle, type TaskStatus } from "@studyflow/db";
+
+/** The job states a scrape reports; "completed" and "failed" are bounded by the queue's removeOn* options. */
+export const QUEUE_STATES = [
+  "waiting",
+  "active",
+  "delayed",
+  "failed",
+  "completed",
+  "prioritized",
+  "waiting-children",
+] as const satisfies readonly JobState[];
+
+/** Every status gets a series, at 0 when no task has it, so alerts on e.g. `failed` see the series. */
+const TASK_STATUSES = [
+  "queued",
+  "in_progress",
+  "completed",
+  "failed",
+  "canceled",
+] as const satisfies readonly TaskStatus[];
+
+export interface WorkerMetrics {
+  /** One registry per runtime, so several runtimes in one process (tests) never share a series. */
+  registry: Registry;
+  participantsProcessed: Counter;
+}
+
+export interface WorkerMetricsDeps {
+  database: DbHandle;
+  /** Queues whose job counts are read at scrape time. */
+  queues: Queue[];
+  logger: Logger;
+}
+
+export function createWorkerMetrics(deps: WorkerMetricsDeps): WorkerMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+
+  const participantsProcessed = new Counter({
+    name: "studyflow_participants_processed_total",
+    help: "Participants run through a bulk rule set by this process, counted per committed batch.",
+    registers: [registry],
+  });
+
+  // Gauges below are read at scrape time. A failing read drops the gauge's series for that scrape
+  // instead of failing the whole scrape, so process metrics still arrive while Redis or Postgres is down.
+  new Gauge({
+    name: "studyflow_queue_jobs",
+    help: "Jobs in a BullMQ queue by state, read at scrape time (shared by every worker on the queue).",
+    labelNames: ["queue", "state"],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      await Promise.all(
+        deps.queues.map(async (queue) => {
+          try {
+            const counts = await queue.getJobCounts(...QUEUE_STATES);
+            for (const state of QUEUE_STATES) this.set({ queue: queue.name, state }, counts[state] ?? 0);
+          } catch (error) {
+            deps.logger.warn({ err: error, queue: queue.name }, "metrics: could not read queue job counts");
+          }
+        }),
+      );
+    },
+  });
+
+  new Gauge({
+    name: "studyflow_tasks",
+    help: "Tasks by status, read from the database at scrape time (all studies, all processes).",
+    labelNames: ["status"],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      try {
+        const rows = await deps.database.db
+          .select({ status: tasks.status, count: sql<number>`count(*)::int` })
+          .from(tasks)
+          .groupBy(tasks.status);
+        for (const status of TASK_STATUSES) this.set({ status }, 0);
+        for (const row of rows) this.set({ status: row.status }, row.count);
+      } catch (error) {
+        deps.logger.warn({ err: error }, "metrics: could not count tasks by status");
+      }
+    },
+  });
+
+  return { registry, participantsProcessed };
+}

@@ -1,0 +1,166 @@
+import type { Logger } from "pino";
+import type { Database } from "@studyflow/db";
+import {
+  UndeliverableMessage,
+  claimDueMessages,
+  failAbandonedMessages,
+  markMessageFailed,
+  markMessageSent,
+  prepareMail,
+  recordFailedAttempt,
+  releaseClaimedMessages,
+  type OutboxMessage,
+} from "@studyflow/domain";
+import { SmtpDeliveryError, type Mailer } from "./smtp-mailer";
+
+/**
+ * Messages claimed per round. They are sent one after another, each over its own connection,
+ * so a round stays within a couple of minutes even against a slow server, and a stopping worker
+ * hands back at most nine untried messages.
+ */
+export const OUTBOX_BATCH_SIZE = 10;
+
+export interface OutboxDeps {
+  db: Database;
+  mailer: Mailer;
+  logger: Logger;
+  clock?: () => number;
+  batchSize?: number;
+  /** Asked before each message; once true, the rest of the batch is handed back untried. */
+  isClosing?: () => boolean;
+}
+
+export interface OutboxRound {
+  claimed: number;
+  sent: number;
+  /** Failed attempts that will be tried again after their backoff. */
+  retrying: number;
+  failed: number;
+  /** Claimed but handed back untried because the dispatcher is stopping. */
+  released: number;
+  /** Rows found `sending` past the bound and failed (see failAbandonedMessages). */
+  abandoned: number;
+}
+
+type DeliveryOutcome = "sent" | "retrying" | "failed";
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+async function deliver(deps: OutboxDeps, message: OutboxMessage, now: () => Date): Promise<DeliveryOutcome> {
+  // Ids only: the body, the address and the reset link stay out of the logs.
+  const log = deps.logger.child({ messageId: message.id, template: message.template, attempt: message.attempts });
+
+  try {
+    const mail = await prepareMail(deps.db, message);
+    await deps.mailer.send({ id: message.id, ...mail });
+  } catch (error) {
+    if (error instanceof UndeliverableMessage) {
+      await markMessageFailed(deps.db, message.id, error.message);
+      log.warn({ reason: error.message }, "outbox message is undeliverable");
+      return "failed";
+    }
+    if (error instanceof SmtpDeliveryError && error.mayHaveBeenDelivered) {
+      // Retrying could deliver it twice; a visible failure is the lesser harm (at most once).
+      const reason = `delivery outcome unknown (connection lost after the message was sent): ${error.message}`;
+      await markMessageFailed(deps.db, message.id, reason);
+      log.error({ reason: error.message }, "outbox message outcome unknown; not retried");
+      return "failed";
+    }
+    const outcome = await recordFailedAttempt(deps.db, message, errorMessage(error), now());
+    log.warn({ reason: errorMessage(error), willRetry: outcome === "retry" }, "outbox message not accepted");
+    return outcome === "retry" ? "retrying" : "failed";
+  }
+
+  try {
+    await markMessageSent(deps.db, message.id, now());
+  } catch (error) {
+    // The row stays `sending` and the abandoned-message sweep fails it later: never sent twice.
+    log.error({ reason: errorMessage(error) }, "outbox message sent, but could not be recorded as sent");
+    throw error;
+  }
+  log.info("outbox message sent");
+  return "sent";
+}
+
+/**
+ * One round of the outbox: fail rows abandoned while sending, claim a batch of due messages,
+ * and deliver them one by one. Exported for tests, which drive rounds and the clock themselves.
+ */
+export async function runOutboxOnce(deps: OutboxDeps): Promise<OutboxRound> {
+  const clock = deps.clock ?? Date.now;
+  const now = () => new Date(clock());
+  const isClosing = deps.isClosing ?? (() => false);
+  const round: OutboxRound = { claimed: 0, sent: 0, retrying: 0, failed: 0, released: 0, abandoned: 0 };
+
+  const abandoned = await failAbandonedMessages(deps.db, now());
+  round.abandoned = abandoned.length;
+  if (abandoned.length > 0) {
+    deps.logger.error({ messageIds: abandoned }, "outbox messages left sending by a stopped worker marked failed");
+  }
+  if (isClosing()) return round;
+
+  const batch = await claimDueMessages(deps.db, { now: now(), limit: deps.batchSize ?? OUTBOX_BATCH_SIZE });
+  round.claimed = batch.length;
+  let untriedFrom = 0;
+  try {
+    for (const message of batch) {
+      if (isClosing()) break;
+      untriedFrom += 1;
+      round[await deliver(deps, message, now)] += 1;
+    }
+  } finally {
+    const untried = batch.slice(untriedFrom).map((message) => message.id);
+    if (untried.length > 0) {
+      try {
+        await releaseClaimedMessages(deps.db, untried);
+        round.released = untried.length;
+      } catch (error) {
+        deps.logger.error({ messageIds: untried, reason: errorMessage(error) }, "could not hand back claimed messages");
+      }
+    }
+  }
+  return round;
+}
+
+export interface OutboxDispatcher {
+  /** Finishes the message in flight, hands back the rest of its batch, and stops polling. */
+  close: () => Promise<void>;
+}
+
+/**
+ * Polls the outbox every `pollIntervalMs`. A round starts only after the previous one ended, so
+ * rounds never overlap; a full batch is followed at once by the next, to work off a backlog.
+ */
+export function startOutboxDispatcher(deps: OutboxDeps & { pollIntervalMs: number }): OutboxDispatcher {
+  const batchSize = deps.batchSize ?? OUTBOX_BATCH_SIZE;
+  let closing = false;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
+
+  const poll = () => {
+    timer = undefined;
+    running = runOutboxOnce({ ...deps, batchSize, isClosing: () => closing })
+      .then(
+        (round) => (round.claimed === batchSize ? 0 : deps.pollIntervalMs),
+        (error: unknown) => {
+          deps.logger.error({ reason: errorMessage(error) }, "outbox round failed");
+          return deps.pollIntervalMs;
+        },
+      )
+      .then((delay) => {
+        running = undefined;
+        if (!closing) timer = setTimeout(poll, delay);
+      });
+  };
+  poll();
+
+  return {
+    close: async () => {
+      closing = true;
+      clearTimeout(timer);
+      await running;
+    },
+  };
+}

@@ -1,0 +1,504 @@
+import type { AddressInfo } from "node:net";
+import { eq } from "drizzle-orm";
+import { pino } from "pino";
+import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from "smtp-server";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { confidentialIdMap, createDb, outgoingMessages, profiles, users, type DbHandle } from "@studyflow/db";
+import {
+  DELIVERY_OUTCOME_UNKNOWN,
+  OUTBOX_MAX_ATTEMPTS,
+  OUTBOX_RETRY_BASE_DELAY_MS,
+  OUTBOX_RETRY_MAX_DELAY_MS,
+  OUTBOX_SENDING_ABANDONED_AFTER_MS,
+  createStudy,
+  initiatePasswordReset,
+} from "@studyflow/domain";
+import { createTestDatabase, type TestDatabase } from "@studyflow/testkit";
+import { runOutboxOnce, startOutboxDispatcher, type OutboxDeps } from "../src/outbox/outbox-dispatcher";
+import { createSmtpMailer, type Mailer } from "../src/outbox/smtp-mailer";
+import { createWorkerHarness, type WorkerHarness } from "./worker-harness";
+
+const silent = pino({ level: "silent" });
+const FROM = "studyflow <no-reply@studyflow.test>";
+const T0 = Date.UTC(2030, 0, 1, 12, 0, 0);
+
+// ---------------------------------------------------------------------------------------------
+// A real SMTP server on a free port that keeps what it receives, and a small MIME reader for it
+// (just enough for nodemailer's output: headers, multipart/alternative, quoted-printable, base64).
+
+interface ReceivedMail {
+  envelopeTo: string[];
+  messageId: string;
+  subject: string;
+  text: string;
+  html: string;
+}
+
+type RcptHook = (address: string, attempt: number) => Error | undefined;
+type DataHook = (attempt: number) => Error | "hang" | undefined | Promise<Error | "hang" | undefined>;
+
+interface SmtpCapture {
+  url: string;
+  received: ReceivedMail[];
+  /** Connections the server saw, to prove that nothing was attempted. */
+  connections: () => number;
+  close: () => Promise<void>;
+}
+
+function smtpError(responseCode: number, message: string): Error {
+  return Object.assign(new Error(message), { responseCode });
+}
+
+function decodeQuotedPrintable(body: string): string {
+  const bytes: number[] = [];
+  const joined = body.replace(/=\r?\n/g, "");
+  for (let i = 0; i < joined.length; i++) {
+    const hex = joined.slice(i + 1, i + 3);
+    if (joined[i] === "=" && /^[0-9A-F]{2}$/i.test(hex)) {
+      bytes.push(parseInt(hex, 16));
+      i += 2;
+    } else {
+      bytes.push(...Buffer.from(joined[i]!, "utf8"));
+    }
+  }
+  return Buffer.from(bytes).toString("utf8");
+}
+
+function decodeBody(body: string, encoding: string | undefined): string {
+  if (encoding === "quoted-printable") return decodeQuotedPrintable(body);
+  if (encoding === "base64") return Buffer.from(body.replace(/\s+/g, ""), "base64").toString("utf8");
+  return body;
+}
+
+/** RFC 2047 encoded words, as nodemailer writes non-ASCII subjects. */
+function decodeHeader(value: string): string {
+  return value
+    .replace(/\?=\s+=\?/g, "?==?")
+    .replace(/=\?([^?]+)\?([QqBb])\?([^?]*)\?=/g, (_, _charset: string, kind: string, text: string) =>
+      kind.toUpperCase() === "B"
+        ? Buffer.from(text, "base64").toString("utf8")
+        : decodeQuotedPrintable(text.replace(/_/g, " ")),
+    );
+}
+
+interface MimePart {
+  headers: Map<string, string>;
+  body: string;
+}
+
+function parsePart(raw: string): MimePart {
+  const split = raw.indexOf("\r\n\r\n");
+  const head = split < 0 ? raw : raw.slice(0, split);
+  const body = split < 0 ? "" : raw.slice(split + 4);
+  const headers = new Map<string, string>();
+  for (const line of head.replace(/\r\n[ \t]+/g, " ").split("\r\n")) {
+    const colon = line.indexOf(":");
+    if (colon > 0) headers.set(line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim());
+  }
+  return { headers, body };
+}
+
+function parseMail(raw: string, envelopeTo: string[]): ReceivedMail {
+  const root = parsePart(raw);
+  const leaves: MimePart[] = [];
+  const collect = (part: MimePart) => {
+    const boundary = /boundary="?([^";]+)"?/.exec(part.headers.get("content-type") ?? "")?.[1];
+    if (!boundary) return leaves.push(part);
+    const sections = part.body.split(`--${boundary}`).slice(1, -1);
+    for (const section of sections) collect(parsePart(section.replace(/^\r\n/, "").replace(/\r\n$/, "")));
+  };
+  collect(root);
+  const bodyOf = (type: string) => {
+    const leaf = leaves.find((part) => (part.headers.get("content-type") ?? "").startsWith(type));
+    return leaf ? decodeBody(leaf.body, leaf.headers.get("content-transfer-encoding")?.toLowerCase()) : "";
+  };
+  return {
+    envelopeTo,
+    messageId: root.headers.get("message-id") ?? "",
+    subject: decodeHeader(root.headers.get("subject") ?? ""),
+    text: bodyOf("text/plain"),
+    html: bodyOf("text/html"),
+  };
+}
+
+async function startSmtpCapture(hooks: { onRcpt?: RcptHook; onData?: DataHook } = {}): Promise<SmtpCapture> {
+  const received: ReceivedMail[] = [];
+  let connections = 0;
+  let rcptAttempts = 0;
+  let dataAttempts = 0;
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ["STARTTLS"],
+    logger: false,
+    disableReverseLookup: true,
+    closeTimeout: 1_000,
+    onConnect: (_session, callback) => {
+      connections += 1;
+      callback();
+    },
+    onRcptTo: (address, _session, callback) => {
+      rcptAttempts += 1;
+      callback(hooks.onRcpt?.(address.address, rcptAttempts) ?? null);
+    },
+    onData: (stream: SMTPServerDataStream, session: SMTPServerSession, callback) => {
+      const chunks: Buffer[] = [];
+      stream.on("data", (chunk: Buffer) => chunks.push(chunk));
+      stream.on("end", () => {
+        dataAttempts += 1;
+        void Promise.resolve(hooks.onData?.(dataAttempts)).then((verdict) => {
+          if (verdict === "hang") return;
+          if (verdict) return callback(verdict);
+          const envelopeTo = session.envelope.rcptTo.map((rcpt) => rcpt.address);
+          received.push(parseMail(Buffer.concat(chunks).toString("utf8"), envelopeTo));
+          callback();
+        });
+      });
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.server.address() as AddressInfo;
+  return {
+    url: `smtp://127.0.0.1:${port}`,
+    received,
+    connections: () => connections,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+
+describe("outbox delivery over SMTP", () => {
+  let database: TestDatabase;
+  let smtp: SmtpCapture | undefined;
+  let now: number;
+  const extraPools: DbHandle[] = [];
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+  });
+  beforeEach(async () => {
+    now = T0;
+    // One database for the file: each test starts from an empty outbox.
+    await database.db.delete(outgoingMessages);
+  });
+  afterEach(async () => {
+    await smtp?.close();
+    smtp = undefined;
+    await Promise.all(extraPools.splice(0).map((pool) => pool.close(1)));
+  });
+  afterAll(async () => {
+    await database.drop();
+  });
+
+  function deps(mailer: Mailer, overrides: Partial<OutboxDeps> = {}): OutboxDeps {
+    return { db: database.db, mailer, logger: silent, clock: () => now, ...overrides };
+  }
+
+  async function capture(hooks?: Parameters<typeof startSmtpCapture>[0]) {
+    smtp = await startSmtpCapture(hooks);
+    return { smtp, mailer: createSmtpMailer({ smtpUrl: smtp.url, from: FROM }) };
+  }
+
+  async function queue(values: Partial<typeof outgoingMessages.$inferInsert> = {}) {
+    const [row] = await database.db
+      .insert(outgoingMessages)
+      .values({ template: "password-changed", availableAt: new Date(T0), ...values })
+      .returning();
+    return row!;
+  }
+
+  async function message(id: string) {
+    const [row] = await database.db.select().from(outgoingMessages).where(eq(outgoingMessages.id, id));
+    return row!;
+  }
+
+  async function user(email: string, preferredLanguage = "en") {
+    const [row] = await database.db
+      .insert(users)
+      .values({ email, passwordHash: "unused", preferredLanguage })
+      .returning();
+    return row!;
+  }
+
+  it("delivers a password reset with its link to the account's address, and records it as sent", async () => {
+    const { smtp, mailer } = await capture();
+    await user("reset-en@example.org");
+    const issued = await initiatePasswordReset(database.db, {
+      email: "reset-en@example.org",
+      now: new Date(),
+      ttlSeconds: 2 * 3600,
+      resetUrl: "https://studyflow.example/reset-password",
+    });
+    now = Date.now() + 1_000; // the row was written with the database's clock
+
+    const round = await runOutboxOnce(deps(mailer));
+
+    expect(round).toMatchObject({ claimed: 1, sent: 1, failed: 0, retrying: 0 });
+    expect(smtp.received).toHaveLength(1);
+    const [mail] = smtp.received;
+    const link = `https://studyflow.example/reset-password?token=${issued!.token}`;
+    expect(mail!.envelopeTo).toEqual(["reset-en@example.org"]);
+    expect(mail!.subject).toBe("studyflow: reset your password");
+    expect(mail!.text).toContain(link);
+    expect(mail!.text).toContain("valid for 2 hours");
+    expect(mail!.html).toContain(`href="${link}"`);
+    const [row] = await database.db.select().from(outgoingMessages);
+    expect(row).toMatchObject({ status: "sent", attempts: 1, lastError: null, sentAt: new Date(now) });
+    expect(mail!.messageId).toBe(`<${row!.id}@studyflow.test>`);
+  });
+
+  it("writes to a German-speaking account in German", async () => {
+    const { smtp, mailer } = await capture();
+    const row = await queue({
+      template: "password-reset",
+      toAddress: "reset-de@example.org",
+      language: "de",
+      payload: { resetUrl: "https://studyflow.example/reset-password?token=abc", validForHours: 1.5 },
+    });
+
+    await runOutboxOnce(deps(mailer));
+
+    const [mail] = smtp.received;
+    expect(mail!.subject).toBe("studyflow: Passwort zurücksetzen");
+    expect(mail!.text).toContain("Der Link ist 1,5 Stunden gültig.");
+    expect(mail!.text).toContain("https://studyflow.example/reset-password?token=abc");
+    expect((await message(row.id)).status).toBe("sent");
+  });
+
+  it("retries a refused message after its backoff, recording the first error, and sends it once", async () => {
+    const { smtp, mailer } = await capture({
+      onData: (attempt) => (attempt === 1 ? smtpError(451, "mailbox busy, try again later") : undefined),
+    });
+    const row = await queue({ toAddress: "retry@example.org" });
+
+    expect(await runOutboxOnce(deps(mailer))).toMatchObject({ claimed: 1, retrying: 1 });
+    const afterFirst = await message(row.id);
+    expect(afterFirst).toMatchObject({ status: "pending", attempts: 1, sentAt: null });
+    expect(afterFirst.lastError).toMatch(/451 mailbox busy, try again later/);
+    expect(afterFirst.availableAt).toEqual(new Date(T0 + OUTBOX_RETRY_BASE_DELAY_MS));
+
+    now = T0 + OUTBOX_RETRY_BASE_DELAY_MS - 1;
+    expect(await runOutboxOnce(deps(mailer))).toMatchObject({ claimed: 0 });
+
+    now = T0 + OUTBOX_RETRY_BASE_DELAY_MS;
+    expect(await runOutboxOnce(deps(mailer))).toMatchObject({ claimed: 1, sent: 1 });
+    expect(await message(row.id)).toMatchObject({ status: "sent", attempts: 2, sentAt: new Date(now) });
+    expect(smtp.received).toHaveLength(1);
+  });
+
+  it(`fails a message for good after ${OUTBOX_MAX_ATTEMPTS} refused attempts`, async () => {
+    const { smtp, mailer } = await capture({ onRcpt: () => smtpError(450, "recipient mailbox unavailable") });
+    const row = await queue({ toAddress: "never@example.org" });
+
+    for (let attempt = 1; attempt <= OUTBOX_MAX_ATTEMPTS; attempt++) {
+      expect((await message(row.id)).status).toBe("pending");
+      expect(await runOutboxOnce(deps(mailer))).toMatchObject({ claimed: 1 });
+      now += OUTBOX_RETRY_MAX_DELAY_MS;
+    }
+
+    const failed = await message(row.id);
+    expect(failed).toMatchObject({ status: "failed", attempts: OUTBOX_MAX_ATTEMPTS, sentAt: null });
+    expect(failed.lastError).toMatch(new RegExp(`^gave up after ${OUTBOX_MAX_ATTEMPTS} attempts: .*450`));
+    expect(await runOutboxOnce(deps(mailer))).toMatchObject({ claimed: 0 });
+    expect(smtp.received).toHaveLength(0);
+  });
+
+  it("fails a message without a resolvable recipient at once, without any SMTP traffic", async () => {
+    const { smtp, mailer } = await capture();
+    const nobody = await queue({ payload: {} });
+    const goneUser = await queue({ userId: "00000000-0000-4000-8000-000000000000" });
+    const unknownParticipant = await queue({ template: "reminder", studyKey: "no-study", confidentialId: "c-404" });
+
+    expect(await runOutboxOnce(deps(mailer))).toMatchObject({ claimed: 3, failed: 3 });
+
+    expect(await message(nobody.id)).toMatchObject({
+      status: "failed",
+      attempts: 1,
+      lastError: "no recipient: the message names no address, user or study participant",
+    });
+    expect((await message(goneUser.id)).lastError).toBe("no recipient: the message's user has no account");
+    expect((await message(unknownParticipant.id)).lastError).toBe(
+      "no recipient: no account is linked to the participant's confidential id",
+    );
+    expect(smtp.connections()).toBe(0);
+  });
+
+  it("fails a password reset without a usable link at once", async () => {
+    const { smtp, mailer } = await capture();
+    const row = await queue({ template: "password-reset", toAddress: "a@example.org", payload: { resetUrl: 42 } });
+    await runOutboxOnce(deps(mailer));
+    expect(await message(row.id)).toMatchObject({
+      status: "failed",
+      attempts: 1,
+      lastError: "password-reset message has no valid resetUrl in its payload",
+    });
+    expect(smtp.connections()).toBe(0);
+  });
+
+  it("delivers a study message to the user behind the participant's confidential id", async () => {
+    const { smtp, mailer } = await capture();
+    await createStudy(database.db, { key: "sleep-study" });
+    const account = await user("participant@example.org");
+    const [profile] = await database.db.insert(profiles).values({ userId: account.id, mainProfile: true }).returning();
+    await database.db
+      .insert(confidentialIdMap)
+      .values({ studyKey: "sleep-study", confidentialId: "conf-1", profileId: profile!.id });
+    const row = await queue({
+      template: "weekly-reminder",
+      studyKey: "sleep-study",
+      confidentialId: "conf-1",
+      payload: { survey: "weekly", note: "<b>bring your diary</b> & a pen" },
+    });
+
+    await runOutboxOnce(deps(mailer));
+
+    expect(await message(row.id)).toMatchObject({ status: "sent", attempts: 1 });
+    const [mail] = smtp.received;
+    expect(mail!.envelopeTo).toEqual(["participant@example.org"]);
+    expect(mail!.subject).toBe("studyflow: Weekly reminder");
+    expect(mail!.text).toContain("note: <b>bring your diary</b> & a pen");
+    expect(mail!.html).toContain("<strong>note</strong>: &lt;b&gt;bring your diary&lt;/b&gt; &amp; a pen");
+    expect(mail!.html).not.toContain("<b>bring");
+  });
+
+  it("delivers each message exactly once when two dispatchers race over the same rows", async () => {
+    const { smtp } = await capture();
+    const rows = await Promise.all(Array.from({ length: 24 }, (_, i) => queue({ toAddress: `race-${i}@example.org` })));
+    // Two workers: separate pools and separate SMTP clients, as in two processes.
+    const pools = [createDb(database.url, { max: 3 }), createDb(database.url, { max: 3 })];
+    extraPools.push(...pools);
+    const claimedBy = [0, 0];
+    const rounds: number[] = [];
+    const drain = async (index: number) => {
+      const mailer = createSmtpMailer({ smtpUrl: smtp.url, from: FROM });
+      for (;;) {
+        const round = await runOutboxOnce(deps(mailer, { db: pools[index]!.db, batchSize: 4 }));
+        rounds.push(round.claimed);
+        claimedBy[index]! += round.claimed;
+        if (round.claimed === 0) return;
+      }
+    };
+
+    await Promise.all([drain(0), drain(1)]);
+
+    expect(Math.max(...rounds)).toBeLessThanOrEqual(4);
+    expect(claimedBy.every((count) => count > 0)).toBe(true);
+    expect(claimedBy[0]! + claimedBy[1]!).toBe(rows.length);
+    expect(smtp.received).toHaveLength(rows.length);
+    expect(new Set(smtp.received.map((mail) => mail.messageId)).size).toBe(rows.length);
+    const stored = await database.db.select().from(outgoingMessages);
+    expect(stored.every((row) => row.status === "sent" && row.attempts === 1)).toBe(true);
+  });
+
+  it("fails, and never sends, a message left sending by a stopped worker once it is past the bound", async () => {
+    const { smtp, mailer } = await capture();
+    const abandoned = await queue({
+      toAddress: "abandoned@example.org",
+      status: "sending",
+      attempts: 1,
+      availableAt: new Date(T0 - OUTBOX_SENDING_ABANDONED_AFTER_MS - 1),
+    });
+    const recent = await queue({
+      toAddress: "recent@example.org",
+      status: "sending",
+      attempts: 1,
+      availableAt: new Date(T0 - 60_000),
+    });
+
+    expect(await runOutboxOnce(deps(mailer))).toMatchObject({ abandoned: 1, claimed: 0 });
+
+    expect(await message(abandoned.id)).toMatchObject({
+      status: "failed",
+      attempts: 1,
+      sentAt: null,
+      lastError: DELIVERY_OUTCOME_UNKNOWN,
+    });
+    expect(await message(recent.id)).toMatchObject({ status: "sending", lastError: null });
+    expect(smtp.connections()).toBe(0);
+  });
+
+  it("does not retry a message whose server went silent after taking all of it", async () => {
+    smtp = await startSmtpCapture({ onData: () => "hang" });
+    const mailer = createSmtpMailer({ smtpUrl: smtp.url, from: FROM, timeoutMs: 300 });
+    const row = await queue({ toAddress: "silent@example.org" });
+
+    expect(await runOutboxOnce(deps(mailer))).toMatchObject({ claimed: 1, failed: 1 });
+
+    const failed = await message(row.id);
+    expect(failed).toMatchObject({ status: "failed", attempts: 1 });
+    expect(failed.lastError).toMatch(/^delivery outcome unknown/);
+  });
+
+  it("retries a message whose server could not be reached", async () => {
+    const unreachable = await startSmtpCapture();
+    const url = unreachable.url;
+    await unreachable.close();
+    const row = await queue({ toAddress: "later@example.org" });
+
+    const round = await runOutboxOnce(deps(createSmtpMailer({ smtpUrl: url, from: FROM })));
+
+    expect(round).toMatchObject({ claimed: 1, retrying: 1 });
+    expect(await message(row.id)).toMatchObject({ status: "pending", attempts: 1 });
+    expect((await message(row.id)).lastError).toMatch(/ECONNREFUSED/);
+  });
+
+  it("on close, finishes the message in flight and hands back the rest of its batch", async () => {
+    let releaseFirst!: () => void;
+    const firstArrived = new Promise<void>((resolve) => {
+      releaseFirst = resolve;
+    });
+    let proceed!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      proceed = resolve;
+    });
+    const { smtp, mailer } = await capture({
+      onData: async () => {
+        releaseFirst();
+        await gate;
+        return undefined;
+      },
+    });
+    for (let i = 0; i < 3; i++) await queue({ toAddress: `batch-${i}@example.org` });
+
+    const dispatcher = startOutboxDispatcher({ ...deps(mailer), pollIntervalMs: 60_000 });
+    await firstArrived;
+    const closed = dispatcher.close();
+    proceed();
+    await closed;
+
+    expect(smtp.received).toHaveLength(1);
+    const stored = await database.db.select().from(outgoingMessages);
+    expect(stored.filter((row) => row.status === "sent")).toHaveLength(1);
+    expect(stored.filter((row) => row.status === "pending").map((row) => row.attempts)).toEqual([0, 0]);
+  });
+});
+
+describe("worker runtime with e-mail delivery", () => {
+  let harness: WorkerHarness;
+  let smtp: SmtpCapture;
+
+  beforeAll(async () => {
+    harness = await createWorkerHarness();
+    smtp = await startSmtpCapture();
+  });
+  afterAll(async () => {
+    await harness.close();
+    await smtp.close();
+  });
+
+  it("starts the dispatcher when SMTP is configured and stops it on close", async () => {
+    const runtime = harness.start({ mail: { smtpUrl: smtp.url, from: FROM, pollIntervalMs: 50 } });
+    const [row] = await harness.database.db
+      .insert(outgoingMessages)
+      .values({ template: "password-changed", toAddress: "changed@example.org", language: "de" })
+      .returning();
+
+    const deadline = Date.now() + 10_000;
+    while (smtp.received.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+
+    expect(smtp.received.map((mail) => mail.subject)).toEqual(["studyflow: Ihr Passwort wurde geändert"]);
+    expect(await runtime.close(5_000)).toBe("closed");
+    const [stored] = await harness.database.db.select().from(outgoingMessages).where(eq(outgoingMessages.id, row!.id));
+    expect(stored).toMatchObject({ status: "sent", attempts: 1 });
+  });
+});

@@ -1,0 +1,150 @@
+import { UndeliverableMessage } from "./undeliverable-message";
+
+export interface RenderedMail {
+  subject: string;
+  text: string;
+  html: string;
+}
+
+export type MailLanguage = "en" | "de";
+
+/** The account templates exist in English and German; anything else reads English. */
+export function mailLanguage(language: string | null | undefined): MailLanguage {
+  const primary = language?.trim().toLowerCase().split(/[-_]/)[0];
+  return primary === "de" ? "de" : "en";
+}
+
+const HTML_ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
+
+function escapeHtml(value: string): string {
+  return value.replace(/[&<>"']/g, (char) => HTML_ESCAPES[char] ?? char);
+}
+
+/** Plain text as an HTML paragraph. */
+function paragraph(text: string): string {
+  return `<p>${escapeHtml(text)}</p>`;
+}
+
+function linkParagraph(url: string): string {
+  const href = escapeHtml(url);
+  return `<p><a href="${href}">${href}</a></p>`;
+}
+
+/** Blocks are HTML already: callers build them with {@link paragraph} or escape themselves. */
+function htmlDocument(language: MailLanguage, blocks: string[]): string {
+  return `<!doctype html>\n<html lang="${language}">\n<body>\n${blocks.join("\n")}\n</body>\n</html>\n`;
+}
+
+function resetLink(payload: Record<string, unknown>): string {
+  const value = payload.resetUrl;
+  // The link is the whole point of the mail: without a usable one, no retry helps.
+  if (typeof value !== "string" || !URL.canParse(value) || !/^https?:$/.test(new URL(value).protocol)) {
+    throw new UndeliverableMessage("password-reset message has no valid resetUrl in its payload");
+  }
+  return value;
+}
+
+function hours(payload: Record<string, unknown>, language: MailLanguage): string | null {
+  const value = payload.validForHours;
+  if (typeof value !== "number" || !Number.isFinite(value) || value <= 0) return null;
+  const amount = value.toLocaleString(language === "de" ? "de-DE" : "en-GB");
+  if (language === "de") return `${amount} ${value === 1 ? "Stunde" : "Stunden"}`;
+  return `${amount} ${value === 1 ? "hour" : "hours"}`;
+}
+
+function passwordReset(language: MailLanguage, payload: Record<string, unknown>): RenderedMail {
+  const link = resetLink(payload);
+  const validFor = hours(payload, language);
+  if (language === "de") {
+    const validity = validFor ? ` Der Link ist ${validFor} gültig.` : "";
+    const intro = "Jemand hat angefordert, das Passwort Ihres studyflow-Kontos zurückzusetzen.";
+    const action = `Über diesen Link wählen Sie ein neues Passwort.${validity}`;
+    const ignore =
+      "Wenn Sie das nicht angefordert haben, ignorieren Sie diese E-Mail; Ihr Passwort bleibt unverändert.";
+    return {
+      subject: "studyflow: Passwort zurücksetzen",
+      text: `${intro}\n\n${action}\n\n${link}\n\n${ignore}\n`,
+      html: htmlDocument(language, [paragraph(intro), paragraph(action), linkParagraph(link), paragraph(ignore)]),
+    };
+  }
+  const validity = validFor ? ` The link is valid for ${validFor}.` : "";
+  const intro = "Someone asked to reset the password of your studyflow account.";
+  const action = `Open this link to choose a new password.${validity}`;
+  const ignore = "If you did not ask for this, ignore this e-mail; your password stays as it is.";
+  return {
+    subject: "studyflow: reset your password",
+    text: `${intro}\n\n${action}\n\n${link}\n\n${ignore}\n`,
+    html: htmlDocument(language, [paragraph(intro), paragraph(action), linkParagraph(link), paragraph(ignore)]),
+  };
+}
+
+const PASSWORD_CHANGED: Record<MailLanguage, { subject: string; lines: string[] }> = {
+  en: {
+    subject: "studyflow: your password was changed",
+    lines: [
+      "The password of your studyflow account was just changed, and every session was signed out.",
+      "If this was you, there is nothing to do. If it was not, reset your password at once and contact the study team.",
+    ],
+  },
+  de: {
+    subject: "studyflow: Ihr Passwort wurde geändert",
+    lines: [
+      "Das Passwort Ihres studyflow-Kontos wurde soeben geändert, und alle Sitzungen wurden beendet.",
+      "Wenn Sie das waren, ist nichts weiter zu tun. Wenn nicht, setzen Sie Ihr Passwort sofort zurück und wenden Sie sich an das Studienteam.",
+    ],
+  },
+};
+
+function passwordChanged(language: MailLanguage): RenderedMail {
+  const { subject, lines } = PASSWORD_CHANGED[language];
+  return { subject, text: `${lines.join("\n\n")}\n`, html: htmlDocument(language, lines.map(paragraph)) };
+}
+
+/** A subject line from a rule's message type: "weekly-reminder" reads "Weekly reminder". */
+function subjectOf(messageType: string): string {
+  // Header values must stay on one line; control characters would break or forge headers.
+  const words = messageType
+    .replace(/[\p{Cc}\p{Cf}]/gu, " ")
+    .replace(/[-_]+/g, " ")
+    .replace(/\s+/g, " ")
+    .trim()
+    .slice(0, 150);
+  if (words === "") throw new UndeliverableMessage("message has no template name");
+  return `studyflow: ${words.charAt(0).toUpperCase()}${words.slice(1)}`;
+}
+
+/**
+ * A message from a study's rules (SEND_MESSAGE_NOW): the type names it, and the payload's plain
+ * values are listed. The values come from rules and participants, so HTML gets them escaped.
+ */
+function studyMessage(messageType: string, payload: Record<string, unknown>): RenderedMail {
+  const subject = subjectOf(messageType);
+  const entries = Object.entries(payload).flatMap(([key, value]) =>
+    typeof value === "string" || typeof value === "number" || typeof value === "boolean"
+      ? [[key, String(value)] as const]
+      : [],
+  );
+  const intro = "You have a new message from a study you take part in.";
+  const text = [intro, "", ...entries.map(([key, value]) => `${key}: ${value}`)].join("\n");
+  const list = entries.map(([key, value]) => `<li><strong>${escapeHtml(key)}</strong>: ${escapeHtml(value)}</li>`);
+  const blocks = entries.length > 0 ? [paragraph(intro), `<ul>\n${list.join("\n")}\n</ul>`] : [paragraph(intro)];
+  return { subject, text: `${text}\n`, html: htmlDocument("en", blocks) };
+}
+
+/**
+ * Renders an outbox row's template. password-reset and password-changed are the account mails;
+ * every other name is a study message type.
+ *
+ * @throws UndeliverableMessage when the payload lacks what the template needs.
+ */
+export function renderMail(template: string, language: string | null, payload: Record<string, unknown>): RenderedMail {
+  const chosen = mailLanguage(language);
+  switch (template) {
+    case "password-reset":
+      return passwordReset(chosen, payload);
+    case "password-changed":
+      return passwordChanged(chosen);
+    default:
+      return studyMessage(template, payload);
+  }
+}
