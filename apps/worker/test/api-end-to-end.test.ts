@@ -1,22 +1,17 @@
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { addSyntheticParticipants, createStudy, grantPermission } from "@studyflow/domain";
-import { createRedisConnection } from "@studyflow/queue";
-import { testRedisUrl } from "@studyflow/testkit";
 import { mintManagementToken } from "../../api/src/auth/tokens";
 import { createTestApp, type TestApp } from "../../api/test/test-app";
-import { startWorkerRuntime, type WorkerRuntime } from "../src/runtime";
-import { call, onCustom, str } from "./worker-harness";
+import { call, onCustom, startWorkerBesideApi, str } from "./worker-harness";
 
 /** The whole path a researcher takes: POST through the API, a worker runs it, progress streams, result reads. */
 describe("run-actions through the API and a worker", () => {
   let t: TestApp;
-  let runtime: WorkerRuntime;
+  let worker: ReturnType<typeof startWorkerBesideApi>;
   let token: string;
-  const connections: { disconnect: () => void }[] = [];
 
   beforeAll(async () => {
     const resultDir = await mkdtemp(path.join(tmpdir(), "sf-e2e-"));
@@ -29,25 +24,10 @@ describe("run-actions through the API and a worker", () => {
       isAdmin: false,
       secret: t.config.MANAGEMENT_JWT_SECRET,
     });
-    const connection = createRedisConnection(testRedisUrl, "worker");
-    const producerConnection = createRedisConnection(testRedisUrl, "producer");
-    connections.push(connection, producerConnection);
-    runtime = startWorkerRuntime({
-      database: t.database,
-      connection,
-      producerConnection,
-      prefix: t.config.QUEUE_PREFIX,
-      concurrency: 2,
-      resultDir,
-      logger: pino({ level: "silent" }),
-      batchSize: 100,
-      chunkSize: 600,
-      sweep: false,
-    });
+    worker = startWorkerBesideApi(t, resultDir, { batchSize: 100, chunkSize: 600 });
   });
   afterAll(async () => {
-    await runtime.close(5_000);
-    for (const connection of connections) connection.disconnect();
+    await worker.stop();
     await t.close();
   });
 

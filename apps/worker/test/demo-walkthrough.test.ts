@@ -1,15 +1,12 @@
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { pino } from "pino";
 import { SMTPServer } from "smtp-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createRedisConnection } from "@studyflow/queue";
-import { testRedisUrl } from "@studyflow/testkit";
 import { runDemoStory, type Mailbox } from "../../api/src/demo/demo-story";
 import { seedDemo } from "../../api/src/demo/demo-seed";
 import { createTestApp, type TestApp } from "../../api/test/test-app";
-import { startWorkerRuntime, type WorkerRuntime } from "../src/runtime";
+import { startWorkerBesideApi } from "./worker-harness";
 
 interface CapturedMail {
   to: string[];
@@ -27,10 +24,9 @@ function decodeQuotedPrintable(raw: string): string {
 /** The README walkthrough (`npm run demo`) against the test services: API, worker, outbox to a real SMTP server. */
 describe("the demo walkthrough", () => {
   let t: TestApp;
-  let runtime: WorkerRuntime;
+  let worker: ReturnType<typeof startWorkerBesideApi>;
   let smtp: SMTPServer;
   const mails: CapturedMail[] = [];
-  const connections: { disconnect: () => void }[] = [];
 
   beforeAll(async () => {
     smtp = new SMTPServer({
@@ -55,18 +51,7 @@ describe("the demo walkthrough", () => {
     });
     const resultDir = await mkdtemp(path.join(tmpdir(), "sf-demo-"));
     t = await createTestApp({ env: { RESULT_DIR: resultDir } });
-    const connection = createRedisConnection(testRedisUrl, "worker");
-    const producerConnection = createRedisConnection(testRedisUrl, "producer");
-    connections.push(connection, producerConnection);
-    runtime = startWorkerRuntime({
-      database: t.database,
-      connection,
-      producerConnection,
-      prefix: t.config.QUEUE_PREFIX,
-      concurrency: 2,
-      resultDir,
-      logger: pino({ level: "silent" }),
-      sweep: false,
+    worker = startWorkerBesideApi(t, resultDir, {
       mail: {
         smtpUrl: `smtp://127.0.0.1:${smtpPort}`,
         from: "studyflow <no-reply@studyflow.test>",
@@ -75,8 +60,7 @@ describe("the demo walkthrough", () => {
     });
   });
   afterAll(async () => {
-    await runtime.close(5_000);
-    for (const connection of connections) connection.disconnect();
+    await worker.stop();
     await t.close();
     await new Promise<void>((resolve) => smtp.close(() => resolve()));
   });

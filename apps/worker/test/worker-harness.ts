@@ -122,3 +122,35 @@ export async function studyWithRules(harness: WorkerHarness, key: string, rules?
   if (rules) await setStudyRules(harness.database.db, key, rules, "test");
   return study;
 }
+
+/**
+ * An in-process worker on the same database and queue prefix as a test API (`createTestApp`),
+ * for tests that go through both. `stop` closes it and its Redis connections.
+ */
+export function startWorkerBesideApi(
+  api: { database: TestDatabase; config: { QUEUE_PREFIX: string } },
+  resultDir: string,
+  overrides: Partial<WorkerRuntimeDeps> = {},
+): { runtime: WorkerRuntime; stop: () => Promise<void> } {
+  const connection = createRedisConnection(testRedisUrl, "worker");
+  const producerConnection = createRedisConnection(testRedisUrl, "producer");
+  const runtime = startWorkerRuntime({
+    database: api.database,
+    connection,
+    producerConnection,
+    prefix: api.config.QUEUE_PREFIX,
+    concurrency: 2,
+    resultDir,
+    logger: silent,
+    sweep: false,
+    ...overrides,
+  });
+  return {
+    runtime,
+    stop: async () => {
+      await runtime.close(5_000);
+      connection.disconnect();
+      producerConnection.disconnect();
+    },
+  };
+}

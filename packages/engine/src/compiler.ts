@@ -99,18 +99,23 @@ function evaluateArgsSync(ctx: EvalContext, plan: ArgPlan, values: unknown[]): b
   for (let i = 0; i < plan.count; i++) {
     const run = plan.runs[i];
     if (!run) continue;
-    const v = run(ctx);
-    if (v === FAILED) {
-      propagate(ctx);
-      return false;
-    }
-    const jsType = plan.jsTypes[i];
-    if (jsType !== undefined && typeof v !== jsType) {
-      fail(ctx, plan.castErrors[i] as string);
-      return false;
-    }
-    values[i] = v;
+    if (!acceptArgument(ctx, plan, i, run(ctx), values)) return false;
   }
+  return true;
+}
+
+/** Stores argument i, or fails the evaluation when it failed or has the wrong type. */
+function acceptArgument(ctx: EvalContext, plan: ArgPlan, i: number, v: unknown, values: unknown[]): boolean {
+  if (v === FAILED) {
+    propagate(ctx);
+    return false;
+  }
+  const jsType = plan.jsTypes[i];
+  if (jsType !== undefined && typeof v !== jsType) {
+    fail(ctx, plan.castErrors[i] as string);
+    return false;
+  }
+  values[i] = v;
   return true;
 }
 
@@ -119,16 +124,7 @@ async function evaluateArgsAsync(ctx: EvalContext, plan: ArgPlan, values: unknow
     const run = plan.runs[i];
     if (!run) continue;
     const v: unknown = plan.asyncAt[i] ? await run(ctx) : run(ctx);
-    if (v === FAILED) {
-      propagate(ctx);
-      return false;
-    }
-    const jsType = plan.jsTypes[i];
-    if (jsType !== undefined && typeof v !== jsType) {
-      fail(ctx, plan.castErrors[i] as string);
-      return false;
-    }
-    values[i] = v;
+    if (!acceptArgument(ctx, plan, i, v, values)) return false;
   }
   return true;
 }
