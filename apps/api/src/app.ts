@@ -44,7 +44,7 @@ export function createApp(deps: AppDeps) {
 
   registerHealth(app, deps);
   registerMetrics(app, metrics);
-  registerPasswordReset(app, deps);
+  registerPasswordReset(app, deps, limiter);
   registerOpenApi(app);
   registerSubmitResponse(app, deps);
   registerCreateTask(app, deps);
