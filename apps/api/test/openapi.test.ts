@@ -1,3 +1,4 @@
+import { Validator } from "@seriousme/openapi-schema-validator";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestApp, type TestApp } from "./test-app";
 
@@ -44,6 +45,14 @@ describe("OpenAPI document", () => {
     expect(doc.components.schemas).toHaveProperty("ResponseItem");
     const reset = doc.paths["/v1/password-reset/reset"].post;
     expect(reset.security ?? []).toEqual([]);
+  });
+
+  it("validates against the OpenAPI 3.1 schema", async () => {
+    const doc = await (await t.app.request("/openapi.json")).json();
+    const validator = new Validator();
+    const outcome = await validator.validate(doc);
+    expect(outcome.errors ?? []).toEqual([]);
+    expect(outcome.valid).toBe(true);
   });
 
   it("has a reference page", async () => {
