@@ -133,6 +133,25 @@ describe("bulk run-actions in the worker", () => {
     expect((await readResult(h, task.resultFile)).participantStateChangedPerRule).toEqual([3_000]);
   });
 
+  it("tasks of one study run one after another, in the order they were created", async () => {
+    await studyWithRules(h, "serial");
+    await addSyntheticParticipants(h.database.db, { studyKey: "serial", count: 1_500, enteredAt: NOW_S });
+    h.start({ batchSize: 50, chunkSize: 400, concurrency: 2 });
+    h.start({ batchSize: 50, chunkSize: 400, concurrency: 2 });
+    const first = await h.createTask("serial", [onCustom(call("UPDATE_FLAG", str("order"), str("first")))]);
+    const second = await h.createTask("serial", [onCustom(call("UPDATE_FLAG", str("order"), str("second")))]);
+    const [a, b] = await Promise.all([
+      h.waitForTask(first, ["completed", "failed"]),
+      h.waitForTask(second, ["completed", "failed"]),
+    ]);
+    expect([a.status, b.status]).toEqual(["completed", "completed"]);
+    expect(b.startedAt!.getTime()).toBeGreaterThanOrEqual(a.finishedAt!.getTime());
+    const [flags] = await h.database.db
+      .select({ second: sql<number>`count(*) filter (where ${participants.flags} ->> 'order' = 'second')::int` })
+      .from(participants);
+    expect(flags?.second).toBe(1_500);
+  });
+
   it("a dry run evaluates and counts but writes nothing besides the task and its result", async () => {
     await studyWithRules(h, "dry");
     await addSyntheticParticipants(h.database.db, { studyKey: "dry", count: 500, enteredAt: NOW_S });

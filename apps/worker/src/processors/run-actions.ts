@@ -27,6 +27,9 @@ export interface RunActionsProcessorDeps {
   onParticipantsProcessed?: (count: number) => void;
 }
 
+/** How soon a task waiting for another task of its study looks again: a person watches the queue. */
+const BUSY_STUDY_RETRY_MS = 1_000;
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function taskIdOf(data: unknown): string | null {
@@ -43,9 +46,17 @@ export function createRunActionsProcessor(deps: RunActionsProcessorDeps): Proces
   const db = deps.database.db;
   const clock = deps.clock ?? Date.now;
 
-  async function runTaskJob(job: Job, data: Extract<RunActionsJob, { kind: "task" }>) {
+  async function runTaskJob(job: Job, data: Extract<RunActionsJob, { kind: "task" }>, token: string | undefined) {
     const planned = await planTask(db, data.taskId, deps.chunkSize);
-    if (!planned) return { skipped: "task is gone or has ended" };
+    if (planned.status === "ended") return { skipped: "task is gone or has ended" };
+    if (planned.status === "busy") {
+      // Another task of this study goes first; look again shortly without spending an attempt.
+      if (token) {
+        await job.moveToDelayed(clock() + BUSY_STUDY_RETRY_MS, token);
+        throw new DelayedError();
+      }
+      throw new Error("another run-actions task of this study is running");
+    }
     const pending = planned.chunks.filter((chunk) => chunk.status === "pending");
     if (pending.length === 0) {
       await finalizeIfComplete(db, data.taskId, deps.resultDir, clock);
@@ -99,7 +110,7 @@ export function createRunActionsProcessor(deps: RunActionsProcessorDeps): Proces
     const data = parsed.data;
     const log = deps.logger.child({ jobId: job.id, taskId: data.taskId });
     try {
-      return data.kind === "task" ? await runTaskJob(job, data) : await runChunkJob(job, data, token);
+      return data.kind === "task" ? await runTaskJob(job, data, token) : await runChunkJob(job, data, token);
     } catch (error) {
       if (error instanceof DelayedError) throw error;
       if (error instanceof Error && error.name === "RuleValidationError") {

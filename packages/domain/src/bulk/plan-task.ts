@@ -8,25 +8,41 @@ export interface PlannedChunk {
   status: "pending" | "done";
 }
 
+export type PlanOutcome =
+  | { status: "planned"; task: TaskRow; chunks: PlannedChunk[] }
+  /** Another task of the same study runs (or was queued earlier): try again later. */
+  | { status: "busy" }
+  /** The task is gone or has ended. */
+  | { status: "ended" };
+
 /**
  * Starts a task: marks it in_progress and splits its participants into contiguous key ranges.
  * Idempotent: a planner that runs again (after a crash) finds the chunks already there.
- * Returns null when the task is gone or already ended.
+ *
+ * One bulk task per study runs at a time, in the order they were created: two rule sets
+ * interleaving batch by batch over the same participants would leave states no researcher
+ * asked for. Planners of one study are serialised by an advisory lock, so two cannot both see
+ * the study free.
  */
-export async function planTask(
-  db: Database,
-  taskId: string,
-  chunkSize = CHUNK_SIZE,
-): Promise<{ task: TaskRow; chunks: PlannedChunk[] } | null> {
-  return db.transaction(async (tx) => {
+export async function planTask(db: Database, taskId: string, chunkSize = CHUNK_SIZE): Promise<PlanOutcome> {
+  return db.transaction(async (tx): Promise<PlanOutcome> => {
     const [task] = await tx.select().from(tasks).where(eq(tasks.id, taskId)).for("update");
-    if (!task || !["queued", "in_progress"].includes(task.status)) return null;
+    if (!task || !["queued", "in_progress"].includes(task.status)) return { status: "ended" };
+    if (task.status === "queued") {
+      await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`bulk-tasks:${task.studyKey}`}))`);
+      const [ahead] = await tx.execute<{ id: string }>(sql`
+        select id from tasks
+        where study_key = ${task.studyKey} and id <> ${task.id}
+          and (status = 'in_progress' or (status = 'queued' and created_at < (select created_at from tasks where id = ${task.id})))
+        limit 1`);
+      if (ahead) return { status: "busy" };
+    }
     const existing = await tx
       .select({ chunkIndex: taskChunks.chunkIndex, status: taskChunks.status })
       .from(taskChunks)
       .where(eq(taskChunks.taskId, taskId))
       .orderBy(taskChunks.chunkIndex);
-    if (existing.length > 0) return { task, chunks: existing };
+    if (existing.length > 0) return { status: "planned", task, chunks: existing };
 
     const eligible = await countEligibleParticipants(tx, task.studyKey);
     const boundaries =
@@ -62,6 +78,7 @@ export async function planTask(
       .where(and(eq(tasks.id, taskId), inArray(tasks.status, ["queued", "in_progress"])))
       .returning();
     return {
+      status: "planned",
       task: started ?? task,
       chunks: ranges.map((chunk) => ({ chunkIndex: chunk.chunkIndex, status: "pending" as const })),
     };
