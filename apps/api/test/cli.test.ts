@@ -17,6 +17,7 @@ import {
   profiles,
   studies,
   studyRules,
+  tokenRevocations,
   users,
 } from "@studyflow/db";
 import { verifyPassword } from "@studyflow/domain";
@@ -33,6 +34,7 @@ import {
   type participantsAdd,
   type passwordResetToken,
   type tokenParticipant,
+  type tokenRevoke,
   type userCreate,
 } from "../src/cli/commands";
 import { createCapturedOutput } from "../src/cli/output";
@@ -638,6 +640,21 @@ describe("token commands", () => {
     const { ctx, captured } = contextWith(false);
     const data = await tokenManagement(ctx, { subject: "ops" });
     expect(captured.stdout.split("\n")[0]).toBe(data.token);
+  });
+});
+
+describe("token:revoke", () => {
+  it("records the revocation of a subject's tokens up to the current second", async () => {
+    const before = Math.floor(Date.now() / 1000) * 1000;
+    const data = await cli<typeof tokenRevoke>(["token:revoke", "--subject", "departed-researcher"]);
+    const [row] = await database.db
+      .select()
+      .from(tokenRevocations)
+      .where(eq(tokenRevocations.subjectId, "departed-researcher"));
+    expect(row?.revokedBefore.toISOString()).toBe(data.revokedBefore);
+    expect(row!.revokedBefore.getTime()).toBeGreaterThanOrEqual(before);
+    expect(row!.revokedBefore.getTime() % 1000).toBe(0);
+    expect(await cliFailure(["token:revoke"])).toMatchObject({ exitCode: 1 });
   });
 });
 

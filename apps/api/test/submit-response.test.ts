@@ -2,6 +2,7 @@ import { SignJWT } from "jose";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { confidentialResponses, reports, studyCounters, surveyResponses } from "@studyflow/db";
+import { revokeSubjectTokens } from "@studyflow/domain";
 import { mintManagementToken, mintParticipantToken } from "../src/auth/tokens";
 import {
   call,
@@ -266,5 +267,48 @@ describe("POST /v1/studies/{studyKey}/participants/{participantID}/responses", (
       const wildcard = await researcher(t, "*", "edit-participant-data");
       expect((await postJson(t, path("study-a", "p1"), response, wildcard.token)).status).toBe(200);
     });
+  });
+});
+
+describe("revoked management tokens", () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp();
+    await setupStudy(t, { key: "study-r" });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it("a token issued before its subject's revocation is refused; one issued after works", async () => {
+    const put = (token: string) =>
+      postJson(t, "/v1/studies/study-r/track-account", { trackAccount: true }, token, "PUT");
+    const issuedAt = Date.UTC(2026, 0, 1, 12, 0, 0);
+    t.setNow(issuedAt + 5_000);
+    const old = await mintManagementToken({
+      subject: "ana",
+      isAdmin: true,
+      secret: t.config.MANAGEMENT_JWT_SECRET,
+      now: issuedAt,
+    });
+    expect((await put(old)).status).toBe(200);
+    await revokeSubjectTokens(t.database.db, "ana", new Date(issuedAt + 1_000));
+    const refused = await put(old);
+    expect(refused.status).toBe(401);
+    expect(await refused.json()).toEqual({ error: "token revoked: request a new one" });
+    const fresh = await mintManagementToken({
+      subject: "ana",
+      isAdmin: true,
+      secret: t.config.MANAGEMENT_JWT_SECRET,
+      now: issuedAt + 2_000,
+    });
+    expect((await put(fresh)).status).toBe(200);
+    const other = await mintManagementToken({
+      subject: "bo",
+      isAdmin: true,
+      secret: t.config.MANAGEMENT_JWT_SECRET,
+      now: issuedAt,
+    });
+    expect((await put(other)).status).toBe(200);
   });
 });

@@ -43,6 +43,7 @@ describe("migrations", () => {
       "survey_responses",
       "task_chunks",
       "tasks",
+      "token_revocations",
       "users",
     ]);
   });

@@ -28,3 +28,4 @@ export * from "./outbox/outbox-repository";
 export * from "./outbox/resolve-recipient";
 export * from "./outbox/templates";
 export * from "./outbox/prepare-mail";
+export * from "./access/token-revocations";

@@ -24,6 +24,7 @@ import {
   createUserWithProfiles,
   grantPermission,
   initiatePasswordReset,
+  revokeSubjectTokens,
   setStudyRules,
   storeRules,
 } from "@studyflow/domain";
@@ -272,6 +273,22 @@ export async function tokenManagement(ctx: CliContext, input: ManagementTokenCom
       ["expires", data.expiresAt],
     ]),
   ]);
+  return data;
+}
+
+export interface TokenRevokeInput {
+  subject: string;
+}
+
+/**
+ * Ends every management token of a subject issued before this second; tokens minted from now on
+ * work. Token issue times have one-second precision, hence the whole second.
+ */
+export async function tokenRevoke(ctx: CliContext, input: TokenRevokeInput) {
+  const revokedBefore = new Date(Math.floor(Date.now() / 1000) * 1000);
+  await revokeSubjectTokens(ctx.database.db, input.subject, revokedBefore);
+  const data = { subject: input.subject, revokedBefore: revokedBefore.toISOString() };
+  ctx.output.result(data, [`management tokens of ${input.subject} issued before ${data.revokedBefore} are revoked`]);
   return data;
 }
 
@@ -669,6 +686,15 @@ export const COMMANDS: readonly Command[] = [
       };
     },
     run: tokenManagement,
+  }),
+  defineCommand({
+    name: "token:revoke",
+    summary: "revoke every management token of a subject issued until now",
+    flags: {
+      subject: { type: "string", value: "S", required: true, description: "token subject" },
+    },
+    input: (flags): TokenRevokeInput => ({ subject: flags.string("subject") }),
+    run: tokenRevoke,
   }),
   defineCommand({
     name: "token:participant",

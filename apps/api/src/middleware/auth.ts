@@ -2,7 +2,7 @@ import { eq } from "drizzle-orm";
 import { createMiddleware } from "hono/factory";
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify, type JWTPayload } from "jose";
 import { users } from "@studyflow/db";
-import { Unauthorized } from "@studyflow/domain";
+import { Unauthorized, isTokenRevoked } from "@studyflow/domain";
 import type { AppEnv } from "../app-env";
 import { MANAGEMENT_TOKEN_TYPE, PARTICIPANT_TOKEN_TYPE, TOKEN_ISSUER, hmacKey } from "../auth/tokens";
 import type { AppDeps } from "../deps";
@@ -73,6 +73,9 @@ export function managementAuth(deps: AppDeps) {
       throw describeFailure(error);
     }
     if (typeof payload.sub !== "string" || payload.sub === "") throw new Unauthorized("token has no subject");
+    if (await isTokenRevoked(deps.database.db, payload.sub, payload.iat)) {
+      throw new Unauthorized("token revoked: request a new one");
+    }
     c.set("management", { subject: payload.sub, isAdmin: payload.admin === true });
     await next();
   });

@@ -10,3 +10,4 @@ export * from "./tasks";
 export * from "./users";
 export * from "./permissions";
 export * from "./study-participant-counts";
+export * from "./token-revocations";
