@@ -31,6 +31,15 @@ const schema = z.object({
   /** Basic-auth user and password of the queue dashboard on the health port; both unset = no dashboard. */
   DASHBOARD_USER: z.string().min(1).optional(),
   DASHBOARD_PASSWORD: z.string().min(12, "must be at least 12 characters").optional(),
+  /**
+   * Temporary participants older than this are removed (with their confidential responses); it
+   * must exceed the API's TEMP_PARTICIPANT_MAX_AGE_SECONDS, after which they can no longer be merged.
+   */
+  TEMP_PARTICIPANT_RETENTION_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(86_400)
+    .default(7 * 86_400),
   LOG_LEVEL: logLevel,
 });
 

@@ -22,6 +22,7 @@ const runtime = startWorkerRuntime({
   concurrency: config.WORKER_CONCURRENCY,
   resultDir: config.RESULT_DIR,
   logger,
+  temporaryParticipantRetentionSeconds: config.TEMP_PARTICIPANT_RETENTION_SECONDS,
   ...(config.SMTP_URL
     ? {
         mail: { smtpUrl: config.SMTP_URL, from: config.MAIL_FROM, pollIntervalMs: config.OUTBOX_POLL_INTERVAL_MS },

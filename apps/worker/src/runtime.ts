@@ -2,6 +2,7 @@ import { Queue, Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { DbHandle } from "@studyflow/db";
+import { expireTemporaryParticipants } from "@studyflow/domain";
 import { RUN_ACTIONS_QUEUE } from "@studyflow/queue";
 import { createWorkerMetrics, type WorkerMetrics } from "./metrics";
 import { startOutboxDispatcher } from "./outbox/outbox-dispatcher";
@@ -18,6 +19,8 @@ export const LOCK_DURATION_MS = 30_000;
 export const STALLED_INTERVAL_MS = 15_000;
 /** A job that stalls this often is failed (and its task with it) rather than retried forever. */
 export const MAX_STALLED_COUNT = 5;
+/** A week: far beyond the day within which a temporary participant can still be merged. */
+const DEFAULT_TEMP_RETENTION_SECONDS = 7 * 86_400;
 
 export interface WorkerRuntimeDeps {
   database: DbHandle;
@@ -34,6 +37,8 @@ export interface WorkerRuntimeDeps {
   chunkSize?: number;
   /** Set false in tests that drive the sweeper themselves. */
   sweep?: boolean;
+  /** Age after which temporary participants are removed; see TEMP_PARTICIPANT_RETENTION_SECONDS. */
+  temporaryParticipantRetentionSeconds?: number;
   /** Overrides of the lock timings, for tests that kill workers and cannot wait 45 s. */
   lockDurationMs?: number;
   stalledIntervalMs?: number;
@@ -80,6 +85,9 @@ export function startWorkerRuntime(deps: WorkerRuntimeDeps): WorkerRuntime {
   });
   worker.on("error", (error) => deps.logger.error({ err: error }, "worker error"));
 
+  const clock = deps.clock ?? Date.now;
+  const retentionSeconds = deps.temporaryParticipantRetentionSeconds ?? DEFAULT_TEMP_RETENTION_SECONDS;
+  // Housekeeping once a minute: tasks whose jobs were lost, and temporary participants past retention.
   const sweeper =
     deps.sweep === false
       ? undefined
@@ -87,6 +95,11 @@ export function startWorkerRuntime(deps: WorkerRuntimeDeps): WorkerRuntime {
           sweepStaleTasks({ database: deps.database, queue, logger: deps.logger }).catch((error: unknown) =>
             deps.logger.warn({ err: error }, "stale-task sweep failed"),
           );
+          expireTemporaryParticipants(deps.database.db, Math.floor(clock() / 1000) - retentionSeconds)
+            .then((removed) => {
+              if (removed > 0) deps.logger.info({ removed }, "expired temporary participants removed");
+            })
+            .catch((error: unknown) => deps.logger.warn({ err: error }, "temporary-participant expiry failed"));
         }, SWEEP_INTERVAL_MS);
   sweeper?.unref();
 

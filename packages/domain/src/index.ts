@@ -29,3 +29,4 @@ export * from "./outbox/resolve-recipient";
 export * from "./outbox/templates";
 export * from "./outbox/prepare-mail";
 export * from "./access/token-revocations";
+export * from "./participants/expire-temporary";
