@@ -4,5 +4,3 @@ import type { AppDeps } from "./deps";
 export function domainContext(deps: AppDeps): DomainContext {
   return { clock: deps.clock ?? Date.now };
 }
-
-export const nowMs = (deps: AppDeps) => (deps.clock ?? Date.now)();

@@ -288,12 +288,9 @@ describe("bulk run-actions in the worker", () => {
   it("an invalid job payload fails its task, never the worker", async () => {
     await studyWithRules(h, "bad");
     const runtime = h.start();
-    const [row] = await h.database.db
-      .insert(tasks)
-      .values({ studyKey: "bad", kind: "run-actions", input: { rules: [], dryRun: false }, createdBy: "x" })
-      .returning();
-    await h.queue.add(RUN_ACTIONS_QUEUE, { kind: "chunk", taskId: row!.id, chunkIndex: -4 }, { attempts: 1 });
-    const failed = await h.waitForTask(row!.id, ["failed"]);
+    const row = await h.insertTaskRow("bad");
+    await h.queue.add(RUN_ACTIONS_QUEUE, { kind: "chunk", taskId: row.id, chunkIndex: -4 }, { attempts: 1 });
+    const failed = await h.waitForTask(row.id, ["failed"]);
     expect(failed.error).toBe("the task's job payload was invalid");
     expect(runtime.worker.isRunning()).toBe(true);
   });
@@ -301,24 +298,15 @@ describe("bulk run-actions in the worker", () => {
   it("a job that keeps failing is retried, then fails its task with a readable error", async () => {
     await studyWithRules(h, "doomed");
     const runtime = h.start();
-    const [row] = await h.database.db
-      .insert(tasks)
-      .values({
-        studyKey: "doomed",
-        kind: "run-actions",
-        input: { rules: [], dryRun: false },
-        createdBy: "x",
-        status: "in_progress",
-      })
-      .returning();
+    const row = await h.insertTaskRow("doomed", { status: "in_progress" });
     // A chunk job for a chunk that was never planned: every attempt fails the same way.
     const job = await h.queue.add(
       RUN_ACTIONS_QUEUE,
-      { kind: "chunk", taskId: row!.id, chunkIndex: 0 },
+      { kind: "chunk", taskId: row.id, chunkIndex: 0 },
       { attempts: 3, backoff: { type: "fixed", delay: 20 } },
     );
-    const failed = await h.waitForTask(row!.id, ["failed"]);
-    expect(failed.error).toBe(`the run failed: chunk 0 of task ${row!.id} does not exist`);
+    const failed = await h.waitForTask(row.id, ["failed"]);
+    expect(failed.error).toBe(`the run failed: chunk 0 of task ${row.id} does not exist`);
     expect((await h.queue.getJob(job.id!))?.attemptsMade).toBe(3);
     expect(runtime.worker.isRunning()).toBe(true);
   });
@@ -326,33 +314,13 @@ describe("bulk run-actions in the worker", () => {
   it("the sweeper fails a running task whose jobs are gone and re-queues a queued one", async () => {
     await studyWithRules(h, "stale");
     const old = new Date(Date.now() - 10 * 60_000);
-    const [orphan] = await h.database.db
-      .insert(tasks)
-      .values({
-        studyKey: "stale",
-        kind: "run-actions",
-        input: { rules: [], dryRun: false },
-        createdBy: "x",
-        status: "in_progress",
-        updatedAt: old,
-      })
-      .returning();
-    const [lost] = await h.database.db
-      .insert(tasks)
-      .values({
-        studyKey: "stale",
-        kind: "run-actions",
-        input: { rules: [], dryRun: false },
-        createdBy: "x",
-        status: "queued",
-        updatedAt: old,
-      })
-      .returning();
+    const orphan = await h.insertTaskRow("stale", { status: "in_progress", updatedAt: old });
+    const lost = await h.insertTaskRow("stale", { status: "queued", updatedAt: old });
     const outcome = await sweepStaleTasks({ database: h.database, queue: h.queue, logger: pino({ level: "silent" }) });
-    expect(outcome).toEqual({ requeued: [lost!.id], failed: [orphan!.id] });
-    expect((await h.task(orphan!.id)).status).toBe("failed");
-    expect(await h.queue.getJob(lost!.id)).toBeDefined();
+    expect(outcome).toEqual({ requeued: [lost.id], failed: [orphan.id] });
+    expect((await h.task(orphan.id)).status).toBe("failed");
+    expect(await h.queue.getJob(lost.id)).toBeDefined();
     h.start();
-    expect((await h.waitForTask(lost!.id, ["completed", "failed"])).status).toBe("completed");
+    expect((await h.waitForTask(lost.id, ["completed", "failed"])).status).toBe("completed");
   });
 });

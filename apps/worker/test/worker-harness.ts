@@ -37,6 +37,8 @@ export interface WorkerHarness {
   start: (overrides?: Partial<WorkerRuntimeDeps> & { redisName?: string }) => WorkerRuntime;
   createTask: (studyKey: string, rules: Expression[], dryRun?: boolean) => Promise<string>;
   task: (taskId: string) => Promise<TaskRow>;
+  /** A bare task row with no job behind it (rules empty), for tests that feed the queue themselves. */
+  insertTaskRow: (studyKey: string, values?: Partial<typeof tasks.$inferInsert>) => Promise<TaskRow>;
   waitForTask: (taskId: string, statuses: string[], timeoutMs?: number) => Promise<TaskRow>;
   close: () => Promise<void>;
 }
@@ -91,6 +93,14 @@ export async function createWorkerHarness(): Promise<WorkerHarness> {
     task: async (taskId) => {
       const [row] = await database.db.select().from(tasks).where(eq(tasks.id, taskId));
       if (!row) throw new Error(`task ${taskId} not found`);
+      return row;
+    },
+    insertTaskRow: async (studyKey, values = {}) => {
+      const [row] = await database.db
+        .insert(tasks)
+        .values({ studyKey, kind: "run-actions", input: { rules: [], dryRun: false }, createdBy: "x", ...values })
+        .returning();
+      if (!row) throw new Error("task insert returned nothing");
       return row;
     },
     waitForTask: async (taskId, statuses, timeoutMs = 60_000) => {

@@ -17,6 +17,8 @@ export function createPostgresEngineServices(
   studyKey: string,
   callExternalService: ExternalServiceCaller = noExternalServices,
 ): EngineServices {
+  const codeEntry = (listKey: string, code: string) =>
+    and(eq(studyCodeLists.studyKey, studyKey), eq(studyCodeLists.listKey, listKey), eq(studyCodeLists.code, code));
   return {
     async getCounterValue(scope) {
       const [row] = await tx
@@ -47,13 +49,7 @@ export function createPostgresEngineServices(
       const [row] = await tx
         .select({ id: studyCodeLists.id })
         .from(studyCodeLists)
-        .where(
-          and(
-            eq(studyCodeLists.studyKey, studyKey),
-            eq(studyCodeLists.listKey, listKey),
-            eq(studyCodeLists.code, code),
-          ),
-        )
+        .where(codeEntry(listKey, code))
         .limit(1);
       return row !== undefined;
     },
@@ -74,15 +70,7 @@ export function createPostgresEngineServices(
     },
 
     async removeCode(listKey, code) {
-      await tx
-        .delete(studyCodeLists)
-        .where(
-          and(
-            eq(studyCodeLists.studyKey, studyKey),
-            eq(studyCodeLists.listKey, listKey),
-            eq(studyCodeLists.code, code),
-          ),
-        );
+      await tx.delete(studyCodeLists).where(codeEntry(listKey, code));
     },
 
     async getStudyVariable(key) {

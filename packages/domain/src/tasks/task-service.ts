@@ -126,16 +126,19 @@ export async function getVisibleTask(
   return row;
 }
 
-/** Marks a running or queued task canceled; the worker stops after the batch in flight. */
-export async function cancelTask(db: Database, studyKey: string, taskId: string, who: ManagementSubject) {
-  await getVisibleTask(db, studyKey, taskId, who);
+/**
+ * Marks a running or queued task canceled; the worker stops after the batch in flight. The caller
+ * has checked that `who` may see the task (getVisibleTask).
+ */
+export async function cancelTask(db: Executor, task: TaskRow, who: ManagementSubject): Promise<ApiTask> {
   const now = new Date();
   const [row] = await db
     .update(tasks)
     .set({ status: "canceled", updatedAt: now, finishedAt: now, error: `canceled by ${who.subject}` })
-    .where(and(eq(tasks.id, taskId), inArray(tasks.status, ["queued", "in_progress"])))
+    .where(and(eq(tasks.id, task.id), inArray(tasks.status, ["queued", "in_progress"])))
     .returning();
   if (row) return toApiTask(row);
-  const current = await getVisibleTask(db, studyKey, taskId, who);
-  throw new Conflict(`task is already ${current.status}`);
+  // Ended before, or meanwhile: say how.
+  const [current] = await db.select({ status: tasks.status }).from(tasks).where(eq(tasks.id, task.id));
+  throw new Conflict(`task is already ${current?.status ?? task.status}`);
 }

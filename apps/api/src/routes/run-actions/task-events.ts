@@ -1,10 +1,10 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { streamSSE } from "hono/streaming";
-import { TERMINAL_STATUSES, assertStudyPermission, getVisibleTask, toApiTask } from "@studyflow/domain";
-import { managementOf, type AppEnv } from "../../app-env";
+import { TERMINAL_STATUSES, getVisibleTask, toApiTask } from "@studyflow/domain";
+import type { AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
 import { MANAGEMENT_SECURITY, authErrors, errorResponse } from "../schemas";
-import { taskParams } from "./task-routes";
+import { taskParams, visibleTaskOf } from "./task-routes";
 
 /**
  * How often the stream looks at the task. Workers commit progress every batch (tens of ms), so
@@ -33,10 +33,8 @@ export function registerTaskEvents(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
   const db = deps.database.db;
   router.openapi(route, async (c) => {
     const { studyKey, taskID } = c.req.valid("param");
-    const who = managementOf(c);
-    await assertStudyPermission(db, who, studyKey, "run-study-action");
     // Checked before the stream starts, so a missing or foreign task is a proper 404/403.
-    await getVisibleTask(db, studyKey, taskID, who);
+    const { who } = await visibleTaskOf(c, db, { studyKey, taskID });
     return streamSSE(c, async (stream) => {
       let aborted = false;
       stream.onAbort(() => {

@@ -1,6 +1,8 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import type { Database } from "@studyflow/db";
 import { Conflict, NotFound, assertStudyPermission, cancelTask, getVisibleTask, toApiTask } from "@studyflow/domain";
 import { managementOf, type AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
@@ -78,21 +80,26 @@ export function resultPath(resultDir: string, resultFile: string): string {
   return full;
 }
 
+/**
+ * The checks every task route makes: `run-study-action` on the study of the URL, then the caller
+ * may see the task (its creator or an admin, and the task belongs to that study).
+ */
+export async function visibleTaskOf(c: Context<AppEnv>, db: Database, params: z.infer<typeof taskParams>) {
+  const who = managementOf(c);
+  await assertStudyPermission(db, who, params.studyKey, "run-study-action");
+  return { who, task: await getVisibleTask(db, params.studyKey, params.taskID, who) };
+}
+
 export function registerTaskRoutes(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
   const db = deps.database.db;
 
   router.openapi(getTask, async (c) => {
-    const { studyKey, taskID } = c.req.valid("param");
-    const who = managementOf(c);
-    await assertStudyPermission(db, who, studyKey, "run-study-action");
-    return c.json({ task: toApiTask(await getVisibleTask(db, studyKey, taskID, who)) }, 200);
+    const { task } = await visibleTaskOf(c, db, c.req.valid("param"));
+    return c.json({ task: toApiTask(task) }, 200);
   });
 
   router.openapi(getResult, async (c) => {
-    const { studyKey, taskID } = c.req.valid("param");
-    const who = managementOf(c);
-    await assertStudyPermission(db, who, studyKey, "run-study-action");
-    const task = await getVisibleTask(db, studyKey, taskID, who);
+    const { task } = await visibleTaskOf(c, db, c.req.valid("param"));
     if (task.status !== "completed") throw new Conflict(`task has not completed (status "${task.status}")`);
     if (!task.resultFile) throw new NotFound("task has no result file");
     let text: string;
@@ -105,9 +112,7 @@ export function registerTaskRoutes(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
   });
 
   router.openapi(cancel, async (c) => {
-    const { studyKey, taskID } = c.req.valid("param");
-    const who = managementOf(c);
-    await assertStudyPermission(db, who, studyKey, "run-study-action");
-    return c.json({ task: await cancelTask(db, studyKey, taskID, who) }, 200);
+    const { who, task } = await visibleTaskOf(c, db, c.req.valid("param"));
+    return c.json({ task: await cancelTask(db, task, who) }, 200);
   });
 }
