@@ -23,11 +23,10 @@ import { eq } from "drizzle-orm";
 import postgres from "postgres";
 import { pino } from "pino";
 import { createDb, runMigrations, tasks } from "@studyflow/db";
-import { confidentialIdOf, createStudy, grantPermission } from "@studyflow/domain";
+import { confidentialIdOf, createStudy, grantPermission, mintManagementToken } from "@studyflow/domain";
 import { applyRules, compileRules, type Expression } from "@studyflow/engine";
 import { RUN_ACTIONS_QUEUE, createRedisConnection } from "@studyflow/queue";
 import { createApp } from "../apps/api/src/app";
-import { mintManagementToken } from "../apps/api/src/auth/tokens";
 import { loadConfig } from "../apps/api/src/config";
 
 const { values: args } = parseArgs({

@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import { Unauthorized } from "@studyflow/domain";
 import type { Context } from "hono";
-import type { ManagementPrincipal, ParticipantPrincipal } from "./middleware/auth";
+import type { ManagementPrincipal, ParticipantPrincipal } from "./auth/principals";
 
 /** Per-request variables set by middleware. */
 export interface AppEnv {

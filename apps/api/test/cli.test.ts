@@ -20,9 +20,8 @@ import {
   tokenRevocations,
   users,
 } from "@studyflow/db";
-import { verifyPassword } from "@studyflow/domain";
+import { verifyPassword, hmacKey } from "@studyflow/domain";
 import { createEmptyDatabase, createTestDatabase, type TestDatabase } from "@studyflow/testkit";
-import { hmacKey } from "../src/auth/tokens";
 import {
   describeFailure,
   parseCommandLine,

@@ -7,9 +7,10 @@ import {
   participantIdsForProfile,
   setStudyRules,
   type CreateStudyInput,
+  mintManagementToken,
+  mintParticipantToken,
 } from "@studyflow/domain";
 import type { Expression } from "@studyflow/engine";
-import { mintManagementToken, mintParticipantToken } from "../src/auth/tokens";
 import type { TestApp } from "./test-app";
 
 export { call, exp, num, onEvent, str } from "@studyflow/testkit";

@@ -1,8 +1,7 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { confidentialIdMap, confidentialResponses, participants, reports, surveyResponses, users } from "@studyflow/db";
-import { confidentialIdOf } from "@studyflow/domain";
-import { mintManagementToken } from "../src/auth/tokens";
+import { confidentialIdOf, mintManagementToken } from "@studyflow/domain";
 import {
   call,
   exp,

@@ -2,8 +2,7 @@ import { SignJWT } from "jose";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { confidentialResponses, reports, studyCounters, surveyResponses } from "@studyflow/db";
-import { revokeSubjectTokens } from "@studyflow/domain";
-import { mintManagementToken, mintParticipantToken } from "../src/auth/tokens";
+import { revokeSubjectTokens, mintManagementToken, mintParticipantToken } from "@studyflow/domain";
 import {
   call,
   exp,

@@ -2,8 +2,7 @@ import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { addSyntheticParticipants, createStudy, grantPermission } from "@studyflow/domain";
-import { mintManagementToken } from "../../api/src/auth/tokens";
+import { addSyntheticParticipants, createStudy, grantPermission, mintManagementToken } from "@studyflow/domain";
 import { createTestApp, type TestApp } from "../../api/test/test-app";
 import { call, onCustom, startWorkerBesideApi, str } from "./worker-harness";
 

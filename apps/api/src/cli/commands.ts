@@ -27,9 +27,10 @@ import {
   revokeSubjectTokens,
   setStudyRules,
   storeRules,
+  mintManagementToken,
+  mintParticipantToken,
 } from "@studyflow/domain";
 import { validateRules, type Expression } from "@studyflow/engine";
-import { mintManagementToken, mintParticipantToken } from "../auth/tokens";
 import type { ApiConfig } from "../config";
 import { fieldLines, type Output } from "./output";
 

@@ -8,8 +8,9 @@ import {
   grantPermission,
   participantIdsForProfile,
   setStudyRules,
+  mintManagementToken,
+  mintParticipantToken,
 } from "@studyflow/domain";
-import { mintManagementToken, mintParticipantToken } from "../auth/tokens";
 import type { ApiConfig } from "../config";
 import { demoRules } from "./demo-rules";
 

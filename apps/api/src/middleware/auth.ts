@@ -2,19 +2,16 @@ import { eq } from "drizzle-orm";
 import { createMiddleware } from "hono/factory";
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify, type JWTPayload } from "jose";
 import { users } from "@studyflow/db";
-import { Unauthorized, isTokenRevoked } from "@studyflow/domain";
+import {
+  Unauthorized,
+  isTokenRevoked,
+  MANAGEMENT_TOKEN_TYPE,
+  PARTICIPANT_TOKEN_TYPE,
+  TOKEN_ISSUER,
+  hmacKey,
+} from "@studyflow/domain";
 import type { AppEnv } from "../app-env";
-import { MANAGEMENT_TOKEN_TYPE, PARTICIPANT_TOKEN_TYPE, TOKEN_ISSUER, hmacKey } from "../auth/tokens";
 import type { AppDeps } from "../deps";
-
-export interface ManagementPrincipal {
-  subject: string;
-  isAdmin: boolean;
-}
-
-export interface ParticipantPrincipal {
-  userId: string;
-}
 
 /** Clock skew tolerated between token issuer and this server. */
 const CLOCK_TOLERANCE_SECONDS = 30;

@@ -10,7 +10,7 @@ import {
 import { taskChunks, tasks, type Database, type Executor } from "@studyflow/db";
 import { engineEnvFor, type DomainContext } from "../events/event-runner";
 import { confidentialIdOf } from "../participants/participant-ids";
-import { persistEffects, persistReports } from "../rules/event-outcome";
+import { persistEffects, persistReports } from "../events/persist-outcome";
 import { getStudy } from "../studies/study-repository";
 import { BATCH_SIZE, MAX_REPORTED_ERRORS } from "./bulk-tuning";
 import { batchRowToState, readBatch, writeChangedParticipants, type ChangedParticipant } from "./participant-batch";

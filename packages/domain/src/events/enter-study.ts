@@ -2,16 +2,10 @@ import { eq } from "drizzle-orm";
 import { confidentialIdMap, users, type Database, type Executor } from "@studyflow/db";
 import type { OwnedProfile } from "../access/permissions";
 import { hashedAccountId, participantIdsForProfile } from "../participants/participant-ids";
-import {
-  insertOrLockParticipant,
-  saveParticipantState,
-  toEngineState,
-  type ParticipantRow,
-} from "../participants/participant-repository";
-import { persistEffects, persistReports } from "../rules/event-outcome";
+import { insertOrLockParticipant, type ParticipantRow } from "../participants/participant-repository";
 import { getActiveStudy, type StudyRow } from "../studies/study-repository";
-import { nowSeconds, runEventRules, type DomainContext } from "./event-runner";
-import { withStudyKey, type ClientAssignedSurvey } from "./submit-response";
+import { applyEvent } from "./apply-event";
+import { nowSeconds, type DomainContext } from "./event-runner";
 
 export interface ProfileEntry {
   study: StudyRow;
@@ -60,20 +54,20 @@ export async function runEnter(
   confidentialId: string | undefined,
   ctx: DomainContext,
 ): Promise<ParticipantRow> {
-  const outcome = await runEventRules(
+  const { participant } = await applyEvent(
     tx,
-    { ...toEngineState(row), studyStatus: status },
     {
-      type: "ENTER",
-      studyKey: row.studyKey,
-      ...(confidentialId ? { participantIDForConfidentialResponses: confidentialId } : {}),
+      row,
+      preset: { studyStatus: status },
+      event: {
+        type: "ENTER",
+        studyKey: row.studyKey,
+        ...(confidentialId ? { participantIDForConfidentialResponses: confidentialId } : {}),
+      },
     },
     ctx,
   );
-  await persistEffects(tx, row.studyKey, outcome.effects);
-  const saved = await saveParticipantState(tx, row, outcome.state, nowSeconds(ctx));
-  await persistReports(tx, { studyKey: row.studyKey, eventType: "ENTER", reports: outcome.reports });
-  return saved;
+  return participant;
 }
 
 /**
@@ -85,7 +79,7 @@ export async function enterStudy(
   db: Database,
   input: { studyKey: string; userId: string; profile: OwnedProfile },
   ctx: DomainContext,
-): Promise<{ assignedSurveys: ClientAssignedSurvey[]; created: boolean }> {
+): Promise<{ participant: ParticipantRow; created: boolean }> {
   return db.transaction(async (tx) => {
     const study = await getActiveStudy(tx, input.studyKey);
     const { row, created, confidentialId } = await ensureProfileParticipant(
@@ -93,10 +87,7 @@ export async function enterStudy(
       { study, userId: input.userId, profile: input.profile },
       ctx,
     );
-    if (!created && row.studyStatus === "active") {
-      return { assignedSurveys: withStudyKey(row.assignedSurveys, study.key), created };
-    }
-    const saved = await runEnter(tx, row, "active", confidentialId, ctx);
-    return { assignedSurveys: withStudyKey(saved.assignedSurveys, study.key), created };
+    if (!created && row.studyStatus === "active") return { participant: row, created };
+    return { participant: await runEnter(tx, row, "active", confidentialId, ctx), created };
   });
 }

@@ -10,12 +10,11 @@ import {
 import type { OwnedProfile } from "../access/permissions";
 import { Conflict, NotFound } from "../errors";
 import { confidentialIdOf } from "../participants/participant-ids";
-import { lockParticipant, saveParticipantState, toEngineState } from "../participants/participant-repository";
-import { persistEffects, persistReports } from "../rules/event-outcome";
+import { lockParticipant, toEngineState, type ParticipantRow } from "../participants/participant-repository";
 import { getActiveStudy } from "../studies/study-repository";
+import { applyEvent } from "./apply-event";
 import { ensureProfileParticipant, runEnter } from "./enter-study";
-import { nowSeconds, runEventRules, type DomainContext } from "./event-runner";
-import { withStudyKey, type ClientAssignedSurvey } from "./submit-response";
+import { nowSeconds, type DomainContext } from "./event-runner";
 
 export interface MergeInput {
   studyKey: string;
@@ -49,7 +48,7 @@ export async function mergeTemporaryParticipant(
   db: Database,
   input: MergeInput,
   ctx: DomainContext,
-): Promise<{ assignedSurveys: ClientAssignedSurvey[] }> {
+): Promise<{ participant: ParticipantRow }> {
   return db.transaction(async (tx) => {
     const study = await getActiveStudy(tx, input.studyKey);
     const temp = await lockParticipant(tx, study.key, input.temporaryParticipantId);
@@ -66,27 +65,27 @@ export async function mergeTemporaryParticipant(
       ? await runEnter(tx, ensured.row, "active", ensured.confidentialId, ctx)
       : ensured.row;
 
-    const outcome = await runEventRules(
+    const { participant } = await applyEvent(
       tx,
-      toEngineState(target),
       {
-        type: "MERGE",
-        studyKey: study.key,
-        mergeWithParticipant: toEngineState(temp),
-        participantIDForConfidentialResponses: ensured.confidentialId,
+        row: target,
+        event: {
+          type: "MERGE",
+          studyKey: study.key,
+          mergeWithParticipant: toEngineState(temp),
+          participantIDForConfidentialResponses: ensured.confidentialId,
+        },
+        settle: (state) => ({
+          ...state,
+          lastSubmissions: mergeLastSubmissions(state.lastSubmissions, temp.lastSubmissions),
+        }),
+        at: now,
       },
       ctx,
     );
-    await persistEffects(tx, study.key, outcome.effects);
-    const saved = await saveParticipantState(
-      tx,
-      target,
-      { ...outcome.state, lastSubmissions: mergeLastSubmissions(outcome.state.lastSubmissions, temp.lastSubmissions) },
-      now,
-    );
 
     const from = temp.participantId;
-    const to = saved.participantId;
+    const to = participant.participantId;
     await tx
       .update(surveyResponses)
       .set({ participantId: to })
@@ -108,8 +107,7 @@ export async function mergeTemporaryParticipant(
           eq(confidentialResponses.confidentialId, confidentialIdOf(study.secret, from)),
         ),
       );
-    await persistReports(tx, { studyKey: study.key, eventType: "MERGE", reports: outcome.reports });
     await tx.delete(participants).where(eq(participants.id, temp.id));
-    return { assignedSurveys: withStudyKey(saved.assignedSurveys, study.key) };
+    return { participant };
   });
 }

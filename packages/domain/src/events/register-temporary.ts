@@ -1,6 +1,6 @@
 import type { Database } from "@studyflow/db";
 import { newTemporaryParticipantId } from "../participants/participant-ids";
-import { insertOrLockParticipant, toApiParticipant, type ApiParticipant } from "../participants/participant-repository";
+import { insertOrLockParticipant, type ParticipantRow } from "../participants/participant-repository";
 import { getActiveStudy } from "../studies/study-repository";
 import { nowSeconds, type DomainContext } from "./event-runner";
 import { runEnter } from "./enter-study";
@@ -13,7 +13,7 @@ export async function registerTemporaryParticipant(
   db: Database,
   input: { studyKey: string },
   ctx: DomainContext,
-): Promise<ApiParticipant> {
+): Promise<ParticipantRow> {
   return db.transaction(async (tx) => {
     const study = await getActiveStudy(tx, input.studyKey);
     const { row } = await insertOrLockParticipant(tx, {
@@ -23,7 +23,6 @@ export async function registerTemporaryParticipant(
       enteredAt: nowSeconds(ctx),
     });
     // No confidential id: a temporary participant has no profile that messages could reach.
-    const saved = await runEnter(tx, row, "temporary", undefined, ctx);
-    return toApiParticipant(saved);
+    return runEnter(tx, row, "temporary", undefined, ctx);
   });
 }

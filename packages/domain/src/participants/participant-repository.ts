@@ -5,23 +5,6 @@ import { Conflict, NotFound } from "../errors";
 
 export type ParticipantRow = typeof participants.$inferSelect;
 
-/** The participant as the interface shows it (timestamps in Unix seconds). */
-export interface ApiParticipant {
-  id: string;
-  participantId: string;
-  currentStudySession: string;
-  modifiedAt: number;
-  enteredAt: number;
-  studyStatus: string;
-  flags: Record<string, string>;
-  linkingCodes: Record<string, string>;
-  assignedSurveys: ParticipantState["assignedSurveys"];
-  lastSubmissions: Record<string, number>;
-  messages: ParticipantState["messages"];
-  hashedAccountID?: string;
-  isMainProfile?: boolean;
-}
-
 export function toEngineState(row: ParticipantRow): ParticipantState {
   return {
     participantId: row.participantId,
@@ -34,15 +17,6 @@ export function toEngineState(row: ParticipantRow): ParticipantState {
     assignedSurveys: row.assignedSurveys,
     lastSubmissions: row.lastSubmissions,
     messages: row.messages,
-  };
-}
-
-export function toApiParticipant(row: ParticipantRow): ApiParticipant {
-  return {
-    id: row.id,
-    ...toEngineState(row),
-    ...(row.hashedAccountId === null ? {} : { hashedAccountID: row.hashedAccountId }),
-    ...(row.isMainProfile === null ? {} : { isMainProfile: row.isMainProfile }),
   };
 }
 

@@ -13,35 +13,6 @@ import { getStudy } from "../studies/study-repository";
 
 export type TaskRow = typeof tasks.$inferSelect;
 
-/** The Task of the interface: timestamps as ISO 8601 strings. */
-export interface ApiTask {
-  id: string;
-  createdAt: string;
-  createdBy: string;
-  updatedAt: string;
-  status: TaskStatus;
-  targetCount: number;
-  processedCount: number;
-  resultFile: string;
-  fileType: string;
-  error: string;
-}
-
-export function toApiTask(row: TaskRow): ApiTask {
-  return {
-    id: row.id,
-    createdAt: row.createdAt.toISOString(),
-    createdBy: row.createdBy,
-    updatedAt: row.updatedAt.toISOString(),
-    status: row.status,
-    targetCount: row.targetCount,
-    processedCount: row.processedCount,
-    resultFile: row.resultFile,
-    fileType: row.fileType,
-    error: row.error,
-  };
-}
-
 /** Bulk runs skip deleted accounts and anonymous pre-registrations, as participant events do. */
 export const EXCLUDED_FROM_BULK = ["accountDeleted", "temporary"] as const;
 
@@ -77,7 +48,7 @@ export async function createRunActionsTask(
   db: Database,
   input: CreateRunActionsTaskInput,
   enqueue: (taskId: string) => Promise<void>,
-): Promise<ApiTask> {
+): Promise<TaskRow> {
   await getStudy(db, input.studyKey);
   const input_: RunActionsInput = { rules: input.rules, dryRun: input.dryRun };
   const targetCount = await countEligibleParticipants(db, input.studyKey);
@@ -102,7 +73,7 @@ export async function createRunActionsTask(
       .where(eq(tasks.id, row.id));
     throw new Unavailable("the job queue is unavailable; try again shortly");
   }
-  return toApiTask(row);
+  return row;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -130,14 +101,14 @@ export async function getVisibleTask(
  * Marks a running or queued task canceled; the worker stops after the batch in flight. The caller
  * has checked that `who` may see the task (getVisibleTask).
  */
-export async function cancelTask(db: Executor, task: TaskRow, who: ManagementSubject): Promise<ApiTask> {
+export async function cancelTask(db: Executor, task: TaskRow, who: ManagementSubject): Promise<TaskRow> {
   const now = new Date();
   const [row] = await db
     .update(tasks)
     .set({ status: "canceled", updatedAt: now, finishedAt: now, error: `canceled by ${who.subject}` })
     .where(and(eq(tasks.id, task.id), inArray(tasks.status, ["queued", "in_progress"])))
     .returning();
-  if (row) return toApiTask(row);
+  if (row) return row;
   // Ended before, or meanwhile: say how.
   const [current] = await db.select({ status: tasks.status }).from(tasks).where(eq(tasks.id, task.id));
   throw new Conflict(`task is already ${current?.status ?? task.status}`);

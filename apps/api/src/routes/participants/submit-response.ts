@@ -1,5 +1,6 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { assertStudyPermission, submitResponse } from "@studyflow/domain";
+import { presentAssignedSurveys, presentParticipant } from "../../presenters/participant";
 import type { ResponseItem } from "@studyflow/engine";
 import { managementOf, type AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
@@ -91,6 +92,13 @@ export function registerSubmitResponse(router: OpenAPIHono<AppEnv>, deps: AppDep
       { studyKey, participantId: participantID, response: c.req.valid("json"), submittedBy: who.subject },
       domainContext(deps),
     );
-    return c.json({ message: "response submitted", result: outcome.result, participant: outcome.participant }, 200);
+    return c.json(
+      {
+        message: "response submitted",
+        result: presentAssignedSurveys(outcome.participant),
+        participant: presentParticipant(outcome.participant),
+      },
+      200,
+    );
   });
 }

@@ -1,6 +1,7 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { validateRules } from "@studyflow/engine";
 import { Invalid, assertStudyPermission, createRunActionsTask } from "@studyflow/domain";
+import { presentTask } from "../../presenters/task";
 import { RUN_ACTIONS_QUEUE, runActionsJobOptions, taskJobId, type RunActionsJob } from "@studyflow/queue";
 import { managementOf, type AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
@@ -70,6 +71,6 @@ export function registerCreateTask(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
         await deps.runActionsQueue.add(RUN_ACTIONS_QUEUE, job, { ...runActionsJobOptions, jobId: taskJobId(taskId) });
       },
     );
-    return c.json({ task }, 202);
+    return c.json({ task: presentTask(task) }, 202);
   });
 }

@@ -1,6 +1,7 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { streamSSE } from "hono/streaming";
-import { TERMINAL_STATUSES, getVisibleTask, toApiTask } from "@studyflow/domain";
+import { TERMINAL_STATUSES, getVisibleTask } from "@studyflow/domain";
+import { presentTask } from "../../presenters/task";
 import type { AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
 import { MANAGEMENT_SECURITY, authErrors, errorResponse } from "../schemas";
@@ -44,7 +45,7 @@ export function registerTaskEvents(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
       let last = "";
       let id = 0;
       while (!aborted && Date.now() - started < MAX_STREAM_MS) {
-        const task = toApiTask(await getVisibleTask(db, studyKey, taskID, who));
+        const task = presentTask(await getVisibleTask(db, studyKey, taskID, who));
         const snapshot = JSON.stringify({ task });
         if (snapshot !== last) {
           last = snapshot;

@@ -3,7 +3,8 @@ import path from "node:path";
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { Database } from "@studyflow/db";
-import { Conflict, NotFound, assertStudyPermission, cancelTask, getVisibleTask, toApiTask } from "@studyflow/domain";
+import { Conflict, NotFound, assertStudyPermission, cancelTask, getVisibleTask } from "@studyflow/domain";
+import { presentTask } from "../../presenters/task";
 import { managementOf, type AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
 import { MANAGEMENT_SECURITY, authErrors, errorResponse, jsonContent, keyString, taskEnvelope } from "../schemas";
@@ -95,7 +96,7 @@ export function registerTaskRoutes(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
 
   router.openapi(getTask, async (c) => {
     const { task } = await visibleTaskOf(c, db, c.req.valid("param"));
-    return c.json({ task: toApiTask(task) }, 200);
+    return c.json({ task: presentTask(task) }, 200);
   });
 
   router.openapi(getResult, async (c) => {
@@ -113,6 +114,6 @@ export function registerTaskRoutes(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
 
   router.openapi(cancel, async (c) => {
     const { who, task } = await visibleTaskOf(c, db, c.req.valid("param"));
-    return c.json({ task: await cancelTask(db, task, who) }, 200);
+    return c.json({ task: presentTask(await cancelTask(db, task, who)) }, 200);
   });
 }

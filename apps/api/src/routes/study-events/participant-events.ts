@@ -9,6 +9,7 @@ import {
   type RateLimiter,
 } from "@studyflow/domain";
 import { participantOf, type AppEnv } from "../../app-env";
+import { presentAssignedSurveys } from "../../presenters/participant";
 import { clientAddress } from "../../client-address";
 import type { AppDeps } from "../../deps";
 import { domainContext } from "../../domain-context";
@@ -100,7 +101,7 @@ export function registerParticipantEvents(router: OpenAPIHono<AppEnv>, deps: App
     const { userId } = participantOf(c);
     const profile = await assertProfileOfUser(db, userId, c.req.valid("json").profileID);
     const result = await enterStudy(db, { studyKey, userId, profile }, domainContext(deps));
-    return c.json({ assignedSurveys: result.assignedSurveys, created: result.created }, 200);
+    return c.json({ assignedSurveys: presentAssignedSurveys(result.participant), created: result.created }, 200);
   });
 
   router.openapi(leave, async (c) => {
@@ -108,7 +109,7 @@ export function registerParticipantEvents(router: OpenAPIHono<AppEnv>, deps: App
     const { userId } = participantOf(c);
     const profile = await assertProfileOfUser(db, userId, c.req.valid("json").profileID);
     const result = await leaveStudy(db, { studyKey, profileId: profile.id }, domainContext(deps));
-    return c.json({ assignedSurveys: result.assignedSurveys }, 200);
+    return c.json({ assignedSurveys: presentAssignedSurveys(result.participant) }, 200);
   });
 
   router.openapi(merge, async (c) => {
@@ -135,7 +136,7 @@ export function registerParticipantEvents(router: OpenAPIHono<AppEnv>, deps: App
         },
         domainContext(deps),
       );
-      return c.json({ assignedSurveys: result.assignedSurveys }, 200);
+      return c.json({ assignedSurveys: presentAssignedSurveys(result.participant) }, 200);
     } catch (error) {
       if (error instanceof DomainError && (error.kind === "not-found" || error.kind === "conflict")) {
         for (const bucket of buckets) await limiter.hit(bucket, MERGE_FAILURES.limit, MERGE_FAILURES.windowSeconds);

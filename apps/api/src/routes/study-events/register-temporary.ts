@@ -1,5 +1,6 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { RateLimited, registerTemporaryParticipant, type RateLimiter } from "@studyflow/domain";
+import { presentParticipant } from "../../presenters/participant";
 import type { AppEnv } from "../../app-env";
 import { clientAddress } from "../../client-address";
 import type { AppDeps } from "../../deps";
@@ -43,6 +44,6 @@ export function registerTemporaryParticipantRoute(router: OpenAPIHono<AppEnv>, d
       { studyKey: c.req.valid("json").studyKey },
       domainContext(deps),
     );
-    return c.json({ participant }, 201);
+    return c.json({ participant: presentParticipant(participant) }, 201);
   });
 }

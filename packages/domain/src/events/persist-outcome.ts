@@ -2,13 +2,15 @@ import { and, eq } from "drizzle-orm";
 import type { Report, SideEffect } from "@studyflow/engine";
 import { confidentialResponses, outgoingMessages, reports, researcherMessages, type Executor } from "@studyflow/db";
 
-export interface EventOutcome {
+// The persist steps of every participant event, shared by the one-participant pipeline
+// (apply-event.ts) and the bulk batch path (bulk/process-chunk.ts).
+
+export interface ReportsOfEvent {
   studyKey: string;
   eventType: string;
   /** The stored survey response that caused the event (SUBMIT only). */
   responseId?: string | null;
   reports: readonly Report[];
-  effects: readonly SideEffect[];
 }
 
 /** Persists what the rules produced besides the state, in the event's transaction and in order. */
@@ -46,10 +48,7 @@ export async function persistEffects(tx: Executor, studyKey: string, effects: re
   }
 }
 
-export async function persistReports(
-  tx: Executor,
-  outcome: Pick<EventOutcome, "studyKey" | "eventType" | "responseId" | "reports">,
-): Promise<void> {
+export async function persistReports(tx: Executor, outcome: ReportsOfEvent): Promise<void> {
   if (outcome.reports.length === 0) return;
   await tx.insert(reports).values(
     outcome.reports.map((report) => ({

@@ -1,0 +1,9 @@
+import type { ManagementSubject } from "@studyflow/domain";
+
+/** Who called a management route: a researcher, an operator or a machine, by token subject. */
+export type ManagementPrincipal = ManagementSubject;
+
+/** Who called a participant route: the signed-in user, whose profiles are checked per request. */
+export interface ParticipantPrincipal {
+  userId: string;
+}
