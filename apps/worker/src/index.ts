@@ -36,7 +36,7 @@ const health = serve({
     redis: producerConnection,
     isRunning: () => runtime.worker.isRunning(),
     metrics: runtime.metrics,
-    ...(dashboard ? { dashboard: { queues: [runtime.queue], credentials: dashboard } } : {}),
+    ...(dashboard ? { dashboard: { queues: runtime.queues, credentials: dashboard } } : {}),
   }).fetch,
   port: config.HEALTH_PORT,
 });

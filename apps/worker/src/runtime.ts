@@ -1,14 +1,14 @@
-import { Queue, Worker } from "bullmq";
+import { Queue, Worker, type Processor } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { DbHandle } from "@studyflow/db";
-import { expireTemporaryParticipants } from "@studyflow/domain";
-import { RUN_ACTIONS_QUEUE } from "@studyflow/queue";
+import { MAINTENANCE_QUEUE, OUTBOX_QUEUE, RUN_ACTIONS_QUEUE } from "@studyflow/queue";
 import { createWorkerMetrics, type WorkerMetrics } from "./metrics";
-import { startOutboxDispatcher } from "./outbox/outbox-dispatcher";
+import { createOutboxProcessor } from "./outbox/outbox-delivery";
 import { createSmtpMailer } from "./outbox/smtp-mailer";
+import { createMaintenanceProcessor } from "./processors/maintenance";
 import { createRunActionsProcessor, failTaskOfFailedJob } from "./processors/run-actions";
-import { SWEEP_INTERVAL_MS, sweepStaleTasks } from "./processors/stale-task-sweeper";
+import { MAINTENANCE_SCHEDULES, outboxSchedule, upsertSchedules } from "./schedules/cluster-schedules";
 
 /**
  * Lock duration: a job's lock is renewed every lockDuration/2 while it runs. A chunk commits a
@@ -35,8 +35,8 @@ export interface WorkerRuntimeDeps {
   clock?: () => number;
   batchSize?: number;
   chunkSize?: number;
-  /** Set false in tests that drive the sweeper themselves. */
-  sweep?: boolean;
+  /** Set false in tests that drive housekeeping themselves: no maintenance schedules, no maintenance worker. */
+  maintenance?: boolean;
   /** Age after which temporary participants are removed; see TEMP_PARTICIPANT_RETENTION_SECONDS. */
   temporaryParticipantRetentionSeconds?: number;
   /** Overrides of the lock timings, for tests that kill workers and cannot wait 45 s. */
@@ -46,9 +46,20 @@ export interface WorkerRuntimeDeps {
   mail?: { smtpUrl: string; from: string; pollIntervalMs: number };
 }
 
+/** A queue this runtime consumes, with its worker. */
+interface Consumer {
+  queue: Queue;
+  worker: Worker;
+}
+
 export interface WorkerRuntime {
+  /** The run-actions worker and queue. */
   worker: Worker;
   queue: Queue;
+  /** Every queue this runtime consumes (run-actions, maintenance, outbox), for the dashboard. */
+  queues: Queue[];
+  /** Resolves once the cluster schedules this runtime keeps are in place. */
+  schedulesReady: Promise<void>;
   /** This runtime's registry, for GET /metrics on the health/admin port. */
   metrics: WorkerMetrics;
   /** Stops taking jobs; running chunks stop after their batch in flight, bounded by `timeoutMs`. */
@@ -58,7 +69,9 @@ export interface WorkerRuntime {
 export function startWorkerRuntime(deps: WorkerRuntimeDeps): WorkerRuntime {
   let closing = false;
   const queue = new Queue(RUN_ACTIONS_QUEUE, { connection: deps.producerConnection, prefix: deps.prefix });
-  const metrics = createWorkerMetrics({ database: deps.database, queues: [queue], logger: deps.logger });
+  // Filled below with every queue this runtime consumes; metrics read it at scrape time.
+  const queues: Queue[] = [queue];
+  const metrics = createWorkerMetrics({ database: deps.database, queues, logger: deps.logger });
   const processor = createRunActionsProcessor({
     database: deps.database,
     queue,
@@ -85,51 +98,76 @@ export function startWorkerRuntime(deps: WorkerRuntimeDeps): WorkerRuntime {
   });
   worker.on("error", (error) => deps.logger.error({ err: error }, "worker error"));
 
-  const clock = deps.clock ?? Date.now;
-  const retentionSeconds = deps.temporaryParticipantRetentionSeconds ?? DEFAULT_TEMP_RETENTION_SECONDS;
-  // Housekeeping once a minute: tasks whose jobs were lost, and temporary participants past retention.
-  const sweeper =
-    deps.sweep === false
-      ? undefined
-      : setInterval(() => {
-          sweepStaleTasks({ database: deps.database, queue, logger: deps.logger }).catch((error: unknown) =>
-            deps.logger.warn({ err: error }, "stale-task sweep failed"),
-          );
-          expireTemporaryParticipants(deps.database.db, Math.floor(clock() / 1000) - retentionSeconds)
-            .then((removed) => {
-              if (removed > 0) deps.logger.info({ removed }, "expired temporary participants removed");
-            })
-            .catch((error: unknown) => deps.logger.warn({ err: error }, "temporary-participant expiry failed"));
-        }, SWEEP_INTERVAL_MS);
-  sweeper?.unref();
+  const consumers: Consumer[] = [];
+  const schedules: Promise<void>[] = [];
+  const consume = (name: string, processor: Processor, concurrency: number) => {
+    const consumerQueue = new Queue(name, { connection: deps.producerConnection, prefix: deps.prefix });
+    const consumer = new Worker(name, processor, { connection: deps.connection, prefix: deps.prefix, concurrency });
+    consumer.on("error", (error) => deps.logger.error({ err: error, queue: name }, "worker error"));
+    consumer.on("failed", (job, error) =>
+      deps.logger.warn({ err: error, queue: name, job: job?.name }, "scheduled job failed; the next one follows"),
+    );
+    consumers.push({ queue: consumerQueue, worker: consumer });
+    queues.push(consumerQueue);
+    return consumerQueue;
+  };
 
-  const outbox = deps.mail
-    ? startOutboxDispatcher({
+  if (deps.maintenance !== false) {
+    // One at a time per process: housekeeping is light and must not compete with bulk work.
+    const maintenanceQueue = consume(
+      MAINTENANCE_QUEUE,
+      createMaintenanceProcessor({
+        database: deps.database,
+        runActionsQueue: queue,
+        logger: deps.logger,
+        temporaryParticipantRetentionSeconds:
+          deps.temporaryParticipantRetentionSeconds ?? DEFAULT_TEMP_RETENTION_SECONDS,
+        ...(deps.clock ? { clock: deps.clock } : {}),
+      }),
+      1,
+    );
+    schedules.push(upsertSchedules(maintenanceQueue, MAINTENANCE_SCHEDULES));
+  }
+  if (deps.mail) {
+    // One round at a time per process, as the old poller had: messages go out one by one.
+    const outboxQueue = consume(
+      OUTBOX_QUEUE,
+      createOutboxProcessor({
         db: deps.database.db,
         mailer: createSmtpMailer({ smtpUrl: deps.mail.smtpUrl, from: deps.mail.from }),
         logger: deps.logger,
-        pollIntervalMs: deps.mail.pollIntervalMs,
+        isClosing: () => closing,
         ...(deps.clock ? { clock: deps.clock } : {}),
-      })
-    : undefined;
+      }),
+      1,
+    );
+    schedules.push(upsertSchedules(outboxQueue, [outboxSchedule(deps.mail.pollIntervalMs)]));
+  }
+  const schedulesReady = Promise.all(schedules).then(() => undefined);
+  schedulesReady.catch((error: unknown) =>
+    deps.logger.error({ err: error }, "could not set up the cluster schedules; another replica's remain in place"),
+  );
 
   return {
     worker,
     queue,
+    queues,
+    schedulesReady,
     metrics,
     close: async (timeoutMs) => {
       closing = true;
-      clearInterval(sweeper);
       let timer: NodeJS.Timeout | undefined;
       const deadline = new Promise<"timed-out">((resolve) => {
         timer = setTimeout(() => resolve("timed-out"), timeoutMs);
       });
       try {
-        const stopped = Promise.all([worker.close(), outbox?.close()]).then(() => "closed" as const);
+        const stopped = Promise.all([worker.close(), ...consumers.map((consumer) => consumer.worker.close())]).then(
+          () => "closed" as const,
+        );
         return await Promise.race([stopped, deadline]);
       } finally {
         clearTimeout(timer);
-        await queue.close();
+        await Promise.all([queue.close(), ...consumers.map((consumer) => consumer.queue.close())]);
       }
     },
   };

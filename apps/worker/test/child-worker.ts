@@ -19,6 +19,6 @@ startWorkerRuntime({
   chunkSize: Number(env.CHUNK_SIZE ?? 1_000_000),
   lockDurationMs: 2_000,
   stalledIntervalMs: 1_000,
-  sweep: false,
+  maintenance: false,
 });
 process.stdout.write("ready\n");

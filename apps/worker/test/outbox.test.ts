@@ -14,7 +14,7 @@ import {
   initiatePasswordReset,
 } from "@studyflow/domain";
 import { createTestDatabase, type TestDatabase } from "@studyflow/testkit";
-import { runOutboxOnce, startOutboxDispatcher, type OutboxDeps } from "../src/outbox/outbox-dispatcher";
+import { createOutboxProcessor, runOutboxOnce, type OutboxDeps } from "../src/outbox/outbox-delivery";
 import { createSmtpMailer, type Mailer } from "../src/outbox/smtp-mailer";
 import { createWorkerHarness, type WorkerHarness } from "./worker-harness";
 
@@ -460,11 +460,12 @@ describe("outbox delivery over SMTP", () => {
     });
     for (let i = 0; i < 3; i++) await queue({ toAddress: `batch-${i}@example.org` });
 
-    const dispatcher = startOutboxDispatcher({ ...deps(mailer), pollIntervalMs: 60_000 });
+    let closing = false;
+    const round = createOutboxProcessor({ ...deps(mailer), isClosing: () => closing })(undefined as never);
     await firstArrived;
-    const closed = dispatcher.close();
+    closing = true;
     proceed();
-    await closed;
+    await round;
 
     expect(smtp.received).toHaveLength(1);
     const stored = await database.db.select().from(outgoingMessages);
@@ -486,7 +487,7 @@ describe("worker runtime with e-mail delivery", () => {
     await smtp.close();
   });
 
-  it("starts the dispatcher when SMTP is configured and stops it on close", async () => {
+  it("delivers on the cluster's outbox schedule when SMTP is configured and stops on close", async () => {
     const runtime = harness.start({ mail: { smtpUrl: smtp.url, from: FROM, pollIntervalMs: 50 } });
     const [row] = await harness.database.db
       .insert(outgoingMessages)

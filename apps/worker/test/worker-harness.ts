@@ -73,7 +73,7 @@ export async function createWorkerHarness(): Promise<WorkerHarness> {
         concurrency: 2,
         resultDir,
         logger: silent,
-        sweep: false,
+        maintenance: false,
         ...overrides,
       });
       runtimes.push(runtime);
@@ -152,7 +152,7 @@ export function startWorkerBesideApi(
     concurrency: 2,
     resultDir,
     logger: silent,
-    sweep: false,
+    maintenance: false,
     ...overrides,
   });
   return {

@@ -1,2 +1,3 @@
 export * from "./run-actions";
 export * from "./connection";
+export * from "./scheduled-work";

@@ -11,8 +11,7 @@ import { RUN_ACTIONS_QUEUE, chunkJobId, runActionsJobOptions, taskJobId, type Ru
  * minutes of silence means nothing is working on it.
  */
 export const STALE_AFTER_MS = 5 * 60_000;
-/** How often one worker (whoever holds the advisory lock) looks for stale tasks. */
-export const SWEEP_INTERVAL_MS = 60_000;
+/** Two sweeps never overlap (a slow one and the next scheduled one): the second skips its turn. */
 const SWEEP_LOCK_ID = 7_420_031_002;
 
 const LIVE_STATES = new Set(["active", "waiting", "delayed", "prioritized", "waiting-children"]);

@@ -1,3 +1,4 @@
+import type { Processor } from "bullmq";
 import type { Logger } from "pino";
 import type { Database } from "@studyflow/db";
 import {
@@ -124,43 +125,20 @@ export async function runOutboxOnce(deps: OutboxDeps): Promise<OutboxRound> {
   return round;
 }
 
-export interface OutboxDispatcher {
-  /** Finishes the message in flight, hands back the rest of its batch, and stops polling. */
-  close: () => Promise<void>;
-}
-
 /**
- * Polls the outbox every `pollIntervalMs`. A round starts only after the previous one ended, so
- * rounds never overlap; a full batch is followed at once by the next, to work off a backlog.
+ * Processor of the outbox queue's scheduled rounds. A round that claimed a full batch is followed
+ * at once by the next, to work off a backlog; the schedule brings the next round otherwise. Once
+ * the worker closes, the message in flight is finished and the rest of its batch handed back.
  */
-export function startOutboxDispatcher(deps: OutboxDeps & { pollIntervalMs: number }): OutboxDispatcher {
+export function createOutboxProcessor(deps: OutboxDeps): Processor {
   const batchSize = deps.batchSize ?? OUTBOX_BATCH_SIZE;
-  let closing = false;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | undefined;
-
-  const poll = () => {
-    timer = undefined;
-    running = runOutboxOnce({ ...deps, batchSize, isClosing: () => closing })
-      .then(
-        (round) => (round.claimed === batchSize ? 0 : deps.pollIntervalMs),
-        (error: unknown) => {
-          deps.logger.error({ reason: errorMessage(error) }, "outbox round failed");
-          return deps.pollIntervalMs;
-        },
-      )
-      .then((delay) => {
-        running = undefined;
-        if (!closing) timer = setTimeout(poll, delay);
-      });
-  };
-  poll();
-
-  return {
-    close: async () => {
-      closing = true;
-      clearTimeout(timer);
-      await running;
-    },
+  const isClosing = deps.isClosing ?? (() => false);
+  return async () => {
+    const total: OutboxRound = { claimed: 0, sent: 0, retrying: 0, failed: 0, released: 0, abandoned: 0 };
+    for (;;) {
+      const round = await runOutboxOnce({ ...deps, batchSize, isClosing });
+      for (const key of Object.keys(total) as (keyof OutboxRound)[]) total[key] += round[key];
+      if (round.claimed < batchSize || isClosing()) return total;
+    }
   };
 }

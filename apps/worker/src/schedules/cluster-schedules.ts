@@ -1,0 +1,50 @@
+import type { Queue } from "bullmq";
+import { scheduledJobOptions, type MaintenanceJob, type OutboxJob } from "@studyflow/queue";
+
+/** One BullMQ job scheduler: `every` milliseconds, one job with `data`, taken by one worker of the cluster. */
+export interface ClusterSchedule<T> {
+  id: string;
+  every: number;
+  data: T;
+}
+
+/**
+ * How often a stale task is looked for. Running chunks touch their task every batch (~50 ms) and
+ * a task is only stale after five minutes of silence, so once a minute finds it soon enough.
+ */
+export const SWEEP_STALE_TASKS_EVERY_MS = 60_000;
+
+/**
+ * How often temporary participants past retention are removed. Retention is counted in days;
+ * hourly keeps the delete small without letting expired data linger.
+ */
+export const EXPIRE_TEMPORARY_EVERY_MS = 60 * 60_000;
+
+export const MAINTENANCE_SCHEDULES: readonly ClusterSchedule<MaintenanceJob>[] = [
+  { id: "sweep-stale-tasks", every: SWEEP_STALE_TASKS_EVERY_MS, data: { kind: "sweep-stale-tasks" } },
+  {
+    id: "expire-temporary-participants",
+    every: EXPIRE_TEMPORARY_EVERY_MS,
+    data: { kind: "expire-temporary-participants" },
+  },
+];
+
+export const outboxSchedule = (pollIntervalMs: number): ClusterSchedule<OutboxJob> => ({
+  id: "deliver-due-messages",
+  every: pollIntervalMs,
+  data: { kind: "deliver-due-messages" },
+});
+
+/**
+ * Creates or updates the schedules. Every replica does this at start; a scheduler id is unique
+ * per queue, so however many replicas start, each schedule exists once.
+ */
+export async function upsertSchedules<T>(queue: Queue, schedules: readonly ClusterSchedule<T>[]): Promise<void> {
+  for (const schedule of schedules) {
+    await queue.upsertJobScheduler(
+      schedule.id,
+      { every: schedule.every },
+      { name: schedule.id, data: schedule.data, opts: scheduledJobOptions },
+    );
+  }
+}

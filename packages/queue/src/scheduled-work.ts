@@ -1,0 +1,33 @@
+import { z } from "zod";
+
+/**
+ * Periodic housekeeping that must run once per cluster, however many worker replicas there are.
+ * Each kind is a BullMQ job scheduler on this queue: the scheduler makes one job per interval and
+ * exactly one worker takes it, and the schedules show on the queue dashboard.
+ */
+export const MAINTENANCE_QUEUE = "maintenance";
+
+export const maintenanceJobSchema = z.discriminatedUnion("kind", [
+  /** Tasks that claim to run but whose jobs are gone: re-queued or failed. */
+  z.object({ kind: z.literal("sweep-stale-tasks") }),
+  /** Temporary participants past retention, with their confidential responses. */
+  z.object({ kind: z.literal("expire-temporary-participants") }),
+]);
+export type MaintenanceJob = z.infer<typeof maintenanceJobSchema>;
+
+/**
+ * E-mail delivery rounds of the outbox. A queue of its own, because only workers with SMTP
+ * configured consume it; a worker without SMTP never takes a round it cannot deliver.
+ */
+export const OUTBOX_QUEUE = "outbox";
+
+export const outboxJobSchema = z.object({ kind: z.literal("deliver-due-messages") });
+export type OutboxJob = z.infer<typeof outboxJobSchema>;
+
+export const scheduledJobOptions = {
+  // A failed round is simply the next round's work: retrying it would only overlap with that.
+  attempts: 1,
+  // The schedule repeats every few seconds; finished rounds are kept only to be looked at.
+  removeOnComplete: { count: 100 },
+  removeOnFail: { count: 100 },
+} as const;
