@@ -1,4 +1,4 @@
-import { randomBytes, randomInt } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import {
   applyRules,
   type ApplyResult,
@@ -18,9 +18,16 @@ export interface DomainContext {
   callExternalService?: ExternalServiceCaller;
 }
 
-/** Uniform in [0, 1) from the operating system's generator, 53 bits like Math.random. */
+/**
+ * Uniform in [0, 1) from the operating system's generator, with the 53 bits a double holds:
+ * 7 random bytes, the top 53 of their 56 bits. (crypto.randomInt cannot do this: its range must
+ * stay below 2^48.)
+ */
 export function secureRandom(): number {
-  return randomInt(0, 2 ** 48) / 2 ** 48;
+  const bytes = randomBytes(7);
+  let value = 0;
+  for (const byte of bytes) value = value * 256 + byte;
+  return Math.floor(value / 8) / 2 ** 53;
 }
 
 export function newMessageId(): string {
