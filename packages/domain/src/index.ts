@@ -32,3 +32,5 @@ export * from "./outbox/prepare-mail";
 export * from "./access/token-revocations";
 export * from "./participants/expire-temporary";
 export * from "./access/tokens";
+export * from "./external/external-service-config";
+export * from "./external/http-external-services";
