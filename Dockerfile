@@ -1,10 +1,11 @@
-# One image for api, worker and migrate: the workspace runs its TypeScript sources with tsx,
-# exactly as the tests do, so what is tested is what ships.
+# One image for api, worker, migrate and the CLI (demo seed): the workspace runs its TypeScript
+# sources with tsx, exactly as the tests do, so what is tested is what ships.
 FROM node:24-slim
 WORKDIR /app
 ENV NODE_ENV=production
 COPY package.json package-lock.json ./
 COPY apps/api/package.json apps/api/
+COPY apps/cli/package.json apps/cli/
 COPY apps/worker/package.json apps/worker/
 COPY packages/config/package.json packages/config/
 COPY packages/db/package.json packages/db/

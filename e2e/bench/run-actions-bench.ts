@@ -26,8 +26,8 @@ import { createDb, runMigrations, tasks } from "@studyflow/db";
 import { confidentialIdOf, createStudy, grantPermission, mintManagementToken } from "@studyflow/domain";
 import { applyRules, compileRules, type Expression } from "@studyflow/engine";
 import { RUN_ACTIONS_QUEUE, createRedisConnection } from "@studyflow/queue";
-import { createApp } from "../apps/api/src/app";
-import { loadConfig } from "../apps/api/src/config";
+import { createApp } from "@studyflow/api";
+import { loadConfig } from "@studyflow/api/config";
 
 const { values: args } = parseArgs({
   options: {
@@ -40,7 +40,8 @@ const N = Number(args.participants);
 const WORKERS = Number(args.workers);
 const REFERENCE_SAMPLE = Math.min(N, Number(args["reference-sample"]));
 const STUDY = "bench";
-const root = fileURLToPath(new URL("..", import.meta.url));
+/** The worker process entry, found through the worker package's exports. */
+const workerEntry = fileURLToPath(import.meta.resolve("@studyflow/worker/main"));
 const adminUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const redisUrl = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 
@@ -192,8 +193,7 @@ interface WorkerProcess {
 function startWorkers(prefix: string, resultDir: string): Promise<WorkerProcess[]> {
   return Promise.all(
     Array.from({ length: WORKERS }, () => {
-      const child = spawn(process.execPath, ["--import", "tsx", "apps/worker/src/index.ts"], {
-        cwd: root,
+      const child = spawn(process.execPath, ["--import", "tsx", workerEntry], {
         env: {
           ...process.env,
           NODE_ENV: "production",

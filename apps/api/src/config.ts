@@ -1,8 +1,16 @@
 import { z } from "zod";
-import { logLevel, milliseconds, parseEnv, port, postgresUrl, queuePrefix, redisUrl, secret } from "@studyflow/config";
-
-const DEV_MANAGEMENT_SECRET = "dev-only-management-secret-change-me-0123456789";
-const DEV_PARTICIPANT_SECRET = "dev-only-participant-secret-change-me-0123456789";
+import {
+  DEV_MANAGEMENT_JWT_SECRET,
+  DEV_PARTICIPANT_JWT_SECRET,
+  logLevel,
+  milliseconds,
+  parseEnv,
+  port,
+  postgresUrl,
+  queuePrefix,
+  redisUrl,
+  secret,
+} from "@studyflow/config";
 
 const schema = z.object({
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
@@ -44,8 +52,8 @@ export function loadConfig(env: Record<string, string | undefined>): ApiConfig {
     env.NODE_ENV === "production"
       ? env
       : {
-          MANAGEMENT_JWT_SECRET: DEV_MANAGEMENT_SECRET,
-          PARTICIPANT_JWT_SECRET: DEV_PARTICIPANT_SECRET,
+          MANAGEMENT_JWT_SECRET: DEV_MANAGEMENT_JWT_SECRET,
+          PARTICIPANT_JWT_SECRET: DEV_PARTICIPANT_JWT_SECRET,
           ...env,
         };
   return parseEnv(schema, withDevDefaults);

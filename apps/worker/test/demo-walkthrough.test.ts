@@ -3,8 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { SMTPServer } from "smtp-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runDemoStory, type Mailbox } from "../../api/src/demo/demo-story";
-import { seedDemo } from "../../api/src/demo/demo-seed";
+import { runDemoStory, seedDemo, type Mailbox } from "@studyflow/cli/demo";
 import { createTestApp, type TestApp } from "../../api/test/test-app";
 import { startWorkerBesideApi } from "./worker-harness";
 

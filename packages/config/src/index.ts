@@ -24,6 +24,13 @@ export function parseEnv<S extends z.ZodObject>(schema: S, env: Record<string, s
 
 const isProduction = (env: Record<string, string | undefined>) => env.NODE_ENV === "production";
 
+/**
+ * Development-only JWT keys. One copy for the API and the operator CLI, so that a token the CLI
+ * mints against a development setup is accepted by a development API; production sets its own.
+ */
+export const DEV_MANAGEMENT_JWT_SECRET = "dev-only-management-secret-change-me-0123456789";
+export const DEV_PARTICIPANT_JWT_SECRET = "dev-only-participant-secret-change-me-0123456789";
+
 /** Development-only default for a secret: production must always set it explicitly. */
 export function devSecret(env: Record<string, string | undefined>, value: string): string | undefined {
   return isProduction(env) ? undefined : value;

@@ -1,11 +1,13 @@
 import { createDb, type DbHandle } from "@studyflow/db";
-import { loadConfig, processEnv } from "../config";
-import { describeFailure, parseCommandLine } from "./commands";
+import { loadConfig, processEnv } from "./config";
+import { describeFailure } from "./failures";
 import { createOutput } from "./output";
+import { parseCommandLine } from "./program";
 
 /**
- * Entry of the operator CLI (`npm run cli -- <command> [flags]`). The only place of the CLI that
- * reads the environment; exit codes: 0 done, 1 usage or validation error, 2 anything else.
+ * Entry of the operator CLI (`npm run cli -- <command> [flags]`, and `npm run demo` / `demo:seed`).
+ * The only place of the CLI that receives the environment; exit codes: 0 done, 1 usage or
+ * validation error, 2 anything else.
  */
 async function main(argv: string[], env: Record<string, string | undefined>): Promise<number> {
   // Until the command line is parsed, a plain look for --json decides how a usage error is shown.
@@ -19,16 +21,16 @@ async function main(argv: string[], env: Record<string, string | undefined>): Pr
       return 0;
     }
     output = createOutput(commandLine.json);
+    // npm runs scripts from the package root; INIT_CWD is where the operator typed the command.
+    const workingDirectory = env.INIT_CWD ?? process.cwd();
+    if (commandLine.uses === "nothing") {
+      await commandLine.run({ output, workingDirectory });
+      return 0;
+    }
     const config = loadConfig(env);
     // Commands run their statements one after another: one connection is all they use.
     database = createDb(config.DATABASE_URL, { max: 1, applicationName: "studyflow-cli" });
-    await commandLine.run({
-      database,
-      config,
-      output,
-      // npm runs scripts from the package root; INIT_CWD is where the operator typed the command.
-      workingDirectory: env.INIT_CWD ?? process.cwd(),
-    });
+    await commandLine.run({ database, config, output, workingDirectory });
     return 0;
   } catch (error) {
     const failure = describeFailure(error);

@@ -11,7 +11,7 @@ import {
   mintManagementToken,
   mintParticipantToken,
 } from "@studyflow/domain";
-import type { ApiConfig } from "../config";
+import type { CliConfig } from "../config";
 import { demoRules } from "./demo-rules";
 
 export const DEMO_STUDY = "demo-study";
@@ -38,7 +38,12 @@ const WEEK_SECONDS = 7 * 24 * 3600;
  * realistic rules, 10,000 participants, a researcher with the rights the walkthrough uses, and a
  * participant user with two profiles, the first of which has entered the study.
  */
-export async function seedDemo(database: DbHandle, config: ApiConfig, participantCount = 10_000): Promise<DemoFile> {
+export async function seedDemo(
+  database: DbHandle,
+  // Only the signing keys: the API's own config fits as well (the walkthrough test passes it).
+  config: Pick<CliConfig, "MANAGEMENT_JWT_SECRET" | "PARTICIPANT_JWT_SECRET">,
+  participantCount = 10_000,
+): Promise<DemoFile> {
   const db = database.db;
   const now = Date.now();
   const [existing] = await db.select().from(studies).where(eq(studies.key, DEMO_STUDY));

@@ -21,7 +21,17 @@ import {
   users,
 } from "@studyflow/db";
 import { verifyPassword, hmacKey } from "@studyflow/domain";
-import { createEmptyDatabase, createTestDatabase, type TestDatabase } from "@studyflow/testkit";
+import {
+  call,
+  createEmptyDatabase,
+  createTestDatabase,
+  exp,
+  num,
+  onEvent,
+  str,
+  STRONG_PASSWORD,
+  type TestDatabase,
+} from "@studyflow/testkit";
 import {
   describeFailure,
   parseCommandLine,
@@ -35,10 +45,9 @@ import {
   type tokenParticipant,
   type tokenRevoke,
   type userCreate,
-} from "../src/cli/commands";
-import { createCapturedOutput } from "../src/cli/output";
-import { loadConfig, type ApiConfig } from "../src/config";
-import { call, exp, num, onEvent, str, STRONG_PASSWORD } from "./fixtures";
+} from "../src/index";
+import { createCapturedOutput } from "../src/output";
+import { loadConfig, type CliConfig } from "../src/config";
 
 const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));
 const execFileAsync = promisify(execFile);
@@ -51,7 +60,7 @@ const ownStderr = (stderr: string) =>
     .join("\n");
 
 let database: TestDatabase;
-let config: ApiConfig;
+let config: CliConfig;
 let rulesDir: string;
 
 beforeAll(async () => {
@@ -191,7 +200,7 @@ describe("usage and entry", () => {
   });
 
   it("prints the usage with exit code 0 when run as a process", async () => {
-    const { stdout, stderr } = await execFileAsync("npx", ["tsx", "apps/api/src/cli/index.ts", "help"], {
+    const { stdout, stderr } = await execFileAsync("npx", ["tsx", "apps/cli/src/main.ts", "help"], {
       cwd: repoRoot,
     });
     expect(ownStderr(stderr)).toBe("");
@@ -201,7 +210,7 @@ describe("usage and entry", () => {
   });
 
   it("exits 1 with one line on stderr for an unknown command", async () => {
-    const failure = await execFileAsync("npx", ["tsx", "apps/api/src/cli/index.ts", "frobnicate", "--json"], {
+    const failure = await execFileAsync("npx", ["tsx", "apps/cli/src/main.ts", "frobnicate", "--json"], {
       cwd: repoRoot,
     }).then(
       () => null,

@@ -1,0 +1,82 @@
+import { readFile } from "node:fs/promises";
+import { resolve } from "node:path";
+import { Option } from "commander";
+import { eq } from "drizzle-orm";
+import { studies, type Executor } from "@studyflow/db";
+import { Conflict, Invalid, NotFound } from "@studyflow/domain";
+import { validateRules, type Expression } from "@studyflow/engine";
+import type { OutputContext } from "./command-definition";
+import { wholeNumber } from "./flag-values";
+
+/** Recorded as the uploader of rule versions stored from the command line. */
+export const UPLOADED_BY = "operator-cli";
+
+/** Token lifetimes: the minters' default, and a ceiling that catches milliseconds typed as seconds. */
+export const DEFAULT_TOKEN_TTL_SECONDS = 3_600;
+export const MAX_TOKEN_TTL_SECONDS = 366 * 86_400;
+
+/** `--ttl` of the token commands. */
+export const ttlFlag = () =>
+  new Option(
+    "--ttl <SECONDS>",
+    `token lifetime (default ${DEFAULT_TOKEN_TTL_SECONDS}, at most ${MAX_TOKEN_TTL_SECONDS})`,
+  );
+export const ttlSeconds = wholeNumber(60, MAX_TOKEN_TTL_SECONDS).optional();
+
+/** A rules file with hundreds of mistakes is better shown in part than as a wall of text. */
+const MAX_SHOWN_RULE_ISSUES = 10;
+
+export function expiryOf(nowMs: number, ttlSeconds: number): string {
+  // The minters count whole seconds from the floored issue time; so does this.
+  return new Date((Math.floor(nowMs / 1000) + ttlSeconds) * 1000).toISOString();
+}
+
+export async function requireStudy(db: Executor, studyKey: string): Promise<void> {
+  const [study] = await db.select({ key: studies.key }).from(studies).where(eq(studies.key, studyKey)).limit(1);
+  if (!study) throw new NotFound(`no study "${studyKey}"`);
+}
+
+/** Reads a rules file and validates it with the engine's validator; the messages name JSON paths. */
+export async function readRulesFile(ctx: OutputContext, file: string): Promise<Expression[]> {
+  let text: string;
+  try {
+    text = await readFile(resolve(ctx.workingDirectory, file), "utf8");
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    const reason = code === "ENOENT" ? "no such file" : code === "EISDIR" ? "is a directory" : (code ?? "unreadable");
+    throw new Invalid(`cannot read rules file ${file}: ${reason}`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new Invalid(`rules file ${file} is not valid JSON: ${(error as Error).message}`);
+  }
+  const validation = validateRules(parsed);
+  if (!validation.ok) {
+    const shown = validation.errors.slice(0, MAX_SHOWN_RULE_ISSUES).map((issue) => `${issue.path}: ${issue.message}`);
+    const hidden = validation.errors.length - shown.length;
+    throw new Invalid(`invalid rules in ${file}: ${shown.join("; ")}${hidden > 0 ? ` (and ${hidden} more)` : ""}`);
+  }
+  return validation.rules;
+}
+
+const UNIQUE_VIOLATION = "23505";
+
+function postgresCodeOf(error: unknown): string | undefined {
+  for (let current = error; current instanceof Error; current = current.cause) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === "string" && /^[0-9A-Z]{5}$/.test(code)) return code;
+  }
+  return undefined;
+}
+
+/** A duplicate key is the operator's input clashing with existing data, not a server failure. */
+export async function translateUniqueViolation<T>(work: Promise<T>, message: string): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    if (postgresCodeOf(error) === UNIQUE_VIOLATION) throw new Conflict(message);
+    throw error;
+  }
+}

@@ -1,0 +1,3 @@
+export { demoBulkRules, demoRules } from "./demo-rules";
+export { DEMO_EMAIL, DEMO_PASSWORD, DEMO_RESEARCHER, DEMO_STUDY, seedDemo, type DemoFile } from "./demo-seed";
+export { DemoStepFailed, mailpitMailbox, runDemoStory, type DemoStoryOptions, type Mailbox } from "./demo-story";
