@@ -1,23 +1,21 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { bodyLimit } from "hono/body-limit";
-import { createRedisRateLimiter } from "@studyflow/domain";
 import type { AppEnv } from "./app-env";
 import type { AppDeps } from "./deps";
 import { errorBody, handleError } from "./errors";
 import { createApiMetrics, registerMetrics } from "./metrics";
-import { managementAuth, participantAuth } from "./middleware/auth";
 import { httpMetrics } from "./middleware/metrics";
 import { requestId } from "./middleware/request-id";
-import { registerHealth } from "./routes/health";
-import { registerPasswordReset } from "./routes/password-reset";
+import { createRedisRateLimiter } from "./rate-limit";
+import { createHealthRouter } from "./routes/health";
 import { registerOpenApi } from "./routes/openapi";
-import { registerSubmitResponse } from "./routes/participants/submit-response";
-import { registerCreateTask } from "./routes/run-actions/create-task";
-import { registerTaskEvents } from "./routes/run-actions/task-events";
-import { registerTaskRoutes } from "./routes/run-actions/task-routes";
-import { registerTrackAccount } from "./routes/studies/track-account";
-import { registerParticipantEvents } from "./routes/study-events/participant-events";
-import { registerTemporaryParticipantRoute } from "./routes/study-events/register-temporary";
+import { createParticipantsRouter } from "./routes/participants";
+import { createPasswordResetRouter } from "./routes/password-reset";
+import { createResetPasswordPageRouter } from "./routes/reset-password-page";
+import { createRunActionsRouter } from "./routes/run-actions";
+import { createStudiesRouter } from "./routes/studies";
+import { createStudyEventsRouter } from "./routes/study-events";
+import { createTemporaryParticipantsRouter } from "./routes/temporary-participants";
 import { validationHook } from "./validation";
 
 /** Largest accepted request body; a study's rule set is the biggest thing anyone sends. */
@@ -39,20 +37,21 @@ export function createApp(deps: AppDeps) {
       onError: (c) => c.json(errorBody(`request body larger than ${MAX_BODY_BYTES} bytes`), 413),
     }),
   );
-  app.use("/v1/studies/*", managementAuth(deps));
-  app.use("/v1/study-service/events/*", participantAuth(deps));
 
-  registerHealth(app, deps);
-  registerMetrics(app, metrics);
-  registerPasswordReset(app, deps, limiter);
+  // The one place paths get their prefix. Each router brings its own auth, which runs for every
+  // path below its prefix (an unknown one too: 401 before 404).
+  app.route("/", createHealthRouter(deps));
+  app.route("/v1/password-reset", createPasswordResetRouter(deps, limiter));
+  app.route("/reset-password", createResetPasswordPageRouter());
+  app.route("/v1/studies/:studyKey/participants", createParticipantsRouter(deps));
+  app.route("/v1/studies/:studyKey/run-actions", createRunActionsRouter(deps));
+  app.route("/v1/studies", createStudiesRouter(deps));
+  app.route("/v1/study-service/events", createStudyEventsRouter(deps, limiter));
+  app.route("/v1/study-service/temp-participant", createTemporaryParticipantsRouter(deps, limiter));
+
+  // Built from the whole app: the document lists every mounted router's operations.
   registerOpenApi(app);
-  registerSubmitResponse(app, deps);
-  registerCreateTask(app, deps);
-  registerTaskRoutes(app, deps);
-  registerTaskEvents(app, deps);
-  registerTrackAccount(app, deps);
-  registerParticipantEvents(app, deps, limiter);
-  registerTemporaryParticipantRoute(app, deps, limiter);
+  registerMetrics(app, metrics);
 
   app.notFound((c) => c.json(errorBody(`no route for ${c.req.method} ${c.req.path}`), 404));
   app.onError(handleError);

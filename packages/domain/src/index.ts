@@ -15,7 +15,6 @@ export * from "./events/enter-study";
 export * from "./events/merge-temporary";
 export * from "./events/register-temporary";
 export * from "./tasks/task-service";
-export * from "./rate-limit/redis-rate-limiter";
 export * from "./accounts/passwords";
 export * from "./accounts/password-reset";
 export * from "./admin/study-setup";

@@ -1,19 +1,35 @@
+import { z } from "@hono/zod-openapi";
 import type { TaskStatus } from "@studyflow/db";
 import type { TaskRow } from "@studyflow/domain";
 
+const TASK_STATUSES = [
+  "queued",
+  "in_progress",
+  "completed",
+  "failed",
+  "canceled",
+] as const satisfies readonly TaskStatus[];
+
 /** The Task of the interface: timestamps as ISO 8601 strings. */
-export interface ApiTask {
-  id: string;
-  createdAt: string;
-  createdBy: string;
-  updatedAt: string;
-  status: TaskStatus;
-  targetCount: number;
-  processedCount: number;
-  resultFile: string;
-  fileType: string;
-  error: string;
-}
+export const taskSchema = z
+  .object({
+    id: z.string(),
+    createdAt: z.string().openapi({ format: "date-time" }),
+    createdBy: z.string(),
+    updatedAt: z.string().openapi({ format: "date-time" }),
+    status: z.enum(TASK_STATUSES),
+    targetCount: z.number().int(),
+    processedCount: z.number().int(),
+    resultFile: z.string(),
+    fileType: z.string(),
+    error: z.string(),
+  })
+  .openapi("Task");
+
+/** How the task routes answer (and what each task event carries). */
+export const taskEnvelope = z.object({ task: taskSchema });
+
+export type ApiTask = z.infer<typeof taskSchema>;
 
 export function presentTask(row: TaskRow): ApiTask {
   return {

@@ -1,20 +1,17 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import { assertStudyPermission, submitResponse } from "@studyflow/domain";
-import { presentAssignedSurveys, presentParticipant } from "../../presenters/participant";
 import type { ResponseItem } from "@studyflow/engine";
+import { assertStudyPermission, submitResponse } from "@studyflow/domain";
 import { managementOf, type AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
 import { domainContext } from "../../domain-context";
 import {
-  MANAGEMENT_SECURITY,
   assignedSurveySchema,
-  authErrors,
-  errorResponse,
-  jsonBody,
-  jsonContent,
-  keyString,
   participantSchema,
-} from "../schemas";
+  presentAssignedSurveys,
+  presentParticipant,
+} from "../../presenters/participant";
+import { errorResponses } from "../openapi-errors";
+import { MANAGEMENT_SECURITY, jsonBody, jsonContent, keyString } from "../schemas";
 
 // A named component, so the OpenAPI generator can refer to the recursive shape instead of expanding it forever.
 const responseItem: z.ZodType<ResponseItem> = z
@@ -38,7 +35,7 @@ const surveyItemResponse = z.object({
 
 const unixSeconds = z.number().int().min(0).max(253_402_300_799);
 
-export const submittedResponseSchema = z
+const submittedResponseSchema = z
   .object({
     key: keyString("key").openapi({ description: "survey key", example: "intake" }),
     versionId: z.string().max(200).optional(),
@@ -51,7 +48,7 @@ export const submittedResponseSchema = z
 
 const route = createRoute({
   method: "post",
-  path: "/v1/studies/{studyKey}/participants/{participantID}/responses",
+  path: "/{participantID}/responses",
   tags: ["participants"],
   summary: "Submit a survey response on behalf of a participant",
   description:
@@ -74,11 +71,12 @@ const route = createRoute({
       z.object({ message: z.string(), result: z.array(assignedSurveySchema), participant: participantSchema }),
       "response stored; the participant's surveys and state after the rules",
     ),
-    400: errorResponse("invalid body"),
-    ...authErrors,
-    404: errorResponse("study or participant not found"),
-    409: errorResponse("study not active, or participant takes no responses"),
-    422: errorResponse("the study's rules failed for this response; nothing was stored"),
+    ...errorResponses([400, 401, 403, 404, 409, 422], {
+      400: "invalid body",
+      404: "study or participant not found",
+      409: "study not active, or participant takes no responses",
+      422: "the study's rules failed for this response; nothing was stored",
+    }),
   },
 });
 

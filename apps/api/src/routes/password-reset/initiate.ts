@@ -1,10 +1,12 @@
 import { createHash } from "node:crypto";
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import { enforceRateLimits, initiatePasswordReset, normalizeEmail } from "@studyflow/domain";
+import { initiatePasswordReset, normalizeEmail } from "@studyflow/domain";
 import type { AppEnv } from "../../app-env";
-import { errorResponse, jsonContent, messageSchema } from "../schemas";
 import { clientAddress } from "../../client-address";
-import type { PasswordResetContext } from "./index";
+import type { AppDeps } from "../../deps";
+import { rateLimit, type RateLimiter } from "../../rate-limit";
+import { errorResponses } from "../openapi-errors";
+import { jsonContent, messageSchema } from "../schemas";
 
 const INITIATE_WINDOW_SECONDS = 60 * 60;
 /** Several people behind one address may forget passwords; a mail-bombing script gets little. */
@@ -28,7 +30,7 @@ const initiateRequest = z
 
 const route = createRoute({
   method: "post",
-  path: "/v1/password-reset/initiate",
+  path: "/initiate",
   tags: ["password reset"],
   summary: "E-mail a password-reset link",
   description:
@@ -39,44 +41,46 @@ const route = createRoute({
   },
   responses: {
     200: jsonContent(messageSchema, "accepted; a link is sent if the address has an account"),
-    400: errorResponse("invalid request body or e-mail address"),
-    413: errorResponse("request body too large"),
-    429: {
-      ...errorResponse("too many requests from this address or for this e-mail"),
-      headers: {
-        "Retry-After": { description: "seconds until a retry can succeed", schema: { type: "integer", minimum: 1 } },
-      },
-    },
-    500: errorResponse("internal error"),
+    ...errorResponses([400, 413, 429, 500], {
+      400: "invalid request body or e-mail address",
+      429: "too many requests from this address or for this e-mail",
+    }),
   },
 });
 
-export function registerInitiatePasswordReset(router: OpenAPIHono<AppEnv>, context: PasswordResetContext) {
-  router.openapi(route, async (c) => {
-    const email = normalizeEmail(c.req.valid("json").email);
-    // Hashed so that Redis holds no e-mail addresses.
-    const emailKey = createHash("sha256").update(email, "utf8").digest("hex");
-    await enforceRateLimits(
-      context.limiter,
-      [
-        {
-          bucket: `password-reset:initiate:address:${clientAddress(c)}`,
-          limit: INITIATE_REQUESTS_PER_ADDRESS,
-          windowSeconds: INITIATE_WINDOW_SECONDS,
-        },
-        {
-          bucket: `password-reset:initiate:email:${emailKey}`,
-          limit: INITIATE_REQUESTS_PER_EMAIL,
-          windowSeconds: INITIATE_WINDOW_SECONDS,
-        },
-      ],
-      "too many password reset requests; try again later",
-    );
-    await initiatePasswordReset(context.db, {
-      email,
-      now: context.now(),
-      ttlSeconds: context.config.RESET_TOKEN_TTL_SECONDS,
-      resetUrl: context.config.RESET_PASSWORD_URL,
+/** Per address first, then per e-mail; a request refused by the first does not count against the second. */
+function initiateLimits(limiter: RateLimiter) {
+  const shared = {
+    windowSeconds: INITIATE_WINDOW_SECONDS,
+    count: "every-request",
+    message: "too many password reset requests; try again later",
+    input: { json: initiateRequest },
+  } as const;
+  return [
+    rateLimit(limiter, {
+      ...shared,
+      name: "password-reset:initiate:address",
+      limit: INITIATE_REQUESTS_PER_ADDRESS,
+      keys: (c) => [clientAddress(c)],
+    }),
+    rateLimit(limiter, {
+      ...shared,
+      name: "password-reset:initiate:email",
+      limit: INITIATE_REQUESTS_PER_EMAIL,
+      // Hashed so that Redis holds no e-mail addresses.
+      keys: (_c, { email }) => [createHash("sha256").update(normalizeEmail(email), "utf8").digest("hex")],
+    }),
+  ];
+}
+
+export function registerInitiatePasswordReset(router: OpenAPIHono<AppEnv>, deps: AppDeps, limiter: RateLimiter) {
+  const clock = deps.clock ?? Date.now;
+  router.openapi({ ...route, middleware: initiateLimits(limiter) }, async (c) => {
+    await initiatePasswordReset(deps.database.db, {
+      email: normalizeEmail(c.req.valid("json").email),
+      now: new Date(clock()),
+      ttlSeconds: deps.config.RESET_TOKEN_TTL_SECONDS,
+      resetUrl: deps.config.RESET_PASSWORD_URL,
     });
     return c.json({ message: INITIATED_MESSAGE }, 200);
   });

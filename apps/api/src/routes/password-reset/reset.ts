@@ -1,9 +1,11 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import { enforceRateLimits, hashResetToken, resetPassword } from "@studyflow/domain";
+import { hashResetToken, resetPassword } from "@studyflow/domain";
 import type { AppEnv } from "../../app-env";
-import { errorResponse, jsonContent, messageSchema } from "../schemas";
 import { clientAddress } from "../../client-address";
-import type { PasswordResetContext } from "./index";
+import type { AppDeps } from "../../deps";
+import { rateLimit, type RateLimiter } from "../../rate-limit";
+import { errorResponses } from "../openapi-errors";
+import { jsonContent, messageSchema } from "../schemas";
 
 /**
  * Guessing a 256-bit token is hopeless anyway; these limits stop a client from hammering the
@@ -26,7 +28,7 @@ const resetRequest = z
 
 const route = createRoute({
   method: "post",
-  path: "/v1/password-reset/reset",
+  path: "/reset",
   tags: ["password reset"],
   summary: "Set a new password with a reset token",
   description:
@@ -37,42 +39,43 @@ const route = createRoute({
   },
   responses: {
     200: jsonContent(messageSchema, "the password is changed"),
-    400: errorResponse(
-      "invalid request body; an unknown, expired or used token (one message for all); or a password that breaks the rule",
-    ),
-    413: errorResponse("request body too large"),
-    429: {
-      ...errorResponse("too many attempts from this address or with this token"),
-      headers: {
-        "Retry-After": { description: "seconds until a retry can succeed", schema: { type: "integer", minimum: 1 } },
-      },
-    },
-    500: errorResponse("internal error"),
+    ...errorResponses([400, 413, 429, 500], {
+      400: "invalid request body; an unknown, expired or used token (one message for all); or a password that breaks the rule",
+      429: "too many attempts from this address or with this token",
+    }),
   },
 });
 
-export function registerResetPassword(router: OpenAPIHono<AppEnv>, context: PasswordResetContext) {
-  router.openapi(route, async (c) => {
+/** Counted before the handler, so a refused attempt touches no table; per address first, then per token. */
+function resetLimits(limiter: RateLimiter) {
+  const shared = {
+    windowSeconds: RESET_WINDOW_SECONDS,
+    count: "every-request",
+    message: "too many password reset attempts; try again later",
+    input: { json: resetRequest },
+  } as const;
+  return [
+    rateLimit(limiter, {
+      ...shared,
+      name: "password-reset:reset:address",
+      limit: RESET_ATTEMPTS_PER_ADDRESS,
+      keys: (c) => [clientAddress(c)],
+    }),
+    rateLimit(limiter, {
+      ...shared,
+      name: "password-reset:reset:token",
+      limit: RESET_ATTEMPTS_PER_TOKEN,
+      // Keyed by the hash: plain tokens never reach Redis either.
+      keys: (_c, { token }) => [hashResetToken(token)],
+    }),
+  ];
+}
+
+export function registerResetPassword(router: OpenAPIHono<AppEnv>, deps: AppDeps, limiter: RateLimiter) {
+  const clock = deps.clock ?? Date.now;
+  router.openapi({ ...route, middleware: resetLimits(limiter) }, async (c) => {
     const { token, newPassword } = c.req.valid("json");
-    // Counted before anything else, so a refused attempt touches no table.
-    await enforceRateLimits(
-      context.limiter,
-      [
-        {
-          bucket: `password-reset:reset:address:${clientAddress(c)}`,
-          limit: RESET_ATTEMPTS_PER_ADDRESS,
-          windowSeconds: RESET_WINDOW_SECONDS,
-        },
-        {
-          // Keyed by the hash: plain tokens never reach Redis either.
-          bucket: `password-reset:reset:token:${hashResetToken(token)}`,
-          limit: RESET_ATTEMPTS_PER_TOKEN,
-          windowSeconds: RESET_WINDOW_SECONDS,
-        },
-      ],
-      "too many password reset attempts; try again later",
-    );
-    await resetPassword(context.db, { token, newPassword, now: context.now() });
+    await resetPassword(deps.database.db, { token, newPassword, now: new Date(clock()) });
     return c.json({ message: "password reset successful" }, 200);
   });
 }

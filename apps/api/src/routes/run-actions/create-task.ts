@@ -1,19 +1,12 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { validateRules } from "@studyflow/engine";
 import { Invalid, assertStudyPermission, createRunActionsTask } from "@studyflow/domain";
-import { presentTask } from "../../presenters/task";
 import { RUN_ACTIONS_QUEUE, runActionsJobOptions, taskJobId, type RunActionsJob } from "@studyflow/queue";
 import { managementOf, type AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
-import {
-  MANAGEMENT_SECURITY,
-  authErrors,
-  errorResponse,
-  jsonBody,
-  jsonContent,
-  studyKeyParam,
-  taskEnvelope,
-} from "../schemas";
+import { presentTask, taskEnvelope } from "../../presenters/task";
+import { errorResponses } from "../openapi-errors";
+import { MANAGEMENT_SECURITY, jsonBody, jsonContent, studyKeyParam } from "../schemas";
 
 /** A study's rule set is small; this bound stops a body from keeping the validator busy. */
 const MAX_RULES = 1_000;
@@ -25,7 +18,8 @@ const expressionSchema = z
 
 const route = createRoute({
   method: "post",
-  path: "/v1/studies/{studyKey}/run-actions/participants/",
+  // The trailing slash is part of the published path; a mount-relative "/" would drop it.
+  path: "/participants/",
   tags: ["run-actions"],
   summary: "Run rule actions on every participant of a study (background task)",
   description:
@@ -44,10 +38,11 @@ const route = createRoute({
   },
   responses: {
     202: jsonContent(taskEnvelope, "task created and queued"),
-    400: errorResponse("invalid body or invalid rules (the message names the JSON path)"),
-    ...authErrors,
-    404: errorResponse("study not found"),
-    503: errorResponse("the job queue is unavailable"),
+    ...errorResponses([400, 401, 403, 404, 503], {
+      400: "invalid body or invalid rules (the message names the JSON path)",
+      404: "study not found",
+      503: "the job queue is unavailable",
+    }),
   },
 });
 

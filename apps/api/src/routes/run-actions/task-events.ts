@@ -1,11 +1,12 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { streamSSE } from "hono/streaming";
 import { TERMINAL_STATUSES, getVisibleTask } from "@studyflow/domain";
-import { presentTask } from "../../presenters/task";
 import type { AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
-import { MANAGEMENT_SECURITY, authErrors, errorResponse } from "../schemas";
-import { taskParams, visibleTaskOf } from "./task-routes";
+import { presentTask } from "../../presenters/task";
+import { errorResponses } from "../openapi-errors";
+import { MANAGEMENT_SECURITY } from "../schemas";
+import { TASK_PATH, taskParams, visibleTaskOf } from "./visible-task";
 
 /**
  * How often the stream looks at the task. Workers commit progress every batch (tens of ms), so
@@ -17,7 +18,7 @@ const MAX_STREAM_MS = 30 * 60_000;
 
 const route = createRoute({
   method: "get",
-  path: "/v1/studies/{studyKey}/run-actions/participants/task/{taskID}/events",
+  path: `${TASK_PATH}/events`,
   tags: ["run-actions"],
   summary: "Server-Sent Events: the task on every change until it ends",
   description: "Each `task` event carries `{task}`. The stream closes after the task reaches a final status.",
@@ -25,8 +26,7 @@ const route = createRoute({
   request: { params: taskParams },
   responses: {
     200: { description: "event stream", content: { "text/event-stream": { schema: z.string() } } },
-    ...authErrors,
-    404: errorResponse("no such task in this study"),
+    ...errorResponses([401, 403, 404], { 404: "no such task in this study" }),
   },
 });
 

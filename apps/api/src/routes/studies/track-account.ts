@@ -2,19 +2,12 @@ import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { assertStudyPermission, updateTrackAccount } from "@studyflow/domain";
 import { managementOf, type AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
-import {
-  MANAGEMENT_SECURITY,
-  authErrors,
-  errorResponse,
-  jsonBody,
-  jsonContent,
-  messageSchema,
-  studyKeyParam,
-} from "../schemas";
+import { errorResponses } from "../openapi-errors";
+import { MANAGEMENT_SECURITY, jsonBody, jsonContent, messageSchema, studyKeyParam } from "../schemas";
 
 const route = createRoute({
   method: "put",
-  path: "/v1/studies/{studyKey}/track-account",
+  path: "/{studyKey}/track-account",
   tags: ["studies"],
   summary: "Switch account tracking on or off for a study",
   description:
@@ -27,9 +20,10 @@ const route = createRoute({
   },
   responses: {
     200: jsonContent(messageSchema, "the resulting value of the flag"),
-    400: errorResponse("trackAccount is not a boolean"),
-    ...authErrors,
-    404: errorResponse("study not found"),
+    ...errorResponses([400, 401, 403, 404], {
+      400: "trackAccount is not a boolean",
+      404: "study not found",
+    }),
   },
 });
 

@@ -1,6 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { Redis } from "ioredis";
-import { RateLimited } from "../errors";
 
 export interface RateLimitDecision {
   allowed: boolean;
@@ -10,6 +9,7 @@ export interface RateLimitDecision {
   retryAfterSeconds: number;
 }
 
+/** The store behind the `rateLimit` middleware; routes use the middleware, never this directly. */
 export interface RateLimiter {
   /** Counts one attempt in the bucket and says whether it is within `limit` per `windowSeconds`. */
   hit(bucket: string, limit: number, windowSeconds: number): Promise<RateLimitDecision>;
@@ -113,25 +113,4 @@ export function createRedisRateLimiter(redis: Redis, options: RedisRateLimiterOp
       await redis.del(keyOf(bucket));
     },
   };
-}
-
-export interface RateLimitRule {
-  bucket: string;
-  limit: number;
-  windowSeconds: number;
-}
-
-/**
- * Counts one attempt in each bucket, in order, and throws RateLimited (with the wait of the
- * first full bucket) as soon as one refuses. Buckets after a refusing one are not counted.
- */
-export async function enforceRateLimits(
-  limiter: RateLimiter,
-  rules: readonly RateLimitRule[],
-  message: string,
-): Promise<void> {
-  for (const rule of rules) {
-    const decision = await limiter.hit(rule.bucket, rule.limit, rule.windowSeconds);
-    if (!decision.allowed) throw new RateLimited(message, decision.retryAfterSeconds);
-  }
 }

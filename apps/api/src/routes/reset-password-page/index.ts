@@ -1,5 +1,6 @@
-import type { OpenAPIHono } from "@hono/zod-openapi";
+import { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../app-env";
+import { validationHook } from "../../validation";
 
 /**
  * The page the reset e-mail links to (RESET_PASSWORD_URL): a form that posts the token from its
@@ -46,8 +47,13 @@ const PAGE = `<!doctype html>
   </body>
 </html>`;
 
-export function registerResetPage(router: OpenAPIHono<AppEnv>) {
-  router.get("/reset-password", (c) => {
+/**
+ * A router of its own: RESET_PASSWORD_URL points at /reset-password, outside /v1/password-reset.
+ * Registered with get(), not openapi(): a page for people is no part of the API document.
+ */
+export function createResetPasswordPageRouter() {
+  const router = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+  router.get("/", (c) => {
     c.header(
       "Content-Security-Policy",
       "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'",
@@ -55,4 +61,5 @@ export function registerResetPage(router: OpenAPIHono<AppEnv>) {
     c.header("Referrer-Policy", "no-referrer");
     return c.html(PAGE);
   });
+  return router;
 }

@@ -1,7 +1,7 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "../app-env";
-import type { AppDeps } from "../deps";
-import { errorSchema } from "./schemas";
+import type { AppEnv } from "../../app-env";
+import type { AppDeps } from "../../deps";
+import { errorResponses } from "../openapi-errors";
 
 const READINESS_TIMEOUT_MS = 2_000;
 
@@ -17,17 +17,7 @@ async function withTimeout<T>(work: Promise<T>, what: string): Promise<T> {
   }
 }
 
-const healthz = createRoute({
-  method: "get",
-  path: "/healthz",
-  tags: ["health"],
-  summary: "Liveness: the process answers",
-  responses: {
-    200: { description: "alive", content: { "application/json": { schema: z.object({ status: z.literal("ok") }) } } },
-  },
-});
-
-const readyz = createRoute({
+const route = createRoute({
   method: "get",
   path: "/readyz",
   tags: ["health"],
@@ -37,13 +27,12 @@ const readyz = createRoute({
       description: "ready",
       content: { "application/json": { schema: z.object({ status: z.literal("ready") }) } },
     },
-    503: { description: "a dependency does not answer", content: { "application/json": { schema: errorSchema } } },
+    ...errorResponses([503], { 503: "a dependency does not answer" }),
   },
 });
 
-export function registerHealth(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
-  router.openapi(healthz, (c) => c.json({ status: "ok" as const }, 200));
-  router.openapi(readyz, async (c) => {
+export function registerReadiness(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
+  router.openapi(route, async (c) => {
     const failures: string[] = [];
     await Promise.all([
       withTimeout(deps.database.sql`select 1`, "postgres").catch((error: unknown) => {

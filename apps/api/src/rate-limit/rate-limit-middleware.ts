@@ -1,0 +1,106 @@
+import type { Context } from "hono";
+import { createMiddleware } from "hono/factory";
+import type { z } from "zod";
+import { RateLimited } from "@studyflow/domain";
+import type { AppEnv } from "../app-env";
+import type { RateLimiter } from "./redis-sliding-window";
+
+/*
+ * Our own small middleware over our own Redis script (redis-sliding-window.ts): hono
+ * ships no rate limiter, and the community `hono-rate-limiter` (modelled on express-rate-limit)
+ * takes one key per request, counts in fixed windows (2×limit can pass around a boundary) and
+ * skips failed or successful requests by taking a count back afterwards. Our limits need several
+ * buckets with their own limits per request (an address and an e-mail), a sliding window with an
+ * exact Retry-After, attempts that count only when they fail yet are refused beforehand, and a
+ * clock tests can move.
+ */
+
+/** What a limited route validates; see `input` below. */
+export interface RateLimitInput<Json extends z.ZodType> {
+  params?: z.ZodType;
+  json?: Json;
+}
+
+export interface RateLimitOptions<Json extends z.ZodType> {
+  /** Names the limit; each bucket is `${name}:${key}`. */
+  name: string;
+  /** Attempts allowed per bucket within the sliding window. */
+  limit: number;
+  windowSeconds: number;
+  /** The buckets this request belongs to, checked in order (e.g. `ip:${address}`, `user:${id}`). */
+  keys: (c: Context<AppEnv>, body: z.output<Json>) => readonly string[];
+  /**
+   * `every-request`: each request takes a slot in every bucket before the handler runs; the
+   * first full bucket refuses it, and the buckets after it are not counted.
+   * `{ failures }`: a request is refused if a bucket is already full, and takes a slot only when
+   * the route answers with one of these statuses (guessing a secret, not using the route).
+   */
+  count: "every-request" | { failures: readonly number[] };
+  /** The error of the 429 answer. */
+  message: string;
+  /**
+   * The route's own params and JSON body schemas. Hono runs route middleware before the route's
+   * validators, so the limit validates them too: a request the route refuses as invalid
+   * (400, 415) is left to that answer, neither refused nor counted here, and `keys` gets the
+   * validated body.
+   */
+  input?: RateLimitInput<Json>;
+}
+
+/** hono's validator reads a body as JSON only under these media types. */
+const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/i;
+
+type Accepted<Json extends z.ZodType> = { accepted: true; body: z.output<Json> } | { accepted: false };
+
+/**
+ * Whether the route's validators will accept the request, and its body as they will see it.
+ * Mirrors hono's JSON validator (a body that is not JSON-typed is validated as `{}`). Where
+ * zod-openapi's content-type gate would still refuse a request accepted here (415), the request
+ * is counted: a limit may count too much, never too little.
+ */
+async function acceptedInput<Json extends z.ZodType>(
+  c: Context<AppEnv>,
+  input: RateLimitInput<Json> | undefined,
+): Promise<Accepted<Json>> {
+  if (input?.params && !(await input.params.safeParseAsync(c.req.param())).success) return { accepted: false };
+  if (!input?.json) return { accepted: true, body: undefined as z.output<Json> };
+  const mediaType = c.req.header("content-type")?.split(";")[0]?.trim() ?? "";
+  let raw: unknown = {};
+  if (JSON_MEDIA_TYPE.test(mediaType)) {
+    try {
+      // Hono caches the parsed body: the route's validator reads the same one.
+      raw = await c.req.json();
+    } catch {
+      return { accepted: false };
+    }
+  }
+  const parsed = await input.json.safeParseAsync(raw);
+  return parsed.success ? { accepted: true, body: parsed.data } : { accepted: false };
+}
+
+/** A route's rate limit: answers 429 with Retry-After (via RateLimited and app.onError) once a bucket is full. */
+export function rateLimit<Json extends z.ZodType = z.ZodUndefined>(
+  limiter: RateLimiter,
+  options: RateLimitOptions<Json>,
+) {
+  const { name, limit, windowSeconds, count, message } = options;
+  return createMiddleware<AppEnv>(async (c, next) => {
+    const input = await acceptedInput(c, options.input);
+    if (!input.accepted) return next();
+    const buckets = options.keys(c, input.body).map((key) => `${name}:${key}`);
+
+    for (const bucket of buckets) {
+      const decision =
+        count === "every-request"
+          ? await limiter.hit(bucket, limit, windowSeconds)
+          : await limiter.peek(bucket, limit, windowSeconds);
+      if (!decision.allowed) throw new RateLimited(message, decision.retryAfterSeconds);
+    }
+    await next();
+
+    // An error thrown further on has become the response by now (hono hands it to app.onError).
+    if (count !== "every-request" && count.failures.includes(c.res.status)) {
+      for (const bucket of buckets) await limiter.hit(bucket, limit, windowSeconds);
+    }
+  });
+}

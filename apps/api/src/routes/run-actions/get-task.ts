@@ -1,0 +1,27 @@
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../app-env";
+import type { AppDeps } from "../../deps";
+import { presentTask, taskEnvelope } from "../../presenters/task";
+import { errorResponses } from "../openapi-errors";
+import { MANAGEMENT_SECURITY, jsonContent } from "../schemas";
+import { TASK_PATH, taskParams, visibleTaskOf } from "./visible-task";
+
+const route = createRoute({
+  method: "get",
+  path: TASK_PATH,
+  tags: ["run-actions"],
+  summary: "Status and progress of a run-actions task",
+  security: MANAGEMENT_SECURITY,
+  request: { params: taskParams },
+  responses: {
+    200: jsonContent(taskEnvelope, "the task"),
+    ...errorResponses([401, 403, 404], { 404: "no such task in this study" }),
+  },
+});
+
+export function registerGetTask(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
+  router.openapi(route, async (c) => {
+    const { task } = await visibleTaskOf(c, deps.database.db, c.req.valid("param"));
+    return c.json({ task: presentTask(task) }, 200);
+  });
+}

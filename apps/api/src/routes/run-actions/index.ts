@@ -1,0 +1,22 @@
+import { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../app-env";
+import type { AppDeps } from "../../deps";
+import { managementAuth } from "../../middleware/auth";
+import { validationHook } from "../../validation";
+import { registerCancelTask } from "./cancel-task";
+import { registerCreateTask } from "./create-task";
+import { registerGetTask } from "./get-task";
+import { registerGetTaskResult } from "./get-task-result";
+import { registerTaskEvents } from "./task-events";
+
+/** Rule actions run on a study's participants as background tasks, and those tasks. */
+export function createRunActionsRouter(deps: AppDeps) {
+  const router = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+  router.use(managementAuth(deps));
+  registerCreateTask(router, deps);
+  registerGetTask(router, deps);
+  registerGetTaskResult(router, deps);
+  registerCancelTask(router, deps);
+  registerTaskEvents(router, deps);
+  return router;
+}

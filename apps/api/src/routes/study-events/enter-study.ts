@@ -1,0 +1,36 @@
+import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { assertProfileOfUser, enterStudy } from "@studyflow/domain";
+import { participantOf, type AppEnv } from "../../app-env";
+import type { AppDeps } from "../../deps";
+import { domainContext } from "../../domain-context";
+import { assignedSurveysEnvelope, presentAssignedSurveys } from "../../presenters/participant";
+import { errorResponses } from "../openapi-errors";
+import { PARTICIPANT_SECURITY, jsonBody, jsonContent, profileIdField, studyKeyParam } from "../schemas";
+
+const route = createRoute({
+  method: "post",
+  path: "/{studyKey}/enter",
+  tags: ["study-events"],
+  summary: "A profile enters a study (or re-enters after leaving)",
+  security: PARTICIPANT_SECURITY,
+  request: { params: studyKeyParam, body: jsonBody(z.object({ profileID: profileIdField })) },
+  responses: {
+    200: jsonContent(assignedSurveysEnvelope.extend({ created: z.boolean() }), "the participant's surveys"),
+    ...errorResponses([400, 401, 403, 404, 409, 422], {
+      400: "invalid body",
+      404: "study not found",
+      409: "study not active",
+    }),
+  },
+});
+
+export function registerEnterStudy(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
+  const db = deps.database.db;
+  router.openapi(route, async (c) => {
+    const { studyKey } = c.req.valid("param");
+    const { userId } = participantOf(c);
+    const profile = await assertProfileOfUser(db, userId, c.req.valid("json").profileID);
+    const result = await enterStudy(db, { studyKey, userId, profile }, domainContext(deps));
+    return c.json({ assignedSurveys: presentAssignedSurveys(result.participant), created: result.created }, 200);
+  });
+}

@@ -1,0 +1,37 @@
+import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { assertProfileOfUser, leaveStudy } from "@studyflow/domain";
+import { participantOf, type AppEnv } from "../../app-env";
+import type { AppDeps } from "../../deps";
+import { domainContext } from "../../domain-context";
+import { assignedSurveysEnvelope, presentAssignedSurveys } from "../../presenters/participant";
+import { errorResponses } from "../openapi-errors";
+import { PARTICIPANT_SECURITY, jsonBody, jsonContent, profileIdField, studyKeyParam } from "../schemas";
+
+const route = createRoute({
+  method: "post",
+  path: "/{studyKey}/leave",
+  tags: ["study-events"],
+  summary: "A profile leaves a study",
+  description: "Status becomes `exited`, then the LEAVE rules run; confidential responses are removed.",
+  security: PARTICIPANT_SECURITY,
+  request: { params: studyKeyParam, body: jsonBody(z.object({ profileID: profileIdField })) },
+  responses: {
+    200: jsonContent(assignedSurveysEnvelope, "the surveys after the LEAVE rules"),
+    ...errorResponses([400, 401, 403, 404, 409, 422], {
+      400: "invalid body",
+      404: "study or participant not found",
+      409: "study or participant not active",
+    }),
+  },
+});
+
+export function registerLeaveStudy(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
+  const db = deps.database.db;
+  router.openapi(route, async (c) => {
+    const { studyKey } = c.req.valid("param");
+    const { userId } = participantOf(c);
+    const profile = await assertProfileOfUser(db, userId, c.req.valid("json").profileID);
+    const result = await leaveStudy(db, { studyKey, profileId: profile.id }, domainContext(deps));
+    return c.json({ assignedSurveys: presentAssignedSurveys(result.participant) }, 200);
+  });
+}

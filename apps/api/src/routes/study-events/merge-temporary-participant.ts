@@ -1,0 +1,72 @@
+import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { assertProfileOfUser, mergeTemporaryParticipant } from "@studyflow/domain";
+import { participantOf, type AppEnv } from "../../app-env";
+import { clientAddress } from "../../client-address";
+import type { AppDeps } from "../../deps";
+import { domainContext } from "../../domain-context";
+import { rateLimit, type RateLimiter } from "../../rate-limit";
+import { assignedSurveysEnvelope, presentAssignedSurveys } from "../../presenters/participant";
+import { errorResponses } from "../openapi-errors";
+import { PARTICIPANT_SECURITY, jsonBody, jsonContent, profileIdField, studyKeyParam } from "../schemas";
+
+const mergeRequest = z.object({
+  profileID: profileIdField,
+  temporaryParticipantID: z.string().min(1, "temporaryParticipantID must not be empty").max(200),
+});
+
+const route = createRoute({
+  method: "post",
+  path: "/{studyKey}/merge-temporary-participant",
+  tags: ["study-events"],
+  summary: "Merge a temporary participant into a profile's participant",
+  security: PARTICIPANT_SECURITY,
+  request: { params: studyKeyParam, body: jsonBody(mergeRequest) },
+  responses: {
+    200: jsonContent(assignedSurveysEnvelope, "the target participant's surveys after the merge"),
+    ...errorResponses([400, 401, 403, 404, 409, 422, 429], {
+      400: "invalid body",
+      404: "study or temporary participant not found",
+      409: "study not active, participant not temporary, or too old",
+      429: "too many failed merge attempts",
+    }),
+  },
+});
+
+/**
+ * Failed merges guess at a bearer secret (the temporary id): a caller gets this many failures
+ * per window, per user and per address, before being turned away. Only unknown (404) and
+ * unmergeable (409) temporary participants count; a foreign profile (403) is no guess.
+ */
+function failedMergeLimit(limiter: RateLimiter) {
+  return rateLimit(limiter, {
+    name: "merge-fail",
+    limit: 10,
+    windowSeconds: 15 * 60,
+    count: { failures: [404, 409] },
+    message: "too many failed merge attempts; try again later",
+    input: { params: studyKeyParam, json: mergeRequest },
+    keys: (c) => [`user:${participantOf(c).userId}`, `ip:${clientAddress(c)}`],
+  });
+}
+
+export function registerMergeTemporaryParticipant(router: OpenAPIHono<AppEnv>, deps: AppDeps, limiter: RateLimiter) {
+  const db = deps.database.db;
+  router.openapi({ ...route, middleware: [failedMergeLimit(limiter)] }, async (c) => {
+    const { studyKey } = c.req.valid("param");
+    const { userId } = participantOf(c);
+    const body = c.req.valid("json");
+    const profile = await assertProfileOfUser(db, userId, body.profileID);
+    const result = await mergeTemporaryParticipant(
+      db,
+      {
+        studyKey,
+        userId,
+        profile,
+        temporaryParticipantId: body.temporaryParticipantID,
+        maxAgeSeconds: deps.config.TEMP_PARTICIPANT_MAX_AGE_SECONDS,
+      },
+      domainContext(deps),
+    );
+    return c.json({ assignedSurveys: presentAssignedSurveys(result.participant) }, 200);
+  });
+}

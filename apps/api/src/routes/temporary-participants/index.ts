@@ -1,0 +1,13 @@
+import { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../app-env";
+import type { AppDeps } from "../../deps";
+import type { RateLimiter } from "../../rate-limit";
+import { validationHook } from "../../validation";
+import { registerTemporaryParticipantRegistration } from "./register-temporary-participant";
+
+/** Anonymous participants: public, so every operation is rate-limited instead of authenticated. */
+export function createTemporaryParticipantsRouter(deps: AppDeps, limiter: RateLimiter) {
+  const router = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+  registerTemporaryParticipantRegistration(router, deps, limiter);
+  return router;
+}

@@ -1,0 +1,60 @@
+import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { registerTemporaryParticipant } from "@studyflow/domain";
+import type { AppEnv } from "../../app-env";
+import { clientAddress } from "../../client-address";
+import type { AppDeps } from "../../deps";
+import { domainContext } from "../../domain-context";
+import { rateLimit, type RateLimiter } from "../../rate-limit";
+import { participantSchema, presentParticipant } from "../../presenters/participant";
+import { errorResponses } from "../openapi-errors";
+import { jsonBody, jsonContent, keyString } from "../schemas";
+
+const registerRequest = z.object({ studyKey: keyString("studyKey") });
+
+const route = createRoute({
+  method: "post",
+  path: "/register",
+  tags: ["study-events"],
+  summary: "Register an anonymous temporary participant (public)",
+  description:
+    "Creates a participant with status `temporary` and runs the ENTER rules. The returned `participantId` is the " +
+    "only proof of ownership: keep it secret; it can be merged into a profile within the configured age limit.",
+  request: { body: jsonBody(registerRequest) },
+  responses: {
+    201: jsonContent(z.object({ participant: participantSchema }), "the temporary participant"),
+    ...errorResponses([400, 404, 409, 422, 429], {
+      400: "invalid body",
+      404: "study not found",
+      409: "study not active",
+      429: "too many registrations from this address",
+    }),
+  },
+});
+
+/** Public and cheap to call, so bounded per address. */
+function registrationLimit(limiter: RateLimiter) {
+  return rateLimit(limiter, {
+    name: "temp-register",
+    limit: 30,
+    windowSeconds: 10 * 60,
+    count: "every-request",
+    message: "too many registrations from this address; try again later",
+    input: { json: registerRequest },
+    keys: (c) => [`ip:${clientAddress(c)}`],
+  });
+}
+
+export function registerTemporaryParticipantRegistration(
+  router: OpenAPIHono<AppEnv>,
+  deps: AppDeps,
+  limiter: RateLimiter,
+) {
+  router.openapi({ ...route, middleware: [registrationLimit(limiter)] }, async (c) => {
+    const participant = await registerTemporaryParticipant(
+      deps.database.db,
+      { studyKey: c.req.valid("json").studyKey },
+      domainContext(deps),
+    );
+    return c.json({ participant: presentParticipant(participant) }, 201);
+  });
+}

@@ -1,0 +1,113 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { managementToken, postJson, setupStudy } from "./fixtures";
+import { createTestApp, type TestApp } from "./test-app";
+
+/**
+ * The routers as mounted: every documented operation at its full path, each router's auth
+ * covering exactly the paths below its prefix, and the public routes staying public.
+ */
+describe("routers and their auth boundaries", () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp();
+    await setupStudy(t, { key: "study-a" });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  const management = [
+    "POST /v1/studies/study-a/participants/p1/responses",
+    "POST /v1/studies/study-a/run-actions/participants/",
+    "GET /v1/studies/study-a/run-actions/participants/task/t1",
+    "GET /v1/studies/study-a/run-actions/participants/task/t1/result",
+    "POST /v1/studies/study-a/run-actions/participants/task/t1/cancel",
+    "GET /v1/studies/study-a/run-actions/participants/task/t1/events",
+    "PUT /v1/studies/study-a/track-account",
+  ];
+  const participant = [
+    "POST /v1/study-service/events/study-a/enter",
+    "POST /v1/study-service/events/study-a/leave",
+    "POST /v1/study-service/events/study-a/merge-temporary-participant",
+  ];
+  const request = (operation: string, token?: string) => {
+    const [method, path] = operation.split(" ") as [string, string];
+    return method === "GET"
+      ? t.app.request(path, { headers: token ? { Authorization: `Bearer ${token}` } : {} })
+      : postJson(t, path, {}, token, method);
+  };
+
+  it("documents exactly these operations, with the security of their router", async () => {
+    const doc = await (await t.app.request("/openapi.json")).json();
+    const documented = Object.entries(doc.paths as Record<string, Record<string, { security?: unknown }>>).flatMap(
+      ([path, methods]) =>
+        Object.entries(methods).map(([method, operation]) => [`${method.toUpperCase()} ${path}`, operation.security]),
+    );
+    const managementSecurity = [{ managementBearer: [] }];
+    const participantSecurity = [{ participantBearer: [] }];
+    expect(Object.fromEntries(documented)).toEqual({
+      "GET /healthz": undefined,
+      "GET /readyz": undefined,
+      "POST /v1/password-reset/initiate": undefined,
+      "POST /v1/password-reset/reset": undefined,
+      "POST /v1/studies/{studyKey}/participants/{participantID}/responses": managementSecurity,
+      "POST /v1/studies/{studyKey}/run-actions/participants/": managementSecurity,
+      "GET /v1/studies/{studyKey}/run-actions/participants/task/{taskID}": managementSecurity,
+      "GET /v1/studies/{studyKey}/run-actions/participants/task/{taskID}/result": managementSecurity,
+      "POST /v1/studies/{studyKey}/run-actions/participants/task/{taskID}/cancel": managementSecurity,
+      "GET /v1/studies/{studyKey}/run-actions/participants/task/{taskID}/events": managementSecurity,
+      "PUT /v1/studies/{studyKey}/track-account": managementSecurity,
+      "POST /v1/study-service/events/{studyKey}/enter": participantSecurity,
+      "POST /v1/study-service/events/{studyKey}/leave": participantSecurity,
+      "POST /v1/study-service/events/{studyKey}/merge-temporary-participant": participantSecurity,
+      "POST /v1/study-service/temp-participant/register": undefined,
+    });
+    const submit = doc.paths["/v1/studies/{studyKey}/participants/{participantID}/responses"].post as {
+      parameters: { name: string; in: string }[];
+    };
+    expect(submit.parameters.map((p) => `${p.in}:${p.name}`)).toEqual(["path:studyKey", "path:participantID"]);
+  });
+
+  it("answers 401 without a token on every authenticated operation", async () => {
+    for (const operation of [...management, ...participant]) {
+      const res = await request(operation);
+      expect(res.status, operation).toBe(401);
+      expect(await res.json(), operation).toEqual({ error: "missing Authorization header" });
+    }
+  });
+
+  it("keeps each kind of token to its own routers", async () => {
+    const researcher = await managementToken(t, "root", true);
+    for (const operation of participant) expect((await request(operation, researcher)).status, operation).toBe(401);
+  });
+
+  it("covers unknown paths below an authenticated prefix with its auth, as before: 401, then a JSON 404", async () => {
+    for (const path of ["/v1/studies", "/v1/studies/study-a/nothing", "/v1/study-service/events/study-a/nothing"]) {
+      expect((await t.app.request(path)).status, path).toBe(401);
+    }
+    const researcher = await managementToken(t, "root", true);
+    const res = await t.app.request("/v1/studies/study-a/nothing", {
+      headers: { Authorization: `Bearer ${researcher}` },
+    });
+    expect(res.status).toBe(404);
+    expect(await res.json()).toEqual({ error: "no route for GET /v1/studies/study-a/nothing" });
+  });
+
+  it("leaves the public routes public", async () => {
+    const headers = { "X-Forwarded-For": "192.0.2.44" };
+    for (const path of [
+      "/v1/study-service/temp-participant/register",
+      "/v1/password-reset/initiate",
+      "/v1/password-reset/reset",
+    ]) {
+      const res = await postJson(t, path, {}, undefined, "POST", headers);
+      expect(res.status, path).toBe(400);
+    }
+    for (const path of ["/healthz", "/readyz", "/openapi.json", "/docs", "/reset-password", "/metrics"]) {
+      expect((await t.app.request(path)).status, path).toBe(200);
+    }
+    const unknown = await t.app.request("/v1/password-reset/other", { method: "POST" });
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toEqual({ error: "no route for POST /v1/password-reset/other" });
+  });
+});
