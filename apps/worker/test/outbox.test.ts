@@ -6,6 +6,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { confidentialIdMap, createDb, outgoingMessages, profiles, users, type DbHandle } from "@studyflow/db";
 import {
   DELIVERY_OUTCOME_UNKNOWN,
+  MESSAGE_EXPIRED,
   OUTBOX_MAX_ATTEMPTS,
   OUTBOX_RETRY_BASE_DELAY_MS,
   OUTBOX_RETRY_MAX_DELAY_MS,
@@ -440,6 +441,31 @@ describe("outbox delivery over SMTP", () => {
     expect(round).toMatchObject({ claimed: 1, retrying: 1 });
     expect(await message(row.id)).toMatchObject({ status: "pending", attempts: 1 });
     expect((await message(row.id)).lastError).toMatch(/ECONNREFUSED/);
+  });
+
+  it("marks a pending message past its expiry expired and never sends it; one still valid is sent", async () => {
+    const { smtp, mailer } = await capture();
+    const stale = await queue({ toAddress: "late@example.org", expiresAt: new Date(T0 - 1) });
+    const fresh = await queue({ toAddress: "on-time@example.org", expiresAt: new Date(T0 + 60_000) });
+
+    const round = await runOutboxOnce(deps(mailer));
+
+    expect(round).toMatchObject({ expired: 1, claimed: 1, sent: 1 });
+    expect(smtp.received.map((mail) => mail.envelopeTo)).toEqual([["on-time@example.org"]]);
+    expect(await message(stale.id)).toMatchObject({ status: "expired", attempts: 0, lastError: MESSAGE_EXPIRED });
+    expect(await message(fresh.id)).toMatchObject({ status: "sent" });
+  });
+
+  it("expires a message whose retries ran past its expiry instead of sending it late", async () => {
+    const { smtp, mailer } = await capture({
+      onRcpt: (_address, attempt) => (attempt === 1 ? smtpError(451, "busy") : undefined),
+    });
+    const row = await queue({ toAddress: "retry@example.org", expiresAt: new Date(T0 + 10_000) });
+    expect(await runOutboxOnce(deps(mailer))).toMatchObject({ retrying: 1 });
+    now = T0 + 24 * 3_600_000;
+    expect(await runOutboxOnce(deps(mailer))).toMatchObject({ expired: 1, claimed: 0 });
+    expect(smtp.received).toEqual([]);
+    expect(await message(row.id)).toMatchObject({ status: "expired", attempts: 1 });
   });
 
   it("on close, finishes the message in flight and hands back the rest of its batch", async () => {

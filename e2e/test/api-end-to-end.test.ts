@@ -3,8 +3,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { addSyntheticParticipants, createStudy, grantPermission, mintManagementToken } from "@studyflow/domain";
-import { createTestApp, type TestApp } from "../../api/test/test-app";
-import { call, onCustom, startWorkerBesideApi, str } from "./worker-harness";
+import { createTestApp, type TestApp } from "@studyflow/api/testing";
+import { call, onCustom, startWorkerBesideApi, str } from "@studyflow/worker/testing";
 
 /** The whole path a researcher takes: POST through the API, a worker runs it, progress streams, result reads. */
 describe("run-actions through the API and a worker", () => {

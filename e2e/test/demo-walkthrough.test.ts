@@ -4,8 +4,8 @@ import path from "node:path";
 import { SMTPServer } from "smtp-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runDemoStory, seedDemo, type Mailbox } from "@studyflow/cli/demo";
-import { createTestApp, type TestApp } from "../../api/test/test-app";
-import { startWorkerBesideApi } from "./worker-harness";
+import { createTestApp, type TestApp } from "@studyflow/api/testing";
+import { startWorkerBesideApi } from "@studyflow/worker/testing";
 
 interface CapturedMail {
   to: string[];
