@@ -1,3 +1,5 @@
 export * from "./schema/index";
+// not in the drizzle schema object: it describes columns, it is not a table
+export * from "./schema/participant-fields";
 export * from "./client";
 export { runMigrations, migrationsFolder } from "./migrate";

@@ -3,7 +3,7 @@
 // a promise.
 import type { CompiledAction, CompiledArg, CompiledExpression, EvalContext } from "./eval-context";
 import { FAILED, describeFailure, fail, nowSeconds, propagate, reject } from "./eval-context";
-import type { ActionSpec, ArgSpec, ExpressionSpec, ValueType } from "./function-spec";
+import type { ActionSpec, ArgSpec, ExpressionSpec, ParticipantFieldUsage, ValueType } from "./function-spec";
 import { anyArg, argSpecAt } from "./function-spec";
 import { goTypeName } from "./go-compatible-format";
 import { actionSpec, expressionSpec } from "./registry";
@@ -17,6 +17,12 @@ const JS_TYPES: Record<ValueType, string | undefined> = {
   num: "number",
   bool: "boolean",
   any: undefined,
+};
+
+/** What recordSubmission uses: on a SUBMIT event every action uses it besides its own fields. */
+export const SUBMISSION_RECORD_FIELDS: ParticipantFieldUsage = {
+  reads: ["lastSubmissions"],
+  writes: ["lastSubmissions"],
 };
 
 /**

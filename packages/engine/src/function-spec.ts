@@ -1,7 +1,7 @@
 // The schema of the registry: what the validator, the compiler and the docs know about each
 // expression and action. Families describe themselves with the builders below.
 import type { CompiledAction, CompiledArg, CompiledExpression, EvalContext } from "./eval-context";
-import type { Expression } from "./types";
+import type { Expression, ParticipantField } from "./types";
 
 /** Value types as the registry speaks of them; "any" means the position accepts every value. */
 export type ValueType = "str" | "num" | "bool" | "any";
@@ -29,6 +29,24 @@ export interface ArgSpec {
   readonly checkLiteral?: (value: string | number) => string | null;
 }
 
+/**
+ * What a function itself does with the participant state; its arguments are declared by their own
+ * functions. "all" is the whole state object, fields the engine does not know included: what an
+ * external service is sent, or what its reply replaces.
+ */
+export interface ParticipantFieldUsage {
+  /** Fields whose current value can change the function's value, effects or writes. */
+  readonly reads: readonly ParticipantField[] | "all";
+  /**
+   * Fields it may replace. A bulk run writes a changed JSON column whole, so a written field must
+   * be loaded as much as a read one.
+   */
+  readonly writes: readonly ParticipantField[] | "all";
+}
+
+/** For functions that see only their arguments, the event, the clock or the service ports. */
+export const NO_PARTICIPANT_FIELDS: ParticipantFieldUsage = Object.freeze({ reads: [], writes: [] });
+
 interface SignatureFields {
   readonly minArgs: number;
   /** Infinity when the arguments are unbounded. */
@@ -52,6 +70,7 @@ export interface ExpressionSpec extends SignatureFields {
   /** The return type when it depends on the node (externalEventEval's returnType). */
   readonly returnsFor?: (node: Expression) => ValueType;
   readonly usesServices: boolean;
+  readonly participantFields: ParticipantFieldUsage;
   /** For functions with ordinary argument evaluation (all but a few). */
   readonly evaluate?: ExpressionEvaluate;
   /** For functions that decide themselves which arguments to evaluate (and, or, sum). */
@@ -67,6 +86,7 @@ export interface ActionSpec extends SignatureFields {
   readonly family: string;
   readonly summary: string;
   readonly usesServices: boolean;
+  readonly participantFields: ParticipantFieldUsage;
   /** Checked before any argument is evaluated; returns a failure message. */
   readonly precheck?: (ctx: EvalContext) => string | null;
   readonly perform?: ActionPerform;

@@ -11,6 +11,7 @@ export type {
   Expression,
   ExpressionArg,
   OldResponsesQuery,
+  ParticipantField,
   ParticipantMessage,
   ParticipantState,
   Report,
@@ -34,7 +35,9 @@ export {
   validateExpression,
   validateRules,
 } from "./validator";
-export { normalizeParticipantState, statesEqual } from "./participant-state";
+export { PARTICIPANT_FIELDS, normalizeParticipantState, statesEqual } from "./participant-state";
+export { fieldsUsedBy } from "./field-usage";
+export type { FieldUsageOptions } from "./field-usage";
 export { createDeterministicEnv, createInMemoryServices } from "./in-memory-services";
 export type { DeterministicEnvOptions, InMemoryServices, InMemorySeed } from "./in-memory-services";
 export { actionNames, expressionNames } from "./registry";

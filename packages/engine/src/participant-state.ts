@@ -1,4 +1,4 @@
-import type { AssignedSurvey, ParticipantMessage, ParticipantState } from "./types";
+import type { AssignedSurvey, ParticipantField, ParticipantMessage, ParticipantState } from "./types";
 
 const hasOwn = Object.hasOwn;
 
@@ -190,18 +190,26 @@ export const EMPTY_PARTICIPANT: ParticipantState = Object.freeze({
 
 // ---- semantic equality --------------------------------------------------------------------------
 
-const KNOWN_FIELDS = new Set([
-  "participantId",
-  "currentStudySession",
-  "enteredAt",
-  "modifiedAt",
-  "studyStatus",
-  "flags",
-  "linkingCodes",
-  "assignedSurveys",
-  "lastSubmissions",
-  "messages",
-]);
+// a Record, so that a field added to ParticipantState and missing here fails to compile
+const FIELD_RECORD: Record<ParticipantField, true> = {
+  participantId: true,
+  currentStudySession: true,
+  enteredAt: true,
+  modifiedAt: true,
+  studyStatus: true,
+  flags: true,
+  linkingCodes: true,
+  assignedSurveys: true,
+  lastSubmissions: true,
+  messages: true,
+};
+
+/** Every field of ParticipantState, in declaration order. */
+export const PARTICIPANT_FIELDS: readonly ParticipantField[] = Object.freeze(
+  Object.keys(FIELD_RECORD) as ParticipantField[],
+);
+
+const KNOWN_FIELDS: ReadonlySet<string> = new Set(PARTICIPANT_FIELDS);
 
 function ownKeyCount(record: Record<string, unknown>): number {
   let count = 0;

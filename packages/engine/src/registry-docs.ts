@@ -1,6 +1,6 @@
 // Renders the registry as Markdown for the package README, so the documented signatures are the
 // ones the validator enforces.
-import type { ArgSpec, FunctionSpec, ValueType } from "./function-spec";
+import type { ArgSpec, FunctionSpec, ParticipantFieldUsage, ValueType } from "./function-spec";
 import { actionSpecs, expressionSpecs } from "./registry";
 
 const TYPE_LABELS: Record<ValueType, string> = { str: "str", num: "num", bool: "bool", any: "any" };
@@ -24,25 +24,33 @@ function signature(spec: FunctionSpec): string {
   return `${spec.name}(${parts.join(", ")})`;
 }
 
+function fieldsLabel({ reads, writes }: ParticipantFieldUsage): string {
+  const list = (fields: ParticipantFieldUsage["reads"]) =>
+    fields === "all" ? ["the whole state"] : fields.length > 0 ? [fields.join(", ")] : [];
+  const parts = [...list(reads).map((l) => `reads ${l}`), ...list(writes).map((l) => `writes ${l}`)];
+  return parts.length > 0 ? parts.join("; ") : "—";
+}
+
 function row(spec: FunctionSpec): string {
   const returns = spec.kind === "expression" ? ` → ${TYPE_LABELS[spec.returns]}` : "";
   const port = spec.usesServices ? " (port)" : "";
-  return `| ${spec.family} | \`${signature(spec)}\`${returns}${port} | ${spec.summary.replaceAll("|", "\\|")} |`;
+  const fields = fieldsLabel(spec.participantFields);
+  return `| ${spec.family} | \`${signature(spec)}\`${returns}${port} | ${fields} | ${spec.summary.replaceAll("|", "\\|")} |`;
 }
 
-/** Markdown tables of every expression and action: family, signature, meaning. */
+/** Markdown tables of every expression and action: family, signature, participant fields, meaning. */
 export function describeRegistry(): string {
   return [
     `### Expressions (${expressionSpecs.length})`,
     "",
-    "| family | signature | meaning |",
-    "|---|---|---|",
+    "| family | signature | participant fields | meaning |",
+    "|---|---|---|---|",
     ...expressionSpecs.map(row),
     "",
     `### Actions (${actionSpecs.length})`,
     "",
-    "| family | signature | meaning |",
-    "|---|---|---|",
+    "| family | signature | participant fields | meaning |",
+    "|---|---|---|---|",
     ...actionSpecs.map(row),
   ].join("\n");
 }

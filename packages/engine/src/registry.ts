@@ -1,5 +1,5 @@
-// The one table from name to implementation, arity and argument types. The validator, the compiler
-// and the generated documentation all read it.
+// The one table from name to implementation, arity, argument types and the participant fields each
+// function uses. The validator, the compiler, fieldsUsedBy and the generated documentation read it.
 import { confidentialResponseActions } from "./actions/confidential-response-actions";
 import { controlActions } from "./actions/control-actions";
 import { externalActions } from "./actions/external-actions";

@@ -46,6 +46,9 @@ export interface ParticipantState {
   messages: ParticipantMessage[];
 }
 
+/** A top-level field of the participant state; the registry declares which ones each function uses. */
+export type ParticipantField = keyof ParticipantState;
+
 export interface ResponseItem {
   key: string;
   value?: string;

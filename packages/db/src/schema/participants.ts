@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import { boolean, index, integer, jsonb, pgTable, text, uniqueIndex, uuid } from "drizzle-orm/pg-core";
 import { unixSeconds } from "./columns";
+import { PARTICIPANT_FIELD_COLUMNS as field } from "./participant-fields";
 import { studies } from "./studies";
 
 export interface StoredAssignedSurvey {
@@ -25,16 +26,16 @@ export const participants = pgTable(
     studyKey: text("study_key")
       .notNull()
       .references(() => studies.key, { onDelete: "cascade" }),
-    participantId: text("participant_id").notNull(),
-    currentStudySession: text("current_study_session").notNull().default(""),
-    enteredAt: unixSeconds("entered_at").notNull(),
-    modifiedAt: unixSeconds("modified_at").notNull(),
-    studyStatus: text("study_status").notNull(),
-    flags: jsonb("flags").$type<Record<string, string>>().notNull().default({}),
-    linkingCodes: jsonb("linking_codes").$type<Record<string, string>>().notNull().default({}),
-    assignedSurveys: jsonb("assigned_surveys").$type<StoredAssignedSurvey[]>().notNull().default([]),
-    lastSubmissions: jsonb("last_submissions").$type<Record<string, number>>().notNull().default({}),
-    messages: jsonb("messages").$type<StoredParticipantMessage[]>().notNull().default([]),
+    participantId: text(field.participantId.column).notNull(),
+    currentStudySession: text(field.currentStudySession.column).notNull().default(""),
+    enteredAt: unixSeconds(field.enteredAt.column).notNull(),
+    modifiedAt: unixSeconds(field.modifiedAt.column).notNull(),
+    studyStatus: text(field.studyStatus.column).notNull(),
+    flags: jsonb(field.flags.column).$type<Record<string, string>>().notNull().default({}),
+    linkingCodes: jsonb(field.linkingCodes.column).$type<Record<string, string>>().notNull().default({}),
+    assignedSurveys: jsonb(field.assignedSurveys.column).$type<StoredAssignedSurvey[]>().notNull().default([]),
+    lastSubmissions: jsonb(field.lastSubmissions.column).$type<Record<string, number>>().notNull().default({}),
+    messages: jsonb(field.messages.column).$type<StoredParticipantMessage[]>().notNull().default([]),
     /** HMAC of the account id, only when the study tracks accounts. */
     hashedAccountId: text("hashed_account_id"),
     isMainProfile: boolean("is_main_profile"),

@@ -1,48 +1,66 @@
 import { sql } from "drizzle-orm";
-import type { ParticipantState } from "@studyflow/engine";
-import type { Executor } from "@studyflow/db";
+import type { ParticipantField, ParticipantState } from "@studyflow/engine";
+import {
+  JSON_PARTICIPANT_FIELDS,
+  PARTICIPANT_FIELD_COLUMNS,
+  PARTICIPANT_FIELD_NAMES,
+  SCALAR_PARTICIPANT_FIELDS,
+  WRITABLE_PARTICIPANT_FIELDS,
+  type Executor,
+  type JsonParticipantFieldName,
+  type ParticipantColumnOf,
+  type ParticipantFieldName,
+  type ScalarParticipantFieldName,
+  type participants,
+} from "@studyflow/db";
 import { EXCLUDED_FROM_BULK } from "../tasks/task-service";
-import { JSON_FIELDS, type JsonField } from "./rule-field-usage";
+
+// @studyflow/db cannot import the engine, so its field table and the engine's ParticipantState are
+// tied together here: a field added to one and not the other fails to compile.
+type SameUnion<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const _fieldTableIsTheEngineState: SameUnion<ParticipantFieldName, ParticipantField> = true;
+
+type ParticipantRow = typeof participants.$inferSelect;
+/** A column as postgres.js returns it to a raw statement: bigint comes as text. */
+type RawValue<F extends ParticipantFieldName> = (typeof PARTICIPANT_FIELD_COLUMNS)[F]["sqlType"] extends "bigint"
+  ? string | number
+  : ParticipantRow[F];
 
 /** The columns a bulk run reads and may write, as postgres.js returns them (jsonb parsed). */
-export type BatchRow = {
-  id: string;
-  participant_id: string;
-  version: number;
-  current_study_session: string;
-  entered_at: string | number;
-  modified_at: string | number;
-  study_status: string;
-  // JSON columns: only those the rule set uses are selected.
-  flags?: Record<string, string>;
-  linking_codes?: Record<string, string>;
-  assigned_surveys?: ParticipantState["assignedSurveys"];
-  last_submissions?: Record<string, number>;
-  messages?: ParticipantState["messages"];
-};
-
-const COLUMN_OF: Record<JsonField, string> = {
-  flags: "flags",
-  linkingCodes: "linking_codes",
-  assignedSurveys: "assigned_surveys",
-  lastSubmissions: "last_submissions",
-  messages: "messages",
+export type BatchRow = { id: string; version: number } & {
+  [F in ScalarParticipantFieldName as ParticipantColumnOf<F>]: RawValue<F>;
+} & {
+  // only the JSON columns the rule set uses are selected
+  [F in JsonParticipantFieldName as ParticipantColumnOf<F>]?: RawValue<F>;
 };
 
 /** A JSON column that was not loaded reads as empty: the rules never look at it and it is never written. */
 export function batchRowToState(row: BatchRow): ParticipantState {
-  return {
-    participantId: row.participant_id,
-    currentStudySession: row.current_study_session,
-    enteredAt: Number(row.entered_at),
-    modifiedAt: Number(row.modified_at),
-    studyStatus: row.study_status,
-    flags: row.flags ?? {},
-    linkingCodes: row.linking_codes ?? {},
-    assignedSurveys: row.assigned_surveys ?? [],
-    lastSubmissions: row.last_submissions ?? {},
-    messages: row.messages ?? [],
-  };
+  const columns = row as unknown as Record<string, unknown>;
+  const state: Record<string, unknown> = {};
+  for (const field of PARTICIPANT_FIELD_NAMES) {
+    const { column, sqlType, json } = PARTICIPANT_FIELD_COLUMNS[field];
+    const value = columns[column];
+    if (sqlType === "bigint") state[field] = Number(value);
+    else if (json === false) state[field] = value;
+    else state[field] = value ?? (json === "array" ? [] : {});
+  }
+  return state as unknown as ParticipantState;
+}
+
+/**
+ * The columns readBatch selects: every scalar one (they are cheap), and the JSON ones among
+ * `fields` (all of them without `fields`).
+ */
+export function batchColumns(fields?: ReadonlySet<ParticipantFieldName>): string[] {
+  return [
+    "id",
+    "version",
+    ...SCALAR_PARTICIPANT_FIELDS.map((field) => PARTICIPANT_FIELD_COLUMNS[field].column),
+    ...JSON_PARTICIPANT_FIELDS.filter((field) => fields?.has(field) ?? true).map(
+      (field) => PARTICIPANT_FIELD_COLUMNS[field].column,
+    ),
+  ];
 }
 
 export interface BatchRange {
@@ -54,20 +72,18 @@ export interface BatchRange {
   limit: number;
   /** Lock the rows until the transaction ends (the retry after a version conflict). */
   lock: boolean;
-  /** JSON columns to load (default all); parsing JSON is most of the cost of a read. */
-  fields?: ReadonlySet<JsonField>;
+  /** The fields the rules use (default all); parsing JSON is most of the cost of a read. */
+  fields?: ReadonlySet<ParticipantFieldName>;
 }
 
 /** The next page of eligible participants in key order (keyset pagination, never OFFSET). */
 export async function readBatch(tx: Executor, range: BatchRange): Promise<BatchRow[]> {
   const upper = range.upTo === null ? sql`` : sql`and participant_id <= ${range.upTo}`;
   const lock = range.lock ? sql`for update` : sql``;
-  const jsonColumns = JSON_FIELDS.filter((field) => range.fields?.has(field) ?? true).map((field) =>
-    sql.raw(`, ${COLUMN_OF[field]}`),
-  );
+  // the column names come from the field table, never from input
+  const columns = sql.raw(batchColumns(range.fields).join(", "));
   const rows = await tx.execute<BatchRow>(sql`
-    select id, participant_id, version, current_study_session, entered_at, modified_at, study_status
-           ${sql.join(jsonColumns, sql``)}
+    select ${columns}
     from participants
     where study_key = ${range.studyKey} and participant_id > ${range.after} ${upper}
       and study_status not in (${sql.join(
@@ -87,23 +103,18 @@ export interface ChangedParticipant {
   state: ParticipantState;
 }
 
-/** The state fields a rule can change, with their column and SQL type. */
-const WRITABLE_FIELDS = [
-  { field: "currentStudySession", column: "current_study_session", type: "text" },
-  { field: "studyStatus", column: "study_status", type: "text" },
-  { field: "enteredAt", column: "entered_at", type: "bigint" },
-  { field: "flags", column: "flags", type: "jsonb" },
-  { field: "linkingCodes", column: "linking_codes", type: "jsonb" },
-  { field: "assignedSurveys", column: "assigned_surveys", type: "jsonb" },
-  { field: "lastSubmissions", column: "last_submissions", type: "jsonb" },
-  { field: "messages", column: "messages", type: "jsonb" },
-] as const satisfies readonly { field: keyof ParticipantState; column: string; type: string }[];
-
 /** The engine copies on write, so an untouched field is the very same value it was given. */
 function fieldChanged(before: unknown, after: unknown): boolean {
   if (before === after) return false;
   if (typeof before !== "object" || typeof after !== "object") return true;
   return JSON.stringify(before) !== JSON.stringify(after);
+}
+
+/** The writable fields some participant of the batch changed: the columns writeChangedParticipants sets. */
+export function changedFields(changed: readonly Omit<ChangedParticipant, "id" | "version">[]): ParticipantFieldName[] {
+  return WRITABLE_PARTICIPANT_FIELDS.filter((field) =>
+    changed.some(({ before, state }) => fieldChanged(before[field], state[field])),
+  );
 }
 
 /**
@@ -118,16 +129,14 @@ export async function writeChangedParticipants(
   nowSeconds: number,
 ): Promise<number> {
   if (changed.length === 0) return 0;
-  const fields = WRITABLE_FIELDS.filter(({ field }) =>
-    changed.some(({ before, state }) => fieldChanged(before[field], state[field])),
-  );
+  const fields = changedFields(changed).map((field) => ({ field, ...PARTICIPANT_FIELD_COLUMNS[field] }));
   const records = changed.map(({ id, version, state }) => {
     const record: Record<string, unknown> = { id, version };
     for (const { field, column } of fields) record[column] = state[field];
     return record;
   });
   const assignments = fields.map(({ column }) => sql.raw(`${column} = v.${column}`));
-  const columns = fields.map(({ column, type }) => sql.raw(`, ${column} ${type}`));
+  const columns = fields.map(({ column, sqlType }) => sql.raw(`, ${column} ${sqlType}`));
   // One JSON parameter instead of one per value: the statement stays small and is parsed once.
   // `::text::jsonb` so postgres.js passes the string as text, not as a JSON string value.
   const written = await tx.execute<{ id: string }>(sql`

@@ -2,6 +2,7 @@ import { and, eq, sql } from "drizzle-orm";
 import {
   applyRules,
   compileRules,
+  fieldsUsedBy,
   statesEqual,
   type CompiledRuleSet,
   type Report,
@@ -14,7 +15,6 @@ import { persistEffects, persistReports } from "../events/persist-outcome";
 import { getStudy } from "../studies/study-repository";
 import { BATCH_SIZE, MAX_REPORTED_ERRORS } from "./bulk-tuning";
 import { batchRowToState, readBatch, writeChangedParticipants, type ChangedParticipant } from "./participant-batch";
-import { jsonFieldsUsedBy } from "./rule-field-usage";
 
 export type ChunkOutcome = "done" | "canceled" | "stopped";
 
@@ -69,7 +69,7 @@ export async function processChunk(
   const study = await getStudy(db, task.studyKey);
   const compiled = compiledRulesOf(taskId, task.input.rules);
   const batchSize = options.batchSize ?? BATCH_SIZE;
-  const fields = jsonFieldsUsedBy(task.input.rules);
+  const fields = fieldsUsedBy(task.input.rules, { eventType: "CUSTOM" });
   let processedInChunk = 0;
 
   for (;;) {
@@ -150,7 +150,7 @@ export async function processChunk(
           const written = await writeChangedParticipants(tx, changed, nowSeconds);
           if (written !== changed.length) throw new VersionConflict();
           await persistReports(tx, { studyKey: study.key, eventType: "CUSTOM", reports });
-          await persistEffects(tx, study.key, effects);
+          await persistEffects(tx, study.key, effects, options.clock());
         }
 
         const last = rows.at(-1);

@@ -1,23 +1,13 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { ParticipantState } from "@studyflow/engine";
-import { participants, type Executor } from "@studyflow/db";
+import { participants, pickParticipantFields, type Executor } from "@studyflow/db";
 import { Conflict, NotFound } from "../errors";
 
 export type ParticipantRow = typeof participants.$inferSelect;
 
+/** Typed against the field table: a drizzle row whose state columns do not fit ParticipantState fails to compile. */
 export function toEngineState(row: ParticipantRow): ParticipantState {
-  return {
-    participantId: row.participantId,
-    currentStudySession: row.currentStudySession,
-    enteredAt: row.enteredAt,
-    modifiedAt: row.modifiedAt,
-    studyStatus: row.studyStatus,
-    flags: row.flags,
-    linkingCodes: row.linkingCodes,
-    assignedSurveys: row.assignedSurveys,
-    lastSubmissions: row.lastSubmissions,
-    messages: row.messages,
-  };
+  return pickParticipantFields(row);
 }
 
 /** Reads a participant and locks its row until the transaction ends. */

@@ -1,7 +1,7 @@
 // Deleting confidential responses is returned as an effect; it needs the event's confidential id.
 import type { EvalContext } from "../eval-context";
 import { reject } from "../eval-context";
-import { actionFamily, anyArg, strArg } from "../function-spec";
+import { NO_PARTICIPANT_FIELDS, actionFamily, anyArg, strArg } from "../function-spec";
 import { addEffect } from "./message-actions";
 
 const MISSING_ID = "missing participantID for confidential responses";
@@ -20,6 +20,7 @@ export const confidentialResponseActions = actionFamily("confidential responses"
   {
     name: "REMOVE_CONFIDENTIAL_RESPONSE_BY_KEY",
     summary: "effect remove-confidential-responses for one key; needs the confidential participant id",
+    participantFields: NO_PARTICIPANT_FIELDS,
     args: [strArg("key", "could not parse arguments")],
     perform: (ctx, [key]) => removeConfidential(ctx, key as string),
   },
@@ -27,6 +28,7 @@ export const confidentialResponseActions = actionFamily("confidential responses"
     name: "REMOVE_ALL_CONFIDENTIAL_RESPONSES",
     summary:
       "effect remove-confidential-responses for all keys; needs the confidential participant id; arguments are ignored",
+    participantFields: NO_PARTICIPANT_FIELDS,
     rest: (i) => anyArg(`ignored${i}`, { optional: true }),
     evaluatedArgs: () => 0,
     perform: (ctx) => removeConfidential(ctx),

@@ -1,7 +1,7 @@
 // IF, DO and IFTHEN run other actions. They compile their own closures so that a branch of pure
 // actions stays synchronous while one that reaches a service port becomes async.
 import type { CompiledAction, CompiledArg, EvalContext } from "../eval-context";
-import { actionArg, actionFamily, conditionArg, optional } from "../function-spec";
+import { NO_PARTICIPANT_FIELDS, actionArg, actionFamily, conditionArg, optional } from "../function-spec";
 
 type ConditionRun = (ctx: EvalContext) => unknown;
 
@@ -98,22 +98,26 @@ function compileIfThen(args: readonly CompiledArg[]): CompiledAction {
   };
 }
 
+// Control flow touches no field itself: the conditions and actions it runs are arguments and declare their own.
 export const controlActions = actionFamily("control", [
   {
     name: "IF",
     summary: "runs the then-action if the condition holds, else the optional else-action",
+    participantFields: NO_PARTICIPANT_FIELDS,
     args: [conditionArg(), actionArg("then"), optional(actionArg("else"))],
     compile: compileIf,
   },
   {
     name: "DO",
     summary: "runs the actions in order; stops at the first failure",
+    participantFields: NO_PARTICIPANT_FIELDS,
     rest: (i) => actionArg(`action${i}`, { optional: true }),
     compile: compileDo,
   },
   {
     name: "IFTHEN",
     summary: "if the condition holds, runs every action; fails with all failing actions' messages combined",
+    participantFields: NO_PARTICIPANT_FIELDS,
     args: [conditionArg()],
     rest: (i) => actionArg(`action${i}`, { optional: true }),
     compile: compileIfThen,

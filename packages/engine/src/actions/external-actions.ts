@@ -77,6 +77,8 @@ export const externalActions = actionFamily("external", [
     name: "EXTERNAL_EVENT_HANDLER",
     summary:
       "posts the event to the service; a reply's pState (if valid, same participant) replaces the state, its reportsToCreate are added",
+    // the whole state is posted, and a reply's pState replaces it
+    participantFields: { reads: "all", writes: "all" },
     usesServices: true,
     args: [strArg("serviceName", PARSE), optional(strArg("route", PARSE))],
     perform: async (ctx, [serviceName, route]) => {

@@ -31,6 +31,7 @@ export const messageActions = actionFamily("message", [
   {
     name: "ADD_MESSAGE",
     summary: "schedules a message {id (env.newId), type, scheduledFor}",
+    participantFields: { reads: ["messages"], writes: ["messages"] },
     args: [strArg("messageType", PARSE), numArg("scheduledFor", PARSE)],
     perform: (ctx, [type, at]) =>
       appendItem(ctx, "messages", {
@@ -42,6 +43,7 @@ export const messageActions = actionFamily("message", [
   {
     name: "REMOVE_ALL_MESSAGES",
     summary: "messages = []; arguments are ignored",
+    participantFields: { reads: [], writes: ["messages"] },
     rest: (i) => anyArg(`ignored${i}`, { optional: true }),
     evaluatedArgs: () => 0,
     perform: (ctx) => replaceContainer(ctx, "messages", []),
@@ -49,12 +51,14 @@ export const messageActions = actionFamily("message", [
   {
     name: "REMOVE_MESSAGES_BY_TYPE",
     summary: "removes the scheduled messages of the type",
+    participantFields: { reads: ["messages"], writes: ["messages"] },
     args: [strArg("messageType", PARSE)],
     perform: (ctx, [type]) => keepItems(ctx, "messages", (m) => m.type !== type),
   },
   {
     name: "NOTIFY_RESEARCHER",
     summary: "effect notify-researcher with the type and key/value string pairs (a trailing unpaired key is ignored)",
+    participantFields: { reads: ["participantId"], writes: [] },
     args: [strArg("messageType", PARSE)],
     rest: (i) =>
       i % 2 === 1
@@ -77,6 +81,7 @@ export const messageActions = actionFamily("message", [
     name: "SEND_MESSAGE_NOW",
     summary:
       "effect send-message (template type, optional language) to the confidential participant id; payload: studyKey, flags.KEY, linkingCodes.KEY, eventData.KEY",
+    participantFields: { reads: ["flags", "linkingCodes"], writes: [] },
     args: [strArg("messageType", PARSE), optional(anyArg("languageOverride"))],
     precheck: (ctx) =>
       ctx.event.participantIDForConfidentialResponses ? null : "missing participantID for confidential responses",

@@ -27,12 +27,14 @@ export const participantActions = actionFamily("participant", [
   {
     name: "UPDATE_STUDY_STATUS",
     summary: "sets studyStatus to any string",
+    participantFields: { reads: [], writes: ["studyStatus"] },
     args: [strArg("status", "could not parse argument")],
     perform: (ctx, [status]) => setScalar(ctx, "studyStatus", status as string),
   },
   {
     name: "START_NEW_STUDY_SESSION",
     summary: "currentStudySession = hex(now in seconds) + 8 random hex digits; arguments are ignored",
+    participantFields: { reads: [], writes: ["currentStudySession"] },
     rest: (i) => anyArg(`ignored${i}`, { optional: true }),
     evaluatedArgs: () => 0,
     perform: (ctx) => setScalar(ctx, "currentStudySession", nowSeconds(ctx).toString(16) + randomHex(ctx, 4)),
@@ -40,24 +42,28 @@ export const participantActions = actionFamily("participant", [
   {
     name: "UPDATE_FLAG",
     summary: 'sets a flag; numbers become six-decimal text ("1.000000"), booleans "true"/"false", other values ""',
+    participantFields: { reads: ["flags"], writes: ["flags"] },
     args: [strArg("key", "could not parse flag key"), anyArg("value")],
     perform: (ctx, [key, value]) => setEntry(ctx, "flags", key as string, flagText(value)),
   },
   {
     name: "REMOVE_FLAG",
     summary: "removes a flag",
+    participantFields: { reads: ["flags"], writes: ["flags"] },
     args: [strArg("key", "could not parse key")],
     perform: (ctx, [key]) => deleteEntry(ctx, "flags", key as string),
   },
   {
     name: "SET_LINKING_CODE",
     summary: "sets linkingCodes[key]",
+    participantFields: { reads: ["linkingCodes"], writes: ["linkingCodes"] },
     args: [strArg("key", "could not parse key"), strArg("value", "could not parse value")],
     perform: (ctx, [key, value]) => setEntry(ctx, "linkingCodes", key as string, value as string),
   },
   {
     name: "DELETE_LINKING_CODE",
     summary: "removes one linking code, or all of them without an argument",
+    participantFields: { reads: ["linkingCodes"], writes: ["linkingCodes"] },
     args: [optional(strArg("key", "could not parse key"))],
     perform: (ctx, args) =>
       args.length === 0

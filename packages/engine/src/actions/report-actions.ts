@@ -2,7 +2,7 @@
 // with a key, so INIT_REPORT twice starts a second report.
 import type { EvalContext } from "../eval-context";
 import { nowSeconds } from "../eval-context";
-import { actionFamily, anyArg, optional, strArg } from "../function-spec";
+import { NO_PARTICIPANT_FIELDS, actionFamily, anyArg, optional, strArg } from "../function-spec";
 import { formatTruncatedInt } from "../go-compatible-format";
 import type { Report, ReportData } from "../types";
 import { flagText } from "./participant-actions";
@@ -27,6 +27,7 @@ export const reportActions = actionFamily("report", [
   {
     name: "INIT_REPORT",
     summary: "starts a new report {key, participantId, timestamp: now} in front of the others",
+    participantFields: { reads: ["participantId"], writes: [] },
     args: [strArg("reportKey", PARSE)],
     perform: (ctx, [key]) => {
       ctx.reports = [newReport(ctx, key as string), ...ctx.reports];
@@ -37,6 +38,7 @@ export const reportActions = actionFamily("report", [
     name: "UPDATE_REPORT_DATA",
     summary:
       'upserts {key, value, dtype} in the most recent report with the key (starting one if none); numbers are "%d" with dtype "int", else six decimals',
+    participantFields: { reads: ["participantId"], writes: [] },
     args: [
       strArg("reportKey", PARSE),
       strArg("attributeKey", PARSE),
@@ -65,6 +67,7 @@ export const reportActions = actionFamily("report", [
   {
     name: "REMOVE_REPORT_DATA",
     summary: "removes the entry from the most recent report with the key; no report is a no-op",
+    participantFields: NO_PARTICIPANT_FIELDS,
     args: [strArg("reportKey", PARSE), strArg("attributeKey", PARSE)],
     perform: (ctx, [reportKey, attributeKey]) => {
       const index = ctx.reports.findIndex((r) => r.key === reportKey);
@@ -78,6 +81,7 @@ export const reportActions = actionFamily("report", [
   {
     name: "CANCEL_REPORT",
     summary: "drops the most recent report with the key",
+    participantFields: NO_PARTICIPANT_FIELDS,
     args: [strArg("reportKey", PARSE)],
     perform: (ctx, [reportKey]) => {
       const index = ctx.reports.findIndex((r) => r.key === reportKey);

@@ -1,5 +1,5 @@
 // Study code lists behind the service port.
-import { actionFamily, optional, strArg } from "../function-spec";
+import { NO_PARTICIPANT_FIELDS, actionFamily, optional, strArg } from "../function-spec";
 import { deleteEntry, setEntry } from "../state-writes";
 
 const PARSE = "could not parse arguments";
@@ -8,6 +8,7 @@ export const studyCodeActions = actionFamily("study codes", [
   {
     name: "REMOVE_STUDY_CODE",
     summary: "deletes the code from the list",
+    participantFields: NO_PARTICIPANT_FIELDS,
     usesServices: true,
     args: [strArg("listKey", PARSE), strArg("code", PARSE)],
     perform: async (ctx, [listKey, code]) => {
@@ -19,6 +20,7 @@ export const studyCodeActions = actionFamily("study codes", [
     name: "DRAW_STUDY_CODE_AS_LINKING_CODE",
     summary:
       "draws (removes) a code from the list into linkingCodes[key] (key defaults to listKey); an empty list removes the linking code",
+    participantFields: { reads: ["linkingCodes"], writes: ["linkingCodes"] },
     usesServices: true,
     args: [strArg("listKey", PARSE), optional(strArg("linkingCodeKey", PARSE))],
     perform: async (ctx, args) => {

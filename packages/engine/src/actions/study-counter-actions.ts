@@ -1,7 +1,7 @@
 // Study counters behind the service port.
 import type { EvalContext } from "../eval-context";
 import { reject } from "../eval-context";
-import { actionFamily, numArg, optional, strArg } from "../function-spec";
+import { NO_PARTICIPANT_FIELDS, actionFamily, numArg, optional, strArg } from "../function-spec";
 import { formatPaddedCounter } from "../go-compatible-format";
 import { setEntry } from "../state-writes";
 
@@ -38,6 +38,7 @@ export const studyCounterActions = actionFamily("study counters", [
   {
     name: "GET_NEXT_STUDY_COUNTER_AS_FLAG",
     summary: "increments the counter; flags[flagKey] = prefix + value zero-padded to `padding` digits",
+    participantFields: { reads: ["flags"], writes: ["flags"] },
     usesServices: true,
     args: counterArgs("flagKey"),
     perform: counterInto("flags"),
@@ -45,6 +46,7 @@ export const studyCounterActions = actionFamily("study counters", [
   {
     name: "GET_NEXT_STUDY_COUNTER_AS_LINKING_CODE",
     summary: "increments the counter; linkingCodes[linkingCodeKey] = prefix + value zero-padded to `padding` digits",
+    participantFields: { reads: ["linkingCodes"], writes: ["linkingCodes"] },
     usesServices: true,
     args: counterArgs("linkingCodeKey"),
     perform: counterInto("linkingCodes"),
@@ -52,6 +54,7 @@ export const studyCounterActions = actionFamily("study counters", [
   {
     name: "RESET_STUDY_COUNTER",
     summary: "deletes the counter; the next increment yields 1",
+    participantFields: NO_PARTICIPANT_FIELDS,
     usesServices: true,
     args: [strArg("scope", "could not parse scope")],
     perform: async (ctx, [scope]) => {

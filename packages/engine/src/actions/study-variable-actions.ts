@@ -3,7 +3,7 @@
 import type { EvalContext } from "../eval-context";
 import { reject } from "../eval-context";
 import type { ArgSpec } from "../function-spec";
-import { actionFamily, boolArg, numArg, strArg } from "../function-spec";
+import { NO_PARTICIPANT_FIELDS, actionFamily, boolArg, numArg, strArg } from "../function-spec";
 import type { StudyVariable } from "../types";
 
 const VALUE_ERROR = "could not parse value";
@@ -18,6 +18,7 @@ function variableUpdater(
     name,
     summary: `sets a study variable declared "${type}"${type === "int" || type === "date" ? " (value truncated to an integer)" : ""}`,
     usesServices: true,
+    participantFields: NO_PARTICIPANT_FIELDS,
     args: [strArg("key", "could not parse variableKey"), valueArg],
     perform: async (ctx: EvalContext, [key, value]: unknown[]) => {
       const variable = await ctx.services.getStudyVariable(key as string);

@@ -13,6 +13,7 @@ export const surveyActions = actionFamily("survey", [
   {
     name: "ADD_NEW_SURVEY",
     summary: "appends {surveyKey, validFrom, validUntil, category}; non-number times become 0; duplicates allowed",
+    participantFields: { reads: ["assignedSurveys"], writes: ["assignedSurveys"] },
     args: [strArg("surveyKey", PARSE), anyArg("validFrom"), anyArg("validUntil"), strArg("category", PARSE)],
     perform: (ctx, [surveyKey, from, until, category]) =>
       appendItem(ctx, "assignedSurveys", {
@@ -25,11 +26,13 @@ export const surveyActions = actionFamily("survey", [
   {
     name: "REMOVE_ALL_SURVEYS",
     summary: "assignedSurveys = [] (takes no arguments)",
+    participantFields: { reads: [], writes: ["assignedSurveys"] },
     perform: (ctx) => replaceContainer(ctx, "assignedSurveys", []),
   },
   {
     name: "REMOVE_SURVEY_BY_KEY",
     summary: 'removes the "first" or "last" assignment with the key',
+    participantFields: { reads: ["assignedSurveys"], writes: ["assignedSurveys"] },
     args: [strArg("surveyKey", PARSE), strArg("position", PARSE, { oneOf: POSITIONS })],
     perform: (ctx, [surveyKey, position]) => {
       const surveys = ctx.state.assignedSurveys;
@@ -43,6 +46,7 @@ export const surveyActions = actionFamily("survey", [
   {
     name: "REMOVE_SURVEYS_BY_KEY",
     summary: "removes every assignment with the key",
+    participantFields: { reads: ["assignedSurveys"], writes: ["assignedSurveys"] },
     args: [strArg("surveyKey", PARSE)],
     perform: (ctx, [surveyKey]) => keepItems(ctx, "assignedSurveys", (s) => s.surveyKey !== surveyKey),
   },

@@ -2,7 +2,7 @@
 // other pairing is an error with the reference's wording.
 import type { EvalContext } from "../eval-context";
 import { fail } from "../eval-context";
-import { anyArg, expressionFamily } from "../function-spec";
+import { NO_PARTICIPANT_FIELDS, anyArg, expressionFamily } from "../function-spec";
 import { goTypeName } from "../go-compatible-format";
 
 /** UTF-16 code units reordered so that comparing them gives code point (= UTF-8 byte) order. */
@@ -30,6 +30,7 @@ function comparison(name: string, summary: string, test: Test, unknownTypeWordin
     name,
     summary,
     returns: "bool" as const,
+    participantFields: NO_PARTICIPANT_FIELDS,
     args: [anyArg("a"), anyArg("b")],
     evaluate: (ctx: EvalContext, [a, b]: unknown[]) => {
       if (typeof a === "string") {

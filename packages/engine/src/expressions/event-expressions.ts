@@ -1,6 +1,6 @@
 // What the event itself carries: its type and key, the submitted response's key, the CUSTOM payload.
 import type { EvalContext } from "../eval-context";
-import { anyArg, expressionFamily, strArg } from "../function-spec";
+import { NO_PARTICIPANT_FIELDS, anyArg, expressionFamily, strArg } from "../function-spec";
 
 const CAST = "could not cast arguments";
 
@@ -20,6 +20,7 @@ export const eventExpressions = expressionFamily("event", [
     name: "checkEventType",
     summary: "the event's type equals the argument (ENTER, SUBMIT, LEAVE, MERGE, CUSTOM, TIMER)",
     returns: "bool",
+    participantFields: NO_PARTICIPANT_FIELDS,
     args: [strArg("eventType", CAST)],
     evaluate: (ctx, [type]) => ctx.event.type === type,
   },
@@ -27,6 +28,7 @@ export const eventExpressions = expressionFamily("event", [
     name: "checkEventKey",
     summary: "the event's key (CUSTOM events) equals the argument",
     returns: "bool",
+    participantFields: NO_PARTICIPANT_FIELDS,
     args: [strArg("eventKey", CAST)],
     evaluate: (ctx, [key]) => (ctx.event.eventKey ?? "") === key,
   },
@@ -34,6 +36,7 @@ export const eventExpressions = expressionFamily("event", [
     name: "checkSurveyResponseKey",
     summary: "the submitted response's survey key equals the argument",
     returns: "bool",
+    participantFields: NO_PARTICIPANT_FIELDS,
     args: [strArg("surveyKey", CAST)],
     evaluate: (ctx, [key]) => (ctx.event.response?.key ?? "") === key,
   },
@@ -41,6 +44,7 @@ export const eventExpressions = expressionFamily("event", [
     name: "hasEventPayload",
     summary: "the event payload has at least one key; arguments are ignored",
     returns: "bool",
+    participantFields: NO_PARTICIPANT_FIELDS,
     rest: (i) => anyArg(`ignored${i}`, { optional: true }),
     minArgs: 0,
     evaluatedArgs: () => 0,
@@ -55,6 +59,7 @@ export const eventExpressions = expressionFamily("event", [
     name: "getEventPayloadValueAsStr",
     summary: 'payload[key] if it is a string, else ""',
     returns: "str",
+    participantFields: NO_PARTICIPANT_FIELDS,
     args: [strArg("key")],
     evaluate: (ctx, [key]) => {
       const { value } = payloadEntry(ctx, key as string);
@@ -65,6 +70,7 @@ export const eventExpressions = expressionFamily("event", [
     name: "getEventPayloadValueAsNum",
     summary: "payload[key] if it is a number, else 0",
     returns: "num",
+    participantFields: NO_PARTICIPANT_FIELDS,
     args: [strArg("key")],
     evaluate: (ctx, [key]) => {
       const { value } = payloadEntry(ctx, key as string);
@@ -75,6 +81,7 @@ export const eventExpressions = expressionFamily("event", [
     name: "hasEventPayloadKey",
     summary: "the payload has the key",
     returns: "bool",
+    participantFields: NO_PARTICIPANT_FIELDS,
     args: [strArg("key")],
     evaluate: (ctx, [key]) => payloadEntry(ctx, key as string).found,
   },
@@ -82,6 +89,7 @@ export const eventExpressions = expressionFamily("event", [
     name: "hasEventPayloadKeyWithValue",
     summary: "payload[key] is a string equal to value",
     returns: "bool",
+    participantFields: NO_PARTICIPANT_FIELDS,
     args: [strArg("key"), strArg("value")],
     evaluate: (ctx, [key, value]) => payloadEntry(ctx, key as string).value === value,
   },

@@ -10,6 +10,8 @@ export const externalExpressions = expressionFamily("external", [
     returns: "any",
     returnsFor: (node) => (node.returnType === "float" ? "num" : "any"),
     usesServices: true,
+    // the whole state is posted to the service
+    participantFields: { reads: "all", writes: [] },
     args: [strArg("serviceName"), optional(strArg("route"))],
     evaluate: async (ctx, args) => {
       const reply = await ctx.services.callExternalService(

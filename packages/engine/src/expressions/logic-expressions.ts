@@ -2,7 +2,7 @@
 // they compile their own closures: a synchronous one when no argument reaches a service port.
 import type { CompiledArg, CompiledExpression, EvalContext } from "../eval-context";
 import { FAILED, propagate } from "../eval-context";
-import { anyArg, expressionFamily } from "../function-spec";
+import { NO_PARTICIPANT_FIELDS, anyArg, expressionFamily } from "../function-spec";
 
 /** The argument as a closure; literals become constants. */
 export function argRunner(arg: CompiledArg): (ctx: EvalContext) => unknown {
@@ -55,6 +55,7 @@ export const logicExpressions = expressionFamily("logic", [
     name: "and",
     summary: "false at the first false or 0 (strings and other values are neutral); an erroring argument is an error",
     returns: "bool",
+    participantFields: NO_PARTICIPANT_FIELDS,
     args: [anyArg("a"), anyArg("b")],
     rest: (i) => anyArg(`arg${i}`),
     compile: (args) =>
@@ -64,6 +65,7 @@ export const logicExpressions = expressionFamily("logic", [
     name: "or",
     summary: "true at the first true or number > 0; erroring arguments are skipped",
     returns: "bool",
+    participantFields: NO_PARTICIPANT_FIELDS,
     args: [anyArg("a"), anyArg("b")],
     rest: (i) => anyArg(`arg${i}`),
     compile: (args) =>
@@ -73,6 +75,7 @@ export const logicExpressions = expressionFamily("logic", [
     name: "not",
     summary: "negates a boolean; a number is true only when 0; other values give false",
     returns: "bool",
+    participantFields: NO_PARTICIPANT_FIELDS,
     args: [anyArg("value")],
     evaluate: (_ctx, [v]) => (typeof v === "boolean" ? !v : typeof v === "number" ? v === 0 : false),
   },

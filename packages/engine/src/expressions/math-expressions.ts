@@ -1,7 +1,7 @@
 // Arithmetic and number parsing.
 import type { CompiledArg, CompiledExpression } from "../eval-context";
 import { FAILED, fail } from "../eval-context";
-import { anyArg, expressionFamily, numArg } from "../function-spec";
+import { NO_PARTICIPANT_FIELDS, anyArg, expressionFamily, numArg } from "../function-spec";
 import { parseGoFloat } from "../go-compatible-format";
 import { argRunner } from "./logic-expressions";
 
@@ -47,6 +47,7 @@ export const mathExpressions = expressionFamily("math", [
     name: "sum",
     summary: "adds numbers, true counts 1; erroring or other arguments are skipped; no arguments → 0",
     returns: "num",
+    participantFields: NO_PARTICIPANT_FIELDS,
     rest: (i) => anyArg(`arg${i}`, { optional: true }),
     compile: compileSum,
   },
@@ -54,6 +55,7 @@ export const mathExpressions = expressionFamily("math", [
     name: "neg",
     summary: "-x",
     returns: "num",
+    participantFields: NO_PARTICIPANT_FIELDS,
     args: [numArg("x", NUMBER_1)],
     evaluate: (_ctx, [x]) => -(x as number),
   },
@@ -61,6 +63,7 @@ export const mathExpressions = expressionFamily("math", [
     name: "parseValueAsNum",
     summary: "a number as it is; a string parsed as a number (Go syntax, error if invalid)",
     returns: "num",
+    participantFields: NO_PARTICIPANT_FIELDS,
     args: [anyArg("value")],
     evaluate: (ctx, [v]) => {
       if (typeof v === "number") return v;
@@ -73,6 +76,7 @@ export const mathExpressions = expressionFamily("math", [
     name: "generateRandomNumber",
     summary: "uniform integer in [min, max] from the injected random source; max < min is an error",
     returns: "num",
+    participantFields: NO_PARTICIPANT_FIELDS,
     args: [numArg("min", NUMBER_1), numArg("max", NUMBER_2)],
     evaluate: (ctx, [a, b]) => {
       const min = Math.trunc(a as number);

@@ -49,6 +49,8 @@ export const oldResponseExpressions = expressionFamily("old responses", [
       'condition (dtype "exp") over the ≤100 most recent responses: mode "all" (default; needs ≥1 response), "any", or a count N; optional surveyKey, since, until',
     returns: "bool",
     usesServices: true,
+    // participantId selects the old responses; the condition sees the state too, but as an argument it declares its own
+    participantFields: { reads: ["participantId"], writes: [] },
     args: [
       anyArg("condition", { expressionOnly: true, deferred: true }),
       optional(anyArg("mode")),

@@ -3,9 +3,9 @@
 import type { EvalContext } from "../eval-context";
 import { fail } from "../eval-context";
 import type { ArgSpec, ExpressionEvaluate, ValueType } from "../function-spec";
-import { anyArg, expressionFamily, numArg, optional, strArg } from "../function-spec";
+import { NO_PARTICIPANT_FIELDS, anyArg, expressionFamily, numArg, optional, strArg } from "../function-spec";
 import { readEntry } from "../participant-state";
-import type { ParticipantState } from "../types";
+import type { ParticipantField, ParticipantState } from "../types";
 
 const LITERAL_KEY = strArg("surveyKey", "unexpected number or wrong type of argument", { literalOnly: true });
 
@@ -14,6 +14,7 @@ interface Reader {
   summary: string;
   returns: ValueType;
   args?: ArgSpec[];
+  reads: readonly ParticipantField[];
   read: (p: ParticipantState, args: unknown[], ctx: EvalContext) => unknown;
 }
 
@@ -22,12 +23,14 @@ const readers: Reader[] = [
     name: "getStudyEntryTime",
     summary: "enteredAt",
     returns: "num",
+    reads: ["enteredAt"],
     read: (p) => p.enteredAt,
   },
   {
     name: "hasSurveyKeyAssigned",
     summary: 'some assigned survey has the key (the key must be a literal, dtype "str")',
     returns: "bool",
+    reads: ["assignedSurveys"],
     args: [LITERAL_KEY],
     read: (p, [key]) => p.assignedSurveys.some((s) => s.surveyKey === key),
   },
@@ -35,6 +38,7 @@ const readers: Reader[] = [
     name: "getSurveyKeyAssignedFrom",
     summary: "validFrom of the first assignment with the key, -1 if none (literal key)",
     returns: "num",
+    reads: ["assignedSurveys"],
     args: [LITERAL_KEY],
     read: (p, [key]) => p.assignedSurveys.find((s) => s.surveyKey === key)?.validFrom ?? -1,
   },
@@ -42,6 +46,7 @@ const readers: Reader[] = [
     name: "getSurveyKeyAssignedUntil",
     summary: "validUntil of the first assignment with the key, -1 if none (literal key)",
     returns: "num",
+    reads: ["assignedSurveys"],
     args: [LITERAL_KEY],
     read: (p, [key]) => p.assignedSurveys.find((s) => s.surveyKey === key)?.validUntil ?? -1,
   },
@@ -49,6 +54,7 @@ const readers: Reader[] = [
     name: "hasStudyStatus",
     summary: "studyStatus equals the argument",
     returns: "bool",
+    reads: ["studyStatus"],
     args: [strArg("status")],
     read: (p, [status]) => p.studyStatus === status,
   },
@@ -56,6 +62,7 @@ const readers: Reader[] = [
     name: "hasParticipantFlag",
     summary: "the flag exists and equals the value",
     returns: "bool",
+    reads: ["flags"],
     args: [strArg("key", "could not cast argument 1"), strArg("value", "could not cast argument 2")],
     read: (p, [key, value]) => readEntry(p.flags, key as string) === value,
   },
@@ -63,6 +70,7 @@ const readers: Reader[] = [
     name: "hasParticipantFlagKey",
     summary: "the flag key exists",
     returns: "bool",
+    reads: ["flags"],
     args: [strArg("key", "could not cast argument 1")],
     read: (p, [key]) => Object.hasOwn(p.flags, key as string),
   },
@@ -70,6 +78,7 @@ const readers: Reader[] = [
     name: "getParticipantFlagValue",
     summary: 'the flag\'s value, "" if absent',
     returns: "str",
+    reads: ["flags"],
     args: [strArg("key", "could not cast argument 1")],
     read: (p, [key]) => readEntry(p.flags, key as string) ?? "",
   },
@@ -77,6 +86,7 @@ const readers: Reader[] = [
     name: "hasLinkingCode",
     summary: "the linking code key exists",
     returns: "bool",
+    reads: ["linkingCodes"],
     args: [strArg("key", "could not cast argument 1")],
     read: (p, [key]) => Object.hasOwn(p.linkingCodes, key as string),
   },
@@ -84,6 +94,7 @@ const readers: Reader[] = [
     name: "getLinkingCodeValue",
     summary: 'the linking code, "" if absent',
     returns: "str",
+    reads: ["linkingCodes"],
     args: [strArg("key", "could not cast argument 1")],
     read: (p, [key]) => readEntry(p.linkingCodes, key as string) ?? "",
   },
@@ -91,6 +102,7 @@ const readers: Reader[] = [
     name: "getLastSubmissionDate",
     summary: "lastSubmissions[surveyKey] (0 if never); without argument the latest of all (0 if none)",
     returns: "num",
+    reads: ["lastSubmissions"],
     args: [optional(strArg("surveyKey"))],
     read: (p, args) => {
       if (args.length === 0) {
@@ -109,6 +121,7 @@ const readers: Reader[] = [
     name: "lastSubmissionDateOlderThan",
     summary: "with a key: submitted and last < refTime; without: no submission is after refTime",
     returns: "bool",
+    reads: ["lastSubmissions"],
     args: [numArg("refTime", "could not cast argument 1"), optional(strArg("surveyKey"))],
     read: (p, args) => {
       const ref = Math.trunc(args[0] as number);
@@ -126,6 +139,7 @@ const readers: Reader[] = [
     name: "hasMessageTypeAssigned",
     summary: "some scheduled message has the type",
     returns: "bool",
+    reads: ["messages"],
     args: [anyArg("messageType")],
     read: (p, [type]) => p.messages.some((m) => m.type === type),
   },
@@ -133,6 +147,7 @@ const readers: Reader[] = [
     name: "getMessageNextTime",
     summary: 'earliest scheduledFor of the type (a plain number); error "no message for this type found"',
     returns: "num",
+    reads: ["messages"],
     args: [strArg("messageType")],
     read: (p, [type], ctx) => {
       let next = 0;
@@ -147,6 +162,7 @@ const readers: Reader[] = [
     name: "getCurrentStudySession",
     summary: "currentStudySession",
     returns: "str",
+    reads: ["currentStudySession"],
     read: (p) => p.currentStudySession,
   },
 ];
@@ -159,6 +175,8 @@ function variant(reader: Reader, incoming: boolean) {
     name: incoming ? `incomingState:${reader.name}` : reader.name,
     summary: incoming ? `${reader.name} of the participant being merged in` : reader.summary,
     returns: reader.returns,
+    // the merge partner comes with the event: nothing of the participant is read
+    participantFields: incoming ? NO_PARTICIPANT_FIELDS : { reads: reader.reads, writes: [] },
     args: reader.args ?? [],
     evaluate,
   };

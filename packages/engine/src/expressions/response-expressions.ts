@@ -1,7 +1,7 @@
 // Reads the submitted survey response. `itemKey` matches top-level items only; `path` starts with
 // the item's root response key and descends into `items` by key ("rg.mcg").
 import { fail } from "../eval-context";
-import { expressionFamily, strArg } from "../function-spec";
+import { NO_PARTICIPANT_FIELDS, expressionFamily, strArg } from "../function-spec";
 import { parseGoFloat } from "../go-compatible-format";
 import { childKeys, findResponseValueNode } from "../response-lookup";
 
@@ -15,6 +15,7 @@ export const responseExpressions = expressionFamily("response", [
     name: "responseHasKeysAny",
     summary: "any listed key is a direct child of the node at path; a missing item or node is false",
     returns: "bool",
+    participantFields: NO_PARTICIPANT_FIELDS,
     args: itemArgs(CAST),
     rest: (i) => strArg(`key${i - 1}`, CAST),
     minArgs: 3,
@@ -29,6 +30,7 @@ export const responseExpressions = expressionFamily("response", [
     name: "responseHasOnlyKeysOtherThan",
     summary: "the node at path has children and none of them is a listed key (all keys are checked)",
     returns: "bool",
+    participantFields: NO_PARTICIPANT_FIELDS,
     args: itemArgs(CAST),
     rest: (i) => strArg(`key${i - 1}`, CAST),
     minArgs: 3,
@@ -44,6 +46,7 @@ export const responseExpressions = expressionFamily("response", [
     name: "getResponseValueAsNum",
     summary: 'the node\'s value parsed as a number; error "item not found" or a parse error',
     returns: "num",
+    participantFields: NO_PARTICIPANT_FIELDS,
     args: itemArgs(CAST),
     evaluate: (ctx, [itemKey, path]) => {
       const node = findResponseValueNode(ctx.event.response, itemKey as string, path as string);
@@ -56,6 +59,7 @@ export const responseExpressions = expressionFamily("response", [
     name: "getResponseValueAsStr",
     summary: 'the node\'s value; error "item not found"',
     returns: "str",
+    participantFields: NO_PARTICIPANT_FIELDS,
     args: itemArgs(CAST),
     evaluate: (ctx, [itemKey, path]) => {
       const node = findResponseValueNode(ctx.event.response, itemKey as string, path as string);
@@ -67,6 +71,7 @@ export const responseExpressions = expressionFamily("response", [
     name: "getSelectedKeys",
     summary: 'the node\'s child keys joined with ";"; error "item not found"',
     returns: "str",
+    participantFields: NO_PARTICIPANT_FIELDS,
     args: itemArgs(CAST),
     evaluate: (ctx, [itemKey, path]) => {
       const node = findResponseValueNode(ctx.event.response, itemKey as string, path as string);
@@ -78,6 +83,7 @@ export const responseExpressions = expressionFamily("response", [
     name: "countResponseItems",
     summary: 'number of the node\'s children; -1 with error "item not found"',
     returns: "num",
+    participantFields: NO_PARTICIPANT_FIELDS,
     args: itemArgs("could not cast argument"),
     evaluate: (ctx, [itemKey, path]) => {
       const node = findResponseValueNode(ctx.event.response, itemKey as string, path as string);
@@ -89,6 +95,7 @@ export const responseExpressions = expressionFamily("response", [
     name: "hasResponseKey",
     summary: "the node at path exists",
     returns: "bool",
+    participantFields: NO_PARTICIPANT_FIELDS,
     args: itemArgs("could not cast argument"),
     evaluate: (ctx, [itemKey, path]) =>
       findResponseValueNode(ctx.event.response, itemKey as string, path as string) !== undefined,
@@ -97,6 +104,7 @@ export const responseExpressions = expressionFamily("response", [
     name: "hasResponseKeyWithValue",
     summary: "the node at path exists and its value equals the argument",
     returns: "bool",
+    participantFields: NO_PARTICIPANT_FIELDS,
     args: [...itemArgs("could not cast argument"), strArg("value")],
     evaluate: (ctx, [itemKey, path, value]) => {
       const node = findResponseValueNode(ctx.event.response, itemKey as string, path as string);

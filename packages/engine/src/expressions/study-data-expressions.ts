@@ -1,7 +1,7 @@
 // Study-wide data behind the service ports: code lists, counters, study variables.
 import type { EvalContext, Failed } from "../eval-context";
 import { FAILED, fail } from "../eval-context";
-import { expressionFamily, strArg } from "../function-spec";
+import { NO_PARTICIPANT_FIELDS, expressionFamily, strArg } from "../function-spec";
 import type { StudyVariable } from "../types";
 
 const CAST = "could not cast arguments";
@@ -39,6 +39,7 @@ function variableReader(
     summary: `the study variable's value; it must exist and be declared "${type}"`,
     returns,
     usesServices: true,
+    participantFields: NO_PARTICIPANT_FIELDS,
     args: [VARIABLE_KEY],
     evaluate: async (ctx: EvalContext, [key]: unknown[]) => {
       const variable = await readVariable(ctx, key as string, type);
@@ -57,6 +58,7 @@ export const studyDataExpressions = expressionFamily("study data", [
     summary: "the code is in the study code list; a port failure counts as false",
     returns: "bool",
     usesServices: true,
+    participantFields: NO_PARTICIPANT_FIELDS,
     args: [strArg("listKey", CAST), strArg("code", CAST)],
     evaluate: async (ctx, [listKey, code]) => {
       try {
@@ -71,6 +73,7 @@ export const studyDataExpressions = expressionFamily("study data", [
     summary: "the counter's value, 0 if it does not exist",
     returns: "num",
     usesServices: true,
+    participantFields: NO_PARTICIPANT_FIELDS,
     args: [strArg("scope", CAST)],
     evaluate: (ctx, [scope]) => ctx.services.getCounterValue(scope as string),
   },
@@ -79,6 +82,7 @@ export const studyDataExpressions = expressionFamily("study data", [
     summary: "increments the counter atomically (side effect) and returns the new value",
     returns: "num",
     usesServices: true,
+    participantFields: NO_PARTICIPANT_FIELDS,
     args: [strArg("scope", CAST)],
     evaluate: (ctx, [scope]) => ctx.services.incrementCounter(scope as string),
   },

@@ -1,6 +1,6 @@
 // Timestamps and calendar functions, all in UTC (the reference used the server's time zone).
 import { fail, nowSeconds } from "../eval-context";
-import { anyArg, expressionFamily, numArg, optional, strArg } from "../function-spec";
+import { NO_PARTICIPANT_FIELDS, anyArg, expressionFamily, numArg, optional, strArg } from "../function-spec";
 import {
   formatUtcDate,
   isCalendarTimestamp,
@@ -32,6 +32,7 @@ export const timeExpressions = expressionFamily("time", [
     name: "timestampWithOffset",
     summary: "(reference, or now) + delta, both truncated to whole seconds",
     returns: "num",
+    participantFields: NO_PARTICIPANT_FIELDS,
     args: [numArg("delta", NUMBER_1), optional(numArg("reference", NUMBER_2))],
     evaluate: (ctx, args) => {
       const reference = args.length > 1 ? Math.trunc(args[1] as number) : nowSeconds(ctx);
@@ -42,6 +43,7 @@ export const timeExpressions = expressionFamily("time", [
     name: "getTsForNextStartOfMonth",
     summary: "00:00 UTC on the 1st of the next occurrence of the month (1–12 or English name / abbreviation)",
     returns: "num",
+    participantFields: NO_PARTICIPANT_FIELDS,
     args: [anyArg("month", { checkLiteral: checkMonth }), optional(numArg("reference", NUMBER_2))],
     evaluate: (ctx, args) => {
       const m = args[0];
@@ -60,6 +62,7 @@ export const timeExpressions = expressionFamily("time", [
     name: "getISOWeekForTs",
     summary: "ISO week number (UTC) of a timestamp",
     returns: "num",
+    participantFields: NO_PARTICIPANT_FIELDS,
     args: [numArg("timestamp", NUMBER_1)],
     evaluate: (ctx, [ts]) => {
       const seconds = Math.trunc(ts as number);
@@ -70,6 +73,7 @@ export const timeExpressions = expressionFamily("time", [
     name: "getTsForNextISOWeek",
     summary: "Monday (same time of day, UTC) of the next ISO week with that number, the reference's own week included",
     returns: "num",
+    participantFields: NO_PARTICIPANT_FIELDS,
     args: [numArg("week", NUMBER_1, { checkLiteral: checkWeek }), optional(numArg("reference", NUMBER_2))],
     evaluate: (ctx, args) => {
       const problem = checkWeek(args[0] as number);
@@ -83,6 +87,7 @@ export const timeExpressions = expressionFamily("time", [
     name: "dateToStr",
     summary: "formats a timestamp in UTC with date-fns tokens (yyyy yy MM M dd d HH hh mm m ss s a aa, 'quoted text')",
     returns: "str",
+    participantFields: NO_PARTICIPANT_FIELDS,
     args: [
       numArg("timestamp", "dateToStr: first argument must be a number (timestamp)"),
       strArg("format", "dateToStr: second argument must be a string (format)"),
