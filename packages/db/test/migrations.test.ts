@@ -34,6 +34,7 @@ describe("migrations", () => {
       "profiles",
       "reports",
       "researcher_messages",
+      "rule_failures",
       "studies",
       "study_code_lists",
       "study_counters",

@@ -4,6 +4,7 @@ import type { Database } from "@studyflow/db";
 import {
   UndeliverableMessage,
   claimDueMessages,
+  expireOverdueMessages,
   failAbandonedMessages,
   markMessageFailed,
   markMessageSent,
@@ -41,6 +42,8 @@ export interface OutboxRound {
   released: number;
   /** Rows found `sending` past the bound and failed (see failAbandonedMessages). */
   abandoned: number;
+  /** Pending messages past their expiry, marked expired instead of sent late. */
+  expired: number;
 }
 
 type DeliveryOutcome = "sent" | "retrying" | "failed";
@@ -93,13 +96,17 @@ export async function runOutboxOnce(deps: OutboxDeps): Promise<OutboxRound> {
   const clock = deps.clock ?? Date.now;
   const now = () => new Date(clock());
   const isClosing = deps.isClosing ?? (() => false);
-  const round: OutboxRound = { claimed: 0, sent: 0, retrying: 0, failed: 0, released: 0, abandoned: 0 };
+  const round: OutboxRound = { claimed: 0, sent: 0, retrying: 0, failed: 0, released: 0, abandoned: 0, expired: 0 };
 
   const abandoned = await failAbandonedMessages(deps.db, now());
   round.abandoned = abandoned.length;
   if (abandoned.length > 0) {
     deps.logger.error({ messageIds: abandoned }, "outbox messages left sending by a stopped worker marked failed");
   }
+  const expired = await expireOverdueMessages(deps.db, now());
+  round.expired = expired.length;
+  if (expired.length > 0)
+    deps.logger.warn({ messageIds: expired }, "outbox messages expired before they could be sent");
   if (isClosing()) return round;
 
   const batch = await claimDueMessages(deps.db, { now: now(), limit: deps.batchSize ?? OUTBOX_BATCH_SIZE });
@@ -134,7 +141,15 @@ export function createOutboxProcessor(deps: OutboxDeps): Processor {
   const batchSize = deps.batchSize ?? OUTBOX_BATCH_SIZE;
   const isClosing = deps.isClosing ?? (() => false);
   return async () => {
-    const total: OutboxRound = { claimed: 0, sent: 0, retrying: 0, failed: 0, released: 0, abandoned: 0 };
+    const total: OutboxRound = {
+      claimed: 0,
+      sent: 0,
+      retrying: 0,
+      failed: 0,
+      released: 0,
+      abandoned: 0,
+      expired: 0,
+    };
     for (;;) {
       const round = await runOutboxOnce({ ...deps, batchSize, isClosing });
       for (const key of Object.keys(total) as (keyof OutboxRound)[]) total[key] += round[key];

@@ -11,3 +11,4 @@ export * from "./users";
 export * from "./permissions";
 export * from "./study-participant-counts";
 export * from "./token-revocations";
+export * from "./rule-failures";

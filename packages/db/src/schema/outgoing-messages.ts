@@ -3,9 +3,10 @@ import { createdAt } from "./columns";
 
 /**
  * pending → sending (claimed by a worker) → sent | failed; a failed attempt goes back to pending
- * until the attempts run out. A `sending` row is never retried automatically (at most once).
+ * until the attempts run out. A `sending` row is never retried automatically (at most once). A
+ * pending message past its `expiresAt` becomes `expired` instead of being sent late.
  */
-export type OutgoingMessageStatus = "pending" | "sending" | "sent" | "failed";
+export type OutgoingMessageStatus = "pending" | "sending" | "sent" | "failed" | "expired";
 
 /**
  * Transactional outbox: rows are written in the transaction that decided to send, and
@@ -29,6 +30,8 @@ export const outgoingMessages = pgTable(
     lastError: text("last_error"),
     availableAt: timestamp("available_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
     sentAt: timestamp("sent_at", { withTimezone: true, mode: "date" }),
+    /** After this a message is no longer worth sending (a study's "now" message a day late); null = never. */
+    expiresAt: timestamp("expires_at", { withTimezone: true, mode: "date" }),
     createdAt: createdAt(),
   },
   (t) => [index("outgoing_messages_pending_idx").on(t.status, t.availableAt)],

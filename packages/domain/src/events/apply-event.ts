@@ -35,7 +35,7 @@ export async function applyEvent(tx: Executor, input: ParticipantEvent, ctx: Dom
   const { row, event } = input;
   const outcome = await runEventRules(tx, { ...toEngineState(row), ...input.preset }, event, ctx);
   // Effects first: a rule that removes confidential responses acts on the ones stored before this event.
-  await persistEffects(tx, event.studyKey, outcome.effects);
+  await persistEffects(tx, event.studyKey, outcome.effects, ctx.clock());
   const state = input.settle ? input.settle(outcome.state) : outcome.state;
   const participant = await saveParticipantState(tx, row, state, input.at ?? nowSeconds(ctx));
   const responseId = input.response

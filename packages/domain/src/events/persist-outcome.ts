@@ -13,8 +13,22 @@ export interface ReportsOfEvent {
   reports: readonly Report[];
 }
 
-/** Persists what the rules produced besides the state, in the event's transaction and in order. */
-export async function persistEffects(tx: Executor, studyKey: string, effects: readonly SideEffect[]): Promise<void> {
+/**
+ * How long a SEND_MESSAGE_NOW message stays worth sending: a day, as on the reference platform.
+ * After a mail outage the outbox marks it expired rather than sending "now" days late.
+ */
+export const SEND_MESSAGE_NOW_VALIDITY_MS = 24 * 3_600_000;
+
+/**
+ * Persists what the rules produced besides the state, in the event's transaction and in order.
+ * `nowMs` is the event's time (milliseconds), from which messages' expiry is counted.
+ */
+export async function persistEffects(
+  tx: Executor,
+  studyKey: string,
+  effects: readonly SideEffect[],
+  nowMs: number,
+): Promise<void> {
   for (const effect of effects) {
     switch (effect.kind) {
       case "notify-researcher":
@@ -32,6 +46,7 @@ export async function persistEffects(tx: Executor, studyKey: string, effects: re
           confidentialId: effect.confidentialId,
           language: effect.languageOverride ?? null,
           payload: effect.payload,
+          expiresAt: new Date(nowMs + SEND_MESSAGE_NOW_VALIDITY_MS),
         });
         break;
       case "remove-confidential-responses": {

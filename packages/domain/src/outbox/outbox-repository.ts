@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, lt, lte, sql } from "drizzle-orm";
+import { and, asc, eq, gt, inArray, isNull, lt, lte, or, sql } from "drizzle-orm";
 import { outgoingMessages, type Database, type Executor } from "@studyflow/db";
 
 export type OutboxMessage = typeof outgoingMessages.$inferSelect;
@@ -50,7 +50,14 @@ export async function claimDueMessages(db: Database, input: { now: Date; limit: 
   const due = db
     .select({ id: outgoingMessages.id })
     .from(outgoingMessages)
-    .where(and(eq(outgoingMessages.status, "pending"), lte(outgoingMessages.availableAt, input.now)))
+    .where(
+      and(
+        eq(outgoingMessages.status, "pending"),
+        lte(outgoingMessages.availableAt, input.now),
+        // An expired message is never sent, even if the expiry step has not marked it yet.
+        or(isNull(outgoingMessages.expiresAt), gt(outgoingMessages.expiresAt, input.now)),
+      ),
+    )
     .orderBy(asc(outgoingMessages.availableAt))
     .limit(input.limit)
     .for("update", { skipLocked: true });
@@ -114,6 +121,18 @@ export async function releaseClaimedMessages(db: Executor, ids: readonly string[
     .update(outgoingMessages)
     .set({ status: "pending", attempts: sql`greatest(${outgoingMessages.attempts} - 1, 0)` })
     .where(and(inArray(outgoingMessages.id, [...ids]), eq(outgoingMessages.status, "sending")));
+}
+
+export const MESSAGE_EXPIRED = "expired before it could be sent";
+
+/** Pending messages past their expiry become `expired`: never sent, visible as such. */
+export async function expireOverdueMessages(db: Executor, now: Date): Promise<string[]> {
+  const expired = await db
+    .update(outgoingMessages)
+    .set({ status: "expired", lastError: MESSAGE_EXPIRED })
+    .where(and(eq(outgoingMessages.status, "pending"), lte(outgoingMessages.expiresAt, now)))
+    .returning({ id: outgoingMessages.id });
+  return expired.map((row) => row.id);
 }
 
 /**

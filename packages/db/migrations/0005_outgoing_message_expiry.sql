@@ -1,0 +1,1 @@
+ALTER TABLE "outgoing_messages" ADD COLUMN "expires_at" timestamp with time zone;
