@@ -1,7 +1,5 @@
 import { z } from "zod";
 import {
-  DEV_MANAGEMENT_JWT_SECRET,
-  DEV_PARTICIPANT_JWT_SECRET,
   logLevel,
   milliseconds,
   parseEnv,
@@ -9,11 +7,13 @@ import {
   postgresUrl,
   queuePrefix,
   redisUrl,
-  secret,
+  nodeEnv,
+  tokenSettings,
+  withDevSecrets,
 } from "@studyflow/config";
 
 const schema = z.object({
-  NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
+  NODE_ENV: nodeEnv,
   /** Port the HTTP API listens on. */
   PORT: port(8080),
   /** Interface to bind; 0.0.0.0 inside containers. */
@@ -26,18 +26,11 @@ const schema = z.object({
   REDIS_URL: redisUrl,
   /** Key prefix of every BullMQ key; api and worker must agree. */
   QUEUE_PREFIX: queuePrefix,
-  /** HS256 key of management tokens (researchers, operators). */
-  MANAGEMENT_JWT_SECRET: secret,
-  /** HS256 key of participant tokens; a different key from the management one. */
-  PARTICIPANT_JWT_SECRET: secret,
+  ...tokenSettings,
   /** Optional JWKS URL of an identity provider whose RS256/ES256 management tokens are accepted too. */
   MANAGEMENT_JWKS_URL: z.url().optional(),
   /** Directory of task result files, shared with the worker (a volume in compose). */
   RESULT_DIR: z.string().min(1).default("./var/results"),
-  /** Lifetime of password-reset tokens. */
-  RESET_TOKEN_TTL_SECONDS: z.coerce.number().int().min(60).default(86_400),
-  /** Link put into password-reset e-mails; the token is appended as ?token=…. */
-  RESET_PASSWORD_URL: z.url().default("http://localhost:8080/reset-password"),
   /** Age after which a temporary participant can no longer be merged. */
   TEMP_PARTICIPANT_MAX_AGE_SECONDS: z.coerce.number().int().min(60).default(86_400),
   /** Time given to in-flight requests at shutdown before connections are cut. */
@@ -48,15 +41,7 @@ const schema = z.object({
 export type ApiConfig = z.output<typeof schema>;
 
 export function loadConfig(env: Record<string, string | undefined>): ApiConfig {
-  const withDevDefaults =
-    env.NODE_ENV === "production"
-      ? env
-      : {
-          MANAGEMENT_JWT_SECRET: DEV_MANAGEMENT_JWT_SECRET,
-          PARTICIPANT_JWT_SECRET: DEV_PARTICIPANT_JWT_SECRET,
-          ...env,
-        };
-  return parseEnv(schema, withDevDefaults);
+  return parseEnv(schema, withDevSecrets(env));
 }
 
 /** The process environment: read here and nowhere else. */

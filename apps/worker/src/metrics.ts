@@ -2,7 +2,7 @@ import type { JobState, Queue } from "bullmq";
 import { sql } from "drizzle-orm";
 import type { Logger } from "pino";
 import { Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
-import { tasks, type DbHandle, type TaskStatus } from "@studyflow/db";
+import { TASK_STATUSES, tasks, type DbHandle } from "@studyflow/db";
 
 /** The job states a scrape reports; "completed" and "failed" are bounded by the queue's removeOn* options. */
 export const QUEUE_STATES = [
@@ -16,13 +16,6 @@ export const QUEUE_STATES = [
 ] as const satisfies readonly JobState[];
 
 /** Every status gets a series, at 0 when no task has it, so alerts on e.g. `failed` see the series. */
-const TASK_STATUSES = [
-  "queued",
-  "in_progress",
-  "completed",
-  "failed",
-  "canceled",
-] as const satisfies readonly TaskStatus[];
 
 export interface WorkerMetrics {
   /** One registry per runtime, so several runtimes in one process (tests) never share a series. */

@@ -31,11 +31,6 @@ const isProduction = (env: Record<string, string | undefined>) => env.NODE_ENV =
 export const DEV_MANAGEMENT_JWT_SECRET = "dev-only-management-secret-change-me-0123456789";
 export const DEV_PARTICIPANT_JWT_SECRET = "dev-only-participant-secret-change-me-0123456789";
 
-/** Development-only default for a secret: production must always set it explicitly. */
-export function devSecret(env: Record<string, string | undefined>, value: string): string | undefined {
-  return isProduction(env) ? undefined : value;
-}
-
 export const logLevel = z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info");
 
 export const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback);
@@ -71,4 +66,32 @@ export function loadConfigOrExit<T>(load: () => T): T {
     }
     throw error;
   }
+}
+
+/** NODE_ENV as every app reads it; production turns off the development defaults. */
+export const nodeEnv = z.enum(["development", "production", "test"]).default("development");
+
+/**
+ * The signing keys and password-reset settings, one definition for the API that checks tokens
+ * and the CLI that mints them for it.
+ */
+export const tokenSettings = {
+  /** HS256 key of management tokens (researchers, operators). */
+  MANAGEMENT_JWT_SECRET: secret,
+  /** HS256 key of participant tokens; a different key from the management one. */
+  PARTICIPANT_JWT_SECRET: secret,
+  /** Lifetime of password-reset tokens. */
+  RESET_TOKEN_TTL_SECONDS: z.coerce.number().int().min(60).default(86_400),
+  /** Link put into password-reset e-mails; the token is appended as ?token=…. */
+  RESET_PASSWORD_URL: z.url().default("http://localhost:8080/reset-password"),
+};
+
+/** Outside production the JWT keys default to the development ones (see DEV_MANAGEMENT_JWT_SECRET). */
+export function withDevSecrets(env: Record<string, string | undefined>): Record<string, string | undefined> {
+  if (isProduction(env)) return env;
+  return {
+    MANAGEMENT_JWT_SECRET: DEV_MANAGEMENT_JWT_SECRET,
+    PARTICIPANT_JWT_SECRET: DEV_PARTICIPANT_JWT_SECRET,
+    ...env,
+  };
 }

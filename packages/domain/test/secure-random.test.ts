@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { applyRules, compileRules, createInMemoryServices } from "@studyflow/engine";
+import { applyRules, compileRules, createInMemoryServices, normalizeParticipantState } from "@studyflow/engine";
 import { newMessageId, secureRandom } from "@studyflow/domain";
 import { call, num, onEvent, str, exp } from "@studyflow/testkit";
 
@@ -26,18 +26,7 @@ describe("the production random source", () => {
     const env = { services: createInMemoryServices(), clock: Date.now, random: secureRandom, newId: newMessageId };
     const groups = new Set<string>();
     for (let i = 0; i < 60; i++) {
-      const state = {
-        participantId: `p${i}`,
-        currentStudySession: "",
-        enteredAt: 0,
-        modifiedAt: 0,
-        studyStatus: "active",
-        flags: {},
-        linkingCodes: {},
-        assignedSurveys: [],
-        lastSubmissions: {},
-        messages: [],
-      };
+      const state = normalizeParticipantState({ participantId: `p${i}`, studyStatus: "active" });
       const result = await applyRules(rules, state, { type: "ENTER", studyKey: "s" }, env);
       expect(result.error).toBeUndefined();
       // Numbers become flag text the way the reference formats them ("2.000000").

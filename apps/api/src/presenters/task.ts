@@ -1,14 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import type { TaskStatus } from "@studyflow/db";
+import { TASK_STATUSES } from "@studyflow/db";
 import type { TaskRow } from "@studyflow/domain";
-
-const TASK_STATUSES = [
-  "queued",
-  "in_progress",
-  "completed",
-  "failed",
-  "canceled",
-] as const satisfies readonly TaskStatus[];
 
 /** The Task of the interface: timestamps as ISO 8601 strings. */
 export const taskSchema = z

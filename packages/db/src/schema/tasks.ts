@@ -2,7 +2,9 @@ import { index, integer, jsonb, pgTable, primaryKey, text, timestamp, uuid } fro
 import { createdAt } from "./columns";
 import { studies } from "./studies";
 
-export type TaskStatus = "queued" | "in_progress" | "completed" | "failed" | "canceled";
+/** Every status a task can have, in the order of its life. */
+export const TASK_STATUSES = ["queued", "in_progress", "completed", "failed", "canceled"] as const;
+export type TaskStatus = (typeof TASK_STATUSES)[number];
 export type TaskKind = "run-actions";
 
 export interface RunActionsInput {
