@@ -36,7 +36,10 @@ class CompiledRules implements CompiledRuleSet {
 export function compileRules(rules: unknown): CompiledRuleSet {
   const result = validateRules(rules);
   if (!result.ok) throw new RuleValidationError(result.errors);
-  return new CompiledRules(result.rules, result.rules.map(compileAction));
+  return new CompiledRules(
+    result.rules,
+    result.rules.map((rule, i) => compileAction(rule, `rules[${i}]`)),
+  );
 }
 
 /** Rule sets compiled on behalf of callers that passed a look-alike object. */
@@ -60,6 +63,7 @@ function compiledFrom(ruleSet: CompiledRuleSet): CompiledRules | RuleValidationE
 }
 
 function unchanged(state: ParticipantState, ruleCount: number, error: RuleError): ApplyResult {
+  // nothing ran: there are no skipped actions to report
   return {
     state,
     reports: [],
@@ -77,6 +81,16 @@ interface Run {
   readonly stopOnError: boolean;
   readonly changedPerRule: boolean[];
   errors: RuleError[] | null;
+  /** How many skipped actions were reported before the current rule (a failed rule takes its own back). */
+  skippedBefore: number;
+}
+
+/** Resets the per-rule bookkeeping at the start of rule i. */
+function startRule(run: Run, i: number): void {
+  const ctx = run.ctx;
+  ctx.ruleIndex = i;
+  ctx.errorPath = null;
+  run.skippedBefore = ctx.skippedActions?.length ?? 0;
 }
 
 function internalError(ctx: EvalContext, error: unknown): false {
@@ -108,7 +122,8 @@ function settle(
   replaceState(ctx, before);
   ctx.reports = reports;
   ctx.effects = effects;
-  (run.errors ??= []).push({ ruleIndex: i, message: `rule ${i}: ${ctx.error}` });
+  if (ctx.skippedActions) ctx.skippedActions.length = run.skippedBefore;
+  (run.errors ??= []).push({ ruleIndex: i, path: ctx.errorPath ?? `rules[${i}]`, message: `rule ${i}: ${ctx.error}` });
   return !run.stopOnError;
 }
 
@@ -124,6 +139,7 @@ function finish(run: Run): ApplyResult {
     result.error = errors[0];
     result.errors = errors;
   }
+  if (ctx.skippedActions && ctx.skippedActions.length > 0) result.skippedActions = ctx.skippedActions;
   return result;
 }
 
@@ -134,6 +150,7 @@ async function continueAsync(run: Run, from: number): Promise<ApplyResult> {
     const action = run.actions[i] as CompiledAction;
     const { state, reports, effects, plainState } = ctx;
     releaseState(ctx);
+    startRule(run, i);
     let ok: boolean;
     try {
       ok = await action.run(ctx);
@@ -163,12 +180,14 @@ function applyCompiled(
     stopOnError: options?.onRuleError !== "continue",
     changedPerRule: new Array<boolean>(actions.length).fill(false),
     errors: null,
+    skippedBefore: 0,
   };
   for (let i = 0; i < actions.length; i++) {
     const action = actions[i] as CompiledAction;
     if (action.isAsync) return continueAsync(run, i);
     const { state, reports, effects, plainState } = ctx;
     releaseState(ctx);
+    startRule(run, i);
     let ok: boolean;
     try {
       ok = action.run(ctx) as boolean;
@@ -197,13 +216,17 @@ export function applyRules(
     if (rules instanceof RuleValidationError) {
       const count = Array.isArray(compiled.rules) ? compiled.rules.length : 0;
       return Promise.resolve(
-        unchanged(workingState(state), count, { ruleIndex: 0, message: formatIssues(rules.issues) }),
+        unchanged(workingState(state), count, { ruleIndex: 0, path: "rules", message: formatIssues(rules.issues) }),
       );
     }
     return Promise.resolve(applyCompiled(rules.actions, state, event, env, options));
   } catch (error) {
     return Promise.resolve(
-      unchanged(workingState(state), 0, { ruleIndex: 0, message: `internal error: ${describeFailure(error)}` }),
+      unchanged(workingState(state), 0, {
+        ruleIndex: 0,
+        path: "rules",
+        message: `internal error: ${describeFailure(error)}`,
+      }),
     );
   }
 }
@@ -217,10 +240,15 @@ export async function applyAction(
 ): Promise<ApplyResult> {
   try {
     const issues = validateAction(action);
-    if (issues.length > 0) return unchanged(workingState(state), 1, { ruleIndex: 0, message: formatIssues(issues) });
+    if (issues.length > 0)
+      return unchanged(workingState(state), 1, { ruleIndex: 0, path: "action", message: formatIssues(issues) });
     return await applyCompiled([compileAction(action)], state, event, env, undefined);
   } catch (error) {
-    return unchanged(workingState(state), 1, { ruleIndex: 0, message: `internal error: ${describeFailure(error)}` });
+    return unchanged(workingState(state), 1, {
+      ruleIndex: 0,
+      path: "action",
+      message: `internal error: ${describeFailure(error)}`,
+    });
   }
 }
 

@@ -2,11 +2,12 @@
 // A node is synchronous unless its subtree reaches a service port; then, and only then, it returns
 // a promise.
 import type { CompiledAction, CompiledArg, CompiledExpression, EvalContext } from "./eval-context";
-import { FAILED, describeFailure, fail, nowSeconds, propagate, reject } from "./eval-context";
+import { FAILED, describeFailure, fail, failedAt, nowSeconds, propagate, reject, rejectedAt } from "./eval-context";
 import type { ActionSpec, ArgSpec, ExpressionSpec, ParticipantFieldUsage, ValueType } from "./function-spec";
 import { anyArg, argSpecAt } from "./function-spec";
 import { goTypeName } from "./go-compatible-format";
 import { actionSpec, expressionSpec } from "./registry";
+import { finiteTimestamp } from "./finite-numbers";
 import { setEntry } from "./state-writes";
 import type { Expression, ExpressionArg } from "./types";
 
@@ -35,29 +36,31 @@ export function recordSubmission(ctx: EvalContext): boolean {
   const key = response?.key;
   if (typeof key !== "string" || key === "") return false;
   const arrived = response?.arrivedAt;
-  const at =
-    typeof arrived === "number" && Number.isFinite(arrived) && arrived !== 0 ? Math.trunc(arrived) : nowSeconds(ctx);
+  // an arrival time that is no valid timestamp is treated as missing: the time is now
+  const valid = typeof arrived === "number" && arrived !== 0 ? finiteTimestamp(arrived, "arrivedAt") : null;
+  const at = typeof valid === "number" ? valid : nowSeconds(ctx);
   return setEntry(ctx, "lastSubmissions", key, at);
 }
 
-function compileArg(arg: ExpressionArg, slot: ArgSpec): CompiledArg {
+function compileArg(arg: ExpressionArg, slot: ArgSpec, path: string): CompiledArg {
   const exp = arg.exp;
   if (arg.dtype === "exp" && exp !== null && exp !== undefined) {
+    const expPath = `${path}.exp`;
     if (slot.role === "action") {
-      const action = compileAction(exp);
-      return { role: "action", action, isAsync: action.isAsync };
+      const action = compileAction(exp, expPath);
+      return { role: "action", action, isAsync: action.isAsync, path: expPath };
     }
-    const expression = compileExpression(exp);
-    return { role: "expression", expression, isAsync: expression.isAsync };
+    const expression = compileExpression(exp, expPath);
+    return { role: "expression", expression, isAsync: expression.isAsync, path: expPath };
   }
   const num = typeof arg.num === "number" ? arg.num : 0;
   const value = arg.dtype === "num" ? num : typeof arg.str === "string" ? arg.str : "";
-  return { role: "literal", value, num, isAsync: false };
+  return { role: "literal", value, num, isAsync: false, path };
 }
 
-function compileArgs(node: Expression, spec: ExpressionSpec | ActionSpec): CompiledArg[] {
+function compileArgs(node: Expression, spec: ExpressionSpec | ActionSpec, path: string): CompiledArg[] {
   const data = Array.isArray(node.data) ? node.data : [];
-  return data.map((arg, i) => compileArg(arg, argSpecAt(spec, i) ?? EXTRA_ARG));
+  return data.map((arg, i) => compileArg(arg, argSpecAt(spec, i) ?? EXTRA_ARG, `${path}.data[${i}]`));
 }
 
 /** How the ordinary functions get their arguments: in order, each checked against its declared type. */
@@ -141,14 +144,28 @@ function singleArgument(plan: ArgPlan): [(ctx: EvalContext) => unknown, string |
   return plan.count === 1 && run ? [run, plan.jsTypes[0], plan.castErrors[0] as string] : null;
 }
 
-function compileOrdinaryExpression(spec: ExpressionSpec, args: readonly CompiledArg[]): CompiledExpression {
+// Failure paths: a node that fails marks its own path unless a node below it already did
+// (failedAt / rejectedAt); only the failure branches pay for it.
+function compileOrdinaryExpression(
+  spec: ExpressionSpec,
+  args: readonly CompiledArg[],
+  path: string,
+): CompiledExpression {
   const evaluate = spec.evaluate;
   if (!evaluate) throw new Error(`registry: ${spec.name} has neither evaluate nor compile`);
   const plan = planArgs(spec, args);
   if (!spec.usesServices && !plan.anyAsync) {
     const constants = plan.constants as unknown[] | null;
     // literals were type-checked by the validator, so there is nothing to evaluate or check
-    if (constants) return { isAsync: false, run: (ctx) => evaluate(ctx, constants, args) };
+    if (constants) {
+      return {
+        isAsync: false,
+        run: (ctx) => {
+          const v = evaluate(ctx, constants, args);
+          return v === FAILED ? failedAt(ctx, path) : v;
+        },
+      };
+    }
     const single = singleArgument(plan);
     if (single) {
       const [run0, type0, castError0] = single;
@@ -157,7 +174,12 @@ function compileOrdinaryExpression(spec: ExpressionSpec, args: readonly Compiled
         run: (ctx) => {
           const v = run0(ctx);
           if (v === FAILED) return propagate(ctx);
-          return type0 !== undefined && typeof v !== type0 ? fail(ctx, castError0) : evaluate(ctx, [v], args);
+          if (type0 !== undefined && typeof v !== type0) {
+            fail(ctx, castError0);
+            return failedAt(ctx, path);
+          }
+          const result = evaluate(ctx, [v], args);
+          return result === FAILED ? failedAt(ctx, path) : result;
         },
       };
     }
@@ -165,7 +187,8 @@ function compileOrdinaryExpression(spec: ExpressionSpec, args: readonly Compiled
       isAsync: false,
       run: (ctx) => {
         const values: unknown[] = new Array(plan.count);
-        return evaluateArgsSync(ctx, plan, values) ? evaluate(ctx, values, args) : FAILED;
+        const result = evaluateArgsSync(ctx, plan, values) ? evaluate(ctx, values, args) : FAILED;
+        return result === FAILED ? failedAt(ctx, path) : result;
       },
     };
   }
@@ -175,48 +198,91 @@ function compileOrdinaryExpression(spec: ExpressionSpec, args: readonly Compiled
     run: async (ctx) => {
       try {
         const values: unknown[] = new Array(plan.count);
-        if (!(await evaluateArgsAsync(ctx, plan, values))) return FAILED;
-        return await evaluate(ctx, values, args);
+        if (!(await evaluateArgsAsync(ctx, plan, values))) return failedAt(ctx, path);
+        const result = await evaluate(ctx, values, args);
+        return result === FAILED ? failedAt(ctx, path) : result;
       } catch (reason) {
         // a port rejected
-        return fail(ctx, `${name}: ${describeFailure(reason)}`);
+        fail(ctx, `${name}: ${describeFailure(reason)}`);
+        return failedAt(ctx, path);
       }
     },
   };
 }
 
 /** externalEventEval with returnType "float" must deliver a number (the reference crashed otherwise). */
-function requireNumber(name: string, inner: CompiledExpression): CompiledExpression {
-  const check = (ctx: EvalContext, v: unknown): unknown =>
-    v === FAILED || typeof v === "number" ? v : fail(ctx, `${name}: expected a number, got ${goTypeName(v)}`);
+function requireNumber(name: string, inner: CompiledExpression, path: string): CompiledExpression {
+  const check = (ctx: EvalContext, v: unknown): unknown => {
+    if (v === FAILED || typeof v === "number") return v;
+    fail(ctx, `${name}: expected a number, got ${goTypeName(v)}`);
+    return failedAt(ctx, path);
+  };
   if (!inner.isAsync) return { isAsync: false, run: (ctx) => check(ctx, inner.run(ctx)) };
   return { isAsync: true, run: async (ctx) => check(ctx, await inner.run(ctx)) };
 }
 
-export function compileExpression(node: Expression): CompiledExpression {
+/** For the few functions that compile themselves (and, or, sum): their own failures get their path. */
+function tagFailures(inner: CompiledExpression, path: string): CompiledExpression {
+  if (!inner.isAsync) {
+    return {
+      isAsync: false,
+      run: (ctx) => {
+        const v = inner.run(ctx);
+        return v === FAILED ? failedAt(ctx, path) : v;
+      },
+    };
+  }
+  return {
+    isAsync: true,
+    run: async (ctx) => {
+      const v = await inner.run(ctx);
+      return v === FAILED ? failedAt(ctx, path) : v;
+    },
+  };
+}
+
+/** `path` is the node's JSON path in the rule set, reported with its failures. */
+export function compileExpression(node: Expression, path = "expression"): CompiledExpression {
   const spec = expressionSpec(node.name);
   if (!spec) {
     const message = `expression name not known: ${node.name}`;
-    return { isAsync: false, run: (ctx) => fail(ctx, message) };
+    return {
+      isAsync: false,
+      run: (ctx) => {
+        fail(ctx, message);
+        return failedAt(ctx, path);
+      },
+    };
   }
-  const args = compileArgs(node, spec);
-  const compiled = spec.compile ? spec.compile(args, node) : compileOrdinaryExpression(spec, args);
-  return spec.returnsFor?.(node) === "num" && spec.returns !== "num" ? requireNumber(spec.name, compiled) : compiled;
+  const args = compileArgs(node, spec, path);
+  const compiled = spec.compile
+    ? tagFailures(spec.compile(args, node), path)
+    : compileOrdinaryExpression(spec, args, path);
+  return spec.returnsFor?.(node) === "num" && spec.returns !== "num"
+    ? requireNumber(spec.name, compiled, path)
+    : compiled;
 }
 
-function compileOrdinaryAction(spec: ActionSpec, args: readonly CompiledArg[]): CompiledAction {
+function compileOrdinaryAction(spec: ActionSpec, args: readonly CompiledArg[], path: string): CompiledAction {
   const perform = spec.perform;
   if (!perform) throw new Error(`registry: ${spec.name} has neither perform nor compile`);
   const { name, precheck } = spec;
   const plan = planArgs(spec, args);
-  const prefixError = (ctx: EvalContext): false => reject(ctx, `${name}: ${ctx.error}`);
+  const prefixError = (ctx: EvalContext): false => {
+    reject(ctx, `${name}: ${ctx.error}`);
+    return rejectedAt(ctx, path);
+  };
+  const own = (ctx: EvalContext, message: string): false => {
+    reject(ctx, `${name}: ${message}`);
+    return rejectedAt(ctx, path);
+  };
   if (!spec.usesServices && !plan.anyAsync) {
     const constants = plan.constants as unknown[] | null;
     return {
       isAsync: false,
       run: (ctx) => {
         const problem = precheck?.(ctx);
-        if (problem) return reject(ctx, `${name}: ${problem}`);
+        if (problem) return own(ctx, problem);
         let values = constants;
         if (!values) {
           values = new Array<unknown>(plan.count);
@@ -231,37 +297,50 @@ function compileOrdinaryAction(spec: ActionSpec, args: readonly CompiledArg[]): 
     run: async (ctx) => {
       try {
         const problem = precheck?.(ctx);
-        if (problem) return reject(ctx, `${name}: ${problem}`);
+        if (problem) return own(ctx, problem);
         const values: unknown[] = new Array(plan.count);
         if (!(await evaluateArgsAsync(ctx, plan, values))) return prefixError(ctx);
         return (await perform(ctx, values)) || prefixError(ctx);
       } catch (reason) {
         // a port rejected
-        return reject(ctx, `${name}: ${describeFailure(reason)}`);
+        return own(ctx, describeFailure(reason));
       }
     },
   };
 }
 
 /** Every action, control flow included, starts with the SUBMIT bookkeeping. */
-function withSubmissionRecord(name: string, inner: CompiledAction): CompiledAction {
+function withSubmissionRecord(name: string, inner: CompiledAction, path: string): CompiledAction {
   const message = `${name}: no response key found`;
+  const missingKey = (ctx: EvalContext): false => {
+    reject(ctx, message);
+    return rejectedAt(ctx, path);
+  };
   if (!inner.isAsync) {
     return {
       isAsync: false,
-      run: (ctx) => (ctx.isSubmit && !recordSubmission(ctx) ? reject(ctx, message) : inner.run(ctx)),
+      run: (ctx) => (ctx.isSubmit && !recordSubmission(ctx) ? missingKey(ctx) : inner.run(ctx)),
     };
   }
   return {
     isAsync: true,
-    run: (ctx) => (ctx.isSubmit && !recordSubmission(ctx) ? Promise.resolve(reject(ctx, message)) : inner.run(ctx)),
+    run: (ctx) => (ctx.isSubmit && !recordSubmission(ctx) ? Promise.resolve(missingKey(ctx)) : inner.run(ctx)),
   };
 }
 
-export function compileAction(node: Expression): CompiledAction {
+/** `path` is the node's JSON path in the rule set, reported with its failures. */
+export function compileAction(node: Expression, path = "action"): CompiledAction {
   const spec = actionSpec(node.name);
-  if (!spec) return { isAsync: false, run: (ctx) => reject(ctx, "action name not known") };
-  const args = compileArgs(node, spec);
-  const compiled = spec.compile ? spec.compile(args, node) : compileOrdinaryAction(spec, args);
-  return withSubmissionRecord(spec.name, compiled);
+  if (!spec) {
+    return {
+      isAsync: false,
+      run: (ctx) => {
+        reject(ctx, "action name not known");
+        return rejectedAt(ctx, path);
+      },
+    };
+  }
+  const args = compileArgs(node, spec, path);
+  const compiled = spec.compile ? spec.compile(args, node) : compileOrdinaryAction(spec, args, path);
+  return withSubmissionRecord(spec.name, compiled, path);
 }

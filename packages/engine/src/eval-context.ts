@@ -1,5 +1,5 @@
 import { EMPTY_PARTICIPANT, hasOnlyKnownFields, workingState } from "./participant-state";
-import type { EngineEnv, EngineServices, ParticipantState, Report, SideEffect, StudyEvent } from "./types";
+import type { EngineEnv, EngineServices, ParticipantState, Report, RuleError, SideEffect, StudyEvent } from "./types";
 
 /**
  * Returned instead of a value when an expression fails; the message is in `ctx.error`.
@@ -32,6 +32,15 @@ export interface EvalContext {
   plainState: boolean;
   /** Message of the most recent failure. */
   error: string;
+  /**
+   * JSON path of the innermost node that failed (e.g. "rules[2].data[1].exp"), set by the first
+   * node to fail and kept while the failure travels up; null while nothing has failed.
+   */
+  errorPath: string | null;
+  /** Index of the top-level rule running now, for the failures it reports. */
+  ruleIndex: number;
+  /** Actions of an IFTHEN that failed while the rule went on (see control-actions). */
+  skippedActions: RuleError[] | null;
   /** What evaluateExpression reports as the value of a failed expression, if not the typed zero. */
   failValue: unknown;
 }
@@ -52,8 +61,23 @@ export function createContext(state: ParticipantState, event: StudyEvent, env: E
     ownedFields: 0,
     plainState: hasOnlyKnownFields(state),
     error: "",
+    errorPath: null,
+    ruleIndex: 0,
+    skippedActions: null,
     failValue: undefined,
   };
+}
+
+/** Marks `path` as where the failure happened unless a node below it already did; returns FAILED. */
+export function failedAt(ctx: EvalContext, path: string): Failed {
+  if (ctx.errorPath === null) ctx.errorPath = path;
+  return FAILED;
+}
+
+/** The action counterpart of failedAt: returns false. */
+export function rejectedAt(ctx: EvalContext, path: string): false {
+  if (ctx.errorPath === null) ctx.errorPath = path;
+  return false;
 }
 
 /** Records an expression failure and returns the sentinel, so implementations can `return fail(...)`. */
@@ -106,7 +130,8 @@ export interface CompiledAction {
 }
 
 /** One compiled argument, in the role its position has in the registry. */
-export type CompiledArg =
+export type CompiledArg = { readonly path: string } & (
   | { readonly role: "literal"; readonly value: string | number; readonly num: number; readonly isAsync: false }
   | { readonly role: "expression"; readonly expression: CompiledExpression; readonly isAsync: boolean }
-  | { readonly role: "action"; readonly action: CompiledAction; readonly isAsync: boolean };
+  | { readonly role: "action"; readonly action: CompiledAction; readonly isAsync: boolean }
+);

@@ -162,6 +162,12 @@ export interface EngineEnv {
   random: () => number;
   /** Ids for participant messages. */
   newId: () => string;
+  /**
+   * The study's IANA time zone (e.g. "Europe/Amsterdam") for the calendar functions
+   * (getTsForNextStartOfMonth, getTsForNextISOWeek, getISOWeekForTs, dateToStr); absent means
+   * "UTC". A name Intl does not accept makes those functions fail with a rule error.
+   */
+  timeZone?: string;
 }
 
 /** `path` looks like "rules[2].data[1].exp.name". */
@@ -179,6 +185,8 @@ export interface CompiledRuleSet {
 
 export interface RuleError {
   ruleIndex: number;
+  /** JSON path of the failing node in the rule set, e.g. "rules[2].data[1].exp". */
+  path: string;
   message: string;
 }
 
@@ -194,9 +202,19 @@ export interface ApplyResult {
   error?: RuleError;
   /** Every failed rule, in order; only present when a rule failed ("continue" can collect several). */
   errors?: RuleError[];
+  /**
+   * Actions inside an IFTHEN that failed while their rule went on: each one's own changes were
+   * dropped, the actions after it ran. Only present when there were some. A rule that failed as a
+   * whole is reported in `errors` only: nothing of it stands, its skipped actions included.
+   */
+  skippedActions?: RuleError[];
 }
 
 export interface ApplyOptions {
-  /** "stop" (default) for participant events and run-actions; "continue" is the TIMER policy. */
+  /**
+   * What a failing top-level rule does besides dropping its own changes: "stop" (default, the
+   * reference's participant-event policy) ends processing there; "continue" runs the later rules
+   * (the reference's TIMER policy).
+   */
   onRuleError?: "stop" | "continue";
 }

@@ -108,15 +108,57 @@ const controlCases: Case[] = [
     expect: (r) => expect(r.changedPerRule).toEqual([false]),
   },
   {
-    title: "IFTHEN reports every failing action",
+    title: "IFTHEN runs every action, skips the failing ones and reports each with its path",
     action: call(
       "IFTHEN",
       num(1),
       exp("REMOVE_FLAG", failing),
       exp("UPDATE_FLAG", str("a"), str("1")),
       exp("SEND_MESSAGE_NOW", str("t")),
+      exp("UPDATE_FLAG", str("b"), str("2")),
     ),
-    error: "rule 0: REMOVE_FLAG: item not found; SEND_MESSAGE_NOW: missing participantID for confidential responses",
+    expect: (r) => {
+      expect(r.error).toBeUndefined();
+      expect(r.state.flags).toEqual({ a: "1", b: "2" });
+      expect(r.changedPerRule).toEqual([true]);
+      expect(r.skippedActions).toEqual([
+        { ruleIndex: 0, path: "action.data[1].exp.data[0].exp", message: "REMOVE_FLAG: item not found" },
+        {
+          ruleIndex: 0,
+          path: "action.data[3].exp",
+          message: "SEND_MESSAGE_NOW: missing participantID for confidential responses",
+        },
+      ]);
+    },
+  },
+  {
+    title: "IFTHEN drops a failing action's own partial changes",
+    action: call(
+      "IFTHEN",
+      num(1),
+      exp("DO", exp("UPDATE_FLAG", str("partial"), str("x")), exp("REMOVE_FLAG", failing)),
+      exp("UPDATE_FLAG", str("after"), str("y")),
+    ),
+    expect: (r) => {
+      expect(r.error).toBeUndefined();
+      expect(r.state.flags).toEqual({ after: "y" });
+      expect(r.skippedActions?.map((s) => s.path)).toEqual(["action.data[1].exp.data[1].exp.data[0].exp"]);
+    },
+  },
+  {
+    title: "IFTHEN fails itself only where every action does: a SUBMIT without a response key",
+    action: call("IFTHEN", num(1), exp("UPDATE_FLAG", str("a"), str("1"))),
+    event: { type: "SUBMIT", response: { key: "" } },
+    error: "rule 0: IFTHEN: no response key found",
+  },
+  {
+    title: "IFTHEN with a failing condition runs nothing and reports nothing",
+    action: call("IFTHEN", failing, exp("UPDATE_FLAG", str("a"), str("1"))),
+    expect: (r) => {
+      expect(r.error).toBeUndefined();
+      expect(r.skippedActions).toBeUndefined();
+      expect(r.state.flags).toEqual({});
+    },
   },
 ];
 

@@ -46,7 +46,11 @@ describe("applyRules", () => {
       call("UPDATE_FLAG", str("d"), str("4")),
     ]);
     const result = await applyRules(rules, participant(), event(), environment());
-    expect(result.error).toEqual({ ruleIndex: 1, message: "rule 1: UPDATE_FLAG: item not found" });
+    expect(result.error).toEqual({
+      ruleIndex: 1,
+      path: "rules[1].data[2].exp.data[1].exp",
+      message: "rule 1: UPDATE_FLAG: item not found",
+    });
     expect(result.state.flags).toEqual({ a: "1" });
     expect(result.reports.map((r) => r.key)).toEqual(["r"]);
     expect(result.effects).toEqual([]);
@@ -234,8 +238,8 @@ describe("applyAction and evaluateExpression", () => {
       reports: [],
       effects: [],
       changedPerRule: [false],
-      error: { ruleIndex: 0, message: "action.data: UPDATE_FLAG takes exactly 2 arguments, got 1" },
-      errors: [{ ruleIndex: 0, message: "action.data: UPDATE_FLAG takes exactly 2 arguments, got 1" }],
+      error: { ruleIndex: 0, path: "action", message: "action.data: UPDATE_FLAG takes exactly 2 arguments, got 1" },
+      errors: [{ ruleIndex: 0, path: "action", message: "action.data: UPDATE_FLAG takes exactly 2 arguments, got 1" }],
     });
   });
 

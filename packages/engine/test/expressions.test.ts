@@ -16,6 +16,8 @@ interface Case {
   value?: unknown;
   /** Expected error (substring or pattern); absent means the evaluation must succeed. */
   error?: string | RegExp;
+  /** EngineEnv.timeZone (absent: UTC). */
+  timeZone?: string;
 }
 
 const response: SurveyResponse = {
@@ -835,11 +837,35 @@ const mathCases: Case[] = [
     expr: call("generateRandomNumber", num(5), num(1)),
     error: "max must not be smaller than min",
   },
+  {
+    title: "generateRandomNumber over a range too wide for exact integers",
+    expr: call("generateRandomNumber", num(-1e308), num(1e308)),
+    error: "generateRandomNumber: min must be a finite whole number (at most 9007199254740991 either way), got -1e+308",
+  },
 ];
 
 const timeCases: Case[] = [
   { title: "timestampWithOffset from now", expr: call("timestampWithOffset", num(10.9)), value: NOW + 10 },
   { title: "timestampWithOffset from reference", expr: call("timestampWithOffset", num(-10), num(100)), value: 90 },
+  {
+    title: "timestampWithOffset with an infinite delta",
+    expr: call("timestampWithOffset", exp("parseValueAsNum", str("inf"))),
+    value: 0,
+    error: `reference + delta must be a finite whole number of seconds (at most 9007199254740991 either way), got ${NOW} + Infinity`,
+  },
+  {
+    title: "getTsForNextStartOfMonth in the study's zone",
+    expr: call("getTsForNextStartOfMonth", num(3), num(NOW)),
+    timeZone: "Europe/Amsterdam",
+    value: Date.UTC(2024, 1, 29, 23) / 1000,
+  },
+  {
+    title: "dateToStr with an invalid zone",
+    expr: call("dateToStr", num(NOW), str("yyyy")),
+    timeZone: "Nowhere/Special",
+    value: "",
+    error: 'dateToStr: invalid time zone "Nowhere/Special" (not an IANA zone name)',
+  },
   {
     title: "timestampWithOffset string delta",
     expr: call("timestampWithOffset", str("10")),
@@ -945,7 +971,8 @@ const families: Record<string, Case[]> = {
 };
 
 async function run(c: Case) {
-  const env = environment(c.seed ?? {}, c.services);
+  const base = environment(c.seed ?? {}, c.services);
+  const env = c.timeZone === undefined ? base : { ...base, timeZone: c.timeZone };
   return evaluateExpression(c.expr, participant(c.state ?? {}), event(c.event ?? {}), env);
 }
 

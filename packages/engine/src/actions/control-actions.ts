@@ -2,6 +2,7 @@
 // actions stays synchronous while one that reaches a service port becomes async.
 import type { CompiledAction, CompiledArg, EvalContext } from "../eval-context";
 import { NO_PARTICIPANT_FIELDS, actionArg, actionFamily, conditionArg, optional } from "../function-spec";
+import { releaseState, replaceState } from "../state-writes";
 
 type ConditionRun = (ctx: EvalContext) => unknown;
 
@@ -33,7 +34,10 @@ function compileIf(args: readonly CompiledArg[]): CompiledAction {
     return {
       isAsync: false,
       run: (ctx) => {
-        const branch = condition(ctx) === true ? thenAction : elseAction;
+        const holds = condition(ctx) === true;
+        // a failing condition counts as false: its failure is not the branch's
+        ctx.errorPath = null;
+        const branch = holds ? thenAction : elseAction;
         return branch ? branch.run(ctx) : true;
       },
     };
@@ -41,7 +45,9 @@ function compileIf(args: readonly CompiledArg[]): CompiledAction {
   return {
     isAsync: true,
     run: async (ctx) => {
-      const branch = (await condition(ctx)) === true ? thenAction : elseAction;
+      const holds = (await condition(ctx)) === true;
+      ctx.errorPath = null;
+      const branch = holds ? thenAction : elseAction;
       return branch ? await branch.run(ctx) : true;
     },
   };
@@ -67,33 +73,65 @@ function compileDo(args: readonly CompiledArg[]): CompiledAction {
   };
 }
 
-/** Every action runs even when an earlier one fails; all failures are reported, not just the last. */
+/** The state, reports and effects before an IFTHEN action, to put back if the action fails. */
+interface ActionSnapshot {
+  state: EvalContext["state"];
+  reports: EvalContext["reports"];
+  effects: EvalContext["effects"];
+}
+
+function beforeAction(ctx: EvalContext): ActionSnapshot {
+  // the next write copies the state again, so the snapshot is never changed in place
+  releaseState(ctx);
+  ctx.errorPath = null;
+  return { state: ctx.state, reports: ctx.reports, effects: ctx.effects };
+}
+
+/** A failed action leaves nothing behind; its failure is reported and the IFTHEN goes on. */
+function skipFailedAction(ctx: EvalContext, snapshot: ActionSnapshot, path: string): void {
+  replaceState(ctx, snapshot.state);
+  ctx.reports = snapshot.reports;
+  ctx.effects = snapshot.effects;
+  (ctx.skippedActions ??= []).push({ ruleIndex: ctx.ruleIndex, path: ctx.errorPath ?? path, message: ctx.error });
+  ctx.errorPath = null;
+}
+
+/**
+ * As in the reference: if the condition holds, every action runs in order, and a failing action
+ * does not stop the ones after it. The failing action's own changes are dropped (it runs all or
+ * nothing), the others' stand, and the IFTHEN itself succeeds; each failure is reported in the
+ * result's skippedActions. A failing condition counts as not holding.
+ */
 function compileIfThen(args: readonly CompiledArg[]): CompiledAction {
   const condition = conditionRunner(args[0]);
-  const actions = actionsOf(args.slice(1));
-  const finish = (ctx: EvalContext, failures: string[] | undefined): boolean => {
-    if (!failures) return true;
-    ctx.error = failures.join("; ");
-    return false;
+  const actionArgs = args.slice(1).flatMap((a) => (a.role === "action" ? [a] : []));
+  const conditionHolds = (ctx: EvalContext, value: unknown): boolean => {
+    // a condition's failure is not the actions' failure
+    ctx.errorPath = null;
+    return value === true;
   };
   if (!args.some((a) => a.isAsync)) {
     return {
       isAsync: false,
       run: (ctx) => {
-        if (condition(ctx) !== true) return true;
-        let failures: string[] | undefined;
-        for (const action of actions) if (!action.run(ctx)) (failures ??= []).push(ctx.error);
-        return finish(ctx, failures);
+        if (!conditionHolds(ctx, condition(ctx))) return true;
+        for (const { action, path } of actionArgs) {
+          const snapshot = beforeAction(ctx);
+          if (!action.run(ctx)) skipFailedAction(ctx, snapshot, path);
+        }
+        return true;
       },
     };
   }
   return {
     isAsync: true,
     run: async (ctx) => {
-      if ((await condition(ctx)) !== true) return true;
-      let failures: string[] | undefined;
-      for (const action of actions) if (!(await action.run(ctx))) (failures ??= []).push(ctx.error);
-      return finish(ctx, failures);
+      if (!conditionHolds(ctx, await condition(ctx))) return true;
+      for (const { action, path } of actionArgs) {
+        const snapshot = beforeAction(ctx);
+        if (!(await action.run(ctx))) skipFailedAction(ctx, snapshot, path);
+      }
+      return true;
     },
   };
 }
@@ -116,7 +154,8 @@ export const controlActions = actionFamily("control", [
   },
   {
     name: "IFTHEN",
-    summary: "if the condition holds, runs every action; fails with all failing actions' messages combined",
+    summary:
+      "if the condition holds, runs every action in order; a failing action's own changes are dropped, it is reported, and the rest still run",
     participantFields: NO_PARTICIPANT_FIELDS,
     args: [conditionArg()],
     rest: (i) => actionArg(`action${i}`, { optional: true }),

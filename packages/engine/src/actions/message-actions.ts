@@ -2,6 +2,7 @@
 // and immediate messages are returned as side effects for the caller to persist.
 import type { EvalContext } from "../eval-context";
 import { reject } from "../eval-context";
+import { finiteTimestamp } from "../finite-numbers";
 import { actionFamily, anyArg, numArg, optional, strArg } from "../function-spec";
 import { formatValueV } from "../go-compatible-format";
 import { setOwn } from "../participant-state";
@@ -30,15 +31,15 @@ function messagePayload(ctx: EvalContext): Record<string, string> {
 export const messageActions = actionFamily("message", [
   {
     name: "ADD_MESSAGE",
-    summary: "schedules a message {id (env.newId), type, scheduledFor}",
+    summary:
+      "schedules a message {id (env.newId), type, scheduledFor}; scheduledFor truncated to whole seconds (non-finite or beyond ±(2^53 − 1) is an error)",
     participantFields: { reads: ["messages"], writes: ["messages"] },
     args: [strArg("messageType", PARSE), numArg("scheduledFor", PARSE)],
-    perform: (ctx, [type, at]) =>
-      appendItem(ctx, "messages", {
-        id: ctx.env.newId(),
-        type: type as string,
-        scheduledFor: Math.trunc(at as number),
-      }),
+    perform: (ctx, [type, at]) => {
+      const scheduledFor = finiteTimestamp(at as number, "scheduledFor");
+      if (typeof scheduledFor === "string") return reject(ctx, scheduledFor);
+      return appendItem(ctx, "messages", { id: ctx.env.newId(), type: type as string, scheduledFor });
+    },
   },
   {
     name: "REMOVE_ALL_MESSAGES",

@@ -1,6 +1,7 @@
 // Study status, session, flags and linking codes of the participant.
 import type { EvalContext } from "../eval-context";
-import { nowSeconds } from "../eval-context";
+import { nowSeconds, reject } from "../eval-context";
+import { finiteNumber } from "../finite-numbers";
 import { actionFamily, anyArg, optional, strArg } from "../function-spec";
 import { formatFixed6 } from "../go-compatible-format";
 import { deleteEntry, replaceContainer, setEntry, setScalar } from "../state-writes";
@@ -41,10 +42,17 @@ export const participantActions = actionFamily("participant", [
   },
   {
     name: "UPDATE_FLAG",
-    summary: 'sets a flag; numbers become six-decimal text ("1.000000"), booleans "true"/"false", other values ""',
+    summary:
+      'sets a flag; numbers become six-decimal text ("1.000000"; non-finite is an error), booleans "true"/"false", other values ""',
     participantFields: { reads: ["flags"], writes: ["flags"] },
     args: [strArg("key", "could not parse flag key"), anyArg("value")],
-    perform: (ctx, [key, value]) => setEntry(ctx, "flags", key as string, flagText(value)),
+    perform: (ctx, [key, value]) => {
+      if (typeof value === "number") {
+        const finite = finiteNumber(value, "value");
+        if (typeof finite === "string") return reject(ctx, finite);
+      }
+      return setEntry(ctx, "flags", key as string, flagText(value));
+    },
   },
   {
     name: "REMOVE_FLAG",

@@ -1,7 +1,8 @@
 // Reports of the current event, most recent first. Later actions address the most recent report
 // with a key, so INIT_REPORT twice starts a second report.
 import type { EvalContext } from "../eval-context";
-import { nowSeconds } from "../eval-context";
+import { nowSeconds, reject } from "../eval-context";
+import { finiteInt64, finiteNumber } from "../finite-numbers";
 import { NO_PARTICIPANT_FIELDS, actionFamily, anyArg, optional, strArg } from "../function-spec";
 import { formatTruncatedInt } from "../go-compatible-format";
 import type { Report, ReportData } from "../types";
@@ -13,9 +14,19 @@ function newReport(ctx: EvalContext, key: string): Report {
   return { key, participantId: ctx.state.participantId, timestamp: nowSeconds(ctx), data: [] };
 }
 
-/** Report text of a value: like flags, except that dtype "int" formats numbers as integers. */
-function reportText(value: unknown, dtype: string): string {
-  return typeof value === "number" && dtype === "int" ? formatTruncatedInt(value) : flagText(value);
+/**
+ * Report text of a value: like flags, except that dtype "int" formats numbers as integers. A number
+ * must be finite, and with dtype "int" fit int64 (Go printed the minimum int64 instead); otherwise
+ * the failure message.
+ */
+function reportText(value: unknown, dtype: string): { text: string } | string {
+  if (typeof value !== "number") return { text: flagText(value) };
+  if (dtype === "int") {
+    const checked = finiteInt64(value, "value");
+    return typeof checked === "string" ? checked : { text: formatTruncatedInt(checked) };
+  }
+  const checked = finiteNumber(value, "value");
+  return typeof checked === "string" ? checked : { text: flagText(checked) };
 }
 
 function replaceReport(ctx: EvalContext, index: number, report: Report): true {
@@ -37,7 +48,7 @@ export const reportActions = actionFamily("report", [
   {
     name: "UPDATE_REPORT_DATA",
     summary:
-      'upserts {key, value, dtype} in the most recent report with the key (starting one if none); numbers are "%d" with dtype "int", else six decimals',
+      'upserts {key, value, dtype} in the most recent report with the key (starting one if none); numbers are "%d" with dtype "int", else six decimals; a non-finite number (with "int": one beyond int64) is an error',
     participantFields: { reads: ["participantId"], writes: [] },
     args: [
       strArg("reportKey", PARSE),
@@ -48,6 +59,9 @@ export const reportActions = actionFamily("report", [
     perform: (ctx, args) => {
       const [reportKey, attributeKey, value] = args as [string, string, unknown];
       const dtype = args.length > 3 ? (args[3] as string) : "";
+      // checked before a report is started, so a failure leaves nothing behind
+      const text = reportText(value, dtype);
+      if (typeof text === "string") return reject(ctx, text);
       let index = ctx.reports.findIndex((r) => r.key === reportKey);
       if (index < 0) {
         ctx.reports = [newReport(ctx, reportKey), ...ctx.reports];
@@ -56,7 +70,7 @@ export const reportActions = actionFamily("report", [
       const report = ctx.reports[index] as Report;
       const entry: ReportData = {
         key: attributeKey,
-        value: reportText(value, dtype),
+        value: text.text,
         ...(dtype !== "" ? { dtype } : {}),
       };
       const at = report.data.findIndex((d) => d.key === attributeKey);

@@ -1,27 +1,37 @@
 // Assigned surveys.
 import { reject } from "../eval-context";
+import { finiteTimestamp } from "../finite-numbers";
 import { actionFamily, anyArg, strArg } from "../function-spec";
 import { appendItem, keepItems, replaceContainer } from "../state-writes";
 
 const PARSE = "could not parse arguments";
 const POSITIONS = ["first", "last"] as const;
 
-/** Whole seconds; a non-number silently becomes 0, as in the reference. */
-const seconds = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) ? Math.trunc(v) : 0);
+/**
+ * Whole seconds (truncated), or the failure message for a number that is not a finite safe integer
+ * once truncated; a non-number silently becomes 0, as in the reference.
+ */
+const seconds = (v: unknown, what: string): number | string => (typeof v === "number" ? finiteTimestamp(v, what) : 0);
 
 export const surveyActions = actionFamily("survey", [
   {
     name: "ADD_NEW_SURVEY",
-    summary: "appends {surveyKey, validFrom, validUntil, category}; non-number times become 0; duplicates allowed",
+    summary:
+      "appends {surveyKey, validFrom, validUntil, category}; times truncated to whole seconds (non-numbers become 0; non-finite or beyond ±(2^53 − 1) is an error); duplicates allowed",
     participantFields: { reads: ["assignedSurveys"], writes: ["assignedSurveys"] },
     args: [strArg("surveyKey", PARSE), anyArg("validFrom"), anyArg("validUntil"), strArg("category", PARSE)],
-    perform: (ctx, [surveyKey, from, until, category]) =>
-      appendItem(ctx, "assignedSurveys", {
+    perform: (ctx, [surveyKey, from, until, category]) => {
+      const validFrom = seconds(from, "validFrom");
+      if (typeof validFrom === "string") return reject(ctx, validFrom);
+      const validUntil = seconds(until, "validUntil");
+      if (typeof validUntil === "string") return reject(ctx, validUntil);
+      return appendItem(ctx, "assignedSurveys", {
         surveyKey: surveyKey as string,
-        validFrom: seconds(from),
-        validUntil: seconds(until),
+        validFrom,
+        validUntil,
         category: category as string,
-      }),
+      });
+    },
   },
   {
     name: "REMOVE_ALL_SURVEYS",

@@ -1,6 +1,7 @@
 // Arithmetic and number parsing.
 import type { CompiledArg, CompiledExpression } from "../eval-context";
 import { FAILED, fail } from "../eval-context";
+import { MAX_WHOLE, finiteInteger } from "../finite-numbers";
 import { NO_PARTICIPANT_FIELDS, anyArg, expressionFamily, numArg } from "../function-spec";
 import { parseGoFloat } from "../go-compatible-format";
 import { argRunner } from "./logic-expressions";
@@ -74,19 +75,27 @@ export const mathExpressions = expressionFamily("math", [
   },
   {
     name: "generateRandomNumber",
-    summary: "uniform integer in [min, max] from the injected random source; max < min is an error",
+    summary:
+      "uniform integer in [min, max] (both truncated) from the injected random source; max < min, a non-finite bound or one beyond ±(2^53 − 1), or max − min > 2^53 − 1 is an error",
     returns: "num",
     participantFields: NO_PARTICIPANT_FIELDS,
     args: [numArg("min", NUMBER_1), numArg("max", NUMBER_2)],
+    // A range too wide for exact integers fails rather than being clamped: clamping would quietly
+    // draw from a different range than the rule asks for, and no study needs 2^53 outcomes.
     evaluate: (ctx, [a, b]) => {
-      const min = Math.trunc(a as number);
-      const max = Math.trunc(b as number);
-      if (!Number.isFinite(min) || !Number.isFinite(max))
-        return fail(ctx, "generateRandomNumber: bounds must be finite");
+      const min = finiteInteger(a as number, "generateRandomNumber: min");
+      if (typeof min === "string") return fail(ctx, min);
+      const max = finiteInteger(b as number, "generateRandomNumber: max");
+      if (typeof max === "string") return fail(ctx, max);
       if (max < min) return fail(ctx, "generateRandomNumber: max must not be smaller than min");
+      const span = max - min;
+      if (span > MAX_WHOLE) {
+        return fail(ctx, `generateRandomNumber: max - min must be at most ${MAX_WHOLE}, got min ${min}, max ${max}`);
+      }
       const r = ctx.env.random();
       const unit = r >= 0 && r < 1 ? r : 0;
-      return min + Math.floor(unit * (max - min + 1));
+      // span + 1 ≤ 2^53 and unit < 1, so the offset is an exact integer in [0, span]
+      return min + Math.min(span, Math.floor(unit * (span + 1)));
     },
   },
 ]);
