@@ -21,14 +21,23 @@ import { validationHook } from "./validation";
 /** Largest accepted request body; a study's rule set is the biggest thing anyone sends. */
 const MAX_BODY_BYTES = 2 * 1024 * 1024;
 
-export function createApp(deps: AppDeps) {
+export function createApp(appDeps: AppDeps) {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+  const metrics = createApiMetrics();
+  const deps: AppDeps = {
+    ...appDeps,
+    onRuleFailures: (failures) => {
+      for (const failure of failures) {
+        metrics.ruleFailures.inc({ event_type: failure.eventType, outcome: failure.outcome });
+      }
+      appDeps.onRuleFailures?.(failures);
+    },
+  };
   const limiter = createRedisRateLimiter(deps.redis, {
     prefix: deps.config.QUEUE_PREFIX,
     ...(deps.clock ? { clock: deps.clock } : {}),
   });
 
-  const metrics = createApiMetrics();
   app.use(requestId(deps.logger));
   app.use(httpMetrics(metrics));
   app.use(

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import {
+  externalServiceSettings,
   logLevel,
   milliseconds,
   parseEnv,
@@ -35,6 +36,7 @@ const schema = z.object({
   TEMP_PARTICIPANT_MAX_AGE_SECONDS: z.coerce.number().int().min(60).default(86_400),
   /** Time given to in-flight requests at shutdown before connections are cut. */
   SHUTDOWN_TIMEOUT_MS: milliseconds(10_000),
+  ...externalServiceSettings,
   LOG_LEVEL: logLevel,
 });
 

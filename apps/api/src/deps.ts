@@ -2,6 +2,7 @@ import type { Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { DbHandle } from "@studyflow/db";
+import type { ExternalServiceCaller, RuleFailureRecord } from "@studyflow/domain";
 import type { ApiConfig } from "./config";
 
 /** Everything the API needs from outside, passed in so tests build the real app on their own services. */
@@ -14,4 +15,8 @@ export interface AppDeps {
   logger: Logger;
   /** Milliseconds since the epoch; injectable so tests can move time. */
   clock?: () => number;
+  /** The study rules' external services (EXTERNAL_SERVICES_FILE); absent = none configured. */
+  callExternalService?: ExternalServiceCaller;
+  /** Told of every recorded rule failure; createApp counts them in its metrics. */
+  onRuleFailures?: (failures: readonly RuleFailureRecord[]) => void;
 }

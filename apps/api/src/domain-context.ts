@@ -2,5 +2,9 @@ import type { DomainContext } from "@studyflow/domain";
 import type { AppDeps } from "./deps";
 
 export function domainContext(deps: AppDeps): DomainContext {
-  return { clock: deps.clock ?? Date.now };
+  return {
+    clock: deps.clock ?? Date.now,
+    ...(deps.callExternalService ? { callExternalService: deps.callExternalService } : {}),
+    ...(deps.onRuleFailures ? { onRuleFailures: deps.onRuleFailures } : {}),
+  };
 }

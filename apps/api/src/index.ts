@@ -1,7 +1,8 @@
 import { serve } from "@hono/node-server";
 import { Queue } from "bullmq";
-import { loadConfigOrExit } from "@studyflow/config";
+import { loadConfigOrExit, startupStep } from "@studyflow/config";
 import { createDb } from "@studyflow/db";
+import { externalServiceCallerFromConfig } from "@studyflow/domain";
 import { RUN_ACTIONS_QUEUE, createRedisConnection } from "@studyflow/queue";
 import { createApp } from "./app";
 import { loadConfig, processEnv } from "./config";
@@ -16,7 +17,17 @@ const runActionsQueue = new Queue(RUN_ACTIONS_QUEUE, {
   prefix: config.QUEUE_PREFIX,
 });
 
-const app = createApp({ config, database, redis, runActionsQueue, logger });
+const callExternalService = await startupStep(logger, "external services", () =>
+  externalServiceCallerFromConfig(config),
+);
+const app = createApp({
+  config,
+  database,
+  redis,
+  runActionsQueue,
+  logger,
+  ...(callExternalService ? { callExternalService } : {}),
+});
 const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST }, (info) => {
   logger.info({ port: info.port }, "api listening");
 });

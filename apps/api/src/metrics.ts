@@ -17,6 +17,7 @@ export interface ApiMetrics {
   registry: Registry;
   httpRequests: Counter<HttpLabel>;
   httpRequestDuration: Histogram<HttpLabel>;
+  ruleFailures: Counter<"event_type" | "outcome">;
 }
 
 export function createApiMetrics(): ApiMetrics {
@@ -35,6 +36,12 @@ export function createApiMetrics(): ApiMetrics {
       help: "Time from receiving a request to its response, by method, matched route template and status.",
       labelNames: ["method", "route", "status"],
       buckets: DURATION_BUCKETS_SECONDS,
+      registers: [registry],
+    }),
+    ruleFailures: new Counter({
+      name: "studyflow_rule_failures_total",
+      help: "Study rules that failed for a participant event, by event type and outcome (rule-skipped, action-skipped, event-rejected).",
+      labelNames: ["event_type", "outcome"],
       registers: [registry],
     }),
   };

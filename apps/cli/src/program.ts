@@ -7,6 +7,8 @@ import { migrateCommand } from "./commands/migrate";
 import { participantsAddCommand } from "./commands/participants-add";
 import { passwordResetTokenCommand } from "./commands/password-reset-token";
 import { permissionGrantCommand } from "./commands/permission-grant";
+import { ruleFailuresListCommand } from "./commands/rule-failures-list";
+import { studyConfigureCommand } from "./commands/study-configure";
 import { studyCreateCommand } from "./commands/study-create";
 import { studySetRulesCommand } from "./commands/study-set-rules";
 import { tokenManagementCommand } from "./commands/token-management";
@@ -20,6 +22,7 @@ export const COMMANDS: readonly CliCommand[] = [
   migrateCommand,
   studyCreateCommand,
   studySetRulesCommand,
+  studyConfigureCommand,
   participantsAddCommand,
   userCreateCommand,
   permissionGrantCommand,
@@ -27,6 +30,7 @@ export const COMMANDS: readonly CliCommand[] = [
   tokenRevokeCommand,
   tokenParticipantCommand,
   passwordResetTokenCommand,
+  ruleFailuresListCommand,
   demoSeedCommand,
   demoWalkthroughCommand,
 ];

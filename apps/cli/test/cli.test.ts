@@ -274,7 +274,7 @@ describe("argument errors name the flag", () => {
     ],
     [
       ["permission:grant", "--subject", "r", "--study", "s", "--action", "delete-everything"],
-      'permission:grant: --action must be one of edit-participant-data, run-study-action, update-study-props, *; got "delete-everything"',
+      'permission:grant: --action must be one of edit-participant-data, run-study-action, update-study-props, read-rule-failures, *; got "delete-everything"',
     ],
     [["frobnicate"], 'unknown command "frobnicate" (run "help" for the list)'],
   ])("%j", async (argv, message) => {

@@ -1,5 +1,14 @@
 import { z } from "zod";
-import { logLevel, milliseconds, parseEnv, port, postgresUrl, queuePrefix, redisUrl } from "@studyflow/config";
+import {
+  externalServiceSettings,
+  logLevel,
+  milliseconds,
+  parseEnv,
+  port,
+  postgresUrl,
+  queuePrefix,
+  redisUrl,
+} from "@studyflow/config";
 
 const schema = z.object({
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
@@ -40,6 +49,7 @@ const schema = z.object({
     .int()
     .min(86_400)
     .default(7 * 86_400),
+  ...externalServiceSettings,
   LOG_LEVEL: logLevel,
 });
 

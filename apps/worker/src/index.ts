@@ -1,5 +1,6 @@
 import { serve } from "@hono/node-server";
-import { loadConfigOrExit } from "@studyflow/config";
+import { loadConfigOrExit, startupStep } from "@studyflow/config";
+import { externalServiceCallerFromConfig } from "@studyflow/domain";
 import { createDb } from "@studyflow/db";
 import { createRedisConnection } from "@studyflow/queue";
 import { loadConfig, processEnv } from "./config";
@@ -14,7 +15,11 @@ const database = createDb(config.DATABASE_URL, { max: config.DATABASE_POOL_SIZE,
 const connection = createRedisConnection(config.REDIS_URL, "worker");
 const producerConnection = createRedisConnection(config.REDIS_URL, "producer");
 
+const callExternalService = await startupStep(logger, "external services", () =>
+  externalServiceCallerFromConfig(config),
+);
 const runtime = startWorkerRuntime({
+  ...(callExternalService ? { callExternalService } : {}),
   database,
   connection,
   producerConnection,

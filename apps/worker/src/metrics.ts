@@ -21,6 +21,7 @@ export interface WorkerMetrics {
   /** One registry per runtime, so several runtimes in one process (tests) never share a series. */
   registry: Registry;
   participantsProcessed: Counter;
+  ruleFailures: Counter<"event_type" | "outcome">;
 }
 
 export interface WorkerMetricsDeps {
@@ -82,5 +83,11 @@ export function createWorkerMetrics(deps: WorkerMetricsDeps): WorkerMetrics {
     },
   });
 
-  return { registry, participantsProcessed };
+  const ruleFailures = new Counter({
+    name: "studyflow_rule_failures_total",
+    help: "Rule failures recorded by this process's bulk runs (a sample per batch), by event type and outcome.",
+    labelNames: ["event_type", "outcome"],
+    registers: [registry],
+  });
+  return { registry, participantsProcessed, ruleFailures };
 }

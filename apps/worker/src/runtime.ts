@@ -2,6 +2,7 @@ import { Queue, Worker, type Processor } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { DbHandle } from "@studyflow/db";
+import type { ExternalServiceCaller } from "@studyflow/domain";
 import { MAINTENANCE_QUEUE, OUTBOX_QUEUE, RUN_ACTIONS_QUEUE } from "@studyflow/queue";
 import { createWorkerMetrics, type WorkerMetrics } from "./metrics";
 import { createOutboxProcessor } from "./outbox/outbox-delivery";
@@ -33,6 +34,8 @@ export interface WorkerRuntimeDeps {
   resultDir: string;
   logger: Logger;
   clock?: () => number;
+  /** The study rules' external services (EXTERNAL_SERVICES_FILE); absent = none configured. */
+  callExternalService?: ExternalServiceCaller;
   batchSize?: number;
   chunkSize?: number;
   /** Set false in tests that drive housekeeping themselves: no maintenance schedules, no maintenance worker. */
@@ -79,6 +82,11 @@ export function startWorkerRuntime(deps: WorkerRuntimeDeps): WorkerRuntime {
     logger: deps.logger,
     isClosing: () => closing,
     onParticipantsProcessed: (count) => metrics.participantsProcessed.inc(count),
+    onRuleFailures: (failures) => {
+      for (const failure of failures)
+        metrics.ruleFailures.inc({ event_type: failure.eventType, outcome: failure.outcome });
+    },
+    ...(deps.callExternalService ? { callExternalService: deps.callExternalService } : {}),
     ...(deps.clock ? { clock: deps.clock } : {}),
     ...(deps.batchSize ? { batchSize: deps.batchSize } : {}),
     ...(deps.chunkSize ? { chunkSize: deps.chunkSize } : {}),

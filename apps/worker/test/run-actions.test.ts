@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { and, eq, inArray, sql } from "drizzle-orm";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { participants, reports, studyCounters, taskChunks, tasks } from "@studyflow/db";
+import { participants, reports, ruleFailures, studyCounters, taskChunks, tasks } from "@studyflow/db";
 import { addSyntheticParticipants, submitResponse, type RunActionsResult } from "@studyflow/domain";
 import { RUN_ACTIONS_QUEUE } from "@studyflow/queue";
 import { sweepStaleTasks } from "../src/processors/stale-task-sweeper";
@@ -216,6 +216,17 @@ describe("bulk run-actions in the worker", () => {
     expect(broken).toMatchObject({ flags: { score: "not-a-number" }, version: 1 });
     const [good] = await h.database.db.select().from(participants).where(eq(participants.participantId, "p000000050"));
     expect(good?.flags).toEqual({ score: "21", parsed: "21.000000" });
+    // Researchers find them among the study's rule failures too, tied to the task.
+    const recorded = await h.database.db.select().from(ruleFailures).where(eq(ruleFailures.taskId, taskId));
+    expect(recorded.map((f) => f.participantId).sort()).toEqual(["p000000007", "p000000123"]);
+    expect(recorded[0]).toMatchObject({
+      studyKey: "errs",
+      eventType: "CUSTOM",
+      rulesVersion: null,
+      ruleIndex: 0,
+      path: "rules[0].data[1].exp.data[1].exp",
+      outcome: "action-skipped",
+    });
   });
 
   it("cancel stops the task after the batch in flight; written batches stay", async () => {

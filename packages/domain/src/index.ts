@@ -33,3 +33,4 @@ export * from "./participants/expire-temporary";
 export * from "./access/tokens";
 export * from "./external/external-service-config";
 export * from "./external/http-external-services";
+export * from "./events/rule-failures";

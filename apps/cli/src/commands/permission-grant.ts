@@ -10,6 +10,7 @@ const PERMISSION_ACTIONS = [
   "edit-participant-data",
   "run-study-action",
   "update-study-props",
+  "read-rule-failures",
   "*",
 ] as const satisfies readonly (StudyAction | "*")[];
 

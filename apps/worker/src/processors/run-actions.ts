@@ -1,7 +1,14 @@
 import { DelayedError, UnrecoverableError, type Job, type Processor, type Queue } from "bullmq";
 import type { Logger } from "pino";
 import type { DbHandle } from "@studyflow/db";
-import { failTask, finalizeIfComplete, planTask, processChunk } from "@studyflow/domain";
+import {
+  failTask,
+  finalizeIfComplete,
+  planTask,
+  processChunk,
+  type ExternalServiceCaller,
+  type RuleFailureRecord,
+} from "@studyflow/domain";
 import {
   RUN_ACTIONS_QUEUE,
   chunkJobId,
@@ -17,6 +24,10 @@ export interface RunActionsProcessorDeps {
   resultDir: string;
   logger: Logger;
   clock?: () => number;
+  /** The study rules' external services; absent = none configured. */
+  callExternalService?: ExternalServiceCaller;
+  /** Told of the rule failures every committed batch recorded (metrics). */
+  onRuleFailures?: (failures: readonly RuleFailureRecord[]) => void;
   /** True once the process is shutting down: running chunks stop after their batch in flight. */
   isClosing?: () => boolean;
   /** Participants per batch; tests use small batches to interleave with other writers. */
@@ -79,6 +90,8 @@ export function createRunActionsProcessor(deps: RunActionsProcessorDeps): Proces
     let reported = 0;
     const outcome = await processChunk(db, data.taskId, data.chunkIndex, {
       clock,
+      ...(deps.callExternalService ? { callExternalService: deps.callExternalService } : {}),
+      ...(deps.onRuleFailures ? { onRuleFailures: deps.onRuleFailures } : {}),
       ...(deps.batchSize ? { batchSize: deps.batchSize } : {}),
       onBatch: (processed) => {
         deps.onParticipantsProcessed?.(processed - reported);

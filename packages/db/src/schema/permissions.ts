@@ -1,7 +1,7 @@
 import { bigserial, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
 import { createdAt } from "./columns";
 
-export type StudyAction = "edit-participant-data" | "run-study-action" | "update-study-props";
+export type StudyAction = "edit-participant-data" | "run-study-action" | "update-study-props" | "read-rule-failures";
 
 /** Per-study rights of management subjects; studyKey "*" means every study. */
 export const permissions = pgTable(

@@ -7,6 +7,14 @@ export type StudyStatus = "active" | "inactive";
 export interface StudyConfig {
   /** Maximum age, in seconds, of a temporary participant that may still be merged. */
   temporaryParticipantMaxAgeSeconds?: number;
+  /**
+   * Strict rules: a participant event for which any rule fails (an action inside IFTHEN too) is
+   * rejected whole, nothing stored, as the reference platform rejects events whose rules fail.
+   * Default off: the failing rule (or IFTHEN action) is skipped, the rest is kept.
+   */
+  strictRules?: boolean;
+  /** IANA zone the calendar functions of the rules compute in; default UTC. */
+  timeZone?: string;
 }
 
 export const studies = pgTable("studies", {

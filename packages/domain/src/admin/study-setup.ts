@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { sql } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { validateRules } from "@studyflow/engine";
 import {
   permissions,
@@ -9,11 +9,12 @@ import {
   type Database,
   type Executor,
   type StudyAction,
+  type StudyConfig,
   type StudyStatus,
 } from "@studyflow/db";
 import { hashPassword } from "../accounts/passwords";
 import { normalizeEmail } from "../accounts/password-reset";
-import { Invalid } from "../errors";
+import { Invalid, NotFound } from "../errors";
 import { storeRules } from "../rules/study-rules";
 
 /** Operator tasks (CLI, seeding, test fixtures): set up studies, rules, users and rights. */
@@ -24,17 +25,55 @@ export interface CreateStudyInput {
   /** Keys participant-id derivation; generated (256 bits) when absent. */
   secret?: string;
   trackAccount?: boolean;
+  /** Rule settings (strict mode, time zone); checked as updateStudySettings checks them. */
+  settings?: StudySettings;
 }
 
 export async function createStudy(db: Executor, input: CreateStudyInput) {
   const secret = input.secret ?? randomBytes(32).toString("hex");
   if (secret.length < 16) throw new Invalid("study secret must be at least 16 characters");
+  if (input.settings?.timeZone !== undefined) checkTimeZone(input.settings.timeZone);
   const [row] = await db
     .insert(studies)
-    .values({ key: input.key, status: input.status ?? "active", secret, trackAccount: input.trackAccount ?? false })
+    .values({
+      key: input.key,
+      status: input.status ?? "active",
+      secret,
+      trackAccount: input.trackAccount ?? false,
+      config: { ...input.settings },
+    })
     .returning();
   if (!row) throw new Error("study insert returned nothing");
   return row;
+}
+
+/** The settings of how a study's rules run. */
+export type StudySettings = Pick<StudyConfig, "strictRules" | "timeZone">;
+
+/** An IANA zone name the runtime knows (e.g. Europe/Amsterdam), or Invalid naming it. */
+export function checkTimeZone(timeZone: string): void {
+  try {
+    new Intl.DateTimeFormat("en", { timeZone });
+  } catch {
+    throw new Invalid(`unknown time zone "${timeZone}": use an IANA name such as Europe/Amsterdam or UTC`);
+  }
+}
+
+/** Changes the given settings, keeping the others; returns the study's settings after the change. */
+export async function updateStudySettings(
+  db: Executor,
+  studyKey: string,
+  settings: StudySettings,
+): Promise<StudySettings> {
+  if (settings.timeZone !== undefined) checkTimeZone(settings.timeZone);
+  const changes = Object.fromEntries(Object.entries(settings).filter(([, value]) => value !== undefined));
+  const [row] = await db
+    .update(studies)
+    .set({ config: sql`${studies.config} || ${JSON.stringify(changes)}::text::jsonb`, updatedAt: new Date() })
+    .where(eq(studies.key, studyKey))
+    .returning({ config: studies.config });
+  if (!row) throw new NotFound(`study "${studyKey}" not found`);
+  return { strictRules: row.config.strictRules ?? false, timeZone: row.config.timeZone ?? "UTC" };
 }
 
 /** Validates a rule set with the engine's validator and stores it as the study's next version. */

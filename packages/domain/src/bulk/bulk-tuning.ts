@@ -14,3 +14,10 @@ export const CHUNK_SIZE = 25_000;
 
 /** Per-participant errors kept for the result document. */
 export const MAX_REPORTED_ERRORS = 1_000;
+
+/**
+ * Rule failures recorded per batch (the result document still counts them all). A broken rule
+ * fails for every participant; a sample of each batch shows it to researchers without writing a
+ * row per participant: at most 5,000 rows for a million participants.
+ */
+export const MAX_RECORDED_FAILURES_PER_BATCH = 5;

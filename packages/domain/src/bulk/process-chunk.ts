@@ -7,13 +7,15 @@ import {
   type CompiledRuleSet,
   type Report,
   type SideEffect,
+  type StudyEvent,
 } from "@studyflow/engine";
 import { taskChunks, tasks, type Database, type Executor } from "@studyflow/db";
 import { engineEnvFor, type DomainContext } from "../events/event-runner";
 import { confidentialIdOf } from "../participants/participant-ids";
 import { persistEffects, persistReports } from "../events/persist-outcome";
 import { getStudy } from "../studies/study-repository";
-import { BATCH_SIZE, MAX_REPORTED_ERRORS } from "./bulk-tuning";
+import { failuresOf, recordRuleFailures, type RuleFailureRecord } from "../events/rule-failures";
+import { BATCH_SIZE, MAX_RECORDED_FAILURES_PER_BATCH, MAX_REPORTED_ERRORS } from "./bulk-tuning";
 import { batchRowToState, readBatch, writeChangedParticipants, type ChangedParticipant } from "./participant-batch";
 
 export type ChunkOutcome = "done" | "canceled" | "stopped";
@@ -85,7 +87,7 @@ export async function processChunk(
           .where(and(eq(taskChunks.taskId, taskId), eq(taskChunks.chunkIndex, chunkIndex)))
           .for("update");
         if (!chunk) throw new Error(`chunk ${chunkIndex} of task ${taskId} does not exist`);
-        if (chunk.status === "done") return { finished: true, processed: 0 };
+        if (chunk.status === "done") return { finished: true, processed: 0, failures: [] };
 
         const rows = await readBatch(tx, {
           studyKey: study.key,
@@ -99,28 +101,44 @@ export async function processChunk(
         const changed: ChangedParticipant[] = [];
         const reports: Report[] = [];
         const effects: SideEffect[] = [];
+        const failures: RuleFailureRecord[] = [];
 
         const evaluate = async (executor: Executor) => {
-          const env = engineEnvFor(executor, study.key, options);
+          const env = engineEnvFor(executor, study, options);
           for (const row of rows) {
             const before = batchRowToState(row);
-            const outcome = await applyRules(
-              compiled,
-              before,
-              {
-                type: "CUSTOM",
-                studyKey: study.key,
-                participantIDForConfidentialResponses: confidentialIdOf(study.secret, row.participant_id),
-              },
-              env,
-            );
+            const event: StudyEvent = {
+              type: "CUSTOM",
+              studyKey: study.key,
+              participantIDForConfidentialResponses: confidentialIdOf(study.secret, row.participant_id),
+            };
+            const outcome = await applyRules(compiled, before, event, env);
+            if ((outcome.error || outcome.skippedActions) && failures.length < MAX_RECORDED_FAILURES_PER_BATCH) {
+              const found = failuresOf(
+                outcome,
+                { studyKey: study.key, participantId: row.participant_id, rulesVersion: null, event, taskId },
+                "event-rejected",
+              );
+              failures.push(...found.slice(0, MAX_RECORDED_FAILURES_PER_BATCH - failures.length));
+            }
             if (outcome.error) {
               // The participant stays as it was; the task goes on with the next one.
               tally.errorCount += 1;
               if (tally.errors.length < MAX_REPORTED_ERRORS) {
-                tally.errors.push({ participantId: row.participant_id, error: outcome.error.message });
+                tally.errors.push({
+                  participantId: row.participant_id,
+                  error: `${outcome.error.path}: ${outcome.error.message}`,
+                });
               }
               continue;
+            }
+            if (outcome.skippedActions) {
+              // The participant keeps what the rest of its rules did; the result still names it.
+              const first = outcome.skippedActions[0];
+              tally.errorCount += 1;
+              if (first && tally.errors.length < MAX_REPORTED_ERRORS) {
+                tally.errors.push({ participantId: row.participant_id, error: `${first.path}: ${first.message}` });
+              }
             }
             outcome.changedPerRule.forEach((didChange, index) => {
               if (didChange) tally.changedPerRule[index] = (tally.changedPerRule[index] ?? 0) + 1;
@@ -151,6 +169,7 @@ export async function processChunk(
           if (written !== changed.length) throw new VersionConflict();
           await persistReports(tx, { studyKey: study.key, eventType: "CUSTOM", reports });
           await persistEffects(tx, study.key, effects, options.clock());
+          await recordRuleFailures(tx, failures, new Date(options.clock()));
         }
 
         const last = rows.at(-1);
@@ -181,10 +200,11 @@ export async function processChunk(
             })
             .where(eq(tasks.id, taskId));
         }
-        return { finished, processed: tally.processed };
+        // a dry run writes nothing, failures included
+        return { finished, processed: tally.processed, failures: task.input.dryRun ? [] : failures };
       });
 
-    let batch: { finished: boolean; processed: number };
+    let batch: { finished: boolean; processed: number; failures: RuleFailureRecord[] };
     try {
       batch = await runBatch(false);
     } catch (error) {
@@ -194,6 +214,7 @@ export async function processChunk(
       batch = await runBatch(true);
     }
     processedInChunk += batch.processed;
+    if (batch.failures.length > 0) options.onRuleFailures?.(batch.failures);
     if (batch.processed > 0) await options.onBatch?.(processedInChunk);
     if (batch.finished) return "done";
   }

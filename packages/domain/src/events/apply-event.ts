@@ -1,12 +1,14 @@
 import type { ParticipantState, StudyEvent } from "@studyflow/engine";
 import type { Executor } from "@studyflow/db";
 import { saveParticipantState, toEngineState, type ParticipantRow } from "../participants/participant-repository";
-import { nowSeconds, runEventRules, type DomainContext } from "./event-runner";
+import { nowSeconds, runEventRules, type EventContext, type StudyForRules } from "./event-runner";
 import { persistEffects, persistReports } from "./persist-outcome";
+import { RulesRejectedEvent, failuresOf, recordRuleFailures, type RuleFailureRecord } from "./rule-failures";
 import { storeResponse, type ArrivedResponse } from "./store-response";
 
 /** One participant event, on a participant row the caller has locked in its transaction. */
 export interface ParticipantEvent {
+  study: StudyForRules;
   row: ParticipantRow;
   event: StudyEvent;
   /** Set on the state before the rules run, so they see it and may override it (LEAVE: `exited`). */
@@ -23,30 +25,53 @@ export interface AppliedEvent {
   participant: ParticipantRow;
   /** The stored response (SUBMIT), or null when there was none or every item was confidential. */
   responseId: string | null;
+  /** The rule failures of this event (also recorded, and collected in the context). */
+  failures: RuleFailureRecord[];
 }
 
 /**
- * The one sequence every participant event goes through, inside the caller's transaction: the
- * study's current rules run, their side effects are persisted, the new state is saved (guarded by
- * the version that was read), the response is stored, then the reports. Either all of it commits
- * with the caller's other writes, or none of it.
+ * The one sequence every participant event goes through, inside the caller's transaction (see
+ * inEventTransaction): the study's current rules run, their side effects are persisted, the new
+ * state is saved (guarded by the version that was read), the response is stored, then the
+ * reports and the failures of rules that did not succeed. A failing rule never costs the
+ * participant's data: its own changes are dropped and the rest is kept, unless the study is
+ * strict, when the event is rejected whole.
  */
-export async function applyEvent(tx: Executor, input: ParticipantEvent, ctx: DomainContext): Promise<AppliedEvent> {
-  const { row, event } = input;
-  const outcome = await runEventRules(tx, { ...toEngineState(row), ...input.preset }, event, ctx);
+export async function applyEvent(tx: Executor, input: ParticipantEvent, ctx: EventContext): Promise<AppliedEvent> {
+  const { row, event, study } = input;
+  const { result, rulesVersion } = await runEventRules(
+    tx,
+    study,
+    { ...toEngineState(row), ...input.preset },
+    event,
+    ctx,
+  );
+  const strict = study.config.strictRules === true;
+  const failures = failuresOf(
+    result,
+    { studyKey: study.key, participantId: row.participantId, rulesVersion, event },
+    strict ? "event-rejected" : "rule-skipped",
+  );
+  // Strict studies take no chances: any failure, a skipped IFTHEN action too, rejects the event.
+  if (strict && failures.length > 0) {
+    throw new RulesRejectedEvent(failures.map((failure) => ({ ...failure, outcome: "event-rejected" })));
+  }
+
   // Effects first: a rule that removes confidential responses acts on the ones stored before this event.
-  await persistEffects(tx, event.studyKey, outcome.effects, ctx.clock());
-  const state = input.settle ? input.settle(outcome.state) : outcome.state;
+  await persistEffects(tx, study.key, result.effects, ctx.clock());
+  const state = input.settle ? input.settle(result.state) : result.state;
   const participant = await saveParticipantState(tx, row, state, input.at ?? nowSeconds(ctx));
   const responseId = input.response
     ? await storeResponse(
         tx,
-        event.studyKey,
+        study.key,
         input.response.stored,
         input.response.confidentialId,
         participant.currentStudySession,
       )
     : null;
-  await persistReports(tx, { studyKey: event.studyKey, eventType: event.type, responseId, reports: outcome.reports });
-  return { participant, responseId };
+  await persistReports(tx, { studyKey: study.key, eventType: event.type, responseId, reports: result.reports });
+  await recordRuleFailures(tx, failures, new Date(ctx.clock()));
+  ctx.failures.push(...failures);
+  return { participant, responseId, failures };
 }

@@ -5,7 +5,8 @@ import { hashedAccountId, participantIdsForProfile } from "../participants/parti
 import { insertOrLockParticipant, type ParticipantRow } from "../participants/participant-repository";
 import { getActiveStudy, type StudyRow } from "../studies/study-repository";
 import { applyEvent } from "./apply-event";
-import { nowSeconds, type DomainContext } from "./event-runner";
+import { inEventTransaction, nowSeconds, type DomainContext, type EventContext } from "./event-runner";
+import type { RuleFailureRecord } from "./rule-failures";
 
 export interface ProfileEntry {
   study: StudyRow;
@@ -49,14 +50,16 @@ export async function ensureProfileParticipant(
 /** Runs the ENTER rules on a participant row, with the status it enters with, and saves the result. */
 export async function runEnter(
   tx: Executor,
+  study: StudyRow,
   row: ParticipantRow,
   status: string,
   confidentialId: string | undefined,
-  ctx: DomainContext,
+  ctx: EventContext,
 ): Promise<ParticipantRow> {
   const { participant } = await applyEvent(
     tx,
     {
+      study,
       row,
       preset: { studyStatus: status },
       event: {
@@ -79,15 +82,16 @@ export async function enterStudy(
   db: Database,
   input: { studyKey: string; userId: string; profile: OwnedProfile },
   ctx: DomainContext,
-): Promise<{ participant: ParticipantRow; created: boolean }> {
-  return db.transaction(async (tx) => {
+): Promise<{ participant: ParticipantRow; created: boolean; warnings: RuleFailureRecord[] }> {
+  return inEventTransaction(db, ctx, async (tx, eventCtx) => {
     const study = await getActiveStudy(tx, input.studyKey);
     const { row, created, confidentialId } = await ensureProfileParticipant(
       tx,
       { study, userId: input.userId, profile: input.profile },
-      ctx,
+      eventCtx,
     );
-    if (!created && row.studyStatus === "active") return { participant: row, created };
-    return { participant: await runEnter(tx, row, "active", confidentialId, ctx), created };
+    if (!created && row.studyStatus === "active") return { participant: row, created, warnings: [] };
+    const participant = await runEnter(tx, study, row, "active", confidentialId, eventCtx);
+    return { participant, created, warnings: eventCtx.failures };
   });
 }

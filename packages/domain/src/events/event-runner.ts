@@ -6,16 +6,24 @@ import {
   type ParticipantState,
   type StudyEvent,
 } from "@studyflow/engine";
-import type { Executor } from "@studyflow/db";
-import { RuleFailed } from "../errors";
+import type { Database, Executor } from "@studyflow/db";
 import { createPostgresEngineServices, type ExternalServiceCaller } from "../rules/postgres-engine-services";
 import { loadCurrentRules } from "../rules/study-rules";
+import type { StudyRow } from "../studies/study-repository";
+import { RulesRejectedEvent, recordRuleFailures, type RuleFailureRecord } from "./rule-failures";
 
 /** What domain operations need from their caller besides the database. */
 export interface DomainContext {
   /** Milliseconds since the epoch. */
   clock: () => number;
   callExternalService?: ExternalServiceCaller;
+  /** Told of the rule failures of every event once they are recorded (metrics). */
+  onRuleFailures?: (failures: readonly RuleFailureRecord[]) => void;
+}
+
+/** The context inside one event transaction: the rule failures recorded so far. */
+export interface EventContext extends DomainContext {
+  readonly failures: RuleFailureRecord[];
 }
 
 /**
@@ -34,34 +42,67 @@ export function newMessageId(): string {
   return randomBytes(12).toString("hex");
 }
 
-export function engineEnvFor(tx: Executor, studyKey: string, ctx: DomainContext): EngineEnv {
+/** The study's settings the engine needs: its key and its calendar's time zone. */
+export type StudyForRules = Pick<StudyRow, "key" | "config">;
+
+export function engineEnvFor(tx: Executor, study: StudyForRules, ctx: DomainContext): EngineEnv {
   return {
-    services: createPostgresEngineServices(tx, studyKey, ctx.callExternalService),
+    services: createPostgresEngineServices(tx, study.key, ctx.callExternalService),
     clock: ctx.clock,
     random: secureRandom,
     newId: newMessageId,
+    timeZone: study.config.timeZone ?? "UTC",
   };
 }
 
 export const nowSeconds = (ctx: DomainContext) => Math.floor(ctx.clock() / 1000);
 
+export interface RuleRun {
+  result: ApplyResult;
+  /** The rules version that ran; null when the study has no rules. */
+  rulesVersion: number | null;
+}
+
 /**
  * Runs the study's current rules for one event inside the caller's transaction. A study without
- * rules leaves the state as it is. A failing rule throws RuleFailed, which rolls back the event.
+ * rules leaves the state as it is. A failing rule is skipped and the later ones run; a strict
+ * study stops at it instead (the caller then rejects the event).
  */
 export async function runEventRules(
   tx: Executor,
+  study: StudyForRules,
   state: ParticipantState,
   event: StudyEvent,
   ctx: DomainContext,
-): Promise<ApplyResult> {
-  const rules = await loadCurrentRules(tx, event.studyKey);
-  if (!rules) return { state, reports: [], effects: [], changedPerRule: [] };
-  const result = await applyRules(rules.compiled, state, event, engineEnvFor(tx, event.studyKey, ctx));
-  if (result.error) {
-    throw new RuleFailed(
-      `study rules failed on ${event.type} (rule ${result.error.ruleIndex}): ${result.error.message}`,
-    );
+): Promise<RuleRun> {
+  const rules = await loadCurrentRules(tx, study.key);
+  if (!rules) return { result: { state, reports: [], effects: [], changedPerRule: [] }, rulesVersion: null };
+  const result = await applyRules(rules.compiled, state, event, engineEnvFor(tx, study, ctx), {
+    onRuleError: study.config.strictRules === true ? "stop" : "continue",
+  });
+  return { result, rulesVersion: rules.version };
+}
+
+/**
+ * Runs one participant operation in a transaction. The rule failures its events record commit
+ * with it; when a strict study rejects the event, the transaction rolls back and the failures
+ * are recorded on their own, so researchers see them either way.
+ */
+export async function inEventTransaction<T>(
+  db: Database,
+  ctx: DomainContext,
+  work: (tx: Executor, eventCtx: EventContext) => Promise<T>,
+): Promise<T> {
+  const eventCtx: EventContext = { ...ctx, failures: [] };
+  try {
+    const result = await db.transaction((tx) => work(tx, eventCtx));
+    if (eventCtx.failures.length > 0) ctx.onRuleFailures?.(eventCtx.failures);
+    return result;
+  } catch (error) {
+    if (error instanceof RulesRejectedEvent) {
+      await recordRuleFailures(db, error.failures, new Date(ctx.clock()));
+      ctx.onRuleFailures?.(error.failures);
+    }
+    throw error;
   }
-  return result;
 }

@@ -5,7 +5,8 @@ import { participantIdsForProfile } from "../participants/participant-ids";
 import { lockParticipantOrThrow, type ParticipantRow } from "../participants/participant-repository";
 import { getActiveStudy } from "../studies/study-repository";
 import { applyEvent } from "./apply-event";
-import type { DomainContext } from "./event-runner";
+import { inEventTransaction, type DomainContext } from "./event-runner";
+import type { RuleFailureRecord } from "./rule-failures";
 
 /**
  * The profile's participant leaves: status `exited` first (so LEAVE rules see it and may
@@ -16,8 +17,8 @@ export async function leaveStudy(
   db: Database,
   input: { studyKey: string; profileId: string },
   ctx: DomainContext,
-): Promise<{ participant: ParticipantRow }> {
-  return db.transaction(async (tx) => {
+): Promise<{ participant: ParticipantRow; warnings: RuleFailureRecord[] }> {
+  return inEventTransaction(db, ctx, async (tx, eventCtx) => {
     const study = await getActiveStudy(tx, input.studyKey);
     const ids = participantIdsForProfile(study.secret, input.profileId);
     const row = await lockParticipantOrThrow(tx, study.key, ids.participantId);
@@ -27,11 +28,12 @@ export async function leaveStudy(
     const { participant } = await applyEvent(
       tx,
       {
+        study,
         row,
         preset: { studyStatus: "exited" },
         event: { type: "LEAVE", studyKey: study.key, participantIDForConfidentialResponses: ids.confidentialId },
       },
-      ctx,
+      eventCtx,
     );
     await tx
       .delete(confidentialResponses)
@@ -41,6 +43,6 @@ export async function leaveStudy(
           eq(confidentialResponses.confidentialId, ids.confidentialId),
         ),
       );
-    return { participant };
+    return { participant, warnings: eventCtx.failures };
   });
 }

@@ -14,7 +14,8 @@ import { lockParticipant, toEngineState, type ParticipantRow } from "../particip
 import { getActiveStudy } from "../studies/study-repository";
 import { applyEvent } from "./apply-event";
 import { ensureProfileParticipant, runEnter } from "./enter-study";
-import { nowSeconds, type DomainContext } from "./event-runner";
+import { inEventTransaction, nowSeconds, type DomainContext } from "./event-runner";
+import type { RuleFailureRecord } from "./rule-failures";
 
 export interface MergeInput {
   studyKey: string;
@@ -48,8 +49,8 @@ export async function mergeTemporaryParticipant(
   db: Database,
   input: MergeInput,
   ctx: DomainContext,
-): Promise<{ participant: ParticipantRow }> {
-  return db.transaction(async (tx) => {
+): Promise<{ participant: ParticipantRow; warnings: RuleFailureRecord[] }> {
+  return inEventTransaction(db, ctx, async (tx, eventCtx) => {
     const study = await getActiveStudy(tx, input.studyKey);
     const temp = await lockParticipant(tx, study.key, input.temporaryParticipantId);
     if (!temp) throw new NotFound("temporary participant not found");
@@ -59,15 +60,20 @@ export async function mergeTemporaryParticipant(
       throw new Conflict("temporary participant is too old to be merged");
     }
 
-    const ensured = await ensureProfileParticipant(tx, { study, userId: input.userId, profile: input.profile }, ctx);
+    const ensured = await ensureProfileParticipant(
+      tx,
+      { study, userId: input.userId, profile: input.profile },
+      eventCtx,
+    );
     if (ensured.row.participantId === temp.participantId) throw new Conflict("cannot merge a participant into itself");
     const target = ensured.created
-      ? await runEnter(tx, ensured.row, "active", ensured.confidentialId, ctx)
+      ? await runEnter(tx, study, ensured.row, "active", ensured.confidentialId, eventCtx)
       : ensured.row;
 
     const { participant } = await applyEvent(
       tx,
       {
+        study,
         row: target,
         event: {
           type: "MERGE",
@@ -81,7 +87,7 @@ export async function mergeTemporaryParticipant(
         }),
         at: now,
       },
-      ctx,
+      eventCtx,
     );
 
     const from = temp.participantId;
@@ -108,6 +114,6 @@ export async function mergeTemporaryParticipant(
         ),
       );
     await tx.delete(participants).where(eq(participants.id, temp.id));
-    return { participant };
+    return { participant, warnings: eventCtx.failures };
   });
 }

@@ -2,7 +2,8 @@ import type { Database } from "@studyflow/db";
 import { newTemporaryParticipantId } from "../participants/participant-ids";
 import { insertOrLockParticipant, type ParticipantRow } from "../participants/participant-repository";
 import { getActiveStudy } from "../studies/study-repository";
-import { nowSeconds, type DomainContext } from "./event-runner";
+import { inEventTransaction, nowSeconds, type DomainContext } from "./event-runner";
+import type { RuleFailureRecord } from "./rule-failures";
 import { runEnter } from "./enter-study";
 
 /**
@@ -13,8 +14,8 @@ export async function registerTemporaryParticipant(
   db: Database,
   input: { studyKey: string },
   ctx: DomainContext,
-): Promise<ParticipantRow> {
-  return db.transaction(async (tx) => {
+): Promise<{ participant: ParticipantRow; warnings: RuleFailureRecord[] }> {
+  return inEventTransaction(db, ctx, async (tx, eventCtx) => {
     const study = await getActiveStudy(tx, input.studyKey);
     const { row } = await insertOrLockParticipant(tx, {
       studyKey: study.key,
@@ -23,6 +24,7 @@ export async function registerTemporaryParticipant(
       enteredAt: nowSeconds(ctx),
     });
     // No confidential id: a temporary participant has no profile that messages could reach.
-    return runEnter(tx, row, "temporary", undefined, ctx);
+    const participant = await runEnter(tx, study, row, "temporary", undefined, eventCtx);
+    return { participant, warnings: eventCtx.failures };
   });
 }

@@ -6,7 +6,8 @@ import { confidentialIdOf } from "../participants/participant-ids";
 import { lockParticipantOrThrow, type ParticipantRow } from "../participants/participant-repository";
 import { getActiveStudy } from "../studies/study-repository";
 import { applyEvent } from "./apply-event";
-import { nowSeconds, type DomainContext } from "./event-runner";
+import { inEventTransaction, nowSeconds, type DomainContext } from "./event-runner";
+import type { RuleFailureRecord } from "./rule-failures";
 import type { ArrivedResponse } from "./store-response";
 
 export interface SubmittedResponse {
@@ -29,6 +30,8 @@ export interface SubmitResponseInput {
 export interface SubmitResponseResult {
   participant: ParticipantRow;
   responseId: string | null;
+  /** Rules that failed for this submission; the response was stored all the same. */
+  warnings: RuleFailureRecord[];
 }
 
 /** Statuses that no longer take responses: deleted accounts, and anonymous pre-registrations. */
@@ -43,7 +46,7 @@ export async function submitResponse(
   input: SubmitResponseInput,
   ctx: DomainContext,
 ): Promise<SubmitResponseResult> {
-  return db.transaction(async (tx) => {
+  return inEventTransaction(db, ctx, async (tx, eventCtx) => {
     const study = await getActiveStudy(tx, input.studyKey);
     const row = await lockParticipantOrThrow(tx, input.studyKey, input.participantId);
     if (CLOSED_STATUSES.has(row.studyStatus)) {
@@ -62,15 +65,17 @@ export async function submitResponse(
       responses: input.response.responses ?? [],
       context: { ...input.response.context, submittedBy: input.submittedBy },
     };
-    return applyEvent(
+    const { participant, responseId } = await applyEvent(
       tx,
       {
+        study,
         row,
         event: { type: "SUBMIT", studyKey: study.key, response, participantIDForConfidentialResponses: confidentialId },
         response: { stored: response, confidentialId },
         at: arrivedAt,
       },
-      ctx,
+      eventCtx,
     );
+    return { participant, responseId, warnings: eventCtx.failures };
   });
 }

@@ -1,7 +1,7 @@
 import http from "node:http";
 import https from "node:https";
 import type { ExternalServiceCaller } from "../rules/postgres-engine-services";
-import type { ExternalServiceConfig } from "./external-service-config";
+import { loadExternalServicesFile, type ExternalServiceConfig } from "./external-service-config";
 
 /** Replies larger than this are refused: a study's service answers with a state and a few reports. */
 const MAX_REPLY_BYTES = 1024 * 1024;
@@ -127,4 +127,17 @@ function post(slot: ServiceSlot, route: string, body: unknown, instanceId: strin
     });
     request.end(payload);
   });
+}
+
+/**
+ * The caller for an app's configuration: the services of EXTERNAL_SERVICES_FILE, or none. Throws
+ * ExternalServicesConfigError on a bad file, so the app does not start half-configured.
+ */
+export async function externalServiceCallerFromConfig(config: {
+  EXTERNAL_SERVICES_FILE?: string | undefined;
+  INSTANCE_ID: string;
+}): Promise<(ExternalServiceCaller & { close: () => void }) | undefined> {
+  if (config.EXTERNAL_SERVICES_FILE === undefined) return undefined;
+  const services = await loadExternalServicesFile(config.EXTERNAL_SERVICES_FILE);
+  return createHttpExternalServiceCaller(services, { instanceId: config.INSTANCE_ID });
 }

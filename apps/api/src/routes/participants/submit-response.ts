@@ -10,6 +10,7 @@ import {
   presentAssignedSurveys,
   presentParticipant,
 } from "../../presenters/participant";
+import { presentWarnings, warningsField } from "../../presenters/rule-failure";
 import { errorResponses } from "../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonBody, jsonContent, keyString } from "../schemas";
 
@@ -68,7 +69,12 @@ const route = createRoute({
   },
   responses: {
     200: jsonContent(
-      z.object({ message: z.string(), result: z.array(assignedSurveySchema), participant: participantSchema }),
+      z.object({
+        message: z.string(),
+        result: z.array(assignedSurveySchema),
+        participant: participantSchema,
+        ...warningsField,
+      }),
       "response stored; the participant's surveys and state after the rules",
     ),
     ...errorResponses([400, 401, 403, 404, 409, 422], {
@@ -95,6 +101,7 @@ export function registerSubmitResponse(router: OpenAPIHono<AppEnv>, deps: AppDep
         message: "response submitted",
         result: presentAssignedSurveys(outcome.participant),
         participant: presentParticipant(outcome.participant),
+        warnings: presentWarnings(outcome.warnings),
       },
       200,
     );

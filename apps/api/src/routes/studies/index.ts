@@ -3,6 +3,7 @@ import type { AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
 import { managementAuth } from "../../middleware/auth";
 import { validationHook } from "../../validation";
+import { registerListRuleFailures } from "./list-rule-failures";
 import { registerTrackAccount } from "./track-account";
 
 /**
@@ -13,5 +14,6 @@ export function createStudiesRouter(deps: AppDeps) {
   const router = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   router.use(managementAuth(deps));
   registerTrackAccount(router, deps);
+  registerListRuleFailures(router, deps);
   return router;
 }

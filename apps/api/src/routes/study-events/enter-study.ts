@@ -4,6 +4,7 @@ import { participantOf, type AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
 import { domainContext } from "../../domain-context";
 import { assignedSurveysEnvelope, presentAssignedSurveys } from "../../presenters/participant";
+import { presentWarnings, warningsField } from "../../presenters/rule-failure";
 import { errorResponses } from "../openapi-errors";
 import { PARTICIPANT_SECURITY, jsonBody, jsonContent, profileIdField, studyKeyParam } from "../schemas";
 
@@ -15,7 +16,10 @@ const route = createRoute({
   security: PARTICIPANT_SECURITY,
   request: { params: studyKeyParam, body: jsonBody(z.object({ profileID: profileIdField })) },
   responses: {
-    200: jsonContent(assignedSurveysEnvelope.extend({ created: z.boolean() }), "the participant's surveys"),
+    200: jsonContent(
+      assignedSurveysEnvelope.extend({ created: z.boolean(), ...warningsField }),
+      "the participant's surveys",
+    ),
     ...errorResponses([400, 401, 403, 404, 409, 422], {
       400: "invalid body",
       404: "study not found",
@@ -31,6 +35,13 @@ export function registerEnterStudy(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
     const { userId } = participantOf(c);
     const profile = await assertProfileOfUser(db, userId, c.req.valid("json").profileID);
     const result = await enterStudy(db, { studyKey, userId, profile }, domainContext(deps));
-    return c.json({ assignedSurveys: presentAssignedSurveys(result.participant), created: result.created }, 200);
+    return c.json(
+      {
+        assignedSurveys: presentAssignedSurveys(result.participant),
+        created: result.created,
+        warnings: presentWarnings(result.warnings),
+      },
+      200,
+    );
   });
 }

@@ -4,6 +4,7 @@ import { participantOf, type AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
 import { domainContext } from "../../domain-context";
 import { assignedSurveysEnvelope, presentAssignedSurveys } from "../../presenters/participant";
+import { presentWarnings, warningsField } from "../../presenters/rule-failure";
 import { errorResponses } from "../openapi-errors";
 import { PARTICIPANT_SECURITY, jsonBody, jsonContent, profileIdField, studyKeyParam } from "../schemas";
 
@@ -16,7 +17,7 @@ const route = createRoute({
   security: PARTICIPANT_SECURITY,
   request: { params: studyKeyParam, body: jsonBody(z.object({ profileID: profileIdField })) },
   responses: {
-    200: jsonContent(assignedSurveysEnvelope, "the surveys after the LEAVE rules"),
+    200: jsonContent(assignedSurveysEnvelope.extend(warningsField), "the surveys after the LEAVE rules"),
     ...errorResponses([400, 401, 403, 404, 409, 422], {
       400: "invalid body",
       404: "study or participant not found",
@@ -32,6 +33,9 @@ export function registerLeaveStudy(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
     const { userId } = participantOf(c);
     const profile = await assertProfileOfUser(db, userId, c.req.valid("json").profileID);
     const result = await leaveStudy(db, { studyKey, profileId: profile.id }, domainContext(deps));
-    return c.json({ assignedSurveys: presentAssignedSurveys(result.participant) }, 200);
+    return c.json(
+      { assignedSurveys: presentAssignedSurveys(result.participant), warnings: presentWarnings(result.warnings) },
+      200,
+    );
   });
 }

@@ -6,6 +6,7 @@ import type { AppDeps } from "../../deps";
 import { domainContext } from "../../domain-context";
 import { rateLimit, type RateLimiter } from "../../rate-limit";
 import { assignedSurveysEnvelope, presentAssignedSurveys } from "../../presenters/participant";
+import { presentWarnings, warningsField } from "../../presenters/rule-failure";
 import { errorResponses } from "../openapi-errors";
 import { PARTICIPANT_SECURITY, jsonBody, jsonContent, profileIdField, studyKeyParam } from "../schemas";
 
@@ -22,7 +23,7 @@ const route = createRoute({
   security: PARTICIPANT_SECURITY,
   request: { params: studyKeyParam, body: jsonBody(mergeRequest) },
   responses: {
-    200: jsonContent(assignedSurveysEnvelope, "the target participant's surveys after the merge"),
+    200: jsonContent(assignedSurveysEnvelope.extend(warningsField), "the target participant's surveys after the merge"),
     ...errorResponses([400, 401, 403, 404, 409, 422, 429], {
       400: "invalid body",
       404: "study or temporary participant not found",
@@ -67,6 +68,9 @@ export function registerMergeTemporaryParticipant(router: OpenAPIHono<AppEnv>, d
       },
       domainContext(deps),
     );
-    return c.json({ assignedSurveys: presentAssignedSurveys(result.participant) }, 200);
+    return c.json(
+      { assignedSurveys: presentAssignedSurveys(result.participant), warnings: presentWarnings(result.warnings) },
+      200,
+    );
   });
 }

@@ -6,6 +6,7 @@ import type { AppDeps } from "../../deps";
 import { domainContext } from "../../domain-context";
 import { rateLimit, type RateLimiter } from "../../rate-limit";
 import { participantSchema, presentParticipant } from "../../presenters/participant";
+import { presentWarnings, warningsField } from "../../presenters/rule-failure";
 import { errorResponses } from "../openapi-errors";
 import { jsonBody, jsonContent, keyString } from "../schemas";
 
@@ -21,7 +22,7 @@ const route = createRoute({
     "only proof of ownership: keep it secret; it can be merged into a profile within the configured age limit.",
   request: { body: jsonBody(registerRequest) },
   responses: {
-    201: jsonContent(z.object({ participant: participantSchema }), "the temporary participant"),
+    201: jsonContent(z.object({ participant: participantSchema, ...warningsField }), "the temporary participant"),
     ...errorResponses([400, 404, 409, 422, 429], {
       400: "invalid body",
       404: "study not found",
@@ -50,11 +51,14 @@ export function registerTemporaryParticipantRegistration(
   limiter: RateLimiter,
 ) {
   router.openapi({ ...route, middleware: [registrationLimit(limiter)] }, async (c) => {
-    const participant = await registerTemporaryParticipant(
+    const result = await registerTemporaryParticipant(
       deps.database.db,
       { studyKey: c.req.valid("json").studyKey },
       domainContext(deps),
     );
-    return c.json({ participant: presentParticipant(participant) }, 201);
+    return c.json(
+      { participant: presentParticipant(result.participant), warnings: presentWarnings(result.warnings) },
+      201,
+    );
   });
 }

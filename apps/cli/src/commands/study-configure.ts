@@ -1,0 +1,59 @@
+import { Option } from "commander";
+import { z } from "zod";
+import { updateStudySettings, type StudySettings } from "@studyflow/domain";
+import { defineCommand, type CliContext } from "../command-definition";
+import { requireStudy } from "../command-support";
+import { UsageError } from "../failures";
+import { oneOf, studyKey, text } from "../flag-values";
+import { fieldLines } from "../output";
+
+export interface StudyConfigureInput {
+  key: string;
+  settings: StudySettings;
+}
+
+export async function studyConfigure(ctx: CliContext, input: StudyConfigureInput) {
+  await requireStudy(ctx.database.db, input.key);
+  const settings = await updateStudySettings(ctx.database.db, input.key, input.settings);
+  const data = { studyKey: input.key, settings };
+  ctx.output.result(data, [
+    `settings of study "${input.key}"`,
+    ...fieldLines([
+      [
+        "strict rules",
+        settings.strictRules ? "on (a failing rule rejects the event)" : "off (a failing rule is skipped)",
+      ],
+      ["time zone", settings.timeZone],
+    ]),
+  ]);
+  return data;
+}
+
+export const studyConfigureCommand = defineCommand({
+  name: "study:configure",
+  summary: "set how a study's rules run: strict mode and the time zone of their calendar functions",
+  flags: () => [
+    new Option("--key <KEY>", "study key").makeOptionMandatory(),
+    new Option(
+      "--strict-rules <on|off>",
+      "on: any failing rule rejects a participant event (nothing stored); off (default): it is skipped and recorded",
+    ),
+    new Option("--time-zone <ZONE>", "IANA time zone of getTsForNextStartOfMonth & co., e.g. Europe/Amsterdam"),
+  ],
+  values: z
+    .object({ key: studyKey, strictRules: oneOf(["on", "off"]).optional(), timeZone: text.optional() })
+    .transform(({ key, strictRules, timeZone }): StudyConfigureInput => {
+      if (strictRules === undefined && timeZone === undefined) {
+        throw new UsageError("give --strict-rules, --time-zone or both");
+      }
+      return {
+        key,
+        settings: {
+          ...(strictRules === undefined ? {} : { strictRules: strictRules === "on" }),
+          ...(timeZone === undefined ? {} : { timeZone }),
+        },
+      };
+    }),
+  uses: "database",
+  run: studyConfigure,
+});
