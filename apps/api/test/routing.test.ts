@@ -24,6 +24,7 @@ describe("routers and their auth boundaries", () => {
     "POST /v1/studies/study-a/run-actions/participants/task/t1/cancel",
     "GET /v1/studies/study-a/run-actions/participants/task/t1/events",
     "PUT /v1/studies/study-a/track-account",
+    "GET /v1/studies/study-a/rule-failures",
   ];
   const participant = [
     "POST /v1/study-service/events/study-a/enter",
@@ -57,6 +58,7 @@ describe("routers and their auth boundaries", () => {
       "POST /v1/studies/{studyKey}/run-actions/participants/task/{taskID}/cancel": managementSecurity,
       "GET /v1/studies/{studyKey}/run-actions/participants/task/{taskID}/events": managementSecurity,
       "PUT /v1/studies/{studyKey}/track-account": managementSecurity,
+      "GET /v1/studies/{studyKey}/rule-failures": managementSecurity,
       "POST /v1/study-service/events/{studyKey}/enter": participantSecurity,
       "POST /v1/study-service/events/{studyKey}/leave": participantSecurity,
       "POST /v1/study-service/events/{studyKey}/merge-temporary-participant": participantSecurity,

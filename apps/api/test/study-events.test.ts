@@ -70,6 +70,7 @@ describe("participant study events", () => {
       expect(res.status).toBe(200);
       expect(await res.json()).toEqual({
         created: true,
+        warnings: [],
         assignedSurveys: [
           { surveyKey: "intake", validFrom: 0, validUntil: 0, category: "prio", studyKey: "study-a", profileID: "" },
         ],
@@ -121,7 +122,7 @@ describe("participant study events", () => {
 
       const res = await postJson(t, events("study-a", "leave"), { profileID: profile.id }, user.token);
       expect(res.status).toBe(200);
-      expect(await res.json()).toEqual({ assignedSurveys: [] });
+      expect(await res.json()).toEqual({ assignedSurveys: [], warnings: [] });
       expect((await readParticipant(t.database.db, "study-a", participantId))?.studyStatus).toBe("exited");
       expect(await t.database.db.select().from(confidentialResponses)).toHaveLength(0);
       expect((await t.database.db.select().from(reports)).map((r) => r.key).sort()).toEqual(["entered", "left"]);
@@ -196,6 +197,7 @@ describe("participant study events", () => {
       );
       expect(res.status).toBe(200);
       expect(await res.json()).toEqual({
+        warnings: [],
         assignedSurveys: [
           { surveyKey: "intake", validFrom: 0, validUntil: 0, category: "prio", studyKey: "study-a", profileID: "" },
         ],

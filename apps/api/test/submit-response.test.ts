@@ -1,7 +1,7 @@
 import { SignJWT } from "jose";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { confidentialResponses, reports, studyCounters, surveyResponses } from "@studyflow/db";
+import { confidentialResponses, reports, ruleFailures, studyCounters, surveyResponses } from "@studyflow/db";
 import { revokeSubjectTokens, mintManagementToken, mintParticipantToken } from "@studyflow/domain";
 import {
   call,
@@ -137,9 +137,48 @@ describe("POST /v1/studies/{studyKey}/participants/{participantID}/responses", (
     expect(await t.database.db.select().from(surveyResponses)).toHaveLength(1);
   });
 
-  it("a rule failing halfway leaves participant, responses and counters as they were (422)", async () => {
+  const brokenRules = [
+    onEvent("SUBMIT", call("GET_NEXT_STUDY_COUNTER_AS_FLAG", str("ids"), str("studyId"))),
+    call("UPDATE_FLAG", str("x"), exp(call("getResponseValueAsNum", str("missing"), str("missing")))),
+    onEvent("SUBMIT", call("UPDATE_FLAG", str("after"), str("ran"))),
+  ];
+
+  it("a failing rule is skipped: the response and the other rules' changes are kept, the failure reported", async () => {
+    await setupStudy(t, { key: "study-lenient", rules: brokenRules });
+    const admin = await managementToken(t, "root", true);
+    await insertParticipant(t.database.db, { studyKey: "study-lenient", participantId: "p1" });
+    const res = await postJson(t, path("study-lenient", "p1"), response, admin);
+    expect(res.status).toBe(200);
+    const body = await res.json();
+    expect(body.participant.flags).toEqual({ studyId: "1", after: "ran" });
+    expect(body.warnings).toEqual([
+      {
+        eventType: "SUBMIT",
+        ruleIndex: 1,
+        path: "rules[1].data[1].exp",
+        message: expect.stringMatching(/^UPDATE_FLAG: /),
+        outcome: "rule-skipped",
+      },
+    ]);
+    expect(
+      await t.database.db.select().from(surveyResponses).where(eq(surveyResponses.studyKey, "study-lenient")),
+    ).toHaveLength(1);
+    const [failure] = await t.database.db.select().from(ruleFailures).where(eq(ruleFailures.studyKey, "study-lenient"));
+    expect(failure).toMatchObject({
+      participantId: "p1",
+      eventType: "SUBMIT",
+      eventKey: response.key,
+      rulesVersion: 1,
+      ruleIndex: 1,
+      path: "rules[1].data[1].exp",
+      outcome: "rule-skipped",
+    });
+  });
+
+  it("a strict study rejects the event (422): participant, responses and counters stay as they were; the failure is recorded", async () => {
     await setupStudy(t, {
       key: "study-broken",
+      settings: { strictRules: true },
       rules: [
         onEvent("SUBMIT", call("GET_NEXT_STUDY_COUNTER_AS_FLAG", str("ids"), str("studyId"))),
         onEvent(
@@ -153,12 +192,16 @@ describe("POST /v1/studies/{studyKey}/participants/{participantID}/responses", (
     const before = await readParticipant(t.database.db, "study-broken", "p1");
     const res = await postJson(t, path("study-broken", "p1"), response, admin);
     expect(res.status).toBe(422);
-    expect((await res.json()).error).toMatch(/study rules failed on SUBMIT \(rule 1\)/);
+    expect((await res.json()).error).toMatch(
+      /study rules failed on SUBMIT \(rule 1 at rules\[1\]\.data\[1\]\.exp\.data\[1\]\.exp\)/,
+    );
     expect(await readParticipant(t.database.db, "study-broken", "p1")).toEqual(before);
     expect(await t.database.db.select().from(surveyResponses)).toHaveLength(0);
     expect(await t.database.db.select().from(studyCounters).where(eq(studyCounters.studyKey, "study-broken"))).toEqual(
       [],
     );
+    const failures = await t.database.db.select().from(ruleFailures).where(eq(ruleFailures.studyKey, "study-broken"));
+    expect(failures).toMatchObject([{ participantId: "p1", ruleIndex: 1, outcome: "event-rejected" }]);
   });
 
   describe("bad input", () => {

@@ -1,6 +1,7 @@
 import { Queue } from "bullmq";
 import { pino } from "pino";
 import { createDb, type DbHandle } from "@studyflow/db";
+import { externalServiceCallerFromConfig } from "@studyflow/domain";
 import { RUN_ACTIONS_QUEUE, createRedisConnection } from "@studyflow/queue";
 import {
   createTestDatabase,
@@ -45,7 +46,10 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const queueConnection = createRedisConnection(config.REDIS_URL, "producer");
   const runActionsQueue = new Queue(RUN_ACTIONS_QUEUE, { connection: queueConnection, prefix });
   let now: number | undefined;
+  // As the server entry does: EXTERNAL_SERVICES_FILE in `env` configures the rules' external services.
+  const externalServices = await externalServiceCallerFromConfig(config);
   const deps: AppDeps = {
+    ...(externalServices ? { callExternalService: externalServices } : {}),
     config,
     database: options.databaseOverride ?? database,
     redis,
@@ -63,6 +67,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
       now = ms;
     },
     close: async () => {
+      externalServices?.close();
       await runActionsQueue.close();
       await deletePrefix(redis, prefix);
       redis.disconnect();

@@ -95,3 +95,28 @@ export function withDevSecrets(env: Record<string, string | undefined>): Record<
     ...env,
   };
 }
+
+/** The study rules' external services, for every app that runs rules (the API and the worker). */
+export const externalServiceSettings = {
+  /** YAML or JSON file listing the services (name, url, apiKey, timeout, mTLSConfig); unset = none. */
+  EXTERNAL_SERVICES_FILE: z.string().min(1).optional(),
+  /** Sent to external services as `instanceID`, so a service shared by deployments can tell them apart. */
+  INSTANCE_ID: z.string().min(1).max(100).default("studyflow"),
+};
+
+/**
+ * A step of an app's start that reads configured files (e.g. the external services): a failure
+ * is logged as one readable line and stops the process, rather than leaving it half-configured.
+ */
+export async function startupStep<T>(
+  logger: { fatal: (details: object, message: string) => void },
+  what: string,
+  step: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await step();
+  } catch (error) {
+    logger.fatal({ reason: error instanceof Error ? error.message : String(error) }, `cannot start: ${what}`);
+    process.exit(1);
+  }
+}
