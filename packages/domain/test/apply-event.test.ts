@@ -10,7 +10,7 @@ import {
   setStudyRules,
   submitResponse,
 } from "@studyflow/domain";
-import { call, createTestDatabase, exp, onEvent, str, type TestDatabase } from "@studyflow/testkit";
+import { call, createTestDatabase, exp, num, onEvent, str, type TestDatabase } from "@studyflow/testkit";
 
 const NOW = Date.UTC(2031, 4, 1, 9, 30);
 const ctx = { clock: () => NOW };
@@ -73,6 +73,36 @@ describe("applyEvent through submit and leave", () => {
       expiresAt: new Date(NOW + SEND_MESSAGE_NOW_VALIDITY_MS),
     });
     expect(SEND_MESSAGE_NOW_VALIDITY_MS).toBe(24 * 3_600_000);
+  });
+
+  it("the study's time zone reaches the calendar functions of its rules", async () => {
+    const rules = [
+      onEvent(
+        "SUBMIT",
+        call(
+          "UPDATE_FLAG",
+          str("local"),
+          exp(call("dateToStr", exp(call("timestampWithOffset", num(0))), str("yyyy-MM-dd HH:mm"))),
+        ),
+      ),
+    ];
+    for (const [key, timeZone, expected] of [
+      ["tz-utc", undefined, "2031-05-01 09:30"],
+      ["tz-ams", "Europe/Amsterdam", "2031-05-01 11:30"],
+      ["tz-ny", "America/New_York", "2031-05-01 05:30"],
+    ] as const) {
+      await createStudy(database.db, { key, ...(timeZone ? { settings: { timeZone } } : {}) });
+      await setStudyRules(database.db, key, rules, "test");
+      await database.db
+        .insert(participants)
+        .values({ studyKey: key, participantId: "p", studyStatus: "active", enteredAt: 100, modifiedAt: 100 });
+      const { participant } = await submitResponse(
+        database.db,
+        { studyKey: key, participantId: "p", response: { key: "s" }, submittedBy: "tester" },
+        ctx,
+      );
+      expect(participant.flags["local"], key).toBe(expected);
+    }
   });
 
   it("LEAVE rules see the status the pipeline presets and keep their changes", async () => {
