@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { SMTPServer } from "smtp-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runDemoStory, seedDemo, type Mailbox } from "@studyflow/cli/demo";
+import { outboxMailbox, runDemoStory, seedDemo, type Mailbox } from "@studyflow/cli/demo";
 import { createTestApp, type TestApp } from "@studyflow/api/testing";
 import { startWorkerBesideApi } from "@studyflow/worker/testing";
 
@@ -93,5 +93,36 @@ describe("the demo walkthrough", () => {
     const again = await seedDemo(t.database, t.config, 500);
     expect(again.studyKey).toBe(demo.studyKey);
     expect(again.profileIds).toEqual(demo.profileIds);
+  });
+});
+
+/** `npm start` without SMTP_URL, then `npm run demo`: no Mailpit, the reset link comes from the outbox. */
+describe("the demo walkthrough without an SMTP server", () => {
+  let t: TestApp;
+  let worker: ReturnType<typeof startWorkerBesideApi>;
+
+  beforeAll(async () => {
+    const resultDir = await mkdtemp(path.join(tmpdir(), "sf-demo-outbox-"));
+    t = await createTestApp({ env: { RESULT_DIR: resultDir } });
+    worker = startWorkerBesideApi(t, resultDir);
+  });
+  afterAll(async () => {
+    await worker.stop();
+    await t.close();
+  });
+
+  it("passes every step, reading the reset link from the outbox", async () => {
+    const demo = await seedDemo(t.database, t.config, 200);
+    const steps: string[] = [];
+    await runDemoStory({
+      baseUrl: "http://studyflow.test",
+      demo,
+      mailbox: outboxMailbox(t.database),
+      fetch: async (input, init) => t.app.request(input instanceof Request ? input : input.toString(), init),
+      report: (line) => steps.push(line),
+      timeoutMs: 30_000,
+    });
+    expect(steps).toHaveLength(8);
+    expect(steps.at(-1)).toMatch(/password reset/);
   });
 });

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import {
   externalServiceSettings,
+  resultDir,
   logLevel,
   milliseconds,
   parseEnv,
@@ -31,7 +32,7 @@ const schema = z.object({
   /** Optional JWKS URL of an identity provider whose RS256/ES256 management tokens are accepted too. */
   MANAGEMENT_JWKS_URL: z.url().optional(),
   /** Directory of task result files, shared with the worker (a volume in compose). */
-  RESULT_DIR: z.string().min(1).default("./var/results"),
+  RESULT_DIR: resultDir,
   /** Age after which a temporary participant can no longer be merged. */
   TEMP_PARTICIPANT_MAX_AGE_SECONDS: z.coerce.number().int().min(60).default(86_400),
   /** Time given to in-flight requests at shutdown before connections are cut. */

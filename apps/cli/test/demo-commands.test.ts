@@ -25,11 +25,11 @@ describe("the demo commands on the command line", () => {
     expect(usage()).toContain("  demo:seed");
   });
 
-  it("need the database for the seed only", () => {
+  it("need the database: the seed writes it, the walkthrough seeds and reads the outbox", () => {
     expect(verdict(["demo:seed"])).toEqual({ run: "demo:seed", uses: "database", json: false });
     expect(verdict(["demo", "--base-url", "http://api.example:8080/", "--json"])).toEqual({
       run: "demo",
-      uses: "nothing",
+      uses: "database",
       json: true,
     });
   });

@@ -50,6 +50,7 @@ describe("study:configure", () => {
     const before = await configOf();
     const cases: [string[], RegExp][] = [
       [["--key", "s", "--time-zone", "Mars/Olympus"], /unknown time zone "Mars\/Olympus"/],
+      [["--key", "s", "--time-zone", "+01:00"], /unknown time zone "\+01:00"/],
       [["--key", "s", "--strict-rules", "maybe"], /--strict-rules must be one of on, off/],
       [["--key", "nope", "--strict-rules", "on"], /no study "nope"/],
       [["--key", "s"], /give --strict-rules, --time-zone or both/],

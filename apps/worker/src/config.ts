@@ -1,6 +1,7 @@
 import { z } from "zod";
 import {
   externalServiceSettings,
+  resultDir,
   logLevel,
   milliseconds,
   parseEnv,
@@ -25,7 +26,7 @@ const schema = z.object({
   /** Port of the worker's health endpoint. */
   HEALTH_PORT: port(8081),
   /** Directory of task result files, shared with the api (a volume in compose). */
-  RESULT_DIR: z.string().min(1).default("./var/results"),
+  RESULT_DIR: resultDir,
   /** Time given to running jobs at shutdown before the process exits (they resume elsewhere). */
   SHUTDOWN_TIMEOUT_MS: milliseconds(20_000),
   /** SMTP server the outbox is delivered through, e.g. smtp://mailpit:1025; unset = no delivery. */

@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
 import { z } from "zod";
 
 export class ConfigError extends Error {
@@ -120,3 +122,29 @@ export async function startupStep<T>(
     process.exit(1);
   }
 }
+
+/**
+ * A path inside the repository (the nearest directory upwards from the working directory whose
+ * package.json declares workspaces), so every app and script agrees on it whatever directory it
+ * was started from: `npm run dev -w @studyflow/api` runs in apps/api, `npm start` at the root.
+ * Outside a checkout (an image without the workspace file) it is taken from the working directory.
+ */
+export function repositoryPath(relative: string, from = process.cwd()): string {
+  for (let dir = path.resolve(from); ; dir = path.dirname(dir)) {
+    try {
+      const manifest = JSON.parse(readFileSync(path.join(dir, "package.json"), "utf8")) as { workspaces?: unknown };
+      if (manifest.workspaces !== undefined) return path.join(dir, relative);
+    } catch {
+      // no package.json here: keep looking upwards
+    }
+    if (path.dirname(dir) === dir) return path.resolve(from, relative);
+  }
+}
+
+/** Where task result files live: shared by the API (reads) and the worker (writes). */
+export const resultDir = z
+  .string()
+  .min(1)
+  .default(() => repositoryPath("var/results"))
+  // a relative value is taken from the working directory, once, so logs show where files go
+  .transform((value) => path.resolve(value));

@@ -37,6 +37,7 @@ export {
 } from "./validator";
 export { PARTICIPANT_FIELDS, normalizeParticipantState, statesEqual } from "./participant-state";
 export { fieldsUsedBy } from "./field-usage";
+export { isTimeZoneName } from "./zoned-calendar";
 export type { FieldUsageOptions } from "./field-usage";
 export { createDeterministicEnv, createInMemoryServices } from "./in-memory-services";
 export type { DeterministicEnvOptions, InMemoryServices, InMemorySeed } from "./in-memory-services";

@@ -87,11 +87,24 @@ const zones = new Map<string, CalendarZone | null>();
 const MAX_CACHED_ZONES = 1000;
 
 /**
- * The zone called `name` (absent means UTC), or null if Intl does not accept the name. Names are
+ * IANA zone names only ("Europe/Amsterdam", "Etc/GMT+1", "UTC"): newer Node versions also take
+ * offsets such as "+01:00", which are no zone (no DST) and would make a study's setting valid on
+ * one runtime and not on another.
+ */
+const IANA_NAME = /^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)*$/;
+
+/** A name the calendar functions accept: an IANA zone name that Intl knows. */
+export function isTimeZoneName(name: string): boolean {
+  return calendarZone(name) !== null;
+}
+
+/**
+ * The zone called `name` (absent means UTC), or null if it is no IANA name Intl accepts. Names are
  * not canonicalised beyond what Intl does ("europe/amsterdam" is accepted, "" and "+01:00" are not).
  */
 export function calendarZone(name: string | undefined): CalendarZone | null {
   if (name === undefined || name === "UTC") return UTC_ZONE;
+  if (!IANA_NAME.test(name)) return null;
   let zone = zones.get(name);
   if (zone === undefined) {
     zone = createZone(name);

@@ -3,7 +3,7 @@ import path from "node:path";
 import { Option } from "commander";
 import { z } from "zod";
 import { defineCommand, type CliContext } from "../command-definition";
-import { seedDemo } from "../demo/demo-seed";
+import { seedDemo, type DemoFile } from "../demo/demo-seed";
 import { text, wholeNumber } from "../flag-values";
 
 /** Where the walkthrough values go unless `--out` says otherwise (compose mounts var/demo). */
@@ -20,11 +20,17 @@ export interface DemoSeedInput {
   participants: number;
 }
 
-/** Sets up the demo study and writes the tokens the walkthrough needs to a file, printing them too. */
-export async function demoSeed(ctx: CliContext, input: DemoSeedInput) {
+/** Sets up the demo study and writes the walkthrough values to `out`; returns them. */
+export async function seedDemoInto(ctx: CliContext, input: DemoSeedInput): Promise<DemoFile> {
   const demo = await seedDemo(ctx.database, ctx.config, input.participants);
   await mkdir(path.dirname(input.out), { recursive: true });
   await writeFile(input.out, `${JSON.stringify(demo, null, 2)}\n`, "utf8");
+  return demo;
+}
+
+/** Sets up the demo study and writes the tokens the walkthrough needs to a file, printing them too. */
+export async function demoSeed(ctx: CliContext, input: DemoSeedInput) {
+  const demo = await seedDemoInto(ctx, input);
   const data = { out: input.out, demo };
   ctx.output.result(data, [
     `demo study "${demo.studyKey}" is ready; walkthrough values written to ${input.out}:`,

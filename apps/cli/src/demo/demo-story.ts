@@ -1,7 +1,9 @@
+import { and, desc, eq, gte } from "drizzle-orm";
+import { outgoingMessages, type DbHandle } from "@studyflow/db";
 import { demoBulkRules } from "./demo-rules";
 import type { DemoFile } from "./demo-seed";
 
-/** Where the walkthrough finds the password-reset e-mail (Mailpit in compose, an SMTP capture in tests). */
+/** Where the walkthrough finds the password-reset e-mail (Mailpit in compose, the outbox without it, an SMTP capture in tests). */
 export interface Mailbox {
   /** The reset link of a password-reset e-mail to `email` that arrived after `since` (ms), within `timeoutMs`. */
   waitForResetLink(email: string, since: number, timeoutMs: number): Promise<string>;
@@ -197,6 +199,39 @@ export function mailpitMailbox(baseUrl: string, http: typeof fetch = fetch): Mai
         await new Promise((resolve) => setTimeout(resolve, 500));
       }
       throw new DemoStepFailed(`reset e-mail: nothing arrived for ${email} within ${timeoutMs} ms`);
+    },
+  };
+}
+
+/**
+ * The outbox itself, for systems without an SMTP sink (`npm start` without SMTP_URL): the reset
+ * e-mail waits there as a row whose payload holds the link, sent or not.
+ */
+export function outboxMailbox(database: DbHandle): Mailbox {
+  return {
+    async waitForResetLink(email, since, timeoutMs) {
+      const deadline = Date.now() + timeoutMs;
+      while (Date.now() < deadline) {
+        const [row] = await database.db
+          .select({ payload: outgoingMessages.payload })
+          .from(outgoingMessages)
+          .where(
+            and(
+              eq(outgoingMessages.template, "password-reset"),
+              eq(outgoingMessages.toAddress, email),
+              gte(outgoingMessages.createdAt, new Date(since - 1_000)),
+            ),
+          )
+          .orderBy(desc(outgoingMessages.createdAt))
+          .limit(1);
+        const link = row?.payload["resetUrl"];
+        if (typeof link === "string") return link;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      throw new DemoStepFailed(
+        `reset e-mail: no password-reset message for ${email} in the outbox within ${timeoutMs} ms ` +
+          "(is DATABASE_URL the database the API writes to?)",
+      );
     },
   };
 }

@@ -1,3 +1,10 @@
 export { demoBulkRules, demoRules } from "./demo-rules";
 export { DEMO_EMAIL, DEMO_PASSWORD, DEMO_RESEARCHER, DEMO_STUDY, seedDemo, type DemoFile } from "./demo-seed";
-export { DemoStepFailed, mailpitMailbox, runDemoStory, type DemoStoryOptions, type Mailbox } from "./demo-story";
+export {
+  DemoStepFailed,
+  mailpitMailbox,
+  outboxMailbox,
+  runDemoStory,
+  type DemoStoryOptions,
+  type Mailbox,
+} from "./demo-story";
