@@ -7,6 +7,8 @@ import type { ManagementPrincipal, ParticipantPrincipal } from "./auth/principal
 export interface AppEnv {
   Variables: {
     requestId: string;
+    /** The client's address (see client-address.ts), set for every request. */
+    clientAddress?: string;
     logger: Logger;
     management?: ManagementPrincipal;
     participant?: ParticipantPrincipal;

@@ -4,6 +4,8 @@ import type { AppEnv } from "./app-env";
 import type { AppDeps } from "./deps";
 import { errorBody, handleError } from "./errors";
 import { createApiMetrics, registerMetrics } from "./metrics";
+import { resolveClientAddress } from "./client-address";
+import { inputBoundary } from "./middleware/input-boundary";
 import { httpMetrics } from "./middleware/metrics";
 import { requestId } from "./middleware/request-id";
 import { createRedisRateLimiter } from "./rate-limit";
@@ -46,6 +48,8 @@ export function createApp(appDeps: AppDeps) {
       onError: (c) => c.json(errorBody(`request body larger than ${MAX_BODY_BYTES} bytes`), 413),
     }),
   );
+  app.use(inputBoundary());
+  app.use(resolveClientAddress(deps.config.TRUST_PROXY));
 
   // The one place paths get their prefix. Each router brings its own auth, which runs for every
   // path below its prefix (an unknown one too: 401 before 404).

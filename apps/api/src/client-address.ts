@@ -1,24 +1,46 @@
 import type { Context } from "hono";
+import { createMiddleware } from "hono/factory";
 import { getConnInfo } from "@hono/node-server/conninfo";
+import type { AppEnv } from "./app-env";
 
 /** Long enough for any IPv6 text form; a forged header cannot make rate-limit keys huge. */
 const MAX_ADDRESS_LENGTH = 64;
 
-/**
- * The client's address, as the key of per-client rate limits. The first X-Forwarded-For entry
- * is the client as seen by the reverse proxy in front of the API; the proxy must overwrite the
- * header, or clients could pick their own bucket. Without the header (direct connections)
- * the socket's peer is used; without a Node socket (in-process requests in tests) every
- * caller shares one "unknown" bucket.
- */
-export function clientAddress(c: Context): string {
-  const forwarded = c.req.header("x-forwarded-for")?.split(",")[0]?.trim();
-  if (forwarded) return forwarded.slice(0, MAX_ADDRESS_LENGTH);
+function socketAddress(c: Context): string {
   try {
     const address = getConnInfo(c).remote.address;
     if (address) return address;
   } catch {
-    // Not served by @hono/node-server: there is no socket to ask.
+    // Not served by @hono/node-server (in-process requests in tests): there is no socket to ask.
   }
   return "unknown";
+}
+
+/**
+ * The client's address, the key of per-client rate limits, found once per request.
+ *
+ * `trustedProxies` is TRUST_PROXY: how many reverse proxies in front of the API append to
+ * X-Forwarded-For. With 0 (the default) the header is ignored, because any client can send it
+ * and would otherwise pick its own rate-limit bucket; the socket's peer is the client. With n,
+ * the client is the entry the outermost trusted proxy added: the n-th from the end. Entries
+ * further left were written by the client and are not believed.
+ */
+export function resolveClientAddress(trustedProxies: number) {
+  return createMiddleware<AppEnv>(async (c, next) => {
+    let address = socketAddress(c);
+    if (trustedProxies > 0) {
+      const hops = (c.req.header("x-forwarded-for") ?? "")
+        .split(",")
+        .map((entry) => entry.trim())
+        .filter((entry) => entry !== "");
+      const added = hops[hops.length - trustedProxies];
+      if (added) address = added;
+    }
+    c.set("clientAddress", address.slice(0, MAX_ADDRESS_LENGTH));
+    await next();
+  });
+}
+
+export function clientAddress(c: Context<AppEnv>): string {
+  return c.get("clientAddress") ?? "unknown";
 }

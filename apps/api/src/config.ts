@@ -29,6 +29,12 @@ const schema = z.object({
   /** Key prefix of every BullMQ key; api and worker must agree. */
   QUEUE_PREFIX: queuePrefix,
   ...tokenSettings,
+  /**
+   * Reverse proxies in front of the API that append the client's address to X-Forwarded-For
+   * (compose has none: 0; one nginx or load balancer: 1). 0 ignores the header, which any client
+   * can forge; with n the address the outermost trusted proxy added is the client.
+   */
+  TRUST_PROXY: z.coerce.number().int().min(0).max(10).default(0),
   /** Optional JWKS URL of an identity provider whose RS256/ES256 management tokens are accepted too. */
   MANAGEMENT_JWKS_URL: z.url().optional(),
   /** Directory of task result files, shared with the worker (a volume in compose). */
@@ -42,6 +48,9 @@ const schema = z.object({
 });
 
 export type ApiConfig = z.output<typeof schema>;
+
+/** The variables the API reads, with their defaults: e2e/test/compose-check.test.ts holds docker-compose.yml to them. */
+export const configSchema = schema;
 
 export function loadConfig(env: Record<string, string | undefined>): ApiConfig {
   return parseEnv(schema, withDevSecrets(env));

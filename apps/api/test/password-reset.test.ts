@@ -23,7 +23,8 @@ function freshAddress(): string {
 function post(t: TestApp, path: string, body: unknown, address = freshAddress()) {
   return t.app.request(path, {
     method: "POST",
-    headers: { "content-type": "application/json", "x-forwarded-for": `${address}, 10.0.0.1` },
+    // the client's address as a proxy in front of the API appends it (TRUST_PROXY=1 in tests)
+    headers: { "content-type": "application/json", "x-forwarded-for": `10.0.0.1, ${address}` },
     body: typeof body === "string" ? body : JSON.stringify(body),
   });
 }

@@ -8,6 +8,7 @@ import type { AppEnv } from "../src/app-env";
 import { handleError } from "../src/errors";
 import { createRedisRateLimiter, rateLimit, type RateLimiter } from "../src/rate-limit";
 import { validationHook } from "../src/validation";
+import { createTestApp } from "./test-app";
 
 const T0 = Date.UTC(2030, 0, 1, 12, 0, 0);
 
@@ -221,5 +222,39 @@ describe("redis rate limiter", () => {
     expect((await post("/study", JSON.stringify({ email: "a@example.org" }), "text/plain")).status).toBe(415);
     expect((await post("/study", JSON.stringify({ email: "b@example.org" }))).status).toBe(200);
     expect(await limiter.peek("by-email:a@example.org", 1, 60)).toMatchObject({ retryAfterSeconds: 60 });
+  });
+});
+
+describe("TRUST_PROXY: whose X-Forwarded-For entry names the client", () => {
+  /** Initiates password resets from one client until the per-address limit (10 an hour) answers 429. */
+  async function allowedBefore429(trustProxy: string, forwardedFor: (i: number) => string) {
+    const t = await createTestApp({ env: { TRUST_PROXY: trustProxy } });
+    try {
+      for (let i = 0; i < 30; i++) {
+        const res = await t.app.request("/v1/password-reset/initiate", {
+          method: "POST",
+          headers: { "Content-Type": "application/json", "X-Forwarded-For": forwardedFor(i) },
+          // a new e-mail every time, so only the per-address bucket can fill up
+          body: JSON.stringify({ email: `someone-${i}@example.org` }),
+        });
+        if (res.status === 429) return i;
+      }
+      return 30;
+    } finally {
+      await t.close();
+    }
+  }
+
+  it("0 (the default): the header is ignored, so a client cannot pick a fresh bucket by forging it", async () => {
+    expect(await allowedBefore429("0", (i) => `10.0.0.${i}`)).toBe(10);
+  });
+
+  it("1: the entry the proxy appended is the client; what the client wrote before it is not believed", async () => {
+    expect(await allowedBefore429("1", (i) => `10.0.0.${i}, 192.0.2.7`)).toBe(10);
+    expect(await allowedBefore429("1", (i) => `192.0.2.7, 10.0.0.${i}`)).toBe(30);
+  });
+
+  it("2: two proxies, the second-to-last entry is the client", async () => {
+    expect(await allowedBefore429("2", (i) => `forged-${i}, 192.0.2.7, 10.1.1.1`)).toBe(10);
   });
 });

@@ -40,6 +40,8 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     REDIS_URL: testRedisUrl,
     QUEUE_PREFIX: prefix,
     LOG_LEVEL: "silent",
+    // As behind one reverse proxy: tests name the client with X-Forwarded-For.
+    TRUST_PROXY: "1",
     ...options.env,
   });
   const redis = createRedisConnection(config.REDIS_URL, "producer");

@@ -14,6 +14,9 @@ const schema = z.object({
 
 export type CliConfig = z.output<typeof schema>;
 
+/** The variables the CLI reads, with their defaults: e2e/test/compose-check.test.ts holds docker-compose.yml to them. */
+export const configSchema = schema;
+
 export function loadConfig(env: Record<string, string | undefined>): CliConfig {
   return parseEnv(schema, withDevSecrets(env));
 }

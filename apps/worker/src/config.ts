@@ -56,6 +56,9 @@ const schema = z.object({
 
 export type WorkerConfig = z.output<typeof schema>;
 
+/** The variables the worker reads, with their defaults: e2e/test/compose-check.test.ts holds docker-compose.yml to them. */
+export const configSchema = schema;
+
 export function loadConfig(env: Record<string, string | undefined>): WorkerConfig {
   return parseEnv(schema, env);
 }

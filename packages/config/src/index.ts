@@ -14,14 +14,25 @@ export class ConfigError extends Error {
  * reports every bad or missing variable by name (never its value: it may be a secret).
  */
 export function parseEnv<S extends z.ZodObject>(schema: S, env: Record<string, string | undefined>): z.output<S> {
+  // An empty value is a mistake (`PORT=` would otherwise listen on a random port), not "unset".
+  const empty = Object.keys(schema.shape).filter((name) => env[name] !== undefined && env[name]?.trim() === "");
   const result = schema.safeParse(env);
-  if (result.success) return result.data;
-  const issues = result.error.issues.map((issue) => {
-    const name = issue.path.join(".") || "(environment)";
-    const problem = issue.code === "invalid_type" && issue.input === undefined ? "is required" : issue.message;
-    return `${name}: ${problem}`;
-  });
-  throw new ConfigError(issues);
+  const issues = empty.map((name) => `${name}: is empty; set a value or leave the variable out`);
+  if (!result.success) {
+    for (const issue of result.error.issues) {
+      const name = issue.path.join(".") || "(environment)";
+      if (empty.includes(name)) continue;
+      issues.push(`${name}: ${env[name] === undefined ? "is required" : describeProblem(issue)}`);
+    }
+  }
+  if (issues.length > 0) throw new ConfigError(issues);
+  return (result as { data: z.output<S> }).data;
+}
+
+/** What is wrong with a value that is set, without repeating the value (it may be a secret). */
+function describeProblem(issue: z.core.$ZodIssue): string {
+  if (issue.code === "invalid_type") return `must be a ${issue.expected === "number" ? "number" : issue.expected}`;
+  return issue.message;
 }
 
 const isProduction = (env: Record<string, string | undefined>) => env.NODE_ENV === "production";

@@ -4,6 +4,7 @@
 // change those copies in place: a rule with several actions copies each container at most once.
 import type { EvalContext } from "./eval-context";
 import { hasOnlyKnownFields, setOwn } from "./participant-state";
+import { firstTextProblem, textProblem } from "./text-values";
 import type { AssignedSurvey, ParticipantMessage, ParticipantState } from "./types";
 
 type MapField = "flags" | "linkingCodes" | "lastSubmissions";
@@ -82,12 +83,24 @@ function ownedList<F extends ListField>(ctx: EvalContext, field: F): Array<ListI
   return state[field] as Array<ListItem<F>>;
 }
 
-export function setScalar<F extends ScalarField>(ctx: EvalContext, field: F, value: ParticipantState[F]): true {
-  if (ctx.state[field] !== value) ownedState(ctx)[field] = value;
+/** Fails the action (false, ctx.error set) when text it would write cannot be stored. */
+function unstorable(ctx: EvalContext, what: string, text: string): boolean {
+  const problem = textProblem(text);
+  if (problem === null) return false;
+  ctx.error = `${what} ${problem}`;
   return true;
 }
 
-export function setEntry<F extends MapField>(ctx: EvalContext, field: F, key: string, value: MapValue<F>): true {
+export function setScalar<F extends ScalarField>(ctx: EvalContext, field: F, value: ParticipantState[F]): boolean {
+  if (ctx.state[field] === value) return true;
+  if (unstorable(ctx, field, value)) return false;
+  ownedState(ctx)[field] = value;
+  return true;
+}
+
+export function setEntry<F extends MapField>(ctx: EvalContext, field: F, key: string, value: MapValue<F>): boolean {
+  if (unstorable(ctx, `a key of ${field}`, key)) return false;
+  if (typeof value === "string" && unstorable(ctx, `${field}.${key}`, value)) return false;
   const map = ctx.state[field] as Record<string, MapValue<F>>;
   if (!Object.hasOwn(map, key) || map[key] !== value) setOwn(ownedMap(ctx, field), key, value);
   return true;
@@ -114,7 +127,12 @@ export function replaceContainer<F extends MapField | ListField>(
   return true;
 }
 
-export function appendItem<F extends ListField>(ctx: EvalContext, field: F, item: ListItem<F>): true {
+export function appendItem<F extends ListField>(ctx: EvalContext, field: F, item: ListItem<F>): boolean {
+  const problem = firstTextProblem(item, field);
+  if (problem) {
+    ctx.error = problem;
+    return false;
+  }
   ownedList(ctx, field).push(item);
   return true;
 }

@@ -24,16 +24,7 @@ export const participantSchema = z
     studyStatus: z.string().openapi({ example: "active" }),
     flags: z.record(z.string(), z.string()),
     linkingCodes: z.record(z.string(), z.string()),
-    assignedSurveys: z.array(
-      z.object({
-        surveyKey: z.string(),
-        validFrom: z.number(),
-        validUntil: z.number(),
-        category: z.string(),
-        studyKey: z.string().optional(),
-        profileID: z.string().optional(),
-      }),
-    ),
+    assignedSurveys: z.array(assignedSurveySchema),
     lastSubmissions: z.record(z.string(), z.number()).openapi({ description: "survey key → Unix seconds of arrival" }),
     messages: z.array(z.object({ id: z.string(), type: z.string(), scheduledFor: z.number() })),
     hashedAccountID: z.string().optional(),
@@ -59,6 +50,8 @@ export function presentParticipant(row: ParticipantRow): ApiParticipant {
   return {
     id: row.id,
     ...toEngineState(row),
+    // the interface's AssignedSurvey everywhere: studyKey and profileID always present
+    assignedSurveys: presentAssignedSurveys(row),
     ...(row.hashedAccountId === null ? {} : { hashedAccountID: row.hashedAccountId }),
     ...(row.isMainProfile === null ? {} : { isMainProfile: row.isMainProfile }),
   };

@@ -1,6 +1,7 @@
 // EXTERNAL_EVENT_HANDLER: lets an external service see the event and, optionally, return a new
 // participant state and reports. The reference could never apply either (it crashed on the state).
 import type { EvalContext } from "../eval-context";
+import { firstTextProblem } from "../text-values";
 import { nowSeconds, reject } from "../eval-context";
 import { actionFamily, optional, strArg } from "../function-spec";
 import { externalEventBody, externalRoute } from "../external-event";
@@ -66,6 +67,8 @@ function applyReply(ctx: EvalContext, reply: unknown): boolean {
     if (!parsed) return reject(ctx, "returned reportsToCreate is not a list of reports");
     reports = parsed;
   }
+  const unstorable = firstTextProblem({ pState: nextState, reportsToCreate: reports }, "reply");
+  if (unstorable) return reject(ctx, unstorable);
   // both parts are checked before either is applied, so a bad reply changes nothing
   if (nextState) replaceState(ctx, nextState);
   if (reports) ctx.reports = [...reports, ...ctx.reports];

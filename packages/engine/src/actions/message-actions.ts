@@ -6,12 +6,15 @@ import { finiteTimestamp } from "../finite-numbers";
 import { actionFamily, anyArg, numArg, optional, strArg } from "../function-spec";
 import { formatValueV } from "../go-compatible-format";
 import { setOwn } from "../participant-state";
+import { firstTextProblem } from "../text-values";
 import type { SideEffect } from "../types";
 import { appendItem, keepItems, replaceContainer } from "../state-writes";
 
 const PARSE = "could not parse arguments";
 
-export function addEffect(ctx: EvalContext, effect: SideEffect): true {
+export function addEffect(ctx: EvalContext, effect: SideEffect): boolean {
+  const problem = firstTextProblem(effect, "message");
+  if (problem) return reject(ctx, problem);
   ctx.effects = [...ctx.effects, effect];
   return true;
 }

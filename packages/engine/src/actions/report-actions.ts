@@ -1,6 +1,7 @@
 // Reports of the current event, most recent first. Later actions address the most recent report
 // with a key, so INIT_REPORT twice starts a second report.
 import type { EvalContext } from "../eval-context";
+import { firstTextProblem } from "../text-values";
 import { nowSeconds, reject } from "../eval-context";
 import { finiteInt64, finiteNumber } from "../finite-numbers";
 import { NO_PARTICIPANT_FIELDS, actionFamily, anyArg, optional, strArg } from "../function-spec";
@@ -62,6 +63,8 @@ export const reportActions = actionFamily("report", [
       // checked before a report is started, so a failure leaves nothing behind
       const text = reportText(value, dtype);
       if (typeof text === "string") return reject(ctx, text);
+      const unstorable = firstTextProblem({ reportKey, attributeKey, value: text.text, dtype }, "report");
+      if (unstorable) return reject(ctx, unstorable);
       let index = ctx.reports.findIndex((r) => r.key === reportKey);
       if (index < 0) {
         ctx.reports = [newReport(ctx, reportKey), ...ctx.reports];

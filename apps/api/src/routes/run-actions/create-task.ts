@@ -1,4 +1,4 @@
-import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { createRoute, z, type OpenAPIHono, type RouteHandler } from "@hono/zod-openapi";
 import { validateRules } from "@studyflow/engine";
 import { Invalid, assertStudyPermission, createRunActionsTask } from "@studyflow/domain";
 import { RUN_ACTIONS_QUEUE, runActionsJobOptions, taskJobId, type RunActionsJob } from "@studyflow/queue";
@@ -46,8 +46,11 @@ const route = createRoute({
   },
 });
 
+/** The same operation without the spec's trailing slash, which clients often drop; not documented twice. */
+const routeWithoutSlash = createRoute({ ...route, path: "/participants", hide: true });
+
 export function registerCreateTask(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
-  router.openapi(route, async (c) => {
+  const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
     const { studyKey } = c.req.valid("param");
     const who = managementOf(c);
     await assertStudyPermission(deps.database.db, who, studyKey, "run-study-action");
@@ -67,5 +70,7 @@ export function registerCreateTask(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
       },
     );
     return c.json({ task: presentTask(task) }, 202);
-  });
+  };
+  router.openapi(route, handler);
+  router.openapi(routeWithoutSlash, handler);
 }
