@@ -10,24 +10,14 @@ const EVENT_TYPES = ["ENTER", "SUBMIT", "LEAVE", "MERGE", "CUSTOM", "TIMER"] as 
 export async function ruleFailuresList(ctx: CliContext, query: RuleFailureQuery) {
   await requireStudy(ctx.database.db, query.studyKey);
   const rows = await listRuleFailures(ctx.database.db, query);
-  const ruleFailures = rows.map((row) => ({
-    occurredAt: row.occurredAt.toISOString(),
-    participantId: row.participantId,
-    eventType: row.eventType,
-    eventKey: row.eventKey,
-    rulesVersion: row.rulesVersion,
-    taskId: row.taskId,
-    ruleIndex: row.ruleIndex,
-    path: row.path,
-    message: row.message,
-    outcome: row.outcome,
-  }));
+  // the stored rows as they are (their study is the one asked for); --json prints dates as ISO 8601
+  const ruleFailures = rows.map(({ studyKey: _study, ...failure }) => failure);
   const data = { studyKey: query.studyKey, ruleFailures };
   ctx.output.result(data, [
     `${ruleFailures.length} rule failure${ruleFailures.length === 1 ? "" : "s"} in study "${query.studyKey}" (most recent first)`,
     ...ruleFailures.map(
       (f) =>
-        `${f.occurredAt}  ${f.eventType}${f.eventKey ? `(${f.eventKey})` : ""}  ${f.participantId}  ${f.outcome}  ${f.path}: ${f.message}`,
+        `${f.occurredAt.toISOString()}  ${f.eventType}${f.eventKey ? `(${f.eventKey})` : ""}  ${f.participantId}  ${f.outcome}  ${f.path}: ${f.message}`,
     ),
   ]);
   return data;
