@@ -3,6 +3,11 @@ import { drizzle } from "drizzle-orm/postgres-js";
 import { migrate } from "drizzle-orm/postgres-js/migrator";
 import postgres from "postgres";
 
+/**
+ * The SQL migrations, found from this module's own file: packages/db/migrations when the sources
+ * run (tsx, tests), dist/migrations when a bundle runs (dist/<entry>/<file>.js: the build copies
+ * the folder there, see esbuild.config.ts). Not from the working directory, so both work from anywhere.
+ */
 export const migrationsFolder = fileURLToPath(new URL("../migrations", import.meta.url));
 
 /** Arbitrary constant naming the lock that serialises migrators across processes. */

@@ -1,0 +1,355 @@
+/**
+ * The compiled entries as the image runs them: `npm run build` once, then each compose service's
+ * command started with plain `node` (no npm, no tsx: the process gets SIGTERM itself, as under tini)
+ * from the repository root (the image's /app), with that service's compose environment pointed at
+ * the test services. No Docker engine needed.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { isBuiltin } from "node:module";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { randomBytes } from "node:crypto";
+import postgres from "postgres";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  createEmptyDatabase,
+  createTestDatabase,
+  createTestRedis,
+  deletePrefix,
+  testRedisUrl,
+  uniqueQueuePrefix,
+} from "@studyflow/testkit";
+import { ENTRIES, METAFILE, OUT_DIR, type EntryName } from "../../esbuild.config";
+import {
+  REPO_ROOT,
+  envOf,
+  execForm,
+  loadCompose,
+  loadDockerfile,
+  instructionsOf,
+  packageOf,
+  serviceCommand,
+  serviceEnv,
+  type ComposeService,
+  type Stage,
+} from "./deployment-files";
+
+interface Finished {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  output: string;
+}
+
+interface Started {
+  child: ChildProcess;
+  /** stdout and stderr so far. */
+  output: () => string;
+  exited: Promise<Finished>;
+}
+
+const compose = loadCompose();
+const service = (name: string) => compose.services[name] as ComposeService;
+const runtimeStage = loadDockerfile().stages.at(-1) as Stage;
+const imageHealthcheck = instructionsOf(runtimeStage)
+  .filter(({ keyword }) => keyword === "HEALTHCHECK")
+  .at(-1)?.args;
+
+/** What every process gets besides its compose environment: the image's ENV (NODE_ENV, NODE_OPTIONS, …). */
+const IMAGE_ENV = { PATH: process.env.PATH ?? "", ...envOf(instructionsOf(runtimeStage)) };
+
+function start(program: string, args: string[], env: Record<string, string>, cwd = REPO_ROOT): Started {
+  const child = spawn(program, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
+  child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
+  const exited = new Promise<Finished>((resolve, reject) => {
+    child.on("error", reject);
+    child.on("close", (code, signal) => resolve({ code, signal, output }));
+  });
+  return { child, output: () => output, exited };
+}
+
+const run = (program: string, args: string[], env: Record<string, string>, cwd = REPO_ROOT) =>
+  start(program, args, env, cwd).exited;
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Polls `url` until it answers 200; fails at once if the process ends first. */
+async function waitForOk(url: string, process: Started, timeoutMs = 20_000): Promise<void> {
+  let ended: Finished | undefined;
+  void process.exited.then((finished) => (ended = finished));
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (ended) throw new Error(`exited (${ended.code ?? ended.signal}) before ${url} answered:\n${ended.output}`);
+    const status = await fetch(url, { signal: AbortSignal.timeout(1_000) })
+      .then((response) => response.status)
+      .catch(() => 0);
+    if (status === 200) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`${url} did not answer 200 within ${timeoutMs} ms:\n${process.output()}`);
+}
+
+/** SIGTERM, as `docker stop` sends it through tini; resolves with how the process ended and when. */
+async function stop(process: Started): Promise<Finished & { ms: number }> {
+  const sent = Date.now();
+  process.child.kill("SIGTERM");
+  const finished = await process.exited;
+  return { ...finished, ms: Date.now() - sent };
+}
+
+/** A compose healthcheck's exec-form test (`["CMD", …]`), as the argument vector it runs. */
+function healthcheckArgs(name: string): string[] {
+  const test = service(name).healthcheck?.test;
+  if (!Array.isArray(test) || test[0] !== "CMD") throw new Error(`${name}: expected an exec-form healthcheck`);
+  return test.slice(1);
+}
+
+describe("the compiled entries", () => {
+  // Inside the repository, so the bundles import from its node_modules as the image's do from /app's.
+  const buildRoot = path.join(REPO_ROOT, "node_modules", ".cache", `studyflow-build-${randomBytes(4).toString("hex")}`);
+  const outDir = path.join(buildRoot, OUT_DIR);
+  /** A compose command's file (`dist/api/index.js`), in this test's build. */
+  const compiled = (file: string) => path.join(buildRoot, file);
+  const entryFile = (name: EntryName) => path.join(outDir, `${name}.js`);
+  const redisPrefixes: string[] = [];
+  const cleanups: (() => Promise<unknown>)[] = [];
+
+  beforeAll(async () => {
+    const build = await run("npm", ["run", "-s", "build", "--", "--outdir", outDir], {
+      ...(process.env as Record<string, string>),
+    });
+    expect(build.code, build.output).toBe(0);
+  });
+
+  afterAll(async () => {
+    await Promise.allSettled(cleanups.map((cleanup) => cleanup()));
+    if (redisPrefixes.length > 0) {
+      const redis = createTestRedis();
+      try {
+        for (const prefix of redisPrefixes) await deletePrefix(redis, prefix);
+      } finally {
+        redis.disconnect();
+      }
+    }
+    await rm(buildRoot, { recursive: true, force: true });
+  });
+
+  it("writes every entry the compose commands run, with source maps, the migrations and the files the code reads", () => {
+    for (const name of Object.keys(ENTRIES) as EntryName[]) {
+      expect(existsSync(entryFile(name)), name).toBe(true);
+      expect(existsSync(`${entryFile(name)}.map`), `${name} source map`).toBe(true);
+    }
+    for (const [name, definition] of Object.entries(compose.services)) {
+      if (definition.build === undefined) continue;
+      const file = serviceCommand(definition)[1] ?? "";
+      expect(existsSync(compiled(file)), `${name}: ${file}`).toBe(true);
+    }
+    expect(existsSync(path.join(outDir, "migrations", "meta", "_journal.json"))).toBe(true);
+    // Every bundle that checks passwords has the list beside it (see esbuild.config.ts).
+    for (const name of Object.keys(ENTRIES) as EntryName[]) {
+      if (!readFileSync(entryFile(name), "utf8").includes("common-passwords.txt")) continue;
+      expect(existsSync(path.join(path.dirname(entryFile(name)), "common-passwords.txt")), name).toBe(true);
+    }
+  });
+
+  it("imports from node_modules only packages `npm ci --omit=dev` installs at the top level", () => {
+    const metafile = JSON.parse(readFileSync(path.join(outDir, METAFILE), "utf8")) as {
+      outputs: Record<string, { entryPoint?: string; imports: { path: string; external?: boolean }[] }>;
+    };
+    const lock = JSON.parse(readFileSync(path.join(REPO_ROOT, "package-lock.json"), "utf8")) as {
+      packages: Record<string, { dev?: boolean; devOptional?: boolean }>;
+    };
+    const outputs = Object.values(metafile.outputs).filter(({ entryPoint }) => entryPoint !== undefined);
+    expect(outputs).toHaveLength(Object.keys(ENTRIES).length);
+    for (const { entryPoint, imports } of outputs) {
+      for (const { path: specifier } of imports.filter(({ external }) => external)) {
+        if (isBuiltin(specifier)) continue;
+        const name = packageOf(specifier);
+        expect(name, `${entryPoint}: workspace code is inlined`).not.toMatch(/^@studyflow\//);
+        const locked = lock.packages[`node_modules/${name}`];
+        expect(locked, `${entryPoint} imports ${specifier}: hoisted in node_modules`).toBeDefined();
+        expect(locked?.dev ?? false, `${entryPoint} imports ${specifier}: a dev dependency`).toBe(false);
+        // devOptional packages (typescript) are removed from the image.
+        expect(locked?.devOptional ?? false, `${entryPoint} imports ${specifier}: dev or optional only`).toBe(false);
+      }
+    }
+  });
+
+  it("applies the migrations to an empty database with the migrate service's command", async () => {
+    const database = await createEmptyDatabase();
+    cleanups.push(database.drop);
+    const [, file = ""] = serviceCommand(service("migrate"));
+    // From another directory than the image's: the migrations are found from the bundle's own file.
+    const elsewhere = await mkdtemp(path.join(tmpdir(), "sf-migrate-"));
+    cleanups.push(() => rm(elsewhere, { recursive: true, force: true }));
+    const result = await run(
+      process.execPath,
+      [compiled(file)],
+      { ...IMAGE_ENV, ...serviceEnv(service("migrate")), DATABASE_URL: database.url },
+      elsewhere,
+    );
+    expect(result.code, result.output).toBe(0);
+    expect(result.output).toContain("migrations applied");
+
+    const journal = JSON.parse(readFileSync(path.join(outDir, "migrations", "meta", "_journal.json"), "utf8")) as {
+      entries: unknown[];
+    };
+    const sql = postgres(database.url, { max: 1, onnotice: () => undefined });
+    try {
+      const [row] = await sql<{ applied: number }[]>`select count(*)::int as applied from drizzle.__drizzle_migrations`;
+      expect(row?.applied).toBe(journal.entries.length);
+    } finally {
+      await sql.end();
+    }
+  });
+
+  it("runs the CLI: help, migrate, the seed service's demo:seed and the bundled password list", async () => {
+    const [, file = "", ...seedArgs] = serviceCommand(service("seed"));
+    const cli = compiled(file);
+    const help = await run(process.execPath, [cli, "help"], IMAGE_ENV);
+    expect(help.code, help.output).toBe(0);
+    expect(help.output).toContain("demo:seed");
+
+    const empty = await createEmptyDatabase();
+    cleanups.push(empty.drop);
+    const seedEnv = { ...IMAGE_ENV, ...serviceEnv(service("seed")) };
+    const migrated = await run(process.execPath, [cli, "migrate"], { ...seedEnv, DATABASE_URL: empty.url });
+    expect(migrated.code, migrated.output).toBe(0);
+
+    const database = await createTestDatabase();
+    cleanups.push(database.drop);
+    const outDirectory = await mkdtemp(path.join(tmpdir(), "sf-seed-"));
+    cleanups.push(() => rm(outDirectory, { recursive: true, force: true }));
+    const out = path.join(outDirectory, "demo.json");
+    // The seed service's own arguments, with the file elsewhere and fewer participants.
+    const args = seedArgs.map((arg, index) => (seedArgs[index - 1] === "--out" ? out : arg));
+    const seeded = await run(process.execPath, [cli, ...args, "--participants", "50"], {
+      ...seedEnv,
+      DATABASE_URL: database.url,
+    });
+    expect(seeded.code, seeded.output).toBe(0);
+    const demo = JSON.parse(await readFile(out, "utf8")) as Record<string, unknown>;
+    expect(demo.researcherToken).toEqual(expect.any(String));
+
+    // The common-password list is read from beside the bundle.
+    const weak = await run(
+      process.execPath,
+      [cli, "user:create", "--email", "weak@example.org", "--password", "Qwerty123456!"],
+      { ...seedEnv, DATABASE_URL: database.url },
+    );
+    expect(weak.code, weak.output).toBe(1);
+    expect(weak.output).toContain("password is too common");
+  });
+
+  it("starts the API with the api service's environment, answers its healthchecks and stops cleanly on SIGTERM", async () => {
+    const database = await createTestDatabase();
+    cleanups.push(database.drop);
+    const resultDir = await mkdtemp(path.join(tmpdir(), "sf-api-"));
+    cleanups.push(() => rm(resultDir, { recursive: true, force: true }));
+    const prefix = uniqueQueuePrefix();
+    redisPrefixes.push(prefix);
+    const port = await freePort();
+    const composeEnv = serviceEnv(service("api"));
+    const env = {
+      ...IMAGE_ENV,
+      ...composeEnv,
+      DATABASE_URL: database.url,
+      REDIS_URL: testRedisUrl,
+      QUEUE_PREFIX: prefix,
+      PORT: String(port),
+      RESULT_DIR: resultDir,
+    };
+    const api = start(process.execPath, [compiled(serviceCommand(service("api"))[1] ?? "")], env);
+    try {
+      await waitForOk(`http://127.0.0.1:${port}/healthz`, api);
+      expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
+
+      // The compose healthcheck, aimed at this port, and the image's, which reads PORT.
+      const [program = "", ...args] = healthcheckArgs("api");
+      const composeProbe = await run(
+        program === "node" ? process.execPath : program,
+        args.map((arg) => arg.replace(`:${composeEnv.PORT}/`, `:${port}/`)),
+        IMAGE_ENV,
+      );
+      expect(composeProbe.code, composeProbe.output).toBe(0);
+      const [, ...imageArgs] = execForm((imageHealthcheck ?? "").slice((imageHealthcheck ?? "").indexOf("CMD") + 3));
+      const imageProbe = await run(process.execPath, imageArgs, { ...IMAGE_ENV, PORT: String(port) });
+      expect(imageProbe.code, imageProbe.output).toBe(0);
+
+      const stopped = await stop(api);
+      expect(stopped, stopped.output).toMatchObject({ code: 0, signal: null });
+      // Within the API's SHUTDOWN_TIMEOUT_MS default (10 s), far inside the compose grace period.
+      expect(stopped.ms).toBeLessThan(10_000);
+      expect(stopped.output).toContain('"msg":"shutting down"');
+    } finally {
+      api.child.kill("SIGKILL");
+    }
+  });
+
+  it("starts the worker with the worker service's environment, serves health and dashboard, stops cleanly on SIGTERM", async () => {
+    const database = await createTestDatabase();
+    cleanups.push(database.drop);
+    const resultDir = await mkdtemp(path.join(tmpdir(), "sf-worker-"));
+    cleanups.push(() => rm(resultDir, { recursive: true, force: true }));
+    const prefix = uniqueQueuePrefix();
+    redisPrefixes.push(prefix);
+    const port = await freePort();
+    const composeEnv = serviceEnv(service("worker"));
+    const env = {
+      ...IMAGE_ENV,
+      ...composeEnv,
+      DATABASE_URL: database.url,
+      REDIS_URL: testRedisUrl,
+      QUEUE_PREFIX: prefix,
+      HEALTH_PORT: String(port),
+      RESULT_DIR: resultDir,
+      // No Mailpit here, and nothing to send from a fresh database.
+      SMTP_URL: "smtp://127.0.0.1:1",
+    };
+    const worker = start(process.execPath, [compiled(serviceCommand(service("worker"))[1] ?? "")], env);
+    try {
+      await waitForOk(`http://127.0.0.1:${port}/healthz`, worker);
+      expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
+      const [program = "", ...args] = healthcheckArgs("worker");
+      const probe = await run(
+        program === "node" ? process.execPath : program,
+        args.map((arg) => arg.replace(`:${composeEnv.HEALTH_PORT}/`, `:${port}/`)),
+        IMAGE_ENV,
+      );
+      expect(probe.code, probe.output).toBe(0);
+
+      // The dashboard, with its UI files served from node_modules (@bull-board/ui) next to the bundle.
+      const authorization = `Basic ${Buffer.from(`${composeEnv.DASHBOARD_USER}:${composeEnv.DASHBOARD_PASSWORD}`).toString("base64")}`;
+      const page = await fetch(`http://127.0.0.1:${port}/admin/queues`, { headers: { authorization } });
+      expect(page.status).toBe(200);
+      const html = await page.text();
+      // Asset paths are relative to <base href="/admin/queues/">.
+      const script = /<script[^>]* src="(static\/js\/main\.[^"]+\.js)"/.exec(html)?.[1];
+      expect(script, html).toBeDefined();
+      const asset = await fetch(`http://127.0.0.1:${port}/admin/queues/${script}`, { headers: { authorization } });
+      expect(asset.status).toBe(200);
+      expect((await asset.text()).length).toBeGreaterThan(1_000);
+
+      const stopped = await stop(worker);
+      expect(stopped, stopped.output).toMatchObject({ code: 0, signal: null });
+      // Within the worker's SHUTDOWN_TIMEOUT_MS default (20 s), inside the compose grace period.
+      expect(stopped.ms).toBeLessThan(20_000);
+      expect(stopped.output).toContain('"msg":"shutting down"');
+    } finally {
+      worker.child.kill("SIGKILL");
+    }
+  });
+});

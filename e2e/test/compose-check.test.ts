@@ -1,0 +1,460 @@
+/**
+ * docker-compose.yml and the Dockerfile held to the code, with no Docker engine: the variables each
+ * service sets are the ones its process reads, its command is a file the image contains, its ports,
+ * healthcheck and volumes are the ones the process uses, and the image is built and run as intended.
+ * compiled-entries.test.ts runs the compiled files themselves.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { configSchema as apiSchema, loadConfig as loadApiConfig } from "@studyflow/api/config";
+// The CLI's and the worker's packages export no config module: their files, read directly.
+import { configSchema as cliSchema, loadConfig as loadCliConfig } from "../../apps/cli/src/config";
+import { configSchema as workerSchema, loadConfig as loadWorkerConfig } from "../../apps/worker/src/config";
+import { ENTRIES, OUT_DIR, entryOutput, type EntryName } from "../../esbuild.config";
+import {
+  REPO_ROOT,
+  baseImageOf,
+  durationMs,
+  entryOfCommand,
+  execForm,
+  instructionsOf,
+  loadCompose,
+  loadDockerfile,
+  packageOf,
+  parseCopy,
+  publishedPorts,
+  readRepoFile,
+  serviceCommand,
+  serviceEnv,
+  serviceMounts,
+  workdirOf,
+  workspaces,
+  type ComposeService,
+  type Instruction,
+  type Stage,
+} from "./deployment-files";
+
+type Env = Record<string, string>;
+
+/** A zod object schema, seen only through what these checks use of it. */
+interface EnvSchema {
+  shape: Record<string, { safeParse: (value: unknown) => { success: boolean } }>;
+}
+
+interface ProcessFacts {
+  /** Every variable the process reads. */
+  accepts: string[];
+  /** Variables it cannot start without (no default, not optional); production has no dev secrets. */
+  required: string[];
+  /** The configuration the process builds from the environment at start (throws as it would). */
+  load: (env: Env) => { ports: number[]; shutdownMs?: number; resultDir?: string };
+  /** Serves until stopped (restart, healthcheck, grace period) rather than running once. */
+  longRunning: boolean;
+}
+
+const keysOf = (schema: EnvSchema) => Object.keys(schema.shape);
+const requiredOf = (schema: EnvSchema) =>
+  Object.entries(schema.shape)
+    .filter(([, field]) => !field.safeParse(undefined).success)
+    .map(([key]) => key);
+
+/** Variables read with `process.env.NAME` in a package's sources (the migrate entry has no schema). */
+function processEnvReads(dir: string): string[] {
+  const names = new Set<string>();
+  for (const file of readdirRecursive(path.join(REPO_ROOT, dir))) {
+    if (!file.endsWith(".ts") || file.endsWith(".test.ts")) continue;
+    for (const match of readFileSync(file, "utf8").matchAll(
+      /process\.env(?:\.([A-Z_][A-Z0-9_]*)|\["([A-Z_][A-Z0-9_]*)"\])/g,
+    )) {
+      names.add(match[1] ?? match[2] ?? "");
+    }
+  }
+  return [...names].sort();
+}
+
+function readdirRecursive(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? readdirRecursive(path.join(dir, entry.name)) : [path.join(dir, entry.name)],
+  );
+}
+
+const PROCESSES: Record<EntryName, ProcessFacts> = {
+  "api/index": {
+    accepts: keysOf(apiSchema),
+    required: requiredOf(apiSchema),
+    load: (env) => {
+      const config = loadApiConfig(env);
+      return { ports: [config.PORT], shutdownMs: config.SHUTDOWN_TIMEOUT_MS, resultDir: config.RESULT_DIR };
+    },
+    longRunning: true,
+  },
+  "worker/index": {
+    accepts: keysOf(workerSchema),
+    required: requiredOf(workerSchema),
+    load: (env) => {
+      const config = loadWorkerConfig(env);
+      return { ports: [config.HEALTH_PORT], shutdownMs: config.SHUTDOWN_TIMEOUT_MS, resultDir: config.RESULT_DIR };
+    },
+    longRunning: true,
+  },
+  "cli/main": {
+    accepts: keysOf(cliSchema),
+    required: requiredOf(cliSchema),
+    load: (env) => {
+      loadCliConfig(env);
+      return { ports: [] };
+    },
+    longRunning: false,
+  },
+  "db/migrate-cli": {
+    accepts: processEnvReads("packages/db/src"),
+    required: [],
+    load: () => ({ ports: [] }),
+    longRunning: false,
+  },
+};
+
+const compose = loadCompose();
+const dockerfile = loadDockerfile();
+const runtime = dockerfile.stages.at(-1) as Stage;
+const runtimeInstructions = instructionsOf(runtime);
+
+/** The services built from the Dockerfile. */
+const builtServices = Object.entries(compose.services).filter(([, service]) => service.build !== undefined);
+
+/** Those whose command runs a build entry, each with the facts of that process. */
+const appServices = builtServices.flatMap(([name, service]) => {
+  const entry = entryOfCommand(serviceCommand(service));
+  return entry === undefined ? [] : [{ name, service, entry, env: serviceEnv(service), facts: PROCESSES[entry] }];
+});
+const servicesRunning = (entry: EntryName) => appServices.filter((app) => app.entry === entry);
+
+const runs = (instructions: Instruction[]) =>
+  instructions.filter(({ keyword }) => keyword === "RUN").map(({ args }) => args);
+const copies = (instructions: Instruction[]) =>
+  instructions.filter(({ keyword }) => keyword === "COPY").map(({ args }) => parseCopy(args));
+const last = (instructions: Instruction[], keyword: string) =>
+  instructions.filter((instruction) => instruction.keyword === keyword).at(-1)?.args;
+
+/** The port and path a healthcheck command fetches, with `process.env.X || N` read from the env. */
+function probeOf(test: string[], env: Env): { port: number; path: string } | undefined {
+  const script = test.join(" ");
+  const literal = /http:\/\/(?:127\.0\.0\.1|localhost):(\d+)(\/[\w/-]*)/.exec(script);
+  if (literal) return { port: Number(literal[1]), path: literal[2] ?? "/" };
+  const fromEnv = /process\.env\.([A-Z_]+)\s*\|\|\s*(\d+)\)?\s*\+\s*["'](\/[\w/-]*)/.exec(script);
+  if (fromEnv) return { port: Number(env[fromEnv[1] ?? ""] ?? fromEnv[2]), path: fromEnv[3] ?? "/" };
+  return undefined;
+}
+
+/** The healthcheck a service's container runs: its own, else the image's. */
+function effectiveHealthcheck(service: ComposeService): { disabled: boolean; test: string[] } {
+  const own = service.healthcheck;
+  if (own?.disable === true) return { disabled: true, test: [] };
+  if (own?.test !== undefined) {
+    const test = Array.isArray(own.test) ? own.test : ["CMD-SHELL", own.test];
+    return { disabled: test[0] === "NONE", test: test.slice(1) };
+  }
+  const image = last(runtimeInstructions, "HEALTHCHECK");
+  if (image === undefined || image.trim() === "NONE") return { disabled: true, test: [] };
+  return { disabled: false, test: execForm(image.slice(image.indexOf("CMD") + "CMD".length)) };
+}
+
+describe("docker-compose.yml against the code", () => {
+  it("runs a compiled entry with node in every service built from the Dockerfile", () => {
+    expect(builtServices.map(([name]) => name).sort()).toEqual(
+      ["api", "migrate", "seed", "worker", "worker-extra"].sort(),
+    );
+    for (const [name, service] of builtServices) {
+      const [program, file] = serviceCommand(service);
+      expect(program, name).toBe("node");
+      expect(
+        Object.keys(ENTRIES).map((entry) => entryOutput(entry as EntryName)),
+        name,
+      ).toContain(file);
+    }
+    // The demo: `docker compose up` starts every one of these (only the extra workers are opt-in).
+    const started = Object.entries(compose.services).filter(([, service]) => service.profiles === undefined);
+    expect(started.map(([name]) => name).sort()).toEqual(
+      ["api", "mailpit", "migrate", "postgres", "redis", "seed", "worker"].sort(),
+    );
+  });
+
+  it("sets only variables each process reads, every one it needs, and values it accepts", () => {
+    for (const { name, service, env, facts } of appServices) {
+      expect(service.env_file, `${name}: env_file hides what is set`).toBeUndefined();
+      const unknown = Object.keys(env).filter((key) => !facts.accepts.includes(key));
+      expect(unknown, `${name} sets variables its process never reads`).toEqual([]);
+      const missing = facts.required.filter((key) => !env[key]);
+      expect(missing, `${name} leaves required variables unset`).toEqual([]);
+      if (facts.accepts.includes("NODE_ENV")) expect(env.NODE_ENV, `${name}: NODE_ENV`).toBe("production");
+      // The process's own configuration loader accepts the environment (lengths, URLs, numbers).
+      expect(() => facts.load(env), name).not.toThrow();
+    }
+  });
+
+  it("points every service at the same database, Redis, queue prefix, keys and mail server", () => {
+    const postgres = serviceEnv(compose.services.postgres as ComposeService);
+    const databaseUrl = new URL(servicesRunning("db/migrate-cli")[0]?.env.DATABASE_URL ?? "");
+    expect(databaseUrl.hostname).toBe("postgres");
+    expect(decodeURIComponent(databaseUrl.username)).toBe(postgres.POSTGRES_USER);
+    expect(decodeURIComponent(databaseUrl.password)).toBe(postgres.POSTGRES_PASSWORD);
+    expect(databaseUrl.pathname).toBe(`/${postgres.POSTGRES_DB}`);
+    for (const { name, env } of appServices) {
+      expect(env.DATABASE_URL, `${name}: DATABASE_URL`).toBe(databaseUrl.toString());
+    }
+
+    const queueUsers = [...servicesRunning("api/index"), ...servicesRunning("worker/index")];
+    for (const { name, env } of queueUsers) {
+      expect(new URL(env.REDIS_URL ?? "").hostname, `${name}: REDIS_URL`).toBe("redis");
+      expect(env.QUEUE_PREFIX, `${name}: QUEUE_PREFIX must agree`).toBe(queueUsers[0]?.env.QUEUE_PREFIX);
+    }
+    expect(compose.services.redis?.image).toMatch(/^redis:/);
+
+    // What the CLI (the seed) signs, the API must accept.
+    for (const key of ["MANAGEMENT_JWT_SECRET", "PARTICIPANT_JWT_SECRET"]) {
+      const values = new Set(appServices.filter(({ env }) => key in env).map(({ env }) => env[key]));
+      expect(values.size, `${key} differs between services`).toBe(1);
+    }
+
+    for (const { name, env } of servicesRunning("worker/index")) {
+      const smtp = new URL(env.SMTP_URL ?? "");
+      expect(compose.services[smtp.hostname]?.image, `${name}: SMTP_URL`).toMatch(/^axllent\/mailpit:/);
+      expect(smtp.port).toBe("1025");
+    }
+
+    // The reset link in e-mails opens the API where the host reaches it.
+    const api = servicesRunning("api/index")[0];
+    const link = new URL(api?.env.RESET_PASSWORD_URL ?? "");
+    expect(publishedPorts(api?.service ?? {}).map(({ host }) => host)).toContain(link.port);
+  });
+
+  it("publishes each listening port once, fixed, and only from the first worker", () => {
+    const hostPorts: string[] = [];
+    for (const [name, service] of Object.entries(compose.services)) {
+      for (const { host } of publishedPorts(service)) {
+        expect(host, `${name}: a fixed host port, not a range`).toMatch(/^\d+$/);
+        hostPorts.push(host ?? "");
+      }
+      if (service.profiles !== undefined || (service.deploy?.replicas ?? 1) > 1) {
+        expect(service.ports ?? [], `${name} is meant to scale: no published port`).toEqual([]);
+      }
+    }
+    expect(new Set(hostPorts).size, "host ports are unique").toBe(hostPorts.length);
+
+    for (const { name, service, env, facts } of appServices) {
+      const { ports } = facts.load(env);
+      for (const { container } of publishedPorts(service)) {
+        expect(
+          ports,
+          `${name} publishes ${container}, its process listens on ${ports.join(", ") || "nothing"}`,
+        ).toContain(container);
+      }
+    }
+    // The dashboard the README points at: the first worker, on the worker's default admin port.
+    const defaultHealthPort = loadWorkerConfig({}).HEALTH_PORT;
+    const workers = servicesRunning("worker/index");
+    expect(publishedPorts(compose.services.worker as ComposeService)).toEqual([
+      { host: String(defaultHealthPort), container: defaultHealthPort },
+    ]);
+    expect(workers.filter(({ service }) => (service.ports ?? []).length > 0).map(({ name }) => name)).toEqual([
+      "worker",
+    ]);
+    // The extra workers are the same process as the first: same command and environment.
+    for (const { name, service, env } of workers) {
+      expect(serviceCommand(service), name).toEqual(serviceCommand(compose.services.worker as ComposeService));
+      expect(env, name).toEqual(serviceEnv(compose.services.worker as ComposeService));
+    }
+  });
+
+  it("probes the port each long-running process listens on, and no probe on one-shot services", () => {
+    for (const { name, service, env, facts } of appServices) {
+      const health = effectiveHealthcheck(service);
+      if (!facts.longRunning) {
+        expect(health.disabled, `${name} runs once: the image's API probe would only fail`).toBe(true);
+        continue;
+      }
+      expect(health.disabled, name).toBe(false);
+      const probe = probeOf(health.test, env);
+      expect(probe, `${name}: healthcheck ${health.test.join(" ")}`).toBeDefined();
+      expect(facts.load(env).ports, `${name}: the healthcheck's port`).toContain(probe?.port);
+      expect(probe?.path, name).toBe("/healthz");
+      // Exec form with node: the slim image has no curl or wget.
+      expect(health.test[0], name).toBe("node");
+    }
+  });
+
+  it("restarts long-running services and gives them time to shut down before SIGKILL", () => {
+    for (const { name, service, env, facts } of appServices) {
+      if (!facts.longRunning) {
+        expect(service.restart, name).toBe("no");
+        continue;
+      }
+      expect(service.restart, name).toBe("unless-stopped");
+      const shutdownMs = facts.load(env).shutdownMs ?? 0;
+      expect(durationMs(service.stop_grace_period), `${name}: stop_grace_period`).toBeGreaterThan(shutdownMs);
+    }
+  });
+
+  it("keeps the API's and every worker's RESULT_DIR on one named volume the image gives to its user", () => {
+    const resultVolumes = new Set<string>();
+    for (const { name, service, env, facts } of [...servicesRunning("api/index"), ...servicesRunning("worker/index")]) {
+      const resultDir = facts.load(env).resultDir ?? "";
+      const mount = serviceMounts(service).find(({ target }) => target === resultDir);
+      expect(mount, `${name}: RESULT_DIR ${resultDir} is not mounted`).toBeDefined();
+      expect(mount?.named, `${name}: ${resultDir} on a named volume`).toBe(true);
+      resultVolumes.add(mount?.source ?? "");
+    }
+    expect(resultVolumes.size, "api and workers share one results volume").toBe(1);
+    const [volume] = [...resultVolumes];
+    expect(Object.keys(compose.volumes ?? {})).toContain(volume);
+    expect(ownedByRuntimeUser(servicesRunning("api/index")[0]?.env.RESULT_DIR ?? "")).toBe(true);
+  });
+
+  it("has the seed write its demo file into a named volume, as the image's unprivileged user", () => {
+    const [seed] = servicesRunning("cli/main");
+    const command = serviceCommand(seed?.service ?? {});
+    expect(command.slice(2, 3)).toEqual(["demo:seed"]);
+    const out = command[command.indexOf("--out") + 1] ?? "";
+    const mount = serviceMounts(seed?.service ?? {}).find(({ target }) => target === path.posix.dirname(out));
+    expect(mount?.named, `--out ${out} lies on a named volume`).toBe(true);
+    expect(Object.keys(compose.volumes ?? {})).toContain(mount?.source);
+    expect(ownedByRuntimeUser(path.posix.dirname(out))).toBe(true);
+    for (const { name, service } of appServices) {
+      expect(service.user, `${name} runs as the image's user`).toBeUndefined();
+      const binds = serviceMounts(service).filter(({ named }) => !named);
+      expect(binds, `${name}: host folders would get files of the container's user`).toEqual([]);
+    }
+  });
+
+  it("pins every image to a version", () => {
+    for (const [name, service] of Object.entries(compose.services)) {
+      if (service.image === undefined) continue;
+      expect(service.image, name).toMatch(/^[\w./-]+:v?\d+\.\d+(\.\d+)?$/);
+    }
+    for (const stage of dockerfile.stages.filter((candidate) => candidate.base === undefined)) {
+      expect(stage.from).toMatch(/^[\w./-]+:\d+\.\d+\.\d+-[\w.-]+$/);
+    }
+    // The tests and CI run on the Node the image ships.
+    const nodeVersion = /^node:(\d+\.\d+\.\d+)-/.exec(baseImageOf(runtime))?.[1];
+    expect(nodeVersion).toBe(readRepoFile(".nvmrc").trim());
+    const ciNode = /^NODE_VERSION=(\S+)$/m.exec(readRepoFile(".ci/run"))?.[1];
+    if (ciNode !== undefined) expect(nodeVersion).toBe(ciNode);
+  });
+});
+
+describe("the Dockerfile", () => {
+  const buildStage = dockerfile.stages.find((stage) =>
+    runs(stage.instructions).some((run) => /\bnpm run build\b/.test(run)),
+  );
+
+  it("builds in a stage of its own, with the dev dependencies", () => {
+    expect(buildStage, "a stage runs npm run build").toBeDefined();
+    expect(buildStage).not.toBe(runtime);
+    const installs = runs(instructionsOf(buildStage as Stage)).filter((run) => /\bnpm ci\b/.test(run));
+    expect(installs.length).toBeGreaterThan(0);
+    for (const install of installs) expect(install).not.toMatch(/--omit[= ]dev|--production/);
+    const copied = copies(instructionsOf(buildStage as Stage)).flatMap(({ sources }) => sources);
+    expect(copied).toContain("esbuild.config.ts");
+    for (const source of Object.values(ENTRIES)) {
+      expect(
+        copied.some((dir) => source.startsWith(`${dir}/`)),
+        `the build stage copies ${source}`,
+      ).toBe(true);
+    }
+  });
+
+  it("runs with production dependencies, the compiled dist/ and no npm, as a non-root user under tini", () => {
+    const installs = runs(runtimeInstructions).filter((run) => /\bnpm ci\b/.test(run));
+    expect(installs.at(-1)).toMatch(/--omit[= ]dev/);
+    expect(runs(runtime.instructions).join("\n")).not.toMatch(/npm run build/);
+
+    // dist/ comes from the build stage's output into the WORKDIR the commands' paths start from.
+    const workdir = workdirOf(runtimeInstructions);
+    const fromBuild = copies(runtime.instructions).filter(({ from }) => from === buildStage?.name);
+    const buildOutput = path.posix.join(workdirOf(instructionsOf(buildStage as Stage)), OUT_DIR);
+    expect(
+      fromBuild.some(
+        ({ sources, destination }) =>
+          sources.includes(buildOutput) &&
+          path.posix.resolve(workdir, destination) === path.posix.join(workdir, OUT_DIR),
+      ),
+      `COPY --from=${buildStage?.name} ${buildOutput} ${OUT_DIR}`,
+    ).toBe(true);
+    expect(runtimeInstructions.some(({ keyword, args }) => keyword === "ENV" && /NODE_ENV=production/.test(args))).toBe(
+      true,
+    );
+
+    const user = last(runtimeInstructions, "USER")?.trim() ?? "root";
+    expect(user).not.toMatch(/^(root|0)(:|$)/);
+
+    const entrypoint = execForm(last(runtimeInstructions, "ENTRYPOINT") ?? "[]");
+    expect(entrypoint[0], "tini is PID 1 and passes SIGTERM on").toMatch(/(^|\/)tini$/);
+    expect(runs(runtimeInstructions).some((run) => /apt-get install[^&]*\btini\b/.test(run))).toBe(true);
+    const command = execForm(last(runtimeInstructions, "CMD") ?? "[]");
+    expect(command[0]).toBe("node");
+    expect(entryOfCommand(command)).toBe("api/index");
+    for (const program of [...entrypoint, ...command]) expect(program).not.toMatch(/^(npm|npx|tsx)$/);
+
+    const healthcheck = last(runtimeInstructions, "HEALTHCHECK") ?? "";
+    const apiDefaults = loadApiConfig({ NODE_ENV: "development" });
+    expect(probeOf(execForm(healthcheck.slice(healthcheck.indexOf("CMD") + 3)), {})).toEqual({
+      port: apiDefaults.PORT,
+      path: "/healthz",
+    });
+  });
+
+  it("gives npm ci every workspace manifest, and the dev-only workspaces bring no package of their own", () => {
+    const copied = copies(runtimeInstructions).flatMap(({ sources }) => sources);
+    expect(copied).toEqual(expect.arrayContaining(["package.json", "package-lock.json"]));
+    const all = workspaces();
+    for (const { dir } of all) expect(copied, `COPY ${dir}/package.json`).toContain(`${dir}/package.json`);
+
+    // The workspaces the entries are built from, and what they pull in from each other.
+    const byName = new Map(all.map((workspace) => [workspace.name, workspace]));
+    const used = new Set<string>();
+    const visit = (name: string) => {
+      if (used.has(name)) return;
+      used.add(name);
+      for (const dependency of Object.keys(byName.get(name)?.dependencies ?? {})) {
+        if (byName.has(dependency)) visit(dependency);
+      }
+    };
+    for (const source of Object.values(ENTRIES)) {
+      const owner = all.find(({ dir }) => source.startsWith(`${dir}/`));
+      if (owner) visit(owner.name);
+    }
+    const runtimePackages = new Set(
+      all.filter(({ name }) => used.has(name)).flatMap(({ dependencies }) => Object.keys(dependencies)),
+    );
+    const devOnly = all.filter(({ name }) => !used.has(name));
+    expect(devOnly.map(({ dir }) => dir).sort()).toEqual(["e2e", "packages/testkit"]);
+    for (const { dir, dependencies } of devOnly) {
+      const extra = Object.keys(dependencies).filter(
+        (name) => !byName.has(name) && !runtimePackages.has(packageOf(name)),
+      );
+      expect(extra, `${dir}'s dependencies would be installed into the runtime image`).toEqual([]);
+    }
+  });
+
+  it("keeps node_modules and dist/ out of the build context", () => {
+    const ignored = readRepoFile(".dockerignore")
+      .split(/\r?\n/)
+      .map((line) => line.trim());
+    expect(ignored).toEqual(expect.arrayContaining(["node_modules", "**/node_modules", "dist"]));
+  });
+});
+
+/** Whether the runtime stage creates `dir` and hands it to its (non-root) user before switching to it. */
+function ownedByRuntimeUser(dir: string): boolean {
+  const user = last(runtimeInstructions, "USER")?.trim().split(":")[0] ?? "";
+  return runs(runtimeInstructions).some(
+    (run) =>
+      new RegExp(`mkdir -p [^&]*${escape(dir)}(\\s|$)`).test(run) &&
+      new RegExp(`chown (-R )?${escape(user)}(:\\w+)? [^&]*${escape(dir)}(\\s|$)`).test(run),
+  );
+}
+
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+}

@@ -1,0 +1,278 @@
+/**
+ * Reading docker-compose.yml and the Dockerfile the way Docker would, for the checks that hold
+ * them to the code without a Docker engine (compose-check.test.ts, compiled-entries.test.ts).
+ */
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { parse } from "yaml";
+import { ENTRIES, entryOutput, type EntryName } from "../../esbuild.config";
+
+export const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
+
+export const readRepoFile = (relative: string): string => readFileSync(path.join(REPO_ROOT, relative), "utf8");
+
+// ---- docker-compose.yml ----------------------------------------------------------------------
+
+export type ComposeVolume = string | { type?: string; source?: string; target: string };
+export type ComposePort = string | number | { target: number; published?: string | number };
+
+export interface ComposeService {
+  build?: unknown;
+  image?: string;
+  command?: string | string[];
+  environment?: Record<string, string | number | boolean | null> | string[];
+  env_file?: unknown;
+  ports?: ComposePort[];
+  volumes?: ComposeVolume[];
+  healthcheck?: { test?: string | string[]; disable?: boolean };
+  restart?: string;
+  profiles?: string[];
+  user?: string;
+  stop_grace_period?: string;
+  init?: boolean;
+  deploy?: { replicas?: number };
+  depends_on?: Record<string, { condition: string }> | string[];
+}
+
+export interface Compose {
+  services: Record<string, ComposeService>;
+  volumes?: Record<string, unknown>;
+}
+
+/** The compose file with its anchors and `<<` merges resolved, as Compose reads it. */
+export function loadCompose(): Compose {
+  return parse(readRepoFile("docker-compose.yml"), { merge: true }) as Compose;
+}
+
+/** `${NAME}`, `${NAME:-default}`, `$$` as Compose resolves them when the shell sets none of the names. */
+export function interpolate(value: string): string {
+  return value.replace(/\$\$|\$\{[A-Za-z_][A-Za-z0-9_]*(?::?-([^}]*))?\}/g, (match, fallback: string | undefined) =>
+    match === "$$" ? "$" : (fallback ?? ""),
+  );
+}
+
+/** A service's environment, interpolated: what its process sees from compose. */
+export function serviceEnv(service: ComposeService): Record<string, string> {
+  const raw = service.environment ?? {};
+  const entries: [string, string][] = Array.isArray(raw)
+    ? raw.map((item) => {
+        const at = item.indexOf("=");
+        return at === -1 ? [item, ""] : [item.slice(0, at), item.slice(at + 1)];
+      })
+    : Object.entries(raw).map(([key, value]) => [key, value === null ? "" : String(value)]);
+  return Object.fromEntries(entries.map(([key, value]) => [key, interpolate(value)]));
+}
+
+/** The command as the argument vector the entrypoint (tini) receives. */
+export function serviceCommand(service: ComposeService): string[] {
+  const command = service.command;
+  if (command === undefined) return [];
+  return Array.isArray(command) ? command : command.split(/\s+/).filter(Boolean);
+}
+
+export interface PublishedPort {
+  host: string | undefined;
+  container: number;
+}
+
+/** Short (`"8080:8080"`, `"127.0.0.1:8080:8080/tcp"`) and long port syntax. */
+export function publishedPorts(service: ComposeService): PublishedPort[] {
+  return (service.ports ?? []).map((port) => {
+    if (typeof port === "object") {
+      return { host: port.published === undefined ? undefined : String(port.published), container: port.target };
+    }
+    const parts = String(port)
+      .replace(/\/(tcp|udp)$/, "")
+      .split(":");
+    const container = Number(parts.at(-1));
+    return { host: parts.length > 1 ? parts.at(-2) : undefined, container };
+  });
+}
+
+export interface Mount {
+  source: string | undefined;
+  target: string;
+  named: boolean;
+}
+
+export function serviceMounts(service: ComposeService): Mount[] {
+  return (service.volumes ?? []).map((volume) => {
+    if (typeof volume === "object") {
+      return { source: volume.source, target: volume.target, named: (volume.type ?? "volume") === "volume" };
+    }
+    const [source, target] = volume.split(":");
+    if (target === undefined) return { source: undefined, target: source ?? "", named: false };
+    return { source, target, named: !/^[./~]/.test(source ?? "") };
+  });
+}
+
+/** "1m30s", "15s", "500ms" in milliseconds; Docker's default grace period when absent. */
+export function durationMs(value: string | undefined): number {
+  if (value === undefined) return 10_000;
+  const unit: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
+  let total = 0;
+  for (const [, amount, suffix] of value.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)) {
+    total += Number(amount) * (unit[suffix ?? "s"] ?? 0);
+  }
+  return total;
+}
+
+/** Which compiled entry a service's command runs (`node dist/api/index.js …`), if any. */
+export function entryOfCommand(command: string[]): EntryName | undefined {
+  const [program, file] = command;
+  if (program !== "node" || file === undefined) return undefined;
+  return (Object.keys(ENTRIES) as EntryName[]).find((name) => entryOutput(name) === file);
+}
+
+// ---- Dockerfile -------------------------------------------------------------------------------
+
+export interface Instruction {
+  keyword: string;
+  args: string;
+}
+
+export interface Stage {
+  name: string | undefined;
+  /** The image after ARG substitution, or the earlier stage it builds on. */
+  from: string;
+  base: Stage | undefined;
+  instructions: Instruction[];
+}
+
+export interface Dockerfile {
+  args: Record<string, string>;
+  stages: Stage[];
+}
+
+/** Instructions with line continuations joined and comments dropped; stages by FROM. */
+export function parseDockerfile(text: string): Dockerfile {
+  const logical: string[] = [];
+  let pending = "";
+  for (const line of text.split(/\r?\n/)) {
+    if (/^\s*#/.test(line) || (pending === "" && line.trim() === "")) continue;
+    if (line.endsWith("\\")) {
+      pending += `${line.slice(0, -1)} `;
+      continue;
+    }
+    logical.push((pending + line).trim());
+    pending = "";
+  }
+  if (pending.trim() !== "") logical.push(pending.trim());
+
+  const args: Record<string, string> = {};
+  const stages: Stage[] = [];
+  const substitute = (value: string) =>
+    value.replace(/\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?/g, (_, name: string) => args[name] ?? "");
+  for (const line of logical) {
+    const [, keyword = "", rest = ""] = /^(\S+)\s*(.*)$/.exec(line) ?? [];
+    const upper = keyword.toUpperCase();
+    if (upper === "FROM") {
+      const words = rest.split(/\s+/).filter((word) => !word.startsWith("--"));
+      const image = substitute(words[0] ?? "");
+      const name = words[1]?.toUpperCase() === "AS" ? words[2] : undefined;
+      const base = stages.find((stage) => stage.name !== undefined && stage.name.toLowerCase() === image.toLowerCase());
+      stages.push({ name, from: image, base, instructions: [] });
+    } else if (upper === "ARG" && stages.length === 0) {
+      const at = rest.indexOf("=");
+      if (at !== -1) args[rest.slice(0, at).trim()] = rest.slice(at + 1).trim();
+    } else {
+      stages.at(-1)?.instructions.push({ keyword: upper, args: rest });
+    }
+  }
+  return { args, stages };
+}
+
+export function loadDockerfile(): Dockerfile {
+  return parseDockerfile(readRepoFile("Dockerfile"));
+}
+
+/** A stage's instructions with those of the stages it builds on first. */
+export function instructionsOf(stage: Stage): Instruction[] {
+  return [...(stage.base ? instructionsOf(stage.base) : []), ...stage.instructions];
+}
+
+/** The variables a stage's ENV instructions set (`ENV A=1 B=2`; no quoting used here). */
+export function envOf(instructions: Instruction[]): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const { keyword, args } of instructions) {
+    if (keyword !== "ENV") continue;
+    for (const pair of args.trim().split(/\s+/)) {
+      const at = pair.indexOf("=");
+      if (at > 0) env[pair.slice(0, at)] = pair.slice(at + 1);
+    }
+  }
+  return env;
+}
+
+/** The first image a stage chain starts from. */
+export function baseImageOf(stage: Stage): string {
+  return stage.base ? baseImageOf(stage.base) : stage.from;
+}
+
+/** `["a", "b"]` exec form as an array; shell form as the shell would get it. */
+export function execForm(args: string): string[] {
+  const trimmed = args.trim();
+  if (trimmed.startsWith("[")) return JSON.parse(trimmed) as string[];
+  return ["/bin/sh", "-c", trimmed];
+}
+
+export interface Copy {
+  from: string | undefined;
+  sources: string[];
+  destination: string;
+}
+
+export function parseCopy(args: string): Copy {
+  const words = args.split(/\s+/).filter(Boolean);
+  const from = words.find((word) => word.startsWith("--from="))?.slice("--from=".length);
+  const paths = words.filter((word) => !word.startsWith("--"));
+  return { from, sources: paths.slice(0, -1), destination: paths.at(-1) ?? "" };
+}
+
+/** The working directory after a stage's instructions (relative WORKDIRs resolve). */
+export function workdirOf(instructions: Instruction[]): string {
+  let dir = "/";
+  for (const { keyword, args } of instructions) {
+    if (keyword === "WORKDIR") dir = path.posix.resolve(dir, args.trim());
+  }
+  return dir;
+}
+
+// ---- the workspace ----------------------------------------------------------------------------
+
+export interface Workspace {
+  dir: string;
+  name: string;
+  dependencies: Record<string, string>;
+  devDependencies: Record<string, string>;
+}
+
+/** Every workspace package the root package.json's globs match (one level, as this repo uses). */
+export function workspaces(): Workspace[] {
+  const root = JSON.parse(readRepoFile("package.json")) as { workspaces: string[] };
+  const dirs = root.workspaces.flatMap((pattern) => {
+    if (!pattern.endsWith("/*")) return [pattern];
+    const parent = pattern.slice(0, -2);
+    return readdirSync(path.join(REPO_ROOT, parent), { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => `${parent}/${entry.name}`);
+  });
+  return dirs
+    .filter((dir) => existsSync(path.join(REPO_ROOT, dir, "package.json")))
+    .map((dir) => {
+      const manifest = JSON.parse(readRepoFile(`${dir}/package.json`)) as Partial<Workspace>;
+      return {
+        dir,
+        name: manifest.name ?? dir,
+        dependencies: manifest.dependencies ?? {},
+        devDependencies: manifest.devDependencies ?? {},
+      };
+    });
+}
+
+/** The package a bare import names: `@scope/name/sub` → `@scope/name`, `name/sub` → `name`. */
+export function packageOf(specifier: string): string {
+  const parts = specifier.split("/");
+  return specifier.startsWith("@") ? parts.slice(0, 2).join("/") : (parts[0] ?? specifier);
+}
