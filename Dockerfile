@@ -29,6 +29,8 @@ COPY packages/engine/package.json packages/engine/
 COPY packages/queue/package.json packages/queue/
 COPY packages/testkit/package.json packages/testkit/
 COPY e2e/package.json e2e/
+# The reviewed fixes of dependencies that `npm ci` applies (postinstall: patch-package).
+COPY patches patches
 
 # ---- build: dev dependencies, sources, `npm run build` → /app/dist -------------------------------
 FROM base AS build

@@ -26,6 +26,10 @@ export function createDb(url: string, options: DbOptions = {}): DbHandle {
   const sql = postgres(url, {
     max: options.max ?? 10,
     onnotice: () => undefined,
+    // No array types of our own to parse, and the look-up postgres.js runs on every new
+    // connection rejects unhandled (ending the process) when the server drops the connection
+    // while it runs: a database restart or failover must not take every process down.
+    fetch_types: false,
     connection: { application_name: options.applicationName ?? "studyflow" },
   });
   const db = drizzle(sql, { schema });

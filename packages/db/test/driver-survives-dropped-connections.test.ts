@@ -1,0 +1,75 @@
+import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import postgres from "postgres";
+import { createTestDatabase, type TestDatabase } from "@studyflow/testkit";
+
+/**
+ * Two faults of postgres.js 3.4.9 end a process when the server drops its connections (a
+ * restart, a failover, pg_terminate_backend). First, it defers small writes with setImmediate; when the connection closes before the
+ * deferred write runs, `socket.write` throws from the timer callback and the process dies
+ * ("Cannot read properties of null (reading 'write')"). The patch in patches/ (applied by
+ * `npm ci` through patch-package) makes that write fail the waiting queries instead. Second, the
+ * array-type look-up it runs on every new connection rejects unhandled when the connection drops
+ * during it; createDb turns that look-up off.
+ */
+// the package root: its main entry is cjs/src/index.js
+const driverDir = path.resolve(path.dirname(createRequire(import.meta.url).resolve("postgres")), "../..");
+
+describe("the database driver when the server drops its connections", () => {
+  let database: TestDatabase;
+  let admin: postgres.Sql;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    admin = postgres(database.url, { max: 1 });
+  });
+  afterAll(async () => {
+    await admin.end();
+    await database.drop();
+  });
+
+  it("has the reviewed patch applied by npm ci, in every build of the driver", () => {
+    for (const build of ["src", "cjs/src", "cf/src"]) {
+      const source = readFileSync(path.join(driverDir, build, "connection.js"), "utf8");
+      expect(source, build).toMatch(/function nextWrite\(fn\) \{\s+if \(socket === null\) \{/);
+    }
+  });
+
+  it("a process whose backends are terminated over and over keeps running and keeps querying", async () => {
+    const child = spawn(
+      process.execPath,
+      ["--import", "tsx", fileURLToPath(new URL("./driver-fault-child.ts", import.meta.url))],
+      {
+        env: { ...process.env, DATABASE_URL: database.url },
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+    await new Promise<void>((resolve) => child.stdout.once("data", () => resolve()));
+    let terminated = 0;
+    // until 12 of its connections were dropped (bounded: 400 rounds of 25 ms; the driver backs off before reconnecting)
+    for (let round = 0; round < 400 && terminated < 12; round++) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+      const rows = await admin<{ killed: boolean }[]>`
+        select pg_terminate_backend(pid) as killed from pg_stat_activity
+        where application_name = 'sf-driver-fault' and datname = current_database()`;
+      terminated += rows.filter((row) => row.killed).length;
+    }
+    // still alive: it answers SIGTERM with its counts
+    expect(child.exitCode, stderr).toBeNull();
+    child.kill("SIGTERM");
+    expect(await exited, stderr).toBe(0);
+    const counts = JSON.parse(stdout.trim().split("\n").at(-1) ?? "") as { ok: number; failed: number };
+    expect(terminated).toBeGreaterThanOrEqual(3);
+    expect(counts.ok).toBeGreaterThan(0);
+    expect(stderr).not.toMatch(/reading 'write'|triggerUncaughtException/);
+  });
+});
