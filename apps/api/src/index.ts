@@ -1,6 +1,6 @@
 import { serve } from "@hono/node-server";
 import { Queue } from "bullmq";
-import { loadConfigOrExit, startupStep } from "@studyflow/config";
+import { exitOnUnhandledErrors, loadConfigOrExit, startupStep } from "@studyflow/config";
 import { createDb } from "@studyflow/db";
 import { externalServiceCallerFromConfig } from "@studyflow/domain";
 import { RUN_ACTIONS_QUEUE, createRedisConnection } from "@studyflow/queue";
@@ -10,6 +10,7 @@ import { createLogger } from "./logger";
 
 const config = loadConfigOrExit(() => loadConfig(processEnv()));
 const logger = createLogger(config.LOG_LEVEL, config.NODE_ENV === "development");
+exitOnUnhandledErrors(logger);
 const database = createDb(config.DATABASE_URL, { max: config.DATABASE_POOL_SIZE, applicationName: "studyflow-api" });
 const redis = createRedisConnection(config.REDIS_URL, "producer");
 const runActionsQueue = new Queue(RUN_ACTIONS_QUEUE, {

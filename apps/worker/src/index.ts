@@ -1,5 +1,5 @@
 import { serve } from "@hono/node-server";
-import { loadConfigOrExit, startupStep } from "@studyflow/config";
+import { exitOnUnhandledErrors, loadConfigOrExit, startupStep } from "@studyflow/config";
 import { externalServiceCallerFromConfig } from "@studyflow/domain";
 import { createDb } from "@studyflow/db";
 import { createRedisConnection } from "@studyflow/queue";
@@ -11,6 +11,7 @@ import { startWorkerRuntime } from "./runtime";
 
 const config = loadConfigOrExit(() => loadConfig(processEnv()));
 const logger = createLogger(config.LOG_LEVEL, config.NODE_ENV === "development");
+exitOnUnhandledErrors(logger);
 const database = createDb(config.DATABASE_URL, { max: config.DATABASE_POOL_SIZE, applicationName: "studyflow-worker" });
 const connection = createRedisConnection(config.REDIS_URL, "worker");
 const producerConnection = createRedisConnection(config.REDIS_URL, "producer");

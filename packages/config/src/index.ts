@@ -159,3 +159,17 @@ export const resultDir = z
   .default(() => repositoryPath("var/results"))
   // a relative value is taken from the working directory, once, so logs show where files go
   .transform((value) => path.resolve(value));
+
+/**
+ * An error nothing handled (a throw in a timer, a rejected promise nobody awaited) leaves the
+ * process in a state nobody knows: log it with its stack and exit non-zero at once, so the
+ * supervisor (compose's restart policy, `npm start`) starts a clean process.
+ */
+export function exitOnUnhandledErrors(logger: { fatal: (details: object, message: string) => void }): void {
+  const fail = (kind: string) => (error: unknown) => {
+    logger.fatal({ err: error }, `${kind}: exiting so that a fresh process takes over`);
+    process.exit(1);
+  };
+  process.on("uncaughtException", fail("uncaught exception"));
+  process.on("unhandledRejection", fail("unhandled promise rejection"));
+}
