@@ -101,6 +101,9 @@ describe("rule failures: warnings on participant events, GET /v1/studies/{studyK
 
   it("400 for a bad filter or cursor, 404 for an unknown study", async () => {
     for (const query of [
+      "?since=-271821-04-20T00:00:00.000Z",
+      "?since=+010000-01-01T00:00:00Z",
+      `?cursor=${Buffer.from("-271821-04-20T00:00:00.000Z|00000000-0000-1000-8000-000000000000").toString("base64url")}`,
       "?eventType=BOOM",
       "?limit=0",
       "?limit=501",

@@ -1,7 +1,7 @@
 import { and, desc, eq, gte, sql } from "drizzle-orm";
 import type { ApplyResult, StudyEvent } from "@studyflow/engine";
 import { ruleFailures, type Database, type Executor, type RuleFailureOutcome } from "@studyflow/db";
-import { RuleFailed } from "../errors";
+import { Invalid, RuleFailed } from "../errors";
 
 /** A rule that failed for one participant's event, as it is recorded for researchers. */
 export interface RuleFailureRecord {
@@ -91,8 +91,21 @@ export interface RuleFailureQuery {
 
 export type StoredRuleFailure = typeof ruleFailures.$inferSelect;
 
+/** PostgreSQL's timestamps reach years 4713 BC to 294276 AD; ISO 8601 without extensions, 0001–9999. */
+const FIRST_INSTANT = Date.parse("0001-01-01T00:00:00.000Z");
+const LAST_INSTANT = Date.parse("9999-12-31T23:59:59.999Z");
+
+function checkInstant(name: string, at: Date): void {
+  const ms = at.getTime();
+  if (Number.isNaN(ms) || ms < FIRST_INSTANT || ms > LAST_INSTANT) {
+    throw new Invalid(`${name} must be a date-time in the years 0001 to 9999`);
+  }
+}
+
 /** Most recent first. */
 export async function listRuleFailures(db: Database, query: RuleFailureQuery): Promise<StoredRuleFailure[]> {
+  if (query.since !== undefined) checkInstant("since", query.since);
+  if (query.before !== undefined) checkInstant("cursor", query.before.occurredAt);
   const conditions = [eq(ruleFailures.studyKey, query.studyKey)];
   if (query.participantId !== undefined) conditions.push(eq(ruleFailures.participantId, query.participantId));
   if (query.eventType !== undefined) conditions.push(eq(ruleFailures.eventType, query.eventType));
