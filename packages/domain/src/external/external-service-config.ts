@@ -11,7 +11,7 @@ import { z } from "zod";
 const serviceSchema = z.object({
   name: z.string().min(1, "name must not be empty"),
   url: z.url({ protocol: /^https?$/, error: "url must be an http:// or https:// URL" }),
-  /** Sent as the `Api-Key` header and as `apiKey` in the body, as the reference does. */
+  /** Sent as the `Api-Key` header, as the reference does, and as `apiKey` in the body for services that read it there. */
   apiKey: z.string().optional(),
   /**
    * Seconds before a call is abandoned. The call runs while the participant's row is locked, so
