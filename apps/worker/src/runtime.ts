@@ -12,12 +12,18 @@ import { createRunActionsProcessor, failTaskOfFailedJob } from "./processors/run
 import { MAINTENANCE_SCHEDULES, outboxSchedule, upsertSchedules } from "./schedules/cluster-schedules";
 
 /**
- * Lock duration: a job's lock is renewed every lockDuration/2 while it runs. A chunk commits a
- * batch every ~50 ms, so 30 s only expires when the process is gone or frozen; then BullMQ's
- * stall check (every 15 s) hands the job to another worker, which resumes at the checkpoint.
+ * Lock duration: a job's lock is renewed every lockDuration/2 by a timer, which runs whenever the
+ * event loop is free. A chunk's work is asynchronous database I/O with a batch committed every
+ * ~50 ms of CPU (1,000 participants at ~50 µs each), and an external-service call yields while
+ * it waits, so the loop is never blocked for more than a fraction of a second: 10 s only expires
+ * when the process is gone or frozen. Then BullMQ's stall check (every 5 s) hands the job to
+ * another worker, which resumes at the checkpoint, so a killed worker's chunks come back within
+ * ~15 s (they took 26–56 s with 30 s / 15 s). Going lower buys little: a second worker must
+ * still be running, and a lock that expires under a merely slow process runs the chunk twice in
+ * parallel, which the per-batch chunk lock makes safe but wasteful.
  */
-export const LOCK_DURATION_MS = 30_000;
-export const STALLED_INTERVAL_MS = 15_000;
+export const LOCK_DURATION_MS = 10_000;
+export const STALLED_INTERVAL_MS = 5_000;
 /** A job that stalls this often is failed (and its task with it) rather than retried forever. */
 export const MAX_STALLED_COUNT = 5;
 /** A week: far beyond the day within which a temporary participant can still be merged. */

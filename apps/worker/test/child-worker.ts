@@ -17,8 +17,9 @@ startWorkerRuntime({
   logger: pino({ level: "silent" }),
   batchSize: Number(env.BATCH_SIZE ?? 25),
   chunkSize: Number(env.CHUNK_SIZE ?? 1_000_000),
-  lockDurationMs: 2_000,
-  stalledIntervalMs: 1_000,
+  // short by default so a successor takes over quickly; the recovery measurement sets the real ones
+  lockDurationMs: Number(env.LOCK_DURATION_MS ?? 2_000),
+  stalledIntervalMs: Number(env.STALLED_INTERVAL_MS ?? 1_000),
   maintenance: false,
 });
 process.stdout.write("ready\n");

@@ -316,14 +316,17 @@ function withSubmissionRecord(name: string, inner: CompiledAction, path: string)
     reject(ctx, message);
     return rejectedAt(ctx, path);
   };
+  const writesInSteps = inner.writesInSteps === true;
   if (!inner.isAsync) {
     return {
       isAsync: false,
+      writesInSteps,
       run: (ctx) => (ctx.isSubmit && !recordSubmission(ctx) ? missingKey(ctx) : inner.run(ctx)),
     };
   }
   return {
     isAsync: true,
+    writesInSteps,
     run: (ctx) => (ctx.isSubmit && !recordSubmission(ctx) ? Promise.resolve(missingKey(ctx)) : inner.run(ctx)),
   };
 }
@@ -341,6 +344,8 @@ export function compileAction(node: Expression, path = "action"): CompiledAction
     };
   }
   const args = compileArgs(node, spec, path);
-  const compiled = spec.compile ? spec.compile(args, node) : compileOrdinaryAction(spec, args, path);
+  const compiled = spec.compile
+    ? { ...spec.compile(args, node), writesInSteps: true }
+    : compileOrdinaryAction(spec, args, path);
   return withSubmissionRecord(spec.name, compiled, path);
 }

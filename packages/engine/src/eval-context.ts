@@ -126,6 +126,11 @@ export interface CompiledExpression {
 /** A compiled action: true on success, false with `ctx.error` set on failure (a promise if async). */
 export interface CompiledAction {
   readonly isAsync: boolean;
+  /**
+   * Control flow (IF, DO, IFTHEN) may have written part of its work when it fails; an ordinary
+   * action writes its one change only once nothing can fail any more. Absent means ordinary.
+   */
+  readonly writesInSteps?: boolean;
   readonly run: (ctx: EvalContext) => boolean | Promise<boolean>;
 }
 

@@ -4,7 +4,7 @@
 // change those copies in place: a rule with several actions copies each container at most once.
 import type { EvalContext } from "./eval-context";
 import { hasOnlyKnownFields, setOwn } from "./participant-state";
-import { firstTextProblem, textProblem } from "./text-values";
+import { textProblem } from "./text-values";
 import type { AssignedSurvey, ParticipantMessage, ParticipantState } from "./types";
 
 type MapField = "flags" | "linkingCodes" | "lastSubmissions";
@@ -128,10 +128,10 @@ export function replaceContainer<F extends MapField | ListField>(
 }
 
 export function appendItem<F extends ListField>(ctx: EvalContext, field: F, item: ListItem<F>): boolean {
-  const problem = firstTextProblem(item, field);
-  if (problem) {
-    ctx.error = problem;
-    return false;
+  // items are flat records (a survey, a message): their text fields are checked in place
+  for (const key in item) {
+    const value = (item as unknown as Record<string, unknown>)[key];
+    if (typeof value === "string" && unstorable(ctx, `${field}[].${key}`, value)) return false;
   }
   ownedList(ctx, field).push(item);
   return true;

@@ -73,25 +73,26 @@ function compileDo(args: readonly CompiledArg[]): CompiledAction {
   };
 }
 
-/** The state, reports and effects before an IFTHEN action, to put back if the action fails. */
-interface ActionSnapshot {
-  state: EvalContext["state"];
-  reports: EvalContext["reports"];
-  effects: EvalContext["effects"];
-}
-
-function beforeAction(ctx: EvalContext): ActionSnapshot {
-  // the next write copies the state again, so the snapshot is never changed in place
-  releaseState(ctx);
+function beforeAction(ctx: EvalContext, action: CompiledAction): void {
+  // Only control flow can fail after writing part of its work; for it the next write copies the
+  // state again, so the state before it is never changed in place. An ordinary action fails
+  // before its one write, so the state needs no copy (copies per action would cost every rule,
+  // not just the failing ones).
+  if (action.writesInSteps === true) releaseState(ctx);
   ctx.errorPath = null;
-  return { state: ctx.state, reports: ctx.reports, effects: ctx.effects };
 }
 
 /** A failed action leaves nothing behind; its failure is reported and the IFTHEN goes on. */
-function skipFailedAction(ctx: EvalContext, snapshot: ActionSnapshot, path: string): void {
-  replaceState(ctx, snapshot.state);
-  ctx.reports = snapshot.reports;
-  ctx.effects = snapshot.effects;
+function skipFailedAction(
+  ctx: EvalContext,
+  state: EvalContext["state"],
+  reports: EvalContext["reports"],
+  effects: EvalContext["effects"],
+  path: string,
+): void {
+  replaceState(ctx, state);
+  ctx.reports = reports;
+  ctx.effects = effects;
   (ctx.skippedActions ??= []).push({ ruleIndex: ctx.ruleIndex, path: ctx.errorPath ?? path, message: ctx.error });
   ctx.errorPath = null;
 }
@@ -116,8 +117,9 @@ function compileIfThen(args: readonly CompiledArg[]): CompiledAction {
       run: (ctx) => {
         if (!conditionHolds(ctx, condition(ctx))) return true;
         for (const { action, path } of actionArgs) {
-          const snapshot = beforeAction(ctx);
-          if (!action.run(ctx)) skipFailedAction(ctx, snapshot, path);
+          beforeAction(ctx, action);
+          const { state, reports, effects } = ctx;
+          if (!action.run(ctx)) skipFailedAction(ctx, state, reports, effects, path);
         }
         return true;
       },
@@ -128,8 +130,9 @@ function compileIfThen(args: readonly CompiledArg[]): CompiledAction {
     run: async (ctx) => {
       if (!conditionHolds(ctx, await condition(ctx))) return true;
       for (const { action, path } of actionArgs) {
-        const snapshot = beforeAction(ctx);
-        if (!(await action.run(ctx))) skipFailedAction(ctx, snapshot, path);
+        beforeAction(ctx, action);
+        const { state, reports, effects } = ctx;
+        if (!(await action.run(ctx))) skipFailedAction(ctx, state, reports, effects, path);
       }
       return true;
     },
