@@ -254,24 +254,29 @@ describe("the compiled entries", () => {
     expect(weak.output).toContain("password is too common");
   });
 
-  it("starts the API with the api service's environment, answers its healthchecks and stops cleanly on SIGTERM", async () => {
+  /** A fresh database, result directory, queue prefix and port for one compose service's command. */
+  async function serviceRun(name: string) {
     const database = await createTestDatabase();
     cleanups.push(database.drop);
-    const resultDir = await mkdtemp(path.join(tmpdir(), "sf-api-"));
+    const resultDir = await mkdtemp(path.join(tmpdir(), `sf-${name}-`));
     cleanups.push(() => rm(resultDir, { recursive: true, force: true }));
     const prefix = uniqueQueuePrefix();
     redisPrefixes.push(prefix);
-    const port = await freePort();
-    const composeEnv = serviceEnv(service("api"));
-    const env = {
+    const composeEnv = serviceEnv(service(name));
+    const env: Record<string, string> = {
       ...IMAGE_ENV,
       ...composeEnv,
       DATABASE_URL: database.url,
       REDIS_URL: testRedisUrl,
       QUEUE_PREFIX: prefix,
-      PORT: String(port),
       RESULT_DIR: resultDir,
     };
+    return { port: await freePort(), composeEnv, env };
+  }
+
+  it("starts the API with the api service's environment, answers its healthchecks and stops cleanly on SIGTERM", async () => {
+    const { port, composeEnv, env: runEnv } = await serviceRun("api");
+    const env = { ...runEnv, PORT: String(port) };
     const api = start(process.execPath, [compiled(serviceCommand(service("api"))[1] ?? "")], env);
     try {
       await waitForOk(`http://127.0.0.1:${port}/healthz`, api);
@@ -300,22 +305,10 @@ describe("the compiled entries", () => {
   });
 
   it("starts the worker with the worker service's environment, serves health and dashboard, stops cleanly on SIGTERM", async () => {
-    const database = await createTestDatabase();
-    cleanups.push(database.drop);
-    const resultDir = await mkdtemp(path.join(tmpdir(), "sf-worker-"));
-    cleanups.push(() => rm(resultDir, { recursive: true, force: true }));
-    const prefix = uniqueQueuePrefix();
-    redisPrefixes.push(prefix);
-    const port = await freePort();
-    const composeEnv = serviceEnv(service("worker"));
+    const { port, composeEnv, env: runEnv } = await serviceRun("worker");
     const env = {
-      ...IMAGE_ENV,
-      ...composeEnv,
-      DATABASE_URL: database.url,
-      REDIS_URL: testRedisUrl,
-      QUEUE_PREFIX: prefix,
+      ...runEnv,
       HEALTH_PORT: String(port),
-      RESULT_DIR: resultDir,
       // No Mailpit here, and nothing to send from a fresh database.
       SMTP_URL: "smtp://127.0.0.1:1",
     };
