@@ -8,7 +8,6 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { isBuiltin } from "node:module";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
@@ -23,6 +22,7 @@ import {
   uniqueQueuePrefix,
 } from "@studyflow/testkit";
 import { ENTRIES, METAFILE, OUT_DIR, type EntryName } from "../../esbuild.config";
+import { freePort } from "./fault-harness";
 import {
   REPO_ROOT,
   envOf,
@@ -74,17 +74,6 @@ function start(program: string, args: string[], env: Record<string, string>, cwd
 
 const run = (program: string, args: string[], env: Record<string, string>, cwd = REPO_ROOT) =>
   start(program, args, env, cwd).exited;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** Polls `url` until it answers 200; fails at once if the process ends first. */
 async function waitForOk(url: string, process: Started, timeoutMs = 20_000): Promise<void> {
