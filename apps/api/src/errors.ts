@@ -1,7 +1,8 @@
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { DomainError, RateLimited, type DomainErrorKind } from "@studyflow/domain";
+import { isDatabaseUnavailable } from "@studyflow/db";
+import { DomainError, RateLimited, Unavailable, type DomainErrorKind } from "@studyflow/domain";
 import type { AppEnv } from "./app-env";
 
 const statusOf: Record<DomainErrorKind, ContentfulStatusCode> = {
@@ -16,6 +17,9 @@ const statusOf: Record<DomainErrorKind, ContentfulStatusCode> = {
   unavailable: 503,
 };
 
+/** Seconds a client should wait after the database was out of reach: a reconnect takes about that. */
+const DATABASE_RETRY_AFTER_SECONDS = 2;
+
 export function errorBody(message: string) {
   return { error: message };
 }
@@ -23,8 +27,18 @@ export function errorBody(message: string) {
 /** The one place where anything thrown becomes an HTTP answer. Internals never leave. */
 export function handleError(error: Error, c: Context<AppEnv>) {
   if (error instanceof DomainError) {
-    if (error instanceof RateLimited) c.header("Retry-After", String(error.retryAfterSeconds));
+    if (error instanceof RateLimited || error instanceof Unavailable) {
+      c.header("Retry-After", String(error.retryAfterSeconds));
+    }
+    if (error instanceof Unavailable) c.get("logger").warn({ err: error }, "dependency unavailable");
     return c.json(errorBody(error.message), statusOf[error.kind]);
+  }
+  if (isDatabaseUnavailable(error)) {
+    // Lost or refused connection. A participant event whose COMMIT went unanswered is reported
+    // apart (CommitOutcomeUnknown); other writes are safe to repeat or refuse a repeat themselves.
+    c.get("logger").warn({ err: error }, "database unavailable");
+    c.header("Retry-After", String(DATABASE_RETRY_AFTER_SECONDS));
+    return c.json(errorBody("the database is unavailable; try again shortly"), 503);
   }
   if (error instanceof HTTPException) {
     const status = error.status;

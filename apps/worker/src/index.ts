@@ -2,7 +2,7 @@ import { serve } from "@hono/node-server";
 import { exitOnUnhandledErrors, loadConfigOrExit, startupStep } from "@studyflow/config";
 import { externalServiceCallerFromConfig } from "@studyflow/domain";
 import { createDb } from "@studyflow/db";
-import { createRedisConnection } from "@studyflow/queue";
+import { createRedisConnection, logConnectionErrors } from "@studyflow/queue";
 import { loadConfig, processEnv } from "./config";
 import { dashboardCredentials } from "./dashboard";
 import { createHealthApp } from "./health";
@@ -13,8 +13,8 @@ const config = loadConfigOrExit(() => loadConfig(processEnv()));
 const logger = createLogger(config.LOG_LEVEL, config.NODE_ENV === "development");
 exitOnUnhandledErrors(logger);
 const database = createDb(config.DATABASE_URL, { max: config.DATABASE_POOL_SIZE, applicationName: "studyflow-worker" });
-const connection = createRedisConnection(config.REDIS_URL, "worker");
-const producerConnection = createRedisConnection(config.REDIS_URL, "producer");
+const connection = logConnectionErrors(createRedisConnection(config.REDIS_URL, "worker"), logger, "worker");
+const producerConnection = logConnectionErrors(createRedisConnection(config.REDIS_URL, "producer"), logger, "producer");
 
 const callExternalService = await startupStep(logger, "external services", () =>
   externalServiceCallerFromConfig(config),

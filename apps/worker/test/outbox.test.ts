@@ -122,7 +122,9 @@ function parseMail(raw: string, envelopeTo: string[]): ReceivedMail {
   };
 }
 
-async function startSmtpCapture(hooks: { onRcpt?: RcptHook; onData?: DataHook } = {}): Promise<SmtpCapture> {
+async function startSmtpCapture(
+  hooks: { onRcpt?: RcptHook; onData?: DataHook; port?: number } = {},
+): Promise<SmtpCapture> {
   const received: ReceivedMail[] = [];
   let connections = 0;
   let rcptAttempts = 0;
@@ -156,7 +158,7 @@ async function startSmtpCapture(hooks: { onRcpt?: RcptHook; onData?: DataHook } 
       });
     },
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  await new Promise<void>((resolve) => server.listen(hooks.port ?? 0, "127.0.0.1", resolve));
   const { port } = server.server.address() as AddressInfo;
   return {
     url: `smtp://127.0.0.1:${port}`,
@@ -441,6 +443,36 @@ describe("outbox delivery over SMTP", () => {
     expect(round).toMatchObject({ claimed: 1, retrying: 1 });
     expect(await message(row.id)).toMatchObject({ status: "pending", attempts: 1 });
     expect((await message(row.id)).lastError).toMatch(/ECONNREFUSED/);
+  });
+
+  it("loses nothing while the SMTP server refuses connections: each message is retried, then sent once", async () => {
+    const gone = await startSmtpCapture();
+    const url = gone.url;
+    await gone.close();
+    const mailer = createSmtpMailer({ smtpUrl: url, from: FROM });
+    const rows = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => queue({ toAddress: `queued-${i}@example.org` })),
+    );
+
+    // Three rounds against the refusing server, each after the backoff of the one before.
+    for (let round = 1; round <= 3; round++) {
+      expect(await runOutboxOnce(deps(mailer))).toMatchObject({ claimed: 6, retrying: 6, sent: 0 });
+      const pending = await Promise.all(rows.map((row) => message(row.id)));
+      for (const row of pending) {
+        expect(row).toMatchObject({ status: "pending", attempts: round, sentAt: null });
+        expect(row.lastError).toMatch(/ECONNREFUSED/);
+      }
+      now = Math.max(...pending.map((row) => row.availableAt.getTime()));
+    }
+
+    // The server is back on the same address: every message goes out exactly once.
+    smtp = await startSmtpCapture({ port: Number(new URL(url).port) });
+    expect(await runOutboxOnce(deps(mailer))).toMatchObject({ claimed: 6, sent: 6, retrying: 0 });
+    expect(smtp.received.flatMap((mail) => mail.envelopeTo).sort()).toEqual(rows.map((row) => row.toAddress).sort());
+    for (const row of rows) expect(await message(row.id)).toMatchObject({ status: "sent", attempts: 4 });
+    now += OUTBOX_RETRY_MAX_DELAY_MS;
+    expect(await runOutboxOnce(deps(mailer))).toMatchObject({ claimed: 0 });
+    expect(smtp.received).toHaveLength(6);
   });
 
   it("marks a pending message past its expiry expired and never sends it; one still valid is sent", async () => {

@@ -1,7 +1,4 @@
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import postgres from "postgres";
@@ -14,10 +11,9 @@ import { createTestDatabase, type TestDatabase } from "@studyflow/testkit";
  * ("Cannot read properties of null (reading 'write')"). The patch in patches/ (applied by
  * `npm ci` through patch-package) makes that write fail the waiting queries instead. Second, the
  * array-type look-up it runs on every new connection rejects unhandled when the connection drops
- * during it; createDb turns that look-up off.
+ * during it; createDb turns that look-up off. postgres-driver-patch.test.ts reproduces each defect
+ * the patch fixes, deterministically; this test is the storm: the process must live through it.
  */
-// the package root: its main entry is cjs/src/index.js
-const driverDir = path.resolve(path.dirname(createRequire(import.meta.url).resolve("postgres")), "../..");
 
 describe("the database driver when the server drops its connections", () => {
   let database: TestDatabase;
@@ -30,13 +26,6 @@ describe("the database driver when the server drops its connections", () => {
   afterAll(async () => {
     await admin.end();
     await database.drop();
-  });
-
-  it("has the reviewed patch applied by npm ci, in every build of the driver", () => {
-    for (const build of ["src", "cjs/src", "cf/src"]) {
-      const source = readFileSync(path.join(driverDir, build, "connection.js"), "utf8");
-      expect(source, build).toMatch(/function nextWrite\(fn\) \{\s+if \(socket === null\) \{/);
-    }
   });
 
   it("a process whose backends are terminated over and over keeps running and keeps querying", async () => {

@@ -63,8 +63,27 @@ export class RateLimited extends DomainError {
     super("rate-limited", message);
   }
 }
+/** A dependency (the database, Redis) is out of reach for now; the caller may retry after a pause. */
 export class Unavailable extends DomainError {
-  constructor(message: string) {
+  constructor(message: string, options: { cause?: unknown; retryAfterSeconds?: number } = {}) {
     super("unavailable", message);
+    this.retryAfterSeconds = options.retryAfterSeconds ?? 2;
+    if (options.cause !== undefined) this.cause = options.cause;
+  }
+  /** Seconds a caller should wait before it tries again. */
+  readonly retryAfterSeconds: number;
+}
+
+/**
+ * The database connection was lost while a transaction was committing. The server may have
+ * committed before it went, so the change may be saved: the caller must check before repeating
+ * it (a repeated submission would be stored twice).
+ */
+export class CommitOutcomeUnknown extends Unavailable {
+  constructor(cause: unknown) {
+    super(
+      "the database connection was lost while this change was being saved; it may have been saved, so check before repeating it",
+      { cause },
+    );
   }
 }

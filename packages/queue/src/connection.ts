@@ -10,3 +10,18 @@ export function createRedisConnection(url: string, role: "worker" | "producer", 
     ...extra,
   });
 }
+
+/** Where connection errors go: the process's logger. */
+export interface ConnectionErrorLog {
+  warn(details: object, message: string): void;
+}
+
+/**
+ * ioredis reconnects on its own and reports each failed attempt as an "error" event; without a
+ * listener it prints them to stderr unformatted. They belong in the process's log, at warn: the
+ * readiness check and the 503s say what the outage means for callers.
+ */
+export function logConnectionErrors(connection: Redis, log: ConnectionErrorLog, role: string): Redis {
+  connection.on("error", (error: Error) => log.warn({ err: error, redis: role }, "redis connection error"));
+  return connection;
+}

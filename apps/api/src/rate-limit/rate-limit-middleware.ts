@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { z } from "zod";
-import { RateLimited } from "@studyflow/domain";
+import { RateLimited, Unavailable } from "@studyflow/domain";
 import type { AppEnv } from "../app-env";
 import type { RateLimiter } from "./redis-sliding-window";
 
@@ -78,6 +78,18 @@ async function acceptedInput<Json extends z.ZodType>(
   return parsed.success ? { accepted: true, body: parsed.data } : { accepted: false };
 }
 
+/**
+ * A limiter that cannot answer (Redis out of reach) fails closed: the request is refused as
+ * temporarily unavailable rather than let through unlimited.
+ */
+async function unlessUnavailable<T>(ask: () => Promise<T>): Promise<T> {
+  try {
+    return await ask();
+  } catch (error) {
+    throw new Unavailable("rate limiting is unavailable; try again shortly", { cause: error });
+  }
+}
+
 /** A route's rate limit: answers 429 with Retry-After (via RateLimited and app.onError) once a bucket is full. */
 export function rateLimit<Json extends z.ZodType = z.ZodUndefined>(
   limiter: RateLimiter,
@@ -90,17 +102,18 @@ export function rateLimit<Json extends z.ZodType = z.ZodUndefined>(
     const buckets = options.keys(c, input.body).map((key) => `${name}:${key}`);
 
     for (const bucket of buckets) {
-      const decision =
+      const decision = await unlessUnavailable(() =>
         count === "every-request"
-          ? await limiter.hit(bucket, limit, windowSeconds)
-          : await limiter.peek(bucket, limit, windowSeconds);
+          ? limiter.hit(bucket, limit, windowSeconds)
+          : limiter.peek(bucket, limit, windowSeconds),
+      );
       if (!decision.allowed) throw new RateLimited(message, decision.retryAfterSeconds);
     }
     await next();
 
     // An error thrown further on has become the response by now (hono hands it to app.onError).
     if (count !== "every-request" && count.failures.includes(c.res.status)) {
-      for (const bucket of buckets) await limiter.hit(bucket, limit, windowSeconds);
+      for (const bucket of buckets) await unlessUnavailable(() => limiter.hit(bucket, limit, windowSeconds));
     }
   });
 }

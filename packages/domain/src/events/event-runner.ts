@@ -6,7 +6,8 @@ import {
   type ParticipantState,
   type StudyEvent,
 } from "@studyflow/engine";
-import type { Database, Executor } from "@studyflow/db";
+import { isDatabaseUnavailable, type Database, type Executor } from "@studyflow/db";
+import { CommitOutcomeUnknown } from "../errors";
 import { createPostgresEngineServices, type ExternalServiceCaller } from "../rules/postgres-engine-services";
 import { loadCurrentRules } from "../rules/study-rules";
 import type { StudyRow } from "../studies/study-repository";
@@ -94,8 +95,13 @@ export async function inEventTransaction<T>(
   work: (tx: Executor, eventCtx: EventContext) => Promise<T>,
 ): Promise<T> {
   const eventCtx: EventContext = { ...ctx, failures: [] };
+  let committing = false;
   try {
-    const result = await db.transaction((tx) => work(tx, eventCtx));
+    const result = await db.transaction(async (tx) => {
+      const done = await work(tx, eventCtx);
+      committing = true;
+      return done;
+    });
     if (eventCtx.failures.length > 0) ctx.onRuleFailures?.(eventCtx.failures);
     return result;
   } catch (error) {
@@ -103,6 +109,8 @@ export async function inEventTransaction<T>(
       await recordRuleFailures(db, error.failures, new Date(ctx.clock()));
       ctx.onRuleFailures?.(error.failures);
     }
+    // Every statement succeeded and only the COMMIT went unanswered: the event may be stored.
+    if (committing && isDatabaseUnavailable(error)) throw new CommitOutcomeUnknown(error);
     throw error;
   }
 }

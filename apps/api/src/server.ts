@@ -1,0 +1,75 @@
+import { serve, type ServerType } from "@hono/node-server";
+import { Queue } from "bullmq";
+import type { RedisOptions } from "ioredis";
+import { createDb } from "@studyflow/db";
+import type { ExternalServiceCaller } from "@studyflow/domain";
+import { RUN_ACTIONS_QUEUE, createRedisConnection, logConnectionErrors } from "@studyflow/queue";
+import { createApp } from "./app";
+import type { ApiConfig } from "./config";
+import type { Logger } from "./logger";
+
+export interface ApiServerOptions {
+  config: ApiConfig;
+  logger: Logger;
+  callExternalService?: ExternalServiceCaller;
+  /** PostgreSQL application_name of the pool: how an operator finds its backends. */
+  applicationName?: string;
+  /** More ioredis options for both Redis connections (e.g. a connection name). */
+  redisOptions?: RedisOptions;
+}
+
+export interface ApiServer {
+  server: ServerType;
+  /** Stops accepting, lets in-flight requests finish, closes the pools, and exits the process. */
+  shutdown(signal: string): Promise<void>;
+}
+
+/** The API process: its pools, its Redis connections, the HTTP server, and a graceful shutdown. */
+export function startApiServer(options: ApiServerOptions): ApiServer {
+  const { config, logger } = options;
+  const database = createDb(config.DATABASE_URL, {
+    max: config.DATABASE_POOL_SIZE,
+    applicationName: options.applicationName ?? "studyflow-api",
+  });
+  const redisConnection = (role: string) =>
+    logConnectionErrors(createRedisConnection(config.REDIS_URL, "producer", options.redisOptions), logger, role);
+  const redis = redisConnection("rate limits and task streams");
+  const queueConnection = redisConnection("job queue");
+  const runActionsQueue = new Queue(RUN_ACTIONS_QUEUE, { connection: queueConnection, prefix: config.QUEUE_PREFIX });
+  runActionsQueue.on("error", (error) => logger.warn({ err: error }, "job queue error"));
+
+  const app = createApp({
+    config,
+    database,
+    redis,
+    runActionsQueue,
+    logger,
+    ...(options.callExternalService ? { callExternalService: options.callExternalService } : {}),
+  });
+  const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST }, (info) => {
+    logger.info({ port: info.port }, "api listening");
+  });
+
+  let stopping = false;
+  async function shutdown(signal: string) {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, "shutting down");
+    const deadline = setTimeout(() => {
+      logger.error("shutdown deadline passed, exiting");
+      process.exit(1);
+    }, config.SHUTDOWN_TIMEOUT_MS);
+    deadline.unref();
+    // Stop accepting, let in-flight requests finish, and drop idle keep-alive sockets at once.
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      if ("closeIdleConnections" in server) server.closeIdleConnections();
+    });
+    await Promise.allSettled([runActionsQueue.close(), database.close(5)]);
+    redis.disconnect();
+    queueConnection.disconnect();
+    clearTimeout(deadline);
+    process.exit(0);
+  }
+  return { server, shutdown };
+}

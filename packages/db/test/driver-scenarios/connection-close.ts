@@ -1,0 +1,123 @@
+/**
+ * One connection-close scenario against the real PostgreSQL, run as its own process so that a
+ * driver defect that throws from a timer callback shows as what it is: the process dies.
+ *
+ *   node --import tsx connection-close.ts <scenario> <postgres-package-dir> <database-url>
+ *
+ * Each scenario closes the driver's socket at a chosen point of the event loop (the driver's
+ * public `socket` option hands us the socket it uses) and then asks for the query that should
+ * work. It prints one JSON line, {"outcome": ...}, and exits 0 when the driver settled every
+ * query; a crash of the driver exits non-zero with its stack on stderr.
+ */
+import net from "node:net";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+
+import type postgresType from "postgres";
+
+const [scenario = "", driverDir = "", databaseUrl = ""] = process.argv.slice(2);
+// The driver under test: the installed one or an unpatched copy, loaded from its folder.
+const { default: postgres } = (await import(pathToFileURL(path.join(driverDir, "src/index.js")).href)) as {
+  default: typeof postgresType;
+};
+
+/** Every socket the driver opened, newest last. */
+const sockets: net.Socket[] = [];
+const url = new URL(databaseUrl);
+function openSocket() {
+  const socket = net.connect({ host: url.hostname, port: Number(url.port || 5432) });
+  sockets.push(socket);
+  return socket;
+}
+
+// `socket` (a function giving the socket to use) is a driver option its type declarations omit.
+const socketOption = { socket: openSocket } as object;
+const sql = postgres(databaseUrl, {
+  max: 1,
+  fetch_types: false,
+  connect_timeout: 5,
+  onnotice: () => {},
+  ...socketOption,
+});
+
+interface Settled {
+  ok?: number;
+  error?: string;
+  hung?: number;
+}
+const settle = (promise: Promise<readonly unknown[]>): Promise<Settled> =>
+  promise.then(
+    (rows) => ({ ok: rows.length }),
+    (error: { code?: string; message: string }) => ({ error: error.code ?? error.message }),
+  );
+/** A limit on a query that must settle: the driver hanging is an outcome, not a test timeout. */
+const within = (promise: Promise<Settled>, ms: number) =>
+  Promise.race([promise, new Promise<Settled>((resolve) => setTimeout(() => resolve({ hung: ms }), ms))]);
+const newest = () => sockets.at(-1)!;
+
+const scenarios: Record<string, () => Promise<Record<string, Settled>>> = {
+  /**
+   * A reserved connection (what a transaction holds) loses its socket while a query waits. The
+   * caller reacts to the rejection by writing again on the same connection, as a transaction's
+   * ROLLBACK does. The driver defers that small write to setImmediate, and by then its socket is
+   * gone. The patched driver rejects the write; 3.4.9 throws from the timer and the process dies.
+   */
+  async "write-after-close"() {
+    await sql`select 1`;
+    const reserved = await sql.reserve();
+    await reserved`select 1`;
+    const waiting = settle(reserved`select pg_sleep(30)`);
+    newest().destroy();
+    const first = await waiting;
+    const second = await within(settle(reserved`select 1`), 3000);
+    reserved.release();
+    return { first, second };
+  },
+
+  /**
+   * The socket closes while a small write is still deferred (the query was issued from an
+   * immediate, the close lands in the same loop turn). 3.4.9 cancels the deferred write but keeps
+   * its timer handle and its bytes, so the connection never flushes a write again: its reconnect
+   * never sends the startup message and the next query waits for the connect timeout. The patched
+   * driver forgets both, and the next query runs on a fresh connection.
+   */
+  async "close-with-deferred-write"() {
+    await sql`select 1`;
+    const first = await new Promise<Settled>((resolve) =>
+      setImmediate(() => {
+        const waiting = settle(sql`select 2`);
+        newest().destroy();
+        resolve(waiting);
+      }),
+    );
+    const second = await within(settle(sql`select 1`), 3000);
+    return { first, second };
+  },
+
+  /**
+   * The server ends a connection with an error (a terminated backend says 57P01) while a query
+   * waits. 3.4.9 keeps that error response across the reconnect and hands it to the first query
+   * of the new connection. The patched driver starts the new connection clean.
+   */
+  async "error-before-close"() {
+    const admin = postgres(databaseUrl, { max: 1, fetch_types: false, onnotice: () => {} });
+    const [backend] = await sql<{ pid: number }[]>`select pg_backend_pid() as pid`;
+    const pid = backend!.pid;
+    const waiting = settle(sql`select pg_sleep(30)`);
+    await admin`select pg_terminate_backend(${pid})`;
+    await admin.end();
+    const first = await waiting;
+    const second = await within(settle(sql`select 1`), 3000);
+    return { first, second };
+  },
+};
+
+const run = scenarios[scenario];
+if (!run) {
+  console.error(`unknown scenario ${scenario}`);
+  process.exit(2);
+}
+const outcome = await run();
+console.log(JSON.stringify({ outcome }));
+await sql.end({ timeout: 1 });
+process.exit(0);
