@@ -11,12 +11,14 @@ import { requestId } from "./middleware/request-id";
 import { createRedisRateLimiter } from "./rate-limit";
 import { createHealthRouter } from "./routes/health";
 import { registerOpenApi } from "./routes/openapi";
+import { createParticipantViewsRouter } from "./routes/participant-views";
 import { createParticipantsRouter } from "./routes/participants";
 import { createPasswordResetRouter } from "./routes/password-reset";
 import { createResetPasswordPageRouter } from "./routes/reset-password-page";
 import { createRunActionsRouter } from "./routes/run-actions";
 import { createStudiesRouter } from "./routes/studies";
 import { createStudyEventsRouter } from "./routes/study-events";
+import { createSurveysRouter } from "./routes/surveys";
 import { createTemporaryParticipantsRouter } from "./routes/temporary-participants";
 import { validationHook } from "./validation";
 
@@ -58,9 +60,11 @@ export function createApp(appDeps: AppDeps) {
   app.route("/reset-password", createResetPasswordPageRouter());
   app.route("/v1/studies/:studyKey/participants", createParticipantsRouter(deps));
   app.route("/v1/studies/:studyKey/run-actions", createRunActionsRouter(deps));
+  app.route("/v1/studies/:studyKey/surveys", createSurveysRouter(deps));
   app.route("/v1/studies", createStudiesRouter(deps));
   app.route("/v1/study-service/events", createStudyEventsRouter(deps, limiter));
   app.route("/v1/study-service/temp-participant", createTemporaryParticipantsRouter(deps, limiter));
+  app.route("/v1/study-service/participant", createParticipantViewsRouter(deps));
 
   // Built from the whole app: the document lists every mounted router's operations.
   registerOpenApi(app);

@@ -8,6 +8,9 @@ import { participantsAddCommand } from "./commands/participants-add";
 import { passwordResetTokenCommand } from "./commands/password-reset-token";
 import { permissionGrantCommand } from "./commands/permission-grant";
 import { ruleFailuresListCommand } from "./commands/rule-failures-list";
+import { SERVICE_KEY_COMMANDS } from "./commands/service-key-commands";
+import { STUDY_CONFIG_COMMANDS } from "./commands/study-config-commands";
+import { SURVEY_COMMANDS } from "./commands/survey-commands";
 import { studyConfigureCommand } from "./commands/study-configure";
 import { studyCreateCommand } from "./commands/study-create";
 import { studySetRulesCommand } from "./commands/study-set-rules";
@@ -23,12 +26,15 @@ export const COMMANDS: readonly CliCommand[] = [
   studyCreateCommand,
   studySetRulesCommand,
   studyConfigureCommand,
+  ...STUDY_CONFIG_COMMANDS,
+  ...SURVEY_COMMANDS,
   participantsAddCommand,
   userCreateCommand,
   permissionGrantCommand,
   tokenManagementCommand,
   tokenRevokeCommand,
   tokenParticipantCommand,
+  ...SERVICE_KEY_COMMANDS,
   passwordResetTokenCommand,
   ruleFailuresListCommand,
   demoSeedCommand,

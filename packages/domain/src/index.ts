@@ -34,3 +34,4 @@ export * from "./access/tokens";
 export * from "./external/external-service-config";
 export * from "./external/http-external-services";
 export * from "./events/rule-failures";
+export * from "./admin/audit";

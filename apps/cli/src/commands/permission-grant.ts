@@ -1,18 +1,12 @@
 import { Option } from "commander";
 import { z } from "zod";
-import type { StudyAction } from "@studyflow/db";
+import { STUDY_ACTIONS, type StudyAction } from "@studyflow/db";
 import { grantPermission } from "@studyflow/domain";
 import { defineCommand, type CliContext } from "../command-definition";
 import { requireStudy } from "../command-support";
 import { oneOf, studyKeyOrWildcard, text } from "../flag-values";
 
-const PERMISSION_ACTIONS = [
-  "edit-participant-data",
-  "run-study-action",
-  "update-study-props",
-  "read-rule-failures",
-  "*",
-] as const satisfies readonly (StudyAction | "*")[];
+const PERMISSION_ACTIONS = [...STUDY_ACTIONS, "*"] as const satisfies readonly (StudyAction | "*")[];
 
 export interface PermissionGrantInput {
   subject: string;

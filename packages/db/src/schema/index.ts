@@ -12,3 +12,6 @@ export * from "./permissions";
 export * from "./study-participant-counts";
 export * from "./token-revocations";
 export * from "./rule-failures";
+export * from "./surveys";
+export * from "./audit-log";
+export * from "./api-keys";

@@ -1,7 +1,25 @@
 import { bigserial, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
 import { createdAt } from "./columns";
 
-export type StudyAction = "edit-participant-data" | "run-study-action" | "update-study-props" | "read-rule-failures";
+/** Every per-study right, one per kind of management work. */
+export const STUDY_ACTIONS = [
+  "edit-participant-data",
+  "run-study-action",
+  /** properties, status, track-account flag, study configuration */
+  "update-study-props",
+  "read-rule-failures",
+  /** upload, list, fetch and unpublish survey definitions */
+  "manage-surveys",
+  /** add, list, count and remove codes of the study's code lists */
+  "manage-code-lists",
+  /** define, read, set and delete study variables */
+  "manage-study-variables",
+  /** list, fetch and set the study's rules versions */
+  "manage-rules",
+  /** read the study's audit log */
+  "read-audit-log",
+] as const;
+export type StudyAction = (typeof STUDY_ACTIONS)[number];
 
 /** Per-study rights of management subjects; studyKey "*" means every study. */
 export const permissions = pgTable(

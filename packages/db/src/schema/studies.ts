@@ -15,6 +15,22 @@ export interface StudyConfig {
   strictRules?: boolean;
   /** IANA zone the calendar functions of the rules compute in; default UTC. */
   timeZone?: string;
+  /**
+   * A submitted response whose `versionId` names no uploaded version of its survey: "reject" it
+   * (400, nothing stored) or "record" it (stored, and a rule-failure record says so). Default
+   * "record": studies that upload no surveys keep working. An empty versionId is never checked.
+   */
+  unknownSurveyVersion?: "reject" | "record";
+}
+
+/** What a study is, for people: shown in the console and to participant apps. */
+export interface StudyProps {
+  /** Per language code, e.g. { en: "Flu watch", de: "Grippe-Radar" }. */
+  name?: Record<string, string>;
+  description?: Record<string, string>;
+  tags?: string[];
+  /** The study's start, an ISO date (YYYY-MM-DD). */
+  startDate?: string;
 }
 
 export const studies = pgTable("studies", {
@@ -24,6 +40,7 @@ export const studies = pgTable("studies", {
   secret: text("secret").notNull(),
   trackAccount: boolean("track_account").notNull().default(false),
   config: jsonb("config").$type<StudyConfig>().notNull().default({}),
+  props: jsonb("props").$type<StudyProps>().notNull().default({}),
   createdAt: createdAt(),
   updatedAt: timestamp("updated_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
 });
