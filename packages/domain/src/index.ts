@@ -35,3 +35,6 @@ export * from "./external/external-service-config";
 export * from "./external/http-external-services";
 export * from "./events/rule-failures";
 export * from "./admin/audit";
+export * from "./surveys/index";
+export * from "./study-config/index";
+export * from "./access/api-keys";

@@ -1,0 +1,2 @@
+// Service accounts: API keys, stored hashed, with an expiry, revocable.
+export {};

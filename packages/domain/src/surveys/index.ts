@@ -1,0 +1,2 @@
+// Survey definitions: upload, versions, the current version, unpublish, response version checks.
+export {};
