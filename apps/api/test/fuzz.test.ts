@@ -744,6 +744,11 @@ async function createCallers(t: TestApp, user: { id: string; tokenVersion: numbe
     editor: "edit-participant-data",
     runner: "run-study-action",
     updater: "update-study-props",
+    surveyor: "manage-surveys",
+    coder: "manage-code-lists",
+    keeper: "manage-study-variables",
+    ruler: "manage-rules",
+    auditor: "read-audit-log",
   } as const;
   for (const [name, action] of Object.entries(actions)) {
     const { token } = await researcher(t, EXISTING_STUDY, action);
@@ -1142,12 +1147,32 @@ function applyMutation(w: World, op: Operation, st: State, m: Mutation): void {
   }
 }
 
+/** The permission an operation needs; "any" for one any right on the study allows (reading the study). */
 function actionOf(op: Operation): string {
   if (op.template.includes("/run-actions/")) return "run-study-action";
   if (op.template.endsWith("/responses")) return "edit-participant-data";
   if (op.template.endsWith("/track-account")) return "update-study-props";
   if (op.template.endsWith("/rule-failures")) return "read-rule-failures";
+  if (op.template.includes("/surveys")) return "manage-surveys";
+  if (op.template.includes("/code-lists")) return "manage-code-lists";
+  if (op.template.includes("/variables")) return "manage-study-variables";
+  if (op.template.includes("/rules")) return "manage-rules";
+  if (op.template.endsWith("/audit-log")) return "read-audit-log";
+  if (op.id === "PATCH /v1/studies/{studyKey}") return "update-study-props";
+  if (op.id === "GET /v1/studies/{studyKey}" || op.id === "GET /v1/studies") return "any";
   throw new Error(`${op.id}: which permission does it need? Teach the fuzz test.`);
+}
+
+/** The profileID query values of a request, decoded (undecodable ones left out). */
+function queriedProfiles(st: State): string[] {
+  return st.query.flatMap((entry) => {
+    if (!entry.startsWith("profileID=")) return [];
+    try {
+      return [decodeURIComponent(entry.slice("profileID=".length))];
+    } catch {
+      return [];
+    }
+  });
 }
 
 /** Whether the caller or the target alone make the request fail. */
@@ -1157,11 +1182,14 @@ function refusedByContext(w: World, op: Operation, caller: Caller, st: State): b
   switch (op.security) {
     case "management": {
       if (caller.kind !== "management" || !caller.grant) return true;
+      if (op.id === "GET /v1/studies") return false; // the studies the caller may see, maybe none
       const study = params.studyKey;
       if (study === undefined || study === null) return true;
       const grant = caller.grant;
+      const action = actionOf(op);
       const permitted =
-        grant === "admin" || (grant.study === study && (grant.action === "*" || grant.action === actionOf(op)));
+        grant === "admin" ||
+        (grant.study === study && (grant.action === "*" || action === "any" || grant.action === action));
       if (!permitted || study !== EXISTING_STUDY) return true;
       if ("taskID" in params) return true; // no task exists
       if ("participantID" in params) return !SUBMITTABLE.has(params.participantID ?? "");
@@ -1169,9 +1197,17 @@ function refusedByContext(w: World, op: Operation, caller: Caller, st: State): b
     }
     case "participant": {
       if (caller.kind !== "participant") return true;
+      if (op.method === "GET") {
+        // the reads name the profile in the query; this user's profile is in no study
+        if (!queriedProfiles(st).includes(w.profileId)) return true;
+        return op.id !== "GET /v1/study-service/participant/studies";
+      }
       if (!isObject(body) || body.profileID !== w.profileId) return true; // someone else's profile
       if (op.template.endsWith("/enter")) return params.studyKey !== EXISTING_STUDY;
-      if (op.template.endsWith("/leave") || op.template.endsWith("/merge-temporary-participant")) return true; // no participant, no temporary one
+      // no participant of the profile anywhere, no temporary one
+      if (["/leave", "/merge-temporary-participant", "/submit", "/custom"].some((end) => op.template.endsWith(end))) {
+        return true;
+      }
       throw new Error(`${op.id}: when can it succeed? Teach the fuzz test.`);
     }
     case "public":

@@ -38,10 +38,14 @@ describe("OpenAPI document", () => {
         "GET /readyz",
       ]),
     );
-    expect(Object.keys(doc.components.securitySchemes)).toEqual(["managementBearer", "participantBearer"]);
+    expect(Object.keys(doc.components.securitySchemes)).toEqual([
+      "managementBearer",
+      "participantBearer",
+      "serviceApiKey",
+    ]);
     const submit = doc.paths["/v1/studies/{studyKey}/participants/{participantID}/responses"].post;
     expect(Object.keys(submit.responses).sort()).toEqual(["200", "400", "401", "403", "404", "409", "422"]);
-    expect(submit.security).toEqual([{ managementBearer: [] }]);
+    expect(submit.security).toEqual([{ managementBearer: [] }, { serviceApiKey: [] }]);
     expect(doc.components.schemas).toHaveProperty("ResponseItem");
     const reset = doc.paths["/v1/password-reset/reset"].post;
     expect(reset.security ?? []).toEqual([]);

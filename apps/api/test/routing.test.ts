@@ -25,16 +25,42 @@ describe("routers and their auth boundaries", () => {
     "GET /v1/studies/study-a/run-actions/participants/task/t1/events",
     "PUT /v1/studies/study-a/track-account",
     "GET /v1/studies/study-a/rule-failures",
+    "GET /v1/studies",
+    "GET /v1/studies/study-a",
+    "PATCH /v1/studies/study-a",
+    "GET /v1/studies/study-a/audit-log",
+    "GET /v1/studies/study-a/code-lists",
+    "POST /v1/studies/study-a/code-lists/kits/codes",
+    "GET /v1/studies/study-a/code-lists/kits/codes",
+    "GET /v1/studies/study-a/code-lists/kits/count",
+    "DELETE /v1/studies/study-a/code-lists/kits/codes/K1",
+    "GET /v1/studies/study-a/variables",
+    "GET /v1/studies/study-a/variables/kitStock",
+    "PUT /v1/studies/study-a/variables/kitStock",
+    "DELETE /v1/studies/study-a/variables/kitStock",
+    "GET /v1/studies/study-a/rules",
+    "POST /v1/studies/study-a/rules",
+    "GET /v1/studies/study-a/rules/current",
+    "POST /v1/studies/study-a/surveys",
+    "GET /v1/studies/study-a/surveys",
+    "GET /v1/studies/study-a/surveys/intake/versions",
+    "GET /v1/studies/study-a/surveys/intake/versions/26-01-1",
+    "POST /v1/studies/study-a/surveys/intake/unpublish",
   ];
   const participant = [
     "POST /v1/study-service/events/study-a/enter",
     "POST /v1/study-service/events/study-a/leave",
     "POST /v1/study-service/events/study-a/merge-temporary-participant",
+    "POST /v1/study-service/events/study-a/submit",
+    "POST /v1/study-service/events/study-a/custom",
+    "GET /v1/study-service/participant/studies",
+    "GET /v1/study-service/participant/studies/study-a",
+    "GET /v1/study-service/participant/studies/study-a/surveys/intake",
   ];
   const request = (operation: string, token?: string) => {
     const [method, path] = operation.split(" ") as [string, string];
-    return method === "GET"
-      ? t.app.request(path, { headers: token ? { Authorization: `Bearer ${token}` } : {} })
+    return method === "GET" || method === "DELETE"
+      ? t.app.request(path, { method, headers: token ? { Authorization: `Bearer ${token}` } : {} })
       : postJson(t, path, {}, token, method);
   };
 
@@ -44,7 +70,8 @@ describe("routers and their auth boundaries", () => {
       ([path, methods]) =>
         Object.entries(methods).map(([method, operation]) => [`${method.toUpperCase()} ${path}`, operation.security]),
     );
-    const managementSecurity = [{ managementBearer: [] }];
+    // a management token or a service account's API key
+    const managementSecurity = [{ managementBearer: [] }, { serviceApiKey: [] }];
     const participantSecurity = [{ participantBearer: [] }];
     expect(Object.fromEntries(documented)).toEqual({
       "GET /healthz": undefined,
@@ -59,9 +86,35 @@ describe("routers and their auth boundaries", () => {
       "GET /v1/studies/{studyKey}/run-actions/participants/task/{taskID}/events": managementSecurity,
       "PUT /v1/studies/{studyKey}/track-account": managementSecurity,
       "GET /v1/studies/{studyKey}/rule-failures": managementSecurity,
+      "GET /v1/studies": managementSecurity,
+      "GET /v1/studies/{studyKey}": managementSecurity,
+      "PATCH /v1/studies/{studyKey}": managementSecurity,
+      "GET /v1/studies/{studyKey}/audit-log": managementSecurity,
+      "GET /v1/studies/{studyKey}/code-lists": managementSecurity,
+      "POST /v1/studies/{studyKey}/code-lists/{listKey}/codes": managementSecurity,
+      "GET /v1/studies/{studyKey}/code-lists/{listKey}/codes": managementSecurity,
+      "GET /v1/studies/{studyKey}/code-lists/{listKey}/count": managementSecurity,
+      "DELETE /v1/studies/{studyKey}/code-lists/{listKey}/codes/{code}": managementSecurity,
+      "GET /v1/studies/{studyKey}/variables": managementSecurity,
+      "GET /v1/studies/{studyKey}/variables/{key}": managementSecurity,
+      "PUT /v1/studies/{studyKey}/variables/{key}": managementSecurity,
+      "DELETE /v1/studies/{studyKey}/variables/{key}": managementSecurity,
+      "GET /v1/studies/{studyKey}/rules": managementSecurity,
+      "POST /v1/studies/{studyKey}/rules": managementSecurity,
+      "GET /v1/studies/{studyKey}/rules/{version}": managementSecurity,
+      "POST /v1/studies/{studyKey}/surveys": managementSecurity,
+      "GET /v1/studies/{studyKey}/surveys": managementSecurity,
+      "GET /v1/studies/{studyKey}/surveys/{surveyKey}/versions": managementSecurity,
+      "GET /v1/studies/{studyKey}/surveys/{surveyKey}/versions/{versionId}": managementSecurity,
+      "POST /v1/studies/{studyKey}/surveys/{surveyKey}/unpublish": managementSecurity,
       "POST /v1/study-service/events/{studyKey}/enter": participantSecurity,
       "POST /v1/study-service/events/{studyKey}/leave": participantSecurity,
       "POST /v1/study-service/events/{studyKey}/merge-temporary-participant": participantSecurity,
+      "POST /v1/study-service/events/{studyKey}/submit": participantSecurity,
+      "POST /v1/study-service/events/{studyKey}/custom": participantSecurity,
+      "GET /v1/study-service/participant/studies": participantSecurity,
+      "GET /v1/study-service/participant/studies/{studyKey}": participantSecurity,
+      "GET /v1/study-service/participant/studies/{studyKey}/surveys/{surveyKey}": participantSecurity,
       "POST /v1/study-service/temp-participant/register": undefined,
     });
     const submit = doc.paths["/v1/studies/{studyKey}/participants/{participantID}/responses"].post as {
@@ -84,7 +137,11 @@ describe("routers and their auth boundaries", () => {
   });
 
   it("covers unknown paths below an authenticated prefix with its auth, as before: 401, then a JSON 404", async () => {
-    for (const path of ["/v1/studies", "/v1/studies/study-a/nothing", "/v1/study-service/events/study-a/nothing"]) {
+    for (const path of [
+      "/v1/studies/study-a/nothing",
+      "/v1/study-service/events/study-a/nothing",
+      "/v1/study-service/participant/nothing",
+    ]) {
       expect((await t.app.request(path)).status, path).toBe(401);
     }
     const researcher = await managementToken(t, "root", true);

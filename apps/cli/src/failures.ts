@@ -16,7 +16,13 @@ export interface Failure {
 }
 
 /** Domain errors that mean "your input is wrong" rather than "the system failed". */
-const INPUT_ERROR_KINDS = new Set<DomainError["kind"]>(["invalid", "not-found", "conflict", "forbidden"]);
+const INPUT_ERROR_KINDS = new Set<DomainError["kind"]>([
+  "invalid",
+  "not-found",
+  "conflict",
+  "forbidden",
+  "payload-too-large",
+]);
 
 /**
  * The exit code and the one message shown for a failure. Messages never include a stack trace,

@@ -9,6 +9,7 @@ import { DrizzleQueryError, and, asc, count, eq, sql } from "drizzle-orm";
 import { jwtVerify } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  auditLog,
   createDb,
   outgoingMessages,
   participants,
@@ -274,7 +275,9 @@ describe("argument errors name the flag", () => {
     ],
     [
       ["permission:grant", "--subject", "r", "--study", "s", "--action", "delete-everything"],
-      'permission:grant: --action must be one of edit-participant-data, run-study-action, update-study-props, read-rule-failures, *; got "delete-everything"',
+      "permission:grant: --action must be one of edit-participant-data, run-study-action, update-study-props, " +
+        "read-rule-failures, manage-surveys, manage-code-lists, manage-study-variables, manage-rules, " +
+        'read-audit-log, *; got "delete-everything"',
     ],
     [["frobnicate"], 'unknown command "frobnicate" (run "help" for the list)'],
   ])("%j", async (argv, message) => {
@@ -327,6 +330,17 @@ describe("study:create", () => {
     const row = await studyRow("cohort-a");
     expect(row).toMatchObject({ status: "inactive", trackAccount: true, secret: "a-study-secret-of-some-length" });
     expect(await ruleVersions("cohort-a")).toEqual([{ version: 1, uploadedBy: "operator-cli" }]);
+    // both audited, in the order made; the secret is in neither record
+    const audited = await database.db
+      .select({ actor: auditLog.actor, action: auditLog.action, details: auditLog.details })
+      .from(auditLog)
+      .where(eq(auditLog.studyKey, "cohort-a"))
+      .orderBy(asc(auditLog.id));
+    expect(audited.map((entry) => [entry.actor, entry.action])).toEqual([
+      ["operator-cli", "study.create"],
+      ["operator-cli", "rules.set"],
+    ]);
+    expect(JSON.stringify(audited)).not.toContain("a-study-secret");
     // The secret never leaves the server, not even to the operator's terminal.
     expect(JSON.stringify(result)).not.toContain("a-study-secret");
   });

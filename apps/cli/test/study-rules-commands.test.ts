@@ -38,12 +38,22 @@ describe("study:configure", () => {
   it("switches strict rules on and sets the time zone, keeping what it is not given", async () => {
     const on = await run(["study:configure", "--key", "s", "--strict-rules", "on", "--json"]);
     expect(on.exitCode).toBe(0);
-    expect(JSON.parse(on.stdout)).toEqual({ studyKey: "s", settings: { strictRules: true, timeZone: "UTC" } });
+    expect(JSON.parse(on.stdout)).toEqual({
+      studyKey: "s",
+      settings: { strictRules: true, timeZone: "UTC", unknownSurveyVersion: "record" },
+    });
     const zone = await run(["study:configure", "--key", "s", "--time-zone", "Europe/Amsterdam"]);
     expect(zone.stdout).toMatch(/strict rules\s+on .*\ntime zone\s+Europe\/Amsterdam/);
     expect(await configOf()).toEqual({ strictRules: true, timeZone: "Europe/Amsterdam" });
     await run(["study:configure", "--key", "s", "--strict-rules", "off"]);
     expect(await configOf()).toEqual({ strictRules: false, timeZone: "Europe/Amsterdam" });
+    const versions = await run(["study:configure", "--key", "s", "--unknown-survey-version", "reject"]);
+    expect(versions.stdout).toMatch(/unknown survey versions\s+reject/);
+    expect(await configOf()).toEqual({
+      strictRules: false,
+      timeZone: "Europe/Amsterdam",
+      unknownSurveyVersion: "reject",
+    });
   });
 
   it("refuses an unknown zone, a bad switch, an unknown study and a call without settings (exit 1), changing nothing", async () => {
@@ -53,7 +63,8 @@ describe("study:configure", () => {
       [["--key", "s", "--time-zone", "+01:00"], /unknown time zone "\+01:00"/],
       [["--key", "s", "--strict-rules", "maybe"], /--strict-rules must be one of on, off/],
       [["--key", "nope", "--strict-rules", "on"], /no study "nope"/],
-      [["--key", "s"], /give --strict-rules, --time-zone or both/],
+      [["--key", "s", "--unknown-survey-version", "ignore"], /--unknown-survey-version must be one of reject, record/],
+      [["--key", "s"], /give at least one of --strict-rules, --time-zone, --unknown-survey-version/],
     ];
     for (const [argv, message] of cases) {
       const result = await run(["study:configure", ...argv, "--json"]);

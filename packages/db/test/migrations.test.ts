@@ -25,6 +25,8 @@ describe("migrations", () => {
     cleanups.push(database.drop);
     await runMigrations(database.url);
     expect(await tablesOf(database.url)).toEqual([
+      "api_keys",
+      "audit_log",
       "confidential_id_map",
       "confidential_responses",
       "outgoing_messages",
@@ -42,6 +44,7 @@ describe("migrations", () => {
       "study_rules",
       "study_variables",
       "survey_responses",
+      "survey_versions",
       "task_chunks",
       "tasks",
       "token_revocations",

@@ -14,6 +14,8 @@ export * from "./events/leave-study";
 export * from "./events/enter-study";
 export * from "./events/merge-temporary";
 export * from "./events/register-temporary";
+export * from "./events/custom-event";
+export * from "./participants/participant-views";
 export * from "./tasks/task-service";
 export * from "./accounts/passwords";
 export * from "./accounts/password-reset";

@@ -3,14 +3,17 @@ import { createMiddleware } from "hono/factory";
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify, type JWTPayload } from "jose";
 import { users } from "@studyflow/db";
 import {
+  Invalid,
   Unauthorized,
   isTokenRevoked,
+  verifyApiKey,
   MANAGEMENT_TOKEN_TYPE,
   PARTICIPANT_TOKEN_TYPE,
   TOKEN_ISSUER,
   hmacKey,
 } from "@studyflow/domain";
 import type { AppEnv } from "../app-env";
+import { API_KEY_HEADER } from "../auth/service-keys";
 import type { AppDeps } from "../deps";
 
 /** Clock skew tolerated between token issuer and this server. */
@@ -38,7 +41,10 @@ function describeFailure(error: unknown): Unauthorized {
   return new Unauthorized("invalid token");
 }
 
-/** Management routes: HS256 with our key (pinned), or RS256/ES256 from the configured JWKS. */
+/**
+ * Management routes: a token, HS256 with our key (pinned) or RS256/ES256 from the configured JWKS;
+ * or a service account's API key in X-API-Key (see auth/service-keys.ts).
+ */
 export function managementAuth(deps: AppDeps) {
   const key = hmacKey(deps.config.MANAGEMENT_JWT_SECRET);
   const jwks = deps.config.MANAGEMENT_JWKS_URL ? createRemoteJWKSet(new URL(deps.config.MANAGEMENT_JWKS_URL)) : null;
@@ -48,7 +54,19 @@ export function managementAuth(deps: AppDeps) {
     // Management routers nest by path (/v1/studies holds /v1/studies/{studyKey}/run-actions), so a
     // request passes the middleware of each; the token is verified by the first one only.
     if (c.get("management")) return next();
-    const token = bearerToken(c.req.header("authorization"));
+    const apiKey = c.req.header(API_KEY_HEADER);
+    const authorization = c.req.header("authorization");
+    if (apiKey !== undefined) {
+      // Two credentials could name two callers; guessing which one counts would hide a client bug.
+      if (authorization !== undefined) {
+        throw new Invalid(`send either an Authorization header or an ${API_KEY_HEADER} header, not both`);
+      }
+      // A service account: its subject's permissions, never admin, whatever the subject is called.
+      const { subject } = await verifyApiKey(deps.database.db, apiKey.trim(), currentDate() ?? new Date());
+      c.set("management", { subject, isAdmin: false });
+      return next();
+    }
+    const token = bearerToken(authorization);
     const alg = algorithmOf(token);
     let payload: JWTPayload;
     try {
@@ -85,6 +103,10 @@ export function managementAuth(deps: AppDeps) {
 export function participantAuth(deps: AppDeps) {
   const key = hmacKey(deps.config.PARTICIPANT_JWT_SECRET);
   return createMiddleware<AppEnv>(async (c, next) => {
+    // Service keys act for machines on management routes; here one is a mistake, so say so.
+    if (c.req.header(API_KEY_HEADER) !== undefined) {
+      throw new Unauthorized(`participant routes take a participant token, not an ${API_KEY_HEADER} header`);
+    }
     const token = bearerToken(c.req.header("authorization"));
     let payload: JWTPayload;
     try {

@@ -1,5 +1,6 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../app-env";
+import { API_KEY_HEADER } from "../auth/service-keys";
 
 export const OPENAPI_PATH = "/openapi.json";
 
@@ -17,6 +18,15 @@ export function registerOpenApi(router: OpenAPIHono<AppEnv>) {
     scheme: "bearer",
     bearerFormat: "JWT",
     description: "Participant token: HS256 with typ=participant and the user's current token version.",
+  });
+  router.openAPIRegistry.registerComponent("securitySchemes", "serviceApiKey", {
+    type: "apiKey",
+    in: "header",
+    name: API_KEY_HEADER,
+    description:
+      "Service account key (machines), instead of a management token: `sf_…`, created with `service-key:create`. " +
+      "Acts as its subject with that subject's permissions, never as admin. Not accepted on participant routes; " +
+      "sending it together with an Authorization header is a 400.",
   });
   router.doc31(OPENAPI_PATH, {
     openapi: "3.1.0",

@@ -2,7 +2,7 @@ import { Option } from "commander";
 import { z } from "zod";
 import { updateStudySettings, type StudySettings } from "@studyflow/domain";
 import { defineCommand, type CliContext } from "../command-definition";
-import { requireStudy } from "../command-support";
+import { UPLOADED_BY, requireStudy } from "../command-support";
 import { UsageError } from "../failures";
 import { oneOf, studyKey, text } from "../flag-values";
 import { fieldLines } from "../output";
@@ -14,7 +14,7 @@ export interface StudyConfigureInput {
 
 export async function studyConfigure(ctx: CliContext, input: StudyConfigureInput) {
   await requireStudy(ctx.database.db, input.key);
-  const settings = await updateStudySettings(ctx.database.db, input.key, input.settings);
+  const settings = await updateStudySettings(ctx.database.db, input.key, input.settings, UPLOADED_BY);
   const data = { studyKey: input.key, settings };
   ctx.output.result(data, [
     `settings of study "${input.key}"`,
@@ -24,6 +24,12 @@ export async function studyConfigure(ctx: CliContext, input: StudyConfigureInput
         settings.strictRules ? "on (a failing rule rejects the event)" : "off (a failing rule is skipped)",
       ],
       ["time zone", settings.timeZone],
+      [
+        "unknown survey versions",
+        settings.unknownSurveyVersion === "reject"
+          ? "reject (the response is refused)"
+          : "record (stored, and a rule failure recorded)",
+      ],
     ]),
   ]);
   return data;
@@ -31,7 +37,8 @@ export async function studyConfigure(ctx: CliContext, input: StudyConfigureInput
 
 export const studyConfigureCommand = defineCommand({
   name: "study:configure",
-  summary: "set how a study's rules run: strict mode and the time zone of their calendar functions",
+  summary:
+    "set how a study's rules run: strict mode, the time zone of their calendar functions, unknown survey versions",
   flags: () => [
     new Option("--key <KEY>", "study key").makeOptionMandatory(),
     new Option(
@@ -39,18 +46,28 @@ export const studyConfigureCommand = defineCommand({
       "on: any failing rule rejects a participant event (nothing stored); off (default): it is skipped and recorded",
     ),
     new Option("--time-zone <ZONE>", "IANA time zone of getTsForNextStartOfMonth & co., e.g. Europe/Amsterdam"),
+    new Option(
+      "--unknown-survey-version <reject|record>",
+      "a response naming no uploaded version of its survey: reject it (400), or record (default) a rule failure",
+    ),
   ],
   values: z
-    .object({ key: studyKey, strictRules: oneOf(["on", "off"]).optional(), timeZone: text.optional() })
-    .transform(({ key, strictRules, timeZone }): StudyConfigureInput => {
-      if (strictRules === undefined && timeZone === undefined) {
-        throw new UsageError("give --strict-rules, --time-zone or both");
+    .object({
+      key: studyKey,
+      strictRules: oneOf(["on", "off"]).optional(),
+      timeZone: text.optional(),
+      unknownSurveyVersion: oneOf(["reject", "record"]).optional(),
+    })
+    .transform(({ key, strictRules, timeZone, unknownSurveyVersion }): StudyConfigureInput => {
+      if (strictRules === undefined && timeZone === undefined && unknownSurveyVersion === undefined) {
+        throw new UsageError("give at least one of --strict-rules, --time-zone, --unknown-survey-version");
       }
       return {
         key,
         settings: {
           ...(strictRules === undefined ? {} : { strictRules: strictRules === "on" }),
           ...(timeZone === undefined ? {} : { timeZone }),
+          ...(unknownSurveyVersion === undefined ? {} : { unknownSurveyVersion }),
         },
       };
     }),

@@ -28,6 +28,7 @@ export async function studyCreate(ctx: CliContext, input: StudyCreateInput) {
         ...(input.status ? { status: input.status } : {}),
         ...(input.secret === undefined ? {} : { secret: input.secret }),
         trackAccount: input.trackAccount ?? false,
+        createdBy: UPLOADED_BY,
       });
       // Same transaction as the study: either both exist or neither.
       const rulesVersion = rules ? await storeRules(tx, study.key, rules, UPLOADED_BY) : null;

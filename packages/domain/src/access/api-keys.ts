@@ -1,2 +1,228 @@
-// Service accounts: API keys, stored hashed, with an expiry, revocable.
-export {};
+import { createHash, randomBytes } from "node:crypto";
+import { and, desc, eq, isNull, lt, or } from "drizzle-orm";
+import { apiKeys, type Database, type Executor } from "@studyflow/db";
+import { recordAudit } from "../admin/audit";
+import { Conflict, Invalid, NotFound, Unauthorized } from "../errors";
+
+/**
+ * Service accounts: machines calling the management API with an API key instead of a token. A
+ * key acts as its subject, whose permissions are granted as for a person; it is never admin. The
+ * key is shown once, at creation; only its SHA-256 is stored.
+ */
+
+/** Marks a studyflow key, so a leaked one is recognisable (secret scanners, logs). */
+export const API_KEY_PREFIX = "sf_";
+/** 256 random bits: guessing is hopeless, so neither a slow hash nor a rate limit is needed. */
+const KEY_BYTES = 32;
+/** `sf_` and the base64url of 32 bytes (43 characters, no padding). */
+const KEY_PATTERN = /^sf_[A-Za-z0-9_-]{43}$/;
+/** Shown in lists to tell keys apart: 8 characters (48 bits) of the 256, too few to use or guess the key. */
+const SHOWN_PREFIX_LENGTH = API_KEY_PREFIX.length + 8;
+
+/** @defaultValue lifetime of a key created without an expiry. */
+export const DEFAULT_API_KEY_DAYS = 90;
+/** Longest lifetime: a yearly rotation with a month's overlap; a forgotten key still dies. */
+export const MAX_API_KEY_DAYS = 400;
+/**
+ * `last_used_at` is written at most once a minute per key: a busy machine caller would otherwise
+ * write the row on every request, and "last used" is read by people, who need no finer time.
+ */
+const LAST_USED_RESOLUTION_MS = 60_000;
+const DAY_MS = 86_400_000;
+
+const MAX_SUBJECT_LENGTH = 200;
+const MAX_LABEL_LENGTH = 200;
+const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A stored key, without its hash. */
+export type ApiKey = Omit<typeof apiKeys.$inferSelect, "keyHash">;
+export type ApiKeyStatus = "active" | "expired" | "revoked";
+
+export interface CreateApiKeyInput {
+  /** The management subject the key authenticates as. */
+  subject: string;
+  label?: string;
+  /** Lifetime in whole days, 1 to MAX_API_KEY_DAYS; give this or `expiresAt`, not both. */
+  expiresInDays?: number;
+  /** End of the key's life; at most MAX_API_KEY_DAYS from now. */
+  expiresAt?: Date;
+  /** Who created it (recorded on the key and in the audit log). */
+  createdBy: string;
+  now?: Date;
+}
+
+export interface CreatedApiKey {
+  /** The key itself: shown this once, never stored. */
+  key: string;
+  apiKey: ApiKey;
+}
+
+/** Who a valid key authenticates as. */
+export interface ApiKeySubject {
+  subject: string;
+  keyId: string;
+}
+
+export type ApiKeyRejection = "invalid" | "expired" | "revoked";
+
+/** A key that does not authenticate; the message says which of the three reasons applies. */
+export class ApiKeyRejected extends Unauthorized {
+  constructor(readonly reason: ApiKeyRejection) {
+    super(`${reason} api key`);
+  }
+}
+
+/**
+ * SHA-256 hex of a key. A fast hash is right here, unlike for passwords: the key is 256 random
+ * bits, so there is no dictionary to try, and a slow hash would only cost every request.
+ */
+export function hashApiKey(key: string): string {
+  return createHash("sha256").update(key, "utf8").digest("hex");
+}
+
+const withoutHash = ({ keyHash: _hash, ...key }: typeof apiKeys.$inferSelect): ApiKey => key;
+
+function expiryOf(input: CreateApiKeyInput, now: Date): Date {
+  if (input.expiresAt !== undefined && input.expiresInDays !== undefined) {
+    throw new Invalid("give the key's lifetime in days or its expiry date, not both");
+  }
+  const latest = now.getTime() + MAX_API_KEY_DAYS * DAY_MS;
+  if (input.expiresAt !== undefined) {
+    const at = input.expiresAt.getTime();
+    if (Number.isNaN(at)) throw new Invalid("expiry is not a valid date");
+    if (at <= now.getTime()) throw new Invalid("expiry must be in the future");
+    if (at > latest) throw new Invalid(`expiry must be at most ${MAX_API_KEY_DAYS} days away`);
+    return input.expiresAt;
+  }
+  const days = input.expiresInDays ?? DEFAULT_API_KEY_DAYS;
+  if (!Number.isInteger(days) || days < 1 || days > MAX_API_KEY_DAYS) {
+    throw new Invalid(`lifetime must be a whole number of days from 1 to ${MAX_API_KEY_DAYS}, got ${days}`);
+  }
+  return new Date(now.getTime() + days * DAY_MS);
+}
+
+function checkedLength(value: string, name: string, maxLength: number): string {
+  if (value.length > maxLength) throw new Invalid(`${name} is longer than ${maxLength} characters`);
+  return value;
+}
+
+/** Creates a key for `subject` and returns it, the one time it is ever shown. */
+export async function createApiKey(db: Database, input: CreateApiKeyInput): Promise<CreatedApiKey> {
+  const now = input.now ?? new Date();
+  // The subject is kept as given: it must equal the subject of its permission grants exactly.
+  if (input.subject.trim() === "") throw new Invalid("subject must not be empty");
+  const subject = checkedLength(input.subject, "subject", MAX_SUBJECT_LENGTH);
+  const label = checkedLength(input.label?.trim() ?? "", "label", MAX_LABEL_LENGTH);
+  const expiresAt = expiryOf(input, now);
+  const key = `${API_KEY_PREFIX}${randomBytes(KEY_BYTES).toString("base64url")}`;
+  const keyPrefix = key.slice(0, SHOWN_PREFIX_LENGTH);
+  const row = await db.transaction(async (tx) => {
+    const [inserted] = await tx
+      .insert(apiKeys)
+      .values({
+        subject,
+        label,
+        keyHash: hashApiKey(key),
+        keyPrefix,
+        createdBy: input.createdBy,
+        createdAt: now,
+        expiresAt,
+      })
+      .returning();
+    if (!inserted) throw new Error("api key insert returned nothing");
+    await recordAudit(
+      tx,
+      {
+        studyKey: null,
+        actor: input.createdBy,
+        action: "service-key.create",
+        target: inserted.id,
+        details: { subject, label, keyPrefix, expiresAt: expiresAt.toISOString() },
+      },
+      now,
+    );
+    return inserted;
+  });
+  return { key, apiKey: withoutHash(row) };
+}
+
+/** Keys, most recent first; without secrets (the hash stays in the database). */
+export async function listApiKeys(db: Executor, filter: { subject?: string } = {}): Promise<ApiKey[]> {
+  const rows = await db
+    .select()
+    .from(apiKeys)
+    .where(filter.subject === undefined ? undefined : eq(apiKeys.subject, filter.subject))
+    .orderBy(desc(apiKeys.createdAt), apiKeys.id);
+  return rows.map(withoutHash);
+}
+
+export function apiKeyStatus(key: Pick<ApiKey, "expiresAt" | "revokedAt">, now: Date): ApiKeyStatus {
+  if (key.revokedAt) return "revoked";
+  return key.expiresAt.getTime() <= now.getTime() ? "expired" : "active";
+}
+
+/** Ends a key at once. Revoking it twice is a Conflict: the first revocation stands. */
+export async function revokeApiKey(db: Database, id: string, by: string, now = new Date()): Promise<ApiKey> {
+  if (!UUID_PATTERN.test(id)) throw new NotFound(`no api key "${id}"`);
+  return db.transaction(async (tx) => {
+    const [revoked] = await tx
+      .update(apiKeys)
+      .set({ revokedAt: now })
+      .where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt)))
+      .returning();
+    if (!revoked) {
+      const [existing] = await tx
+        .select({ revokedAt: apiKeys.revokedAt })
+        .from(apiKeys)
+        .where(eq(apiKeys.id, id))
+        .limit(1);
+      if (!existing) throw new NotFound(`no api key "${id}"`);
+      throw new Conflict(`api key "${id}" was already revoked at ${existing.revokedAt?.toISOString() ?? "?"}`);
+    }
+    await recordAudit(
+      tx,
+      {
+        studyKey: null,
+        actor: by,
+        action: "service-key.revoke",
+        target: id,
+        details: { subject: revoked.subject, keyPrefix: revoked.keyPrefix },
+      },
+      now,
+    );
+    return withoutHash(revoked);
+  });
+}
+
+/**
+ * The subject of a valid key, or ApiKeyRejected. The key is found by its hash through the unique
+ * index, so no secret is compared in code: what a lookup's timing could tell is about the hash,
+ * which says nothing about keys an attacker does not already have.
+ */
+export async function verifyApiKey(db: Executor, key: string, now = new Date()): Promise<ApiKeySubject> {
+  // A string that cannot be a key is refused without a query.
+  if (!KEY_PATTERN.test(key)) throw new ApiKeyRejected("invalid");
+  const [row] = await db
+    .select({
+      id: apiKeys.id,
+      subject: apiKeys.subject,
+      expiresAt: apiKeys.expiresAt,
+      revokedAt: apiKeys.revokedAt,
+      lastUsedAt: apiKeys.lastUsedAt,
+    })
+    .from(apiKeys)
+    .where(eq(apiKeys.keyHash, hashApiKey(key)))
+    .limit(1);
+  if (!row) throw new ApiKeyRejected("invalid");
+  const status = apiKeyStatus(row, now);
+  if (status !== "active") throw new ApiKeyRejected(status);
+  const staleBefore = new Date(now.getTime() - LAST_USED_RESOLUTION_MS);
+  if (!row.lastUsedAt || row.lastUsedAt < staleBefore) {
+    // The condition again in SQL: of concurrent requests that all saw a stale time, one writes.
+    await db
+      .update(apiKeys)
+      .set({ lastUsedAt: now })
+      .where(and(eq(apiKeys.id, row.id), or(isNull(apiKeys.lastUsedAt), lt(apiKeys.lastUsedAt, staleBefore))));
+  }
+  return { subject: row.subject, keyId: row.id };
+}

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { eq, sql } from "drizzle-orm";
-import { isTimeZoneName, validateRules } from "@studyflow/engine";
+import { sql } from "drizzle-orm";
+import { validateRules } from "@studyflow/engine";
 import {
   permissions,
   profiles,
@@ -14,8 +14,13 @@ import {
 } from "@studyflow/db";
 import { hashPassword } from "../accounts/passwords";
 import { normalizeEmail } from "../accounts/password-reset";
-import { Invalid, NotFound } from "../errors";
+import { recordAudit } from "./audit";
+import { Invalid } from "../errors";
 import { storeRules } from "../rules/study-rules";
+import { getStudy } from "../studies/study-repository";
+import { checkTimeZone, updateStudy } from "../study-config/study-properties";
+
+export { checkTimeZone };
 
 /** Operator tasks (CLI, seeding, test fixtures): set up studies, rules, users and rights. */
 
@@ -27,6 +32,11 @@ export interface CreateStudyInput {
   trackAccount?: boolean;
   /** Rule settings (strict mode, time zone); checked as updateStudySettings checks them. */
   settings?: StudySettings;
+  /**
+   * Who creates it: recorded in the audit log as `study.create` (give a transaction as `db` so the
+   * study and its record commit together). Test fixtures and seeds leave it out.
+   */
+  createdBy?: string;
 }
 
 export async function createStudy(db: Executor, input: CreateStudyInput) {
@@ -44,48 +54,66 @@ export async function createStudy(db: Executor, input: CreateStudyInput) {
     })
     .returning();
   if (!row) throw new Error("study insert returned nothing");
+  if (input.createdBy !== undefined) {
+    await recordAudit(db, {
+      studyKey: row.key,
+      actor: input.createdBy,
+      action: "study.create",
+      details: { status: row.status, trackAccount: row.trackAccount, config: row.config },
+    });
+  }
   return row;
 }
 
 /** The settings of how a study's rules run. */
-export type StudySettings = Pick<StudyConfig, "strictRules" | "timeZone">;
+export type StudySettings = Pick<StudyConfig, "strictRules" | "timeZone" | "unknownSurveyVersion">;
 
-/** An IANA zone name the runtime knows (e.g. Europe/Amsterdam), or Invalid naming it. */
-export function checkTimeZone(timeZone: string): void {
-  // the engine's own check, so a zone the settings accept is one the rules can compute in
-  if (!isTimeZoneName(timeZone)) {
-    throw new Invalid(`unknown time zone "${timeZone}": use an IANA name such as Europe/Amsterdam or UTC`);
-  }
-}
+/** Issues shown of an invalid rule set; the rest are counted, so a message stays readable. */
+const MAX_SHOWN_RULE_ISSUES = 5;
 
-/** Changes the given settings, keeping the others; returns the study's settings after the change. */
+/**
+ * Changes the given settings, keeping the others, and records the change in the audit log;
+ * returns the study's settings after the change.
+ */
 export async function updateStudySettings(
   db: Executor,
   studyKey: string,
   settings: StudySettings,
+  actor: string,
 ): Promise<StudySettings> {
-  if (settings.timeZone !== undefined) checkTimeZone(settings.timeZone);
-  const changes = Object.fromEntries(Object.entries(settings).filter(([, value]) => value !== undefined));
-  const [row] = await db
-    .update(studies)
-    .set({ config: sql`${studies.config} || ${JSON.stringify(changes)}::text::jsonb`, updatedAt: new Date() })
-    .where(eq(studies.key, studyKey))
-    .returning({ config: studies.config });
-  if (!row) throw new NotFound(`study "${studyKey}" not found`);
-  return { strictRules: row.config.strictRules ?? false, timeZone: row.config.timeZone ?? "UTC" };
+  const { study } = await updateStudy(
+    db,
+    studyKey,
+    {
+      ...(settings.strictRules === undefined ? {} : { strictRules: settings.strictRules }),
+      ...(settings.timeZone === undefined ? {} : { timeZone: settings.timeZone }),
+      ...(settings.unknownSurveyVersion === undefined ? {} : { unknownSurveyVersion: settings.unknownSurveyVersion }),
+    },
+    actor,
+  );
+  return {
+    strictRules: study.config.strictRules ?? false,
+    timeZone: study.config.timeZone ?? "UTC",
+    unknownSurveyVersion: study.config.unknownSurveyVersion ?? "record",
+  };
 }
 
-/** Validates a rule set with the engine's validator and stores it as the study's next version. */
-export async function setStudyRules(db: Database, studyKey: string, rules: unknown, uploadedBy: string) {
+/**
+ * Validates a rule set with the engine's validator and stores it as the study's next version,
+ * audited as `rules.set` by `uploadedBy`. Invalid names the JSON path of each problem; NotFound
+ * an unknown study.
+ */
+export async function setStudyRules(db: Executor, studyKey: string, rules: unknown, uploadedBy: string) {
   const validation = validateRules(rules);
   if (!validation.ok) {
-    throw new Invalid(
-      `invalid rules: ${validation.errors.map((issue) => `${issue.path}: ${issue.message}`).join("; ")}`,
-    );
+    const shown = validation.errors.slice(0, MAX_SHOWN_RULE_ISSUES).map((issue) => `${issue.path}: ${issue.message}`);
+    const hidden = validation.errors.length - shown.length;
+    throw new Invalid(`invalid rules: ${shown.join("; ")}${hidden > 0 ? ` (and ${hidden} more)` : ""}`);
   }
   return db.transaction(async (tx) => {
     // Serialises concurrent uploads for one study, so each gets its own version number.
     await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`study-rules:${studyKey}`}))`);
+    await getStudy(tx, studyKey);
     return storeRules(tx, studyKey, validation.rules, uploadedBy);
   });
 }

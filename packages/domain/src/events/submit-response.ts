@@ -1,13 +1,14 @@
 import { randomUUID } from "node:crypto";
 import type { SurveyItemResponse } from "@studyflow/engine";
-import type { Database } from "@studyflow/db";
-import { Conflict } from "../errors";
-import { confidentialIdOf } from "../participants/participant-ids";
-import { lockParticipantOrThrow, type ParticipantRow } from "../participants/participant-repository";
-import { getActiveStudy } from "../studies/study-repository";
+import type { Database, Executor } from "@studyflow/db";
+import { Conflict, NotFound } from "../errors";
+import { confidentialIdOf, participantIdsForProfile } from "../participants/participant-ids";
+import { lockParticipant, lockParticipantOrThrow, type ParticipantRow } from "../participants/participant-repository";
+import { getActiveStudy, type StudyRow } from "../studies/study-repository";
+import { checkResponseVersion } from "../surveys/response-version-check";
 import { applyEvent } from "./apply-event";
 import { inEventTransaction, nowSeconds, type DomainContext } from "./event-runner";
-import type { RuleFailureRecord } from "./rule-failures";
+import { recordRuleFailures, type RuleFailureRecord } from "./rule-failures";
 import type { ArrivedResponse } from "./store-response";
 
 export interface SubmittedResponse {
@@ -19,18 +20,32 @@ export interface SubmittedResponse {
   context?: Record<string, string>;
 }
 
-export interface SubmitResponseInput {
+/**
+ * Whom a participant event is for: a participant by id (a researcher acting on its behalf), or
+ * the participant of a profile (the signed-in participant itself).
+ */
+export type EventParticipant = { participantId: string } | { profileId: string };
+
+export type SubmitResponseInput = EventParticipant & {
   studyKey: string;
-  participantId: string;
   response: SubmittedResponse;
-  /** Subject of the caller, recorded as context.submittedBy. */
+  /**
+   * Recorded as context.submittedBy: a researcher's subject, or SUBMITTED_BY_PARTICIPANT.
+   */
   submittedBy: string;
-}
+};
+
+/**
+ * context.submittedBy of a response the participant submitted itself. Deliberately no profile or
+ * user id: stored responses are exported under the pseudonymous participant id, and an account
+ * identifier beside it would link them back to the person.
+ */
+export const SUBMITTED_BY_PARTICIPANT = "participant";
 
 export interface SubmitResponseResult {
   participant: ParticipantRow;
   responseId: string | null;
-  /** Rules that failed for this submission; the response was stored all the same. */
+  /** Rules that failed for this submission, and an unknown versionId; the response was stored all the same. */
   warnings: RuleFailureRecord[];
 }
 
@@ -38,8 +53,32 @@ export interface SubmitResponseResult {
 const CLOSED_STATUSES = new Set(["accountDeleted", "temporary"]);
 
 /**
- * Submits a response on behalf of a participant: the SUBMIT rules, the new state, the response,
- * its confidential items, reports and messages commit together or not at all.
+ * Locks the participant of a profile for an event of its own: it must exist (NotFound) and be
+ * active (Conflict), as only an active participant acts in a study.
+ */
+export async function lockProfileParticipant(tx: Executor, study: StudyRow, profileId: string) {
+  const ids = participantIdsForProfile(study.secret, profileId);
+  const row = await lockParticipant(tx, study.key, ids.participantId);
+  if (!row) throw new NotFound(`profile is not a participant of study "${study.key}"`);
+  if (row.studyStatus !== "active") {
+    throw new Conflict(`participant is not active in study "${study.key}" (status "${row.studyStatus}")`);
+  }
+  return { row, confidentialId: ids.confidentialId };
+}
+
+async function lockSubmitter(tx: Executor, study: StudyRow, who: EventParticipant) {
+  if ("profileId" in who) return lockProfileParticipant(tx, study, who.profileId);
+  const row = await lockParticipantOrThrow(tx, study.key, who.participantId);
+  if (CLOSED_STATUSES.has(row.studyStatus)) {
+    throw new Conflict(`participant "${who.participantId}" has status "${row.studyStatus}" and takes no responses`);
+  }
+  return { row, confidentialId: confidentialIdOf(study.secret, row.participantId) };
+}
+
+/**
+ * Submits a response, by a researcher on behalf of a participant or by the participant itself:
+ * the versionId check, the SUBMIT rules, the new state, the response, its confidential items,
+ * reports and messages commit together or not at all.
  */
 export async function submitResponse(
   db: Database,
@@ -48,12 +87,15 @@ export async function submitResponse(
 ): Promise<SubmitResponseResult> {
   return inEventTransaction(db, ctx, async (tx, eventCtx) => {
     const study = await getActiveStudy(tx, input.studyKey);
-    const row = await lockParticipantOrThrow(tx, input.studyKey, input.participantId);
-    if (CLOSED_STATUSES.has(row.studyStatus)) {
-      throw new Conflict(`participant "${input.participantId}" has status "${row.studyStatus}" and takes no responses`);
-    }
+    const { row, confidentialId } = await lockSubmitter(tx, study, input);
+    const unknownVersion = await checkResponseVersion(tx, {
+      studyKey: study.key,
+      config: study.config,
+      participantId: row.participantId,
+      surveyKey: input.response.key,
+      versionId: input.response.versionId,
+    });
     const arrivedAt = nowSeconds(ctx);
-    const confidentialId = confidentialIdOf(study.secret, row.participantId);
     const response: ArrivedResponse = {
       id: randomUUID(),
       key: input.response.key,
@@ -76,6 +118,11 @@ export async function submitResponse(
       },
       eventCtx,
     );
+    if (unknownVersion) {
+      await recordRuleFailures(tx, [unknownVersion], new Date(ctx.clock()));
+      // first among the warnings: it is about the response itself, not about a rule
+      eventCtx.failures.unshift(unknownVersion);
+    }
     return { participant, responseId, warnings: eventCtx.failures };
   });
 }

@@ -1,6 +1,7 @@
 import { desc, eq, sql } from "drizzle-orm";
 import { compileRules, type CompiledRuleSet } from "@studyflow/engine";
 import { studyRules, type Executor } from "@studyflow/db";
+import { recordAudit } from "../admin/audit";
 
 export interface CurrentRules {
   version: number;
@@ -46,7 +47,10 @@ export async function loadCurrentRules(db: Executor, studyKey: string): Promise<
   return { version, compiled };
 }
 
-/** Stores a validated rule set as the study's next version. */
+/**
+ * Stores a validated rule set as the study's next version and records it in the audit log
+ * (`rules.set` by the uploader), in the caller's transaction.
+ */
 export async function storeRules(
   db: Executor,
   studyKey: string,
@@ -61,5 +65,12 @@ export async function storeRules(
     .limit(1);
   const version = (latest?.version ?? 0) + 1;
   await db.insert(studyRules).values({ studyKey, version, rules, uploadedBy });
+  await recordAudit(db, {
+    studyKey,
+    actor: uploadedBy,
+    action: "rules.set",
+    target: String(version),
+    details: { version, ruleCount: rules.length },
+  });
   return version;
 }

@@ -1,2 +1,41 @@
 // Study configuration: properties and status, code lists, study variables, rules versions, the audit log.
-export {};
+// Every change takes the acting management subject and records it in the audit log, in its transaction.
+export { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, decodePageCursor, encodePageCursor, type Page } from "./page-cursor";
+export { assertStudyVisible, getStudyOverview, listVisibleStudies, type StudyOverview } from "./study-overview";
+export {
+  LANGUAGE_CODE,
+  STUDY_PROPERTY_LIMITS,
+  STUDY_STATUSES,
+  checkStudyChange,
+  isCalendarDate,
+  updateStudy,
+  type StudyChange,
+} from "./study-properties";
+export {
+  MAX_CODES_PER_ADD,
+  MAX_CODE_LENGTH,
+  addStudyCodes,
+  codeProblem,
+  countStudyCodes,
+  listStudyCodeLists,
+  listStudyCodes,
+  removeStudyCode,
+  type AddedCodes,
+  type CodeListSummary,
+  type StoredCode,
+} from "./code-lists";
+export {
+  MAX_STRING_VARIABLE_LENGTH,
+  STUDY_VARIABLE_TYPES,
+  deleteStudyVariable,
+  listStudyVariables,
+  parseStudyVariableText,
+  readStudyVariable,
+  setStudyVariable,
+  studyVariableValue,
+  type StoredStudyVariable,
+  type StudyVariableInput,
+  type StudyVariableValue,
+} from "./study-variables";
+export { getRulesVersion, listRulesVersions, type RulesVersion, type RulesVersionSummary } from "./rules-versions";
+export { listAuditLog, type AuditLogEntry } from "./audit-log";

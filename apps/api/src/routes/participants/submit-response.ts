@@ -1,5 +1,4 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import type { ResponseItem } from "@studyflow/engine";
 import { assertStudyPermission, submitResponse } from "@studyflow/domain";
 import { managementOf, type AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
@@ -12,40 +11,7 @@ import {
 } from "../../presenters/participant";
 import { presentWarnings, warningsField } from "../../presenters/rule-failure";
 import { errorResponses } from "../openapi-errors";
-import { MANAGEMENT_SECURITY, jsonBody, jsonContent, keyString } from "../schemas";
-
-// A named component, so the OpenAPI generator can refer to the recursive shape instead of expanding it forever.
-const responseItem: z.ZodType<ResponseItem> = z
-  .lazy(() =>
-    z.object({
-      key: z.string(),
-      value: z.string().optional(),
-      dtype: z.string().optional(),
-      items: z.array(responseItem).optional(),
-    }),
-  )
-  .openapi("ResponseItem");
-
-const surveyItemResponse = z.object({
-  key: z.string().min(1, "response item key must not be empty"),
-  meta: z.unknown().optional(),
-  response: responseItem.optional(),
-  confidentialMode: z.string().optional(),
-  mapToKey: z.string().optional(),
-});
-
-const unixSeconds = z.number().int().min(0).max(253_402_300_799);
-
-const submittedResponseSchema = z
-  .object({
-    key: keyString("key").openapi({ description: "survey key", example: "intake" }),
-    versionId: z.string().max(200).optional(),
-    openedAt: unixSeconds.optional(),
-    submittedAt: unixSeconds.optional(),
-    responses: z.array(surveyItemResponse).max(10_000).optional(),
-    context: z.record(z.string(), z.string()).optional(),
-  })
-  .openapi("SurveyResponse");
+import { MANAGEMENT_SECURITY, jsonBody, jsonContent, keyString, submittedResponseSchema } from "../schemas";
 
 const route = createRoute({
   method: "post",
@@ -54,7 +20,10 @@ const route = createRoute({
   summary: "Submit a survey response on behalf of a participant",
   description:
     "Runs the study's rules with a SUBMIT event and stores the response, its confidential items, reports and " +
-    "messages in one transaction. Requires the `edit-participant-data` permission for the study.",
+    "messages in one transaction. A non-empty `versionId` must name an uploaded version of the survey: a study " +
+    "set to reject unknown versions answers 400, otherwise the response is stored and the mismatch recorded " +
+    "as a rule failure (ruleIndex -1, path `response.versionId`) and returned among the warnings. Recorded " +
+    "with `context.submittedBy` set to the caller's subject. Requires the `edit-participant-data` permission.",
   security: MANAGEMENT_SECURITY,
   request: {
     params: z.object({
@@ -78,7 +47,7 @@ const route = createRoute({
       "response stored; the participant's surveys and state after the rules",
     ),
     ...errorResponses([400, 401, 403, 404, 409, 422], {
-      400: "invalid body",
+      400: "invalid body, or a versionId the study rejects",
       404: "study or participant not found",
       409: "study not active, or participant takes no responses",
       422: "the study's rules failed for this response; nothing was stored",

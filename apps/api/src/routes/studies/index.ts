@@ -3,17 +3,32 @@ import type { AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
 import { managementAuth } from "../../middleware/auth";
 import { validationHook } from "../../validation";
+import { createCodeListsRouter } from "./code-lists";
+import { registerGetStudy } from "./get-study";
+import { registerListAuditLog } from "./list-audit-log";
 import { registerListRuleFailures } from "./list-rule-failures";
+import { registerListStudies } from "./list-studies";
+import { createRulesRouter } from "./rules";
 import { registerTrackAccount } from "./track-account";
+import { registerUpdateStudy } from "./update-study";
+import { createVariablesRouter } from "./variables";
 
 /**
- * Settings of a study. Mounted at /v1/studies, so its auth also answers 401 to any unknown path
- * below it before a 404 would tell what exists.
+ * Studies and their configuration: properties and status, code lists, variables, rules versions,
+ * the audit log. Mounted at /v1/studies, so its auth also answers 401 to any unknown path below
+ * it before a 404 would tell what exists; the sub-routers mounted here are covered by it.
  */
 export function createStudiesRouter(deps: AppDeps) {
   const router = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   router.use(managementAuth(deps));
+  registerListStudies(router, deps);
+  registerGetStudy(router, deps);
+  registerUpdateStudy(router, deps);
   registerTrackAccount(router, deps);
   registerListRuleFailures(router, deps);
+  registerListAuditLog(router, deps);
+  router.route("/:studyKey/code-lists", createCodeListsRouter(deps));
+  router.route("/:studyKey/variables", createVariablesRouter(deps));
+  router.route("/:studyKey/rules", createRulesRouter(deps));
   return router;
 }

@@ -1,5 +1,5 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import { assertStudyPermission, updateTrackAccount } from "@studyflow/domain";
+import { assertStudyPermission, getStudyOverview, updateStudy } from "@studyflow/domain";
 import { managementOf, type AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
 import { errorResponses } from "../openapi-errors";
@@ -12,7 +12,9 @@ const route = createRoute({
   summary: "Switch account tracking on or off for a study",
   description:
     "With tracking on, participants created from a profile store an HMAC of the account id and the main-profile " +
-    "flag. An absent `trackAccount` leaves the flag unchanged. Requires `update-study-props`.",
+    "flag. An absent `trackAccount` leaves the flag unchanged. A change is recorded in the audit log " +
+    "(`study.track-account.update`); `PATCH /v1/studies/{studyKey}` sets the flag as well. Requires " +
+    "`update-study-props`.",
   security: MANAGEMENT_SECURITY,
   request: {
     params: studyKeyParam,
@@ -28,10 +30,16 @@ const route = createRoute({
 });
 
 export function registerTrackAccount(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
+  const db = deps.database.db;
   router.openapi(route, async (c) => {
     const { studyKey } = c.req.valid("param");
-    await assertStudyPermission(deps.database.db, managementOf(c), studyKey, "update-study-props");
-    const value = await updateTrackAccount(deps.database.db, studyKey, c.req.valid("json").trackAccount);
-    return c.json({ message: `account tracking is ${value ? "on" : "off"} for study "${studyKey}"` }, 200);
+    const who = managementOf(c);
+    await assertStudyPermission(db, who, studyKey, "update-study-props");
+    const { trackAccount } = c.req.valid("json");
+    const { study } =
+      trackAccount === undefined
+        ? await getStudyOverview(db, studyKey)
+        : await updateStudy(db, studyKey, { trackAccount }, who.subject);
+    return c.json({ message: `account tracking is ${study.trackAccount ? "on" : "off"} for study "${studyKey}"` }, 200);
   });
 }

@@ -1,0 +1,66 @@
+import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { assertProfileOfUser, raiseCustomEvent } from "@studyflow/domain";
+import { participantOf, type AppEnv } from "../../app-env";
+import type { AppDeps } from "../../deps";
+import { domainContext } from "../../domain-context";
+import { assignedSurveysEnvelope, presentAssignedSurveys } from "../../presenters/participant";
+import { presentWarnings, warningsField } from "../../presenters/rule-failure";
+import { errorResponses } from "../openapi-errors";
+import { PARTICIPANT_SECURITY, jsonBody, jsonContent, profileIdField, studyKeyParam } from "../schemas";
+
+const customEventRequest = z.object({
+  profileID: profileIdField,
+  eventKey: z
+    .string({ error: "eventKey must be a string" })
+    .min(1, "eventKey must not be empty")
+    .max(200, "eventKey is longer than 200 characters")
+    .openapi({ example: "KIT_ORDERED" }),
+  payload: z
+    .record(z.string(), z.unknown(), { error: "payload must be a JSON object" })
+    .optional()
+    .openapi({
+      description: "read by the rules (getEventPayloadValueAsStr, getEventPayloadValueAsNum…); default {}",
+      example: { kitType: "saliva", quantity: 1 },
+    }),
+});
+
+const route = createRoute({
+  method: "post",
+  path: "/{studyKey}/custom",
+  tags: ["study-events"],
+  summary: "A profile's participant raises a CUSTOM event",
+  description:
+    "The study's rules run with a CUSTOM event carrying `eventKey` (tested with checkEventKey) and `payload`, " +
+    "and the resulting state is saved. The participant must be active.",
+  security: PARTICIPANT_SECURITY,
+  request: { params: studyKeyParam, body: jsonBody(customEventRequest) },
+  responses: {
+    200: jsonContent(assignedSurveysEnvelope.extend(warningsField), "the surveys after the rules"),
+    ...errorResponses([400, 401, 403, 404, 409, 422], {
+      400: "invalid body: eventKey missing or empty, payload not an object",
+      403: "the profile is not the signed-in user's",
+      404: "study not found, or the profile is not a participant of it",
+      409: "study or participant not active",
+      422: "the study's rules failed for this event; nothing was stored",
+    }),
+  },
+});
+
+export function registerCustomEvent(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
+  const db = deps.database.db;
+  router.openapi(route, async (c) => {
+    const { studyKey } = c.req.valid("param");
+    const { userId } = participantOf(c);
+    const body = c.req.valid("json");
+    const profile = await assertProfileOfUser(db, userId, body.profileID);
+    const result = await raiseCustomEvent(
+      db,
+      { studyKey, profileId: profile.id, eventKey: body.eventKey, payload: body.payload ?? {} },
+      domainContext(deps),
+    );
+    return c.json(
+      { assignedSurveys: presentAssignedSurveys(result.participant), warnings: presentWarnings(result.warnings) },
+      200,
+    );
+  });
+}

@@ -1,0 +1,45 @@
+import { Invalid } from "../errors";
+
+/**
+ * Opaque page cursors for keyset paging: the sort key of a page's last item, which the next page
+ * starts after. JSON inside base64url, so any text (a code with '|' or '/') survives the round trip.
+ */
+export function encodePageCursor(parts: readonly (string | number)[]): string {
+  return Buffer.from(JSON.stringify(parts), "utf8").toString("base64url");
+}
+
+/** What a cursor that this service did not give out is answered with. */
+export function invalidCursor(): Invalid {
+  return new Invalid("cursor is not one this service gave out: pass the nextCursor of the previous page");
+}
+
+/** A part of the type expected; a string PostgreSQL can take (no NUL, no lone surrogate). */
+function partFits(part: unknown, type: "string" | "number"): boolean {
+  if (type === "number") return typeof part === "number" && Number.isSafeInteger(part);
+  return typeof part === "string" && part.isWellFormed() && !part.includes("\u0000");
+}
+
+/** The parts of a cursor this service gave out, or Invalid: a cursor is never built by hand. */
+export function decodePageCursor(cursor: string, shape: readonly ("string" | "number")[]): (string | number)[] {
+  let parts: unknown;
+  try {
+    parts = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+  } catch {
+    parts = undefined;
+  }
+  if (!Array.isArray(parts) || parts.length !== shape.length || parts.some((part, i) => !partFits(part, shape[i]!))) {
+    throw invalidCursor();
+  }
+  return parts as (string | number)[];
+}
+
+/** A page of a keyset-paged list. */
+export interface Page<T> {
+  items: T[];
+  /** Where the next page starts; null on the last page. */
+  nextCursor: string | null;
+}
+
+/** Limits of one page, shared by the routes and the commands that list. */
+export const DEFAULT_PAGE_SIZE = 100;
+export const MAX_PAGE_SIZE = 1_000;
