@@ -5,7 +5,6 @@ export * from "./participants/participant-repository";
 export * from "./rules/study-rules";
 export * from "./rules/postgres-engine-services";
 export * from "./studies/study-repository";
-export * from "./studies/track-account";
 export * from "./events/event-runner";
 export * from "./events/persist-outcome";
 export * from "./events/apply-event";

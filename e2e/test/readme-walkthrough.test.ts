@@ -1,0 +1,98 @@
+/**
+ * README's "Worked example: a study set up and run without SQL", run as it stands: its shell
+ * block, with bash, against the API served on a free port (the test app's database and
+ * configuration), the CLI through `npm run cli` as an operator types it. What it prints and what
+ * it leaves in the database are checked, so README cannot drift from the product.
+ */
+import { execFile } from "node:child_process";
+import { readFile } from "node:fs/promises";
+import type { AddressInfo } from "node:net";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { serve, type ServerType } from "@hono/node-server";
+import { asc, eq } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestApp, type TestApp } from "@studyflow/api/testing";
+import { auditLog, participants, ruleFailures, surveyResponses, studyCodeLists } from "@studyflow/db";
+
+const run = promisify(execFile);
+const repository = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const HEADING = "### Worked example: a study set up and run without SQL";
+
+/** The first ```sh block after the heading. */
+async function readmeBlock(): Promise<string> {
+  const readme = await readFile(path.join(repository, "README.md"), "utf8");
+  const section = readme.slice(readme.indexOf(HEADING));
+  expect(section.startsWith(HEADING)).toBe(true);
+  const block = /```sh\n([\s\S]*?)\n```/.exec(section);
+  if (!block?.[1]) throw new Error("no sh block below the heading");
+  return block[1];
+}
+
+describe("README: a study set up and run without SQL", () => {
+  let t: TestApp;
+  let server: ServerType;
+  let api: string;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    server = serve({ fetch: t.app.fetch, port: 0, hostname: "127.0.0.1" });
+    await new Promise<void>((resolve) => server.once("listening", () => resolve()));
+    api = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await t.close();
+  });
+
+  it("runs every command of the block and the study ends as README says", { timeout: 180_000 }, async () => {
+    const script = await readmeBlock();
+    const { stdout } = await run("bash", ["-euo", "pipefail", "-c", script], {
+      cwd: repository,
+      env: {
+        ...process.env,
+        API: api,
+        NODE_ENV: "test",
+        DATABASE_URL: t.database.url,
+        MANAGEMENT_JWT_SECRET: t.config.MANAGEMENT_JWT_SECRET,
+        PARTICIPANT_JWT_SECRET: t.config.PARTICIPANT_JWT_SECRET,
+      },
+      maxBuffer: 16 * 1024 * 1024,
+    });
+
+    // what README says the participant sees
+    const lines = stdout.split("\n");
+    expect(lines).toContain('["intake"]');
+    expect(lines).toContain('["weekly"]');
+    expect(lines).toContain('{"intakeDone":"yes","kitType":"nasal-swab"}');
+    expect(stdout).toMatch(/\{"key":"intake","versionId":"\d\d-\d\d-1"\}/);
+    expect(stdout).toMatch(/list "kit-codes" of study "flu-watch" holds 2 codes/);
+    expect(stdout).toMatch(/kitStock\s+int\s+1\n/);
+
+    // and what the study holds: the response with its known version, no rule failure
+    const db = t.database.db;
+    const responses = await db.select().from(surveyResponses).where(eq(surveyResponses.studyKey, "flu-watch"));
+    expect(responses.map((r) => [r.key, r.versionId])).toEqual([["intake", expect.stringMatching(/^\d\d-\d\d-1$/)]]);
+    expect(await db.select().from(ruleFailures).where(eq(ruleFailures.studyKey, "flu-watch"))).toEqual([]);
+    const [participant] = await db.select().from(participants).where(eq(participants.studyKey, "flu-watch"));
+    expect(participant?.linkingCodes).toEqual({ kit: "KIT-0001" });
+    expect(await db.select().from(studyCodeLists).where(eq(studyCodeLists.studyKey, "flu-watch"))).toHaveLength(2);
+    const audited = await db
+      .select({ actor: auditLog.actor, action: auditLog.action })
+      .from(auditLog)
+      .where(eq(auditLog.studyKey, "flu-watch"))
+      .orderBy(asc(auditLog.id));
+    expect(audited).toEqual([
+      { actor: "operator-cli", action: "study.create" },
+      { actor: "operator-cli", action: "study.props.update" },
+      { actor: "operator-cli", action: "study.config.update" },
+      { actor: "operator-cli", action: "survey.publish" },
+      { actor: "operator-cli", action: "survey.publish" },
+      { actor: "operator-cli", action: "code-list.add" },
+      { actor: "operator-cli", action: "variable.define" },
+      { actor: "operator-cli", action: "rules.set" },
+      { actor: "lab-stock", action: "variable.set" },
+    ]);
+  });
+});
