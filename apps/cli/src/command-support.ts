@@ -37,21 +37,34 @@ export async function requireStudy(db: Executor, studyKey: string): Promise<void
 }
 
 /** Reads a rules file and validates it with the engine's validator; the messages name JSON paths. */
-export async function readRulesFile(ctx: OutputContext, file: string): Promise<Expression[]> {
-  let text: string;
+/**
+ * The text of a file the operator named, resolved against the directory the command runs in.
+ * `what` names the kind of file in the message ("rules file", "codes file").
+ *
+ * @throws Invalid when the file cannot be read.
+ */
+export async function readOperatorFile(ctx: OutputContext, file: string, what: string): Promise<string> {
   try {
-    text = await readFile(resolve(ctx.workingDirectory, file), "utf8");
+    return await readFile(resolve(ctx.workingDirectory, file), "utf8");
   } catch (error) {
     const code = (error as { code?: string }).code;
     const reason = code === "ENOENT" ? "no such file" : code === "EISDIR" ? "is a directory" : (code ?? "unreadable");
-    throw new Invalid(`cannot read rules file ${file}: ${reason}`);
+    throw new Invalid(`cannot read ${what} ${file}: ${reason}`);
   }
-  let parsed: unknown;
+}
+
+/** A JSON file the operator named, parsed; what it must hold is the caller's to check. */
+export async function readJsonFile(ctx: OutputContext, file: string, what: string): Promise<unknown> {
+  const text = await readOperatorFile(ctx, file, what);
   try {
-    parsed = JSON.parse(text);
+    return JSON.parse(text) as unknown;
   } catch (error) {
-    throw new Invalid(`rules file ${file} is not valid JSON: ${(error as Error).message}`);
+    throw new Invalid(`${what} ${file} is not valid JSON: ${(error as Error).message}`);
   }
+}
+
+export async function readRulesFile(ctx: OutputContext, file: string): Promise<Expression[]> {
+  const parsed = await readJsonFile(ctx, file, "rules file");
   const validation = validateRules(parsed);
   if (!validation.ok) {
     const shown = validation.errors.slice(0, MAX_SHOWN_RULE_ISSUES).map((issue) => `${issue.path}: ${issue.message}`);

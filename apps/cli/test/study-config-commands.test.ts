@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { auditLog, studyCodeLists, studyVariables } from "@studyflow/db";
 import { createStudy, setStudyRules } from "@studyflow/domain";
 import { call, createTestDatabase, onEvent, str, type TestDatabase } from "@studyflow/testkit";
-import { createCapturedOutput, describeFailure, loadConfig, parseCommandLine, type CliContext } from "../src/index";
+import { runCommandLine } from "./run-command-line";
 
 let database: TestDatabase;
 let workingDirectory: string;
@@ -25,21 +25,7 @@ afterAll(async () => {
 });
 
 /** Runs a command line as the entry does; returns stdout, stderr, and the exit code it would have. */
-async function run(argv: string[]) {
-  const config = loadConfig({ NODE_ENV: "test", DATABASE_URL: database.url });
-  const { output, captured } = createCapturedOutput(argv.includes("--json"));
-  try {
-    const commandLine = parseCommandLine(argv);
-    if (commandLine.kind !== "run") throw new Error("help");
-    const ctx: CliContext = { database, config, output, workingDirectory };
-    await commandLine.run(ctx);
-    return { ...captured, exitCode: 0 };
-  } catch (error) {
-    const failure = describeFailure(error);
-    output.error(failure.message);
-    return { ...captured, exitCode: failure.exitCode };
-  }
-}
+const run = (argv: string[]) => runCommandLine(database, argv, workingDirectory);
 
 /** Runs with --json and returns the parsed result, failing the test on any error. */
 async function json<T = Record<string, any>>(argv: string[]): Promise<T> {

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ruleFailures, studies } from "@studyflow/db";
 import { createStudy } from "@studyflow/domain";
 import { createTestDatabase, type TestDatabase } from "@studyflow/testkit";
-import { createCapturedOutput, describeFailure, loadConfig, parseCommandLine, type CliContext } from "../src/index";
+import { runCommandLine } from "./run-command-line";
 
 let database: TestDatabase;
 
@@ -16,21 +16,7 @@ afterAll(async () => {
 });
 
 /** Runs a command line as the entry does; returns stdout, stderr, and the exit code it would have. */
-async function run(argv: string[]) {
-  const config = loadConfig({ NODE_ENV: "test", DATABASE_URL: database.url });
-  const { output, captured } = createCapturedOutput(argv.includes("--json"));
-  try {
-    const commandLine = parseCommandLine(argv);
-    if (commandLine.kind !== "run") throw new Error("help");
-    const ctx: CliContext = { database, config, output, workingDirectory: process.cwd() };
-    await commandLine.run(ctx);
-    return { ...captured, exitCode: 0 };
-  } catch (error) {
-    const failure = describeFailure(error);
-    output.error(failure.message);
-    return { ...captured, exitCode: failure.exitCode };
-  }
-}
+const run = (argv: string[]) => runCommandLine(database, argv);
 
 const configOf = async () => (await database.db.select().from(studies).where(eq(studies.key, "s")))[0]?.config;
 

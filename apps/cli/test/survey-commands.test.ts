@@ -6,14 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { auditLog, surveyVersions } from "@studyflow/db";
 import { MAX_SURVEY_DEFINITION_BYTES, createStudy, versionIdPrefix } from "@studyflow/domain";
 import { createTestDatabase, type TestDatabase } from "@studyflow/testkit";
-import {
-  createCapturedOutput,
-  describeFailure,
-  loadConfig,
-  parseCommandLine,
-  usage,
-  type CliContext,
-} from "../src/index";
+import { usage } from "../src/index";
+import { runCommandLine } from "./run-command-line";
 
 let database: TestDatabase;
 let dir: string;
@@ -47,22 +41,8 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-/** Runs a command line as the entry does, in the temporary directory; returns its output and exit code. */
-async function run(argv: string[]) {
-  const config = loadConfig({ NODE_ENV: "test", DATABASE_URL: database.url });
-  const { output, captured } = createCapturedOutput(argv.includes("--json"));
-  try {
-    const commandLine = parseCommandLine(argv);
-    if (commandLine.kind !== "run") throw new Error("help");
-    const ctx: CliContext = { database, config, output, workingDirectory: dir };
-    await commandLine.run(ctx);
-    return { ...captured, exitCode: 0 };
-  } catch (error) {
-    const failure = describeFailure(error);
-    output.error(failure.message);
-    return { ...captured, exitCode: failure.exitCode };
-  }
-}
+/** Runs a command line as the entry does; returns stdout, stderr, and the exit code it would have. */
+const run = (argv: string[]) => runCommandLine(database, argv, dir);
 
 const surveyAudit = async () =>
   database.db

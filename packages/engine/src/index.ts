@@ -38,6 +38,7 @@ export {
 export { PARTICIPANT_FIELDS, normalizeParticipantState, statesEqual } from "./participant-state";
 export { fieldsUsedBy } from "./field-usage";
 export { isTimeZoneName } from "./zoned-calendar";
+export { inputTextProblem, jsonInputProblem, type JsonInputLimits } from "./text-values";
 export type { FieldUsageOptions } from "./field-usage";
 export { createDeterministicEnv, createInMemoryServices } from "./in-memory-services";
 export type { DeterministicEnvOptions, InMemoryServices, InMemorySeed } from "./in-memory-services";

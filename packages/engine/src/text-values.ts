@@ -4,10 +4,63 @@
 // computed at run time (response values, event payloads, external replies) reach the writes
 // unchecked; an action that would write such text fails instead.
 
+/** What in `text` cannot be stored ("a NUL character (U+0000)"), or null. */
+function unstorableIn(text: string): string | null {
+  if (text.includes("\u0000")) return "a NUL character (U+0000)";
+  if (!text.isWellFormed()) return "a lone UTF-16 surrogate";
+  return null;
+}
+
 /** Why `text` cannot be stored, or null. */
 export function textProblem(text: string): string | null {
-  if (text.includes("\u0000")) return "contains a NUL character (U+0000)";
-  if (!text.isWellFormed()) return "contains a lone UTF-16 surrogate";
+  const unstorable = unstorableIn(text);
+  return unstorable === null ? null : `contains ${unstorable}`;
+}
+
+/** Why text received from outside cannot be accepted ("must not contain …"), or null. */
+export function inputTextProblem(text: string): string | null {
+  const unstorable = unstorableIn(text);
+  return unstorable === null ? null : `must not contain ${unstorable}`;
+}
+
+export interface JsonInputLimits {
+  /** Nesting deeper than this is refused (no validator after the check recurses deeper). */
+  maxDepth: number;
+  /** The message for a document nested too deep. */
+  tooDeep: string;
+  /** Refuse numbers that are not finite (they have no JSON form). */
+  finiteNumbers?: boolean;
+}
+
+/**
+ * The first problem of a JSON document received from outside (a request body, an uploaded
+ * file), with its path under `where`: text PostgreSQL cannot store, in a key or a value, nesting
+ * deeper than the limit, a number that is not finite. Walked without recursion.
+ */
+export function jsonInputProblem(root: unknown, where: string, limits: JsonInputLimits): string | null {
+  const pending: Array<[value: unknown, path: string, depth: number]> = [[root, where, 0]];
+  while (pending.length > 0) {
+    const [value, path, depth] = pending.pop() as [unknown, string, number];
+    if (typeof value === "string") {
+      const problem = inputTextProblem(value);
+      if (problem) return `${path} ${problem}`;
+      continue;
+    }
+    if (limits.finiteNumbers && typeof value === "number" && !Number.isFinite(value)) {
+      return `${path} must be a finite number`;
+    }
+    if (value === null || typeof value !== "object") continue;
+    if (depth >= limits.maxDepth) return limits.tooDeep;
+    if (Array.isArray(value)) {
+      value.forEach((item, i) => pending.push([item, `${path}[${i}]`, depth + 1]));
+      continue;
+    }
+    for (const [key, item] of Object.entries(value)) {
+      const problem = inputTextProblem(key);
+      if (problem) return `a key of ${path} ${problem}`;
+      pending.push([item, `${path}.${key}`, depth + 1]);
+    }
+  }
   return null;
 }
 

@@ -1,4 +1,5 @@
 import { createMiddleware } from "hono/factory";
+import { inputTextProblem, jsonInputProblem } from "@studyflow/engine";
 import type { AppEnv } from "../app-env";
 import { errorBody } from "../errors";
 
@@ -10,38 +11,6 @@ import { errorBody } from "../errors";
  */
 export const MAX_JSON_DEPTH = 256;
 
-/** Why a string cannot be accepted: PostgreSQL stores neither NUL nor a lone surrogate. */
-function textProblem(text: string): string | null {
-  if (text.includes("\u0000")) return "must not contain a NUL character (U+0000)";
-  if (!text.isWellFormed()) return "must not contain a lone UTF-16 surrogate";
-  return null;
-}
-
-/** The first problem of a parsed JSON body, walked without recursion, with the field's path. */
-function jsonProblem(body: unknown): string | null {
-  const pending: Array<[value: unknown, path: string, depth: number]> = [[body, "body", 0]];
-  while (pending.length > 0) {
-    const [value, path, depth] = pending.pop() as [unknown, string, number];
-    if (typeof value === "string") {
-      const problem = textProblem(value);
-      if (problem) return `${path} ${problem}`;
-      continue;
-    }
-    if (value === null || typeof value !== "object") continue;
-    if (depth >= MAX_JSON_DEPTH) return `body is nested deeper than ${MAX_JSON_DEPTH} levels`;
-    if (Array.isArray(value)) {
-      value.forEach((item, i) => pending.push([item, `${path}[${i}]`, depth + 1]));
-      continue;
-    }
-    for (const [key, item] of Object.entries(value)) {
-      const problem = textProblem(key);
-      if (problem) return `a key of ${path} ${problem}`;
-      pending.push([item, `${path}.${key}`, depth + 1]);
-    }
-  }
-  return null;
-}
-
 function pathProblem(rawPath: string): string | null {
   for (const segment of rawPath.split("/")) {
     let decoded: string;
@@ -50,7 +19,7 @@ function pathProblem(rawPath: string): string | null {
     } catch {
       return `path segment "${segment.slice(0, 40)}" is not valid percent-encoded UTF-8`;
     }
-    const problem = textProblem(decoded);
+    const problem = inputTextProblem(decoded);
     if (problem) return `path segment ${problem}`;
   }
   return null;
@@ -59,9 +28,9 @@ function pathProblem(rawPath: string): string | null {
 function queryProblem(url: string): string | null {
   const query = new URL(url).searchParams;
   for (const [name, value] of query) {
-    const nameProblem = textProblem(name);
+    const nameProblem = inputTextProblem(name);
     if (nameProblem) return `a query parameter name ${nameProblem}`;
-    const problem = textProblem(value);
+    const problem = inputTextProblem(value);
     if (problem) return `query.${name} ${problem}`;
   }
   return null;
@@ -88,7 +57,13 @@ export function inputBoundary() {
       } catch {
         body = undefined;
       }
-      const bodyProblem = body === undefined ? null : jsonProblem(body);
+      const bodyProblem =
+        body === undefined
+          ? null
+          : jsonInputProblem(body, "body", {
+              maxDepth: MAX_JSON_DEPTH,
+              tooDeep: `body is nested deeper than ${MAX_JSON_DEPTH} levels`,
+            });
       if (bodyProblem) return c.json(errorBody(bodyProblem), 400);
     }
     await next();

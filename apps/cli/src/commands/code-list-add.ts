@@ -1,10 +1,8 @@
-import { readFile } from "node:fs/promises";
-import { resolve } from "node:path";
 import { Option } from "commander";
 import { z } from "zod";
 import { Invalid, addStudyCodes, codeProblem, countStudyCodes } from "@studyflow/domain";
 import { defineCommand, type CliContext } from "../command-definition";
-import { UPLOADED_BY } from "../command-support";
+import { UPLOADED_BY, readOperatorFile } from "../command-support";
 import { UsageError } from "../failures";
 import { studyKey, text } from "../flag-values";
 import { fieldLines } from "../output";
@@ -23,14 +21,7 @@ export interface CodeListAddInput {
 
 /** The codes of a file, one per line: surrounding spaces removed, blank lines skipped, problems named by line. */
 async function readCodesFile(ctx: CliContext, file: string): Promise<string[]> {
-  let content: string;
-  try {
-    content = await readFile(resolve(ctx.workingDirectory, file), "utf8");
-  } catch (error) {
-    const code = (error as { code?: string }).code;
-    const reason = code === "ENOENT" ? "no such file" : code === "EISDIR" ? "is a directory" : (code ?? "unreadable");
-    throw new Invalid(`cannot read codes file ${file}: ${reason}`);
-  }
+  const content = await readOperatorFile(ctx, file, "codes file");
   const codes: string[] = [];
   content.split(/\r?\n/).forEach((line, index) => {
     const code = line.trim();

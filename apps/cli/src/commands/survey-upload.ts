@@ -1,10 +1,8 @@
-import { readFile } from "node:fs/promises";
-import { resolve } from "node:path";
 import { Option } from "commander";
 import { z } from "zod";
 import { Invalid, SurveyDefinitionTooLarge, publishSurveyVersion } from "@studyflow/domain";
-import { defineCommand, type CliContext, type OutputContext } from "../command-definition";
-import { requireStudy, UPLOADED_BY } from "../command-support";
+import { defineCommand, type CliContext } from "../command-definition";
+import { readJsonFile, requireStudy, UPLOADED_BY } from "../command-support";
 import { studyKey, text } from "../flag-values";
 
 export interface SurveyUploadInput {
@@ -12,26 +10,9 @@ export interface SurveyUploadInput {
   file: string;
 }
 
-/** Reads a survey file as JSON; what it must hold is the domain's to check. */
-async function readSurveyFile(ctx: OutputContext, file: string): Promise<unknown> {
-  let content: string;
-  try {
-    content = await readFile(resolve(ctx.workingDirectory, file), "utf8");
-  } catch (error) {
-    const code = (error as { code?: string }).code;
-    const reason = code === "ENOENT" ? "no such file" : code === "EISDIR" ? "is a directory" : (code ?? "unreadable");
-    throw new Invalid(`cannot read survey file ${file}: ${reason}`);
-  }
-  try {
-    return JSON.parse(content) as unknown;
-  } catch (error) {
-    throw new Invalid(`survey file ${file} is not valid JSON: ${(error as Error).message}`);
-  }
-}
-
 export async function surveyUpload(ctx: CliContext, input: SurveyUploadInput) {
   await requireStudy(ctx.database.db, input.studyKey);
-  const survey = await readSurveyFile(ctx, input.file);
+  const survey = await readJsonFile(ctx, input.file, "survey file");
   const version = await publishSurveyVersion(
     ctx.database.db,
     { studyKey: input.studyKey, actor: UPLOADED_BY, survey },

@@ -1,3 +1,4 @@
+import { jsonInputProblem } from "@studyflow/engine";
 import { DomainError, Invalid } from "../errors";
 
 /**
@@ -43,38 +44,6 @@ export function checkSurveyKey(key: unknown, name = "surveyDefinition.key"): str
   return key;
 }
 
-function textProblem(text: string): string | null {
-  if (text.includes("\u0000")) return "must not contain a NUL character (U+0000)";
-  if (!text.isWellFormed()) return "must not contain a lone UTF-16 surrogate";
-  return null;
-}
-
-/** The first value PostgreSQL could not store, with its path; walked without recursion. */
-function storageProblem(root: unknown): string | null {
-  const pending: Array<[value: unknown, path: string, depth: number]> = [[root, "survey", 0]];
-  while (pending.length > 0) {
-    const [value, path, depth] = pending.pop() as [unknown, string, number];
-    if (typeof value === "string") {
-      const problem = textProblem(value);
-      if (problem) return `${path} ${problem}`;
-      continue;
-    }
-    if (typeof value === "number" && !Number.isFinite(value)) return `${path} must be a finite number`;
-    if (value === null || typeof value !== "object") continue;
-    if (depth >= MAX_DEFINITION_DEPTH) return `survey is nested deeper than ${MAX_DEFINITION_DEPTH} levels`;
-    if (Array.isArray(value)) {
-      value.forEach((item, i) => pending.push([item, `${path}[${i}]`, depth + 1]));
-      continue;
-    }
-    for (const [key, item] of Object.entries(value)) {
-      const problem = textProblem(key);
-      if (problem) return `a key of ${path} ${problem}`;
-      pending.push([item, `${path}.${key}`, depth + 1]);
-    }
-  }
-  return null;
-}
-
 /**
  * Reads an uploaded CASE Survey (the JSON case-editor-tools write: `{surveyDefinition: {key,
  * items…}, props?, availableFor?, …}`). Apart from the key it stays opaque: it must be storable
@@ -99,7 +68,11 @@ export function readSurveyDefinition(survey: unknown): SurveyDefinitionUpload {
     throw new Invalid("surveyDefinition must be an object: the survey's root item group, with its key");
   }
   const surveyKey = checkSurveyKey(group["key"]);
-  const problem = storageProblem(survey);
+  const problem = jsonInputProblem(survey, "survey", {
+    maxDepth: MAX_DEFINITION_DEPTH,
+    tooDeep: `survey is nested deeper than ${MAX_DEFINITION_DEPTH} levels`,
+    finiteNumbers: true,
+  });
   if (problem) throw new Invalid(problem);
   const definition = Object.fromEntries(
     Object.entries(survey).filter(([field]) => !(SERVER_FIELDS as readonly string[]).includes(field)),

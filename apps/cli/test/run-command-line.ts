@@ -1,0 +1,26 @@
+import type { DbHandle } from "@studyflow/db";
+import { createCapturedOutput, describeFailure, loadConfig, parseCommandLine, type CliContext } from "../src/index";
+
+/**
+ * Runs a command line as the entry does, over a test database: returns stdout, stderr, and the
+ * exit code the process would have. Relative file flags resolve against `workingDirectory`.
+ */
+export async function runCommandLine(
+  database: DbHandle & { url: string },
+  argv: string[],
+  workingDirectory = process.cwd(),
+) {
+  const config = loadConfig({ NODE_ENV: "test", DATABASE_URL: database.url });
+  const { output, captured } = createCapturedOutput(argv.includes("--json"));
+  try {
+    const commandLine = parseCommandLine(argv);
+    if (commandLine.kind !== "run") throw new Error("help");
+    const ctx: CliContext = { database, config, output, workingDirectory };
+    await commandLine.run(ctx);
+    return { ...captured, exitCode: 0 };
+  } catch (error) {
+    const failure = describeFailure(error);
+    output.error(failure.message);
+    return { ...captured, exitCode: failure.exitCode };
+  }
+}
