@@ -8,9 +8,12 @@ import { participantsAddCommand } from "./commands/participants-add";
 import { passwordResetTokenCommand } from "./commands/password-reset-token";
 import { permissionGrantCommand } from "./commands/permission-grant";
 import { ruleFailuresListCommand } from "./commands/rule-failures-list";
+import { MESSAGE_TEMPLATE_COMMANDS } from "./commands/message-template-commands";
 import { SERVICE_KEY_COMMANDS } from "./commands/service-key-commands";
 import { STUDY_CONFIG_COMMANDS } from "./commands/study-config-commands";
+import { SUBSCRIPTION_COMMANDS } from "./commands/subscription-commands";
 import { SURVEY_COMMANDS } from "./commands/survey-commands";
+import { TIMER_COMMANDS } from "./commands/timer-commands";
 import { studyConfigureCommand } from "./commands/study-configure";
 import { studyCreateCommand } from "./commands/study-create";
 import { studySetRulesCommand } from "./commands/study-set-rules";
@@ -28,6 +31,9 @@ export const COMMANDS: readonly CliCommand[] = [
   studyConfigureCommand,
   ...STUDY_CONFIG_COMMANDS,
   ...SURVEY_COMMANDS,
+  ...TIMER_COMMANDS,
+  ...MESSAGE_TEMPLATE_COMMANDS,
+  ...SUBSCRIPTION_COMMANDS,
   participantsAddCommand,
   userCreateCommand,
   permissionGrantCommand,

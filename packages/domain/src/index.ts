@@ -39,3 +39,6 @@ export * from "./admin/audit";
 export * from "./surveys/index";
 export * from "./study-config/index";
 export * from "./access/api-keys";
+export * from "./timer/index";
+export * from "./messages/index";
+export * from "./notifications/index";

@@ -15,3 +15,5 @@ export * from "./rule-failures";
 export * from "./surveys";
 export * from "./audit-log";
 export * from "./api-keys";
+export * from "./study-timer";
+export * from "./study-messages";

@@ -18,6 +18,12 @@ export const STUDY_ACTIONS = [
   "manage-rules",
   /** read the study's audit log */
   "read-audit-log",
+  /** the study timer's schedule, pause and resume */
+  "manage-timer",
+  /** the e-mail templates of participant messages */
+  "manage-message-templates",
+  /** who receives the study's researcher notifications */
+  "manage-subscriptions",
 ] as const;
 export type StudyAction = (typeof STUDY_ACTIONS)[number];
 

@@ -9,6 +9,7 @@ import {
   timestamp,
   uniqueIndex,
 } from "drizzle-orm/pg-core";
+import { sql } from "drizzle-orm";
 import { createdAt } from "./columns";
 import { studies } from "./studies";
 
@@ -64,6 +65,13 @@ export const researcherMessages = pgTable(
     type: text("type").notNull(),
     payload: jsonb("payload").$type<Record<string, string>>().notNull().default({}),
     createdAt: createdAt(),
+    /** When the notification was turned into e-mails to the study's subscribers; null until then. */
+    deliveredAt: timestamp("delivered_at", { withTimezone: true, mode: "date" }),
   },
-  (t) => [index("researcher_messages_study_idx").on(t.studyKey, t.createdAt)],
+  (t) => [
+    index("researcher_messages_study_idx").on(t.studyKey, t.createdAt),
+    index("researcher_messages_undelivered_idx")
+      .on(t.id)
+      .where(sql`${t.deliveredAt} is null`),
+  ],
 );

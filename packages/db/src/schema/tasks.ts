@@ -3,13 +3,23 @@ import { createdAt } from "./columns";
 import { studies } from "./studies";
 
 /** Every status a task can have, in the order of its life. */
-export const TASK_STATUSES = ["queued", "in_progress", "completed", "failed", "canceled"] as const;
+/** `skipped`: a timer tick that fell due while another bulk task of the study ran; it never ran. */
+export const TASK_STATUSES = ["queued", "in_progress", "completed", "failed", "canceled", "skipped"] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
-export type TaskKind = "run-actions";
+/** `run-actions`: a researcher's rules over every participant; `timer`: one tick of the study timer. */
+export type TaskKind = "run-actions" | "timer";
 
 export interface RunActionsInput {
   rules: unknown[];
   dryRun: boolean;
+}
+
+/** A timer tick: the TIMER event over every eligible participant, with the study's current rules. */
+export interface TimerTickInput {
+  /** When the tick fell due (ISO 8601). */
+  dueAt: string;
+  /** The rules version the tick runs (fixed when the tick starts). */
+  rulesVersion: number;
 }
 
 export const tasks = pgTable(

@@ -4,6 +4,9 @@ import type { AppDeps } from "../../deps";
 import { managementAuth } from "../../middleware/auth";
 import { validationHook } from "../../validation";
 import { createCodeListsRouter } from "./code-lists";
+import { createMessageTemplatesRouter } from "./message-templates";
+import { createSubscriptionsRouter } from "./subscriptions";
+import { createTimerRouter } from "./timer";
 import { registerGetStudy } from "./get-study";
 import { registerListAuditLog } from "./list-audit-log";
 import { registerListRuleFailures } from "./list-rule-failures";
@@ -30,5 +33,8 @@ export function createStudiesRouter(deps: AppDeps) {
   router.route("/:studyKey/code-lists", createCodeListsRouter(deps));
   router.route("/:studyKey/variables", createVariablesRouter(deps));
   router.route("/:studyKey/rules", createRulesRouter(deps));
+  router.route("/:studyKey/timer", createTimerRouter(deps));
+  router.route("/:studyKey/message-templates", createMessageTemplatesRouter(deps));
+  router.route("/:studyKey/subscriptions", createSubscriptionsRouter(deps));
   return router;
 }

@@ -1,0 +1,2 @@
+// The study timer: schedules, ticks as bulk tasks, pause and resume.
+export {};
