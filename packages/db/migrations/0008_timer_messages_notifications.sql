@@ -40,6 +40,7 @@ ALTER TABLE "researcher_messages" ADD COLUMN "delivered_at" timestamp with time 
 ALTER TABLE "study_timers" ADD CONSTRAINT "study_timers_study_key_studies_key_fk" FOREIGN KEY ("study_key") REFERENCES "public"."studies"("key") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "message_templates" ADD CONSTRAINT "message_templates_study_key_studies_key_fk" FOREIGN KEY ("study_key") REFERENCES "public"."studies"("key") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "participant_message_schedule" ADD CONSTRAINT "participant_message_schedule_study_key_studies_key_fk" FOREIGN KEY ("study_key") REFERENCES "public"."studies"("key") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "participant_message_schedule" ADD CONSTRAINT "participant_message_schedule_participant_fk" FOREIGN KEY ("study_key","participant_id") REFERENCES "public"."participants"("study_key","participant_id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "researcher_subscriptions" ADD CONSTRAINT "researcher_subscriptions_study_key_studies_key_fk" FOREIGN KEY ("study_key") REFERENCES "public"."studies"("key") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "participant_message_schedule_due_idx" ON "participant_message_schedule" USING btree ("due_at");--> statement-breakpoint
 CREATE UNIQUE INDEX "researcher_subscriptions_uq" ON "researcher_subscriptions" USING btree ("study_key","message_type","email");--> statement-breakpoint

@@ -1,5 +1,16 @@
-import { bigint, bigserial, index, pgTable, primaryKey, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
+import {
+  bigint,
+  bigserial,
+  foreignKey,
+  index,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+} from "drizzle-orm/pg-core";
 import { createdAt } from "./columns";
+import { participants } from "./participants";
 import { studies } from "./studies";
 
 const studyKey = () =>
@@ -30,7 +41,8 @@ export const messageTemplates = pgTable(
 /**
  * The indexed home of scheduled participant messages' due times: one row per message in a
  * participant's `messages`, written in the same transaction as the participant's state, so the
- * sender finds due messages by index instead of scanning every participant's JSON.
+ * sender finds due messages by index instead of scanning every participant's JSON. Rows go
+ * with their participant (a deleted or merged-away participant takes its messages along).
  */
 export const participantMessageSchedule = pgTable(
   "participant_message_schedule",
@@ -45,6 +57,11 @@ export const participantMessageSchedule = pgTable(
   (t) => [
     primaryKey({ columns: [t.studyKey, t.participantId, t.messageId] }),
     index("participant_message_schedule_due_idx").on(t.dueAt),
+    foreignKey({
+      name: "participant_message_schedule_participant_fk",
+      columns: [t.studyKey, t.participantId],
+      foreignColumns: [participants.studyKey, participants.participantId],
+    }).onDelete("cascade"),
   ],
 );
 
