@@ -5,10 +5,13 @@
  *   (b) our pipeline end to end: POST through the API over HTTP, worker processes, until the
  *       Task is completed;
  *   (c) the SQL floor: one server-side UPDATE making the same change.
- * for a rule set that changes every participant and one that changes 10% of them.
+ * for a rule set that changes every participant and one that changes 10% of them; then a study
+ * timer tick over the same participants where 1% change (timer-tick-bench.ts).
  *
  *   npm run bench                      100,000 participants
  *   npm run bench -- --participants 1000000
+ *   BENCH_MILLION=1 npm run bench      adds a timer tick over a second study of 1,000,000
+ *                                      (or: npm run bench -- --timer-million)
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -28,14 +31,20 @@ import { applyRules, compileRules, type Expression } from "@studyflow/engine";
 import { RUN_ACTIONS_QUEUE, createRedisConnection } from "@studyflow/queue";
 import { createApp } from "@studyflow/api";
 import { loadConfig } from "@studyflow/api/config";
+import { benchTimerTick, type TimerTickFigures } from "./timer-tick-bench";
 
 const { values: args } = parseArgs({
   options: {
     participants: { type: "string", default: "100000" },
     workers: { type: "string", default: "2" },
     "reference-sample": { type: "string", default: "3000" },
+    "timer-million": { type: "boolean", default: false },
   },
 });
+/** A timer tick over a million participants as well: it seeds a second study, so it is asked for. */
+const TIMER_MILLION = args["timer-million"] || process.env.BENCH_MILLION === "1";
+const MILLION = 1_000_000;
+const MILLION_STUDY = "bench-1m";
 const N = Number(args.participants);
 const WORKERS = Number(args.workers);
 const REFERENCE_SAMPLE = Math.min(N, Number(args["reference-sample"]));
@@ -79,16 +88,16 @@ async function withAdmin<T>(work: (sql: postgres.Sql) => Promise<T>): Promise<T>
   }
 }
 
-async function seed(db: ReturnType<typeof createDb>) {
-  await createStudy(db.db, { key: STUDY });
+async function seed(db: ReturnType<typeof createDb>, studyKey = STUDY, count = N) {
+  await createStudy(db.db, { key: studyKey });
   // ~550 bytes of JSON per participant across the jsonb columns, like a real study's rows.
   const step = 50_000;
-  for (let start = 0; start < N; start += step) {
-    const end = Math.min(N, start + step) - 1;
+  for (let start = 0; start < count; start += step) {
+    const end = Math.min(count, start + step) - 1;
     await db.sql`
       insert into participants (study_key, participant_id, study_status, entered_at, modified_at, flags,
                                 assigned_surveys, last_submissions, messages, linking_codes)
-      select ${STUDY}, 'p' || lpad(i::text, 9, '0'), 'active', 1700000000, 1700000000,
+      select ${studyKey}, 'p' || lpad(i::text, 9, '0'), 'active', 1700000000, 1700000000,
         jsonb_build_object('group', 'g' || (i % 10), 'consent', 'given', 'cohort', 'spring-2026', 'site', 'site-' || (i % 7)),
         jsonb_build_array(
           jsonb_build_object('surveyKey', 'weekly', 'validFrom', 1700000000, 'validUntil', 1800000000, 'category', 'normal'),
@@ -281,6 +290,17 @@ async function postLatency(baseUrl: string, token: string, rules: Expression[], 
 
 const fmt = (value: number) => Math.round(value).toLocaleString("en-US");
 
+function printTimerTick(figures: TimerTickFigures, runActionsRate: number) {
+  console.log(`\n[timer tick, ${fmt(figures.participants)} participants, ${fmt(figures.expired)} (1%) change]`);
+  console.log(
+    `  (b) studyflow timer tick  ${fmt(figures.rate).padStart(10)} participants/s   (${figures.seconds.toFixed(1)} s scan to completed, changed per rule ${JSON.stringify(figures.changedPerRule)})`,
+  );
+  console.log(`  (c) SQL floor             ${fmt(figures.floorRate).padStart(10)} participants/s`);
+  console.log(
+    `  tick / run-actions (10% change) = ${(figures.rate / runActionsRate).toFixed(2)}×   b/c = ${(figures.rate / figures.floorRate).toFixed(2)}×`,
+  );
+}
+
 async function main() {
   await withAdmin((admin) => admin.unsafe(`create database ${databaseName}`));
   const resultDir = await mkdtemp(path.join(tmpdir(), "sf-bench-results-"));
@@ -328,6 +348,7 @@ async function main() {
     // so the probe measures the API, not planning work it set off.
     workers = await startWorkers(prefix, resultDir);
     let round = 0;
+    let tenthRate = 0;
     for (const kind of ["all", "tenth"] as const) {
       const label = kind === "all" ? "changes every participant" : "changes 10% of participants";
       const a = await referenceAlgorithm(db, ruleSets(`ref-${round++}`)[kind], study!.secret);
@@ -342,6 +363,24 @@ async function main() {
         `  (c) SQL floor             ${fmt(c.rate).padStart(10)} participants/s   (${fmt(c.changed)} rows updated)`,
       );
       console.log(`  b/a = ${(b.rate / a).toFixed(1)}×   b/c = ${(b.rate / c.rate).toFixed(2)}×`);
+      if (kind === "tenth") tenthRate = b.rate;
+    }
+
+    // The study timer: a tick over the same participants, then (asked for) over a million.
+    const readResult = (studyKey: string) => async (taskId: string) => {
+      const response = await fetch(
+        `http://127.0.0.1:${port}/v1/studies/${studyKey}/run-actions/participants/task/${taskId}/result`,
+        { headers: { Authorization: `Bearer ${token}` } },
+      );
+      if (response.status !== 200) throw new Error(`result answered ${response.status}: ${await response.text()}`);
+      return (await response.json()) as { participantStateChangedPerRule: number[] };
+    };
+    printTimerTick(await benchTimerTick(db, queue, STUDY, N, readResult(STUDY)), tenthRate);
+    if (TIMER_MILLION) {
+      console.log(`\nseeding ${fmt(MILLION)} participants for the timer tick…`);
+      await seed(db, MILLION_STUDY, MILLION);
+      await grantPermission(db.db, "bench", MILLION_STUDY, "run-study-action");
+      printTimerTick(await benchTimerTick(db, queue, MILLION_STUDY, MILLION, readResult(MILLION_STUDY)), tenthRate);
     }
     const peaks = await Promise.all(workers.map((worker) => worker.peakRssKb()));
     console.log(`\nworker peak RSS: ${peaks.map((kb) => `${(kb / 1024).toFixed(0)} MB`).join(", ")}`);

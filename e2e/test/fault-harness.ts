@@ -7,13 +7,19 @@ import { connect, createServer, type Socket } from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Queue } from "bullmq";
-import { eq, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import type { Redis } from "ioredis";
 import type postgres from "postgres";
 import { participants, reports, taskChunks, tasks, type Database } from "@studyflow/db";
-import { createRunActionsTask, type TaskRow } from "@studyflow/domain";
+import { createRunActionsTask, updateStudyTimer, type TaskRow } from "@studyflow/domain";
 import type { Expression } from "@studyflow/engine";
-import { RUN_ACTIONS_QUEUE, createRedisConnection, runActionsJobOptions, taskJobId } from "@studyflow/queue";
+import {
+  RUN_ACTIONS_QUEUE,
+  TIMER_QUEUE,
+  createRedisConnection,
+  runActionsJobOptions,
+  taskJobId,
+} from "@studyflow/queue";
 import { testRedisUrl } from "@studyflow/testkit";
 
 export const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -339,4 +345,55 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
       if (server.listening) await down();
     },
   };
+}
+
+/**
+ * Gives the study a timer whose current slot began `agoSeconds` ago and whose next one is
+ * `intervalSeconds` away (a week by default): one tick is due now, and no second one while a test runs.
+ */
+export async function timerDueNow(db: Database, studyKey: string, agoSeconds = 5, intervalSeconds = 7 * 86_400) {
+  const nowS = Math.floor(Date.now() / 1000);
+  const offsetSeconds = (((nowS - agoSeconds) % intervalSeconds) + intervalSeconds) % intervalSeconds;
+  await updateStudyTimer(db, studyKey, { intervalSeconds, offsetSeconds }, "fault-test", { now: Date.now() });
+}
+
+/** The study's timer ticks (tasks of kind "timer"), oldest first. */
+export async function timerTicksOf(db: Database, studyKey: string): Promise<TaskRow[]> {
+  return db
+    .select()
+    .from(tasks)
+    .where(and(eq(tasks.studyKey, studyKey), eq(tasks.kind, "timer")))
+    .orderBy(tasks.createdAt);
+}
+
+/** Polls until the study has a tick satisfying `ready`; fails after `timeoutMs` with what there is. */
+export async function waitForTick(
+  db: Database,
+  studyKey: string,
+  ready: (tick: TaskRow) => boolean,
+  timeoutMs: number,
+): Promise<TaskRow> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const found = (await timerTicksOf(db, studyKey)).find(ready);
+    if (found) return found;
+    if (Date.now() > deadline) {
+      const ticks = (await timerTicksOf(db, studyKey)).map((t) => `${t.status} ${t.processedCount}/${t.targetCount}`);
+      throw new Error(`no such tick of ${studyKey} within ${timeoutMs} ms; ticks: ${JSON.stringify(ticks)}`);
+    }
+    await sleep(25);
+  }
+}
+
+/** The scans the timer ran on `prefix` (completed jobs of its queue), each with the ticks it recorded. */
+export async function timerScans(prefix: string): Promise<{ ticks: { studyKey: string; status: string }[] }[]> {
+  const connection = createRedisConnection(testRedisUrl, "producer");
+  const queue = new Queue(TIMER_QUEUE, { connection, prefix });
+  try {
+    const jobs = await queue.getJobs(["completed"]);
+    return jobs.map((job) => job.returnvalue as { ticks: { studyKey: string; status: string }[] });
+  } finally {
+    await queue.close();
+    connection.disconnect();
+  }
 }

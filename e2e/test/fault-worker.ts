@@ -6,6 +6,9 @@
 // FAULT_KILL_BEFORE_RESULT_FILE=1 makes it SIGKILL itself when it is about to write a task's
 // result file (the finalisation step, packages/domain/src/bulk/finalize-task.ts): the hook wraps
 // `writeFile` of node:fs/promises here, before the runtime is imported; no product code knows.
+//
+// TIMER_SCAN_INTERVAL_MS runs the study timer's scans that often (TIMER_INTERVAL_SECONDS the
+// default interval, 3600 unless set); without it the process runs no scans.
 import fsPromises from "node:fs/promises";
 import { syncBuiltinESMExports } from "node:module";
 import path from "node:path";
@@ -54,6 +57,14 @@ const runtime = startWorkerRuntime({
   lockDurationMs: 2_000,
   stalledIntervalMs: 1_000,
   maintenance: false,
+  ...(env.TIMER_SCAN_INTERVAL_MS
+    ? {
+        timer: {
+          defaultIntervalSeconds: Number(env.TIMER_INTERVAL_SECONDS ?? 3_600),
+          scanEveryMs: Number(env.TIMER_SCAN_INTERVAL_MS),
+        },
+      }
+    : {}),
 });
 
 process.on("SIGTERM", () => {

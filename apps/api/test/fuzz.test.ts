@@ -749,6 +749,8 @@ async function createCallers(t: TestApp, user: { id: string; tokenVersion: numbe
     keeper: "manage-study-variables",
     ruler: "manage-rules",
     auditor: "read-audit-log",
+    subscriber: "manage-subscriptions",
+    templater: "manage-message-templates",
   } as const;
   for (const [name, action] of Object.entries(actions)) {
     const { token } = await researcher(t, EXISTING_STUDY, action);
@@ -1156,7 +1158,10 @@ function actionOf(op: Operation): string {
   if (op.template.includes("/surveys")) return "manage-surveys";
   if (op.template.includes("/code-lists")) return "manage-code-lists";
   if (op.template.includes("/variables")) return "manage-study-variables";
+  if (op.template.includes("/subscriptions")) return "manage-subscriptions";
+  if (op.template.includes("/message-templates")) return "manage-message-templates";
   if (op.template.includes("/rules")) return "manage-rules";
+  if (op.template.includes("/timer")) return "manage-timer";
   if (op.template.endsWith("/audit-log")) return "read-audit-log";
   if (op.id === "PATCH /v1/studies/{studyKey}") return "update-study-props";
   if (op.id === "GET /v1/studies/{studyKey}" || op.id === "GET /v1/studies") return "any";

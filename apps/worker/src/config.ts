@@ -10,6 +10,12 @@ import {
   queuePrefix,
   redisUrl,
 } from "@studyflow/config";
+import {
+  DEFAULT_TIMER_INTERVAL_SECONDS,
+  MAX_TIMER_INTERVAL_SECONDS,
+  MIN_TIMER_INTERVAL_SECONDS,
+} from "@studyflow/domain";
+import { TIMER_SCAN_EVERY_MS } from "./schedules/cluster-schedules";
 
 const schema = z.object({
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
@@ -50,6 +56,19 @@ const schema = z.object({
     .int()
     .min(86_400)
     .default(7 * 86_400),
+  /**
+   * The study timer's default interval: each active study whose rules handle TIMER gets a tick
+   * (the TIMER event over its participants) every this many seconds, unless it sets its own. At
+   * least a minute (the timer looks for due ticks once a minute), at most a week.
+   */
+  TIMER_INTERVAL_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(MIN_TIMER_INTERVAL_SECONDS)
+    .max(MAX_TIMER_INTERVAL_SECONDS)
+    .default(DEFAULT_TIMER_INTERVAL_SECONDS),
+  /** How often the timer looks for due ticks: a tick starts at most this late. Tests shorten it. */
+  TIMER_SCAN_INTERVAL_MS: milliseconds(TIMER_SCAN_EVERY_MS),
   ...externalServiceSettings,
   LOG_LEVEL: logLevel,
 });

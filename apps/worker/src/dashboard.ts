@@ -6,6 +6,7 @@ import type { Queue } from "bullmq";
 import type { Hono } from "hono";
 import { basicAuth } from "hono/basic-auth";
 import type { Logger } from "pino";
+import { MAINTENANCE_QUEUE, OUTBOX_QUEUE, RUN_ACTIONS_QUEUE, TIMER_QUEUE } from "@studyflow/queue";
 import type { WorkerConfig } from "./config";
 
 /** Where the queue dashboard lives on the worker's health/admin port. */
@@ -35,11 +36,20 @@ export function dashboardCredentials(
   return undefined;
 }
 
+/** What each queue holds, shown under its name on the dashboard. */
+export const QUEUE_DESCRIPTIONS: Readonly<Record<string, string>> = {
+  [RUN_ACTIONS_QUEUE]:
+    "bulk tasks: a job per task and per key-range chunk; researchers' runs are named run-actions, study timer ticks timer-tick",
+  [MAINTENANCE_QUEUE]: "housekeeping schedules: stale tasks, expired temporary participants",
+  [OUTBOX_QUEUE]: "e-mail delivery rounds of the outbox",
+  [TIMER_QUEUE]: "study timer scans: each records the ticks that fell due and queues them as timer-tick jobs",
+};
+
 /** Mounts the queue dashboard for `queues` at DASHBOARD_PATH, every page and API call behind basic auth. */
 export function mountDashboard(app: Hono, queues: Queue[], credentials: DashboardCredentials): void {
   const board = new HonoAdapter(serveStatic);
   createBullBoard({
-    queues: queues.map((queue) => new BullMQAdapter(queue)),
+    queues: queues.map((queue) => new BullMQAdapter(queue, { description: QUEUE_DESCRIPTIONS[queue.name] ?? "" })),
     serverAdapter: board,
     options: { uiConfig: { boardTitle: "studyflow queues" } },
   });

@@ -29,6 +29,7 @@ const runtime = startWorkerRuntime({
   resultDir: config.RESULT_DIR,
   logger,
   temporaryParticipantRetentionSeconds: config.TEMP_PARTICIPANT_RETENTION_SECONDS,
+  timer: { defaultIntervalSeconds: config.TIMER_INTERVAL_SECONDS, scanEveryMs: config.TIMER_SCAN_INTERVAL_MS },
   ...(config.SMTP_URL
     ? {
         mail: { smtpUrl: config.SMTP_URL, from: config.MAIL_FROM, pollIntervalMs: config.OUTBOX_POLL_INTERVAL_MS },

@@ -16,12 +16,15 @@ export const QUEUE_STATES = [
 ] as const satisfies readonly JobState[];
 
 /** Every status gets a series, at 0 when no task has it, so alerts on e.g. `failed` see the series. */
+// (`skipped` counts timer ticks that never ran because another bulk task of their study was ahead.)
 
 export interface WorkerMetrics {
   /** One registry per runtime, so several runtimes in one process (tests) never share a series. */
   registry: Registry;
   participantsProcessed: Counter;
   ruleFailures: Counter<"event_type" | "outcome">;
+  /** Timer ticks this process recorded or skipped: `queued` (it runs), `skipped` (another task of the study was ahead). */
+  timerTicks: Counter<"outcome">;
 }
 
 export interface WorkerMetricsDeps {
@@ -89,5 +92,13 @@ export function createWorkerMetrics(deps: WorkerMetricsDeps): WorkerMetrics {
     labelNames: ["event_type", "outcome"],
     registers: [registry],
   });
-  return { registry, participantsProcessed, ruleFailures };
+  const timerTicks = new Counter({
+    name: "studyflow_timer_ticks_total",
+    help: "Study timer ticks handled by this process, by outcome: queued (it runs) or skipped (another bulk task of the study was ahead).",
+    labelNames: ["outcome"],
+    registers: [registry],
+  });
+  // Both series exist from the start, so a rate() or an alert on skipped ticks sees 0, not nothing.
+  for (const outcome of ["queued", "skipped"]) timerTicks.inc({ outcome }, 0);
+  return { registry, participantsProcessed, ruleFailures, timerTicks };
 }

@@ -3,13 +3,19 @@ import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { DbHandle } from "@studyflow/db";
 import type { ExternalServiceCaller } from "@studyflow/domain";
-import { MAINTENANCE_QUEUE, OUTBOX_QUEUE, RUN_ACTIONS_QUEUE } from "@studyflow/queue";
+import { MAINTENANCE_QUEUE, OUTBOX_QUEUE, RUN_ACTIONS_QUEUE, TIMER_QUEUE } from "@studyflow/queue";
 import { createWorkerMetrics, type WorkerMetrics } from "./metrics";
 import { createOutboxProcessor } from "./outbox/outbox-delivery";
 import { createSmtpMailer } from "./outbox/smtp-mailer";
 import { createMaintenanceProcessor } from "./processors/maintenance";
 import { createRunActionsProcessor, failTaskOfFailedJob } from "./processors/run-actions";
-import { MAINTENANCE_SCHEDULES, outboxSchedule, upsertSchedules } from "./schedules/cluster-schedules";
+import { createStudyTimerProcessor } from "./processors/study-timer";
+import {
+  MAINTENANCE_SCHEDULES,
+  outboxSchedule,
+  studyTimerSchedule,
+  upsertSchedules,
+} from "./schedules/cluster-schedules";
 
 /**
  * Lock duration: a job's lock is renewed every lockDuration/2 by a timer, which runs whenever the
@@ -53,6 +59,12 @@ export interface WorkerRuntimeDeps {
   stalledIntervalMs?: number;
   /** E-mail delivery of the outbox; without it, messages stay pending for a worker that has it. */
   mail?: { smtpUrl: string; from: string; pollIntervalMs: number };
+  /**
+   * The study timer (TIMER_INTERVAL_SECONDS, TIMER_SCAN_INTERVAL_MS): its scan schedule and a
+   * consumer of its queue. Absent: this process runs no scans; it still runs the ticks' tasks,
+   * which are ordinary bulk tasks on the run-actions queue.
+   */
+  timer?: { defaultIntervalSeconds: number; scanEveryMs: number };
 }
 
 /** A queue this runtime consumes, with its worker. */
@@ -65,7 +77,7 @@ export interface WorkerRuntime {
   /** The run-actions worker and queue. */
   worker: Worker;
   queue: Queue;
-  /** Every queue this runtime consumes (run-actions, maintenance, outbox), for the dashboard. */
+  /** Every queue this runtime consumes (run-actions, maintenance, outbox, study-timer), for the dashboard. */
   queues: Queue[];
   /** Resolves once the cluster schedules this runtime keeps are in place. */
   schedulesReady: Promise<void>;
@@ -88,6 +100,7 @@ export function startWorkerRuntime(deps: WorkerRuntimeDeps): WorkerRuntime {
     logger: deps.logger,
     isClosing: () => closing,
     onParticipantsProcessed: (count) => metrics.participantsProcessed.inc(count),
+    onTimerTickSkipped: () => metrics.timerTicks.inc({ outcome: "skipped" }),
     onRuleFailures: (failures) => {
       for (const failure of failures)
         metrics.ruleFailures.inc({ event_type: failure.eventType, outcome: failure.outcome });
@@ -156,6 +169,23 @@ export function startWorkerRuntime(deps: WorkerRuntimeDeps): WorkerRuntime {
       1,
     );
     schedules.push(upsertSchedules(outboxQueue, [outboxSchedule(deps.mail.pollIntervalMs)]));
+  }
+  if (deps.timer) {
+    // One scan at a time per process: a scan is a query and a few inserts; the ticks' work runs
+    // on the run-actions queue.
+    const timerQueue = consume(
+      TIMER_QUEUE,
+      createStudyTimerProcessor({
+        database: deps.database,
+        runActionsQueue: queue,
+        logger: deps.logger,
+        defaultIntervalSeconds: deps.timer.defaultIntervalSeconds,
+        onTick: (outcome) => metrics.timerTicks.inc({ outcome }),
+        ...(deps.clock ? { clock: deps.clock } : {}),
+      }),
+      1,
+    );
+    schedules.push(upsertSchedules(timerQueue, [studyTimerSchedule(deps.timer.scanEveryMs)]));
   }
   const schedulesReady = Promise.all(schedules).then(() => undefined);
   schedulesReady.catch((error: unknown) =>

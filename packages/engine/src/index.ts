@@ -37,6 +37,7 @@ export {
 } from "./validator";
 export { PARTICIPANT_FIELDS, normalizeParticipantState, statesEqual } from "./participant-state";
 export { fieldsUsedBy } from "./field-usage";
+export { rulesHandleEvent } from "./event-handling";
 export { isTimeZoneName } from "./zoned-calendar";
 export { inputTextProblem, jsonInputProblem, type JsonInputLimits } from "./text-values";
 export type { FieldUsageOptions } from "./field-usage";

@@ -24,6 +24,16 @@ export const OUTBOX_QUEUE = "outbox";
 export const outboxJobSchema = z.object({ kind: z.literal("deliver-due-messages") });
 export type OutboxJob = z.infer<typeof outboxJobSchema>;
 
+/**
+ * The study timer's scans. A queue of its own, consumed by workers that run the timer: one job
+ * scheduler whose every job records the ticks that have fallen due (timer/ in the domain) and
+ * queues each one's task on the run-actions queue, where the ticks run like any bulk task.
+ */
+export const TIMER_QUEUE = "study-timer";
+
+export const timerJobSchema = z.object({ kind: z.literal("start-due-ticks") });
+export type TimerJob = z.infer<typeof timerJobSchema>;
+
 export const scheduledJobOptions = {
   // A failed round is simply the next round's work: retrying it would only overlap with that.
   attempts: 1,

@@ -1,15 +1,20 @@
 import { z } from "@hono/zod-openapi";
 import { TASK_STATUSES } from "@studyflow/db";
-import type { TaskRow } from "@studyflow/domain";
+import type { StudyTimerState, TaskRow, TimerTaskRow } from "@studyflow/domain";
 
 /** The Task of the interface: timestamps as ISO 8601 strings. */
 export const taskSchema = z
   .object({
     id: z.string(),
+    kind: z.enum(["run-actions", "timer"]).openapi({
+      description: "run-actions: a researcher's rules over every participant; timer: one tick of the study timer",
+    }),
     createdAt: z.string().openapi({ format: "date-time" }),
-    createdBy: z.string(),
+    createdBy: z.string().openapi({ description: 'the researcher; "study-timer" for timer ticks' }),
     updatedAt: z.string().openapi({ format: "date-time" }),
-    status: z.enum(TASK_STATUSES),
+    status: z.enum(TASK_STATUSES).openapi({
+      description: "skipped: a timer tick that fell due while another bulk task of the study ran; it never ran",
+    }),
     targetCount: z.number().int(),
     processedCount: z.number().int(),
     resultFile: z.string(),
@@ -26,6 +31,7 @@ export type ApiTask = z.infer<typeof taskSchema>;
 export function presentTask(row: TaskRow): ApiTask {
   return {
     id: row.id,
+    kind: row.kind,
     createdAt: row.createdAt.toISOString(),
     createdBy: row.createdBy,
     updatedAt: row.updatedAt.toISOString(),
@@ -35,5 +41,66 @@ export function presentTask(row: TaskRow): ApiTask {
     resultFile: row.resultFile,
     fileType: row.fileType,
     error: row.error,
+  };
+}
+
+/** A timer tick: its task, the slot it fell due for and the rules version it ran. */
+export const timerTickSchema = z
+  .object({
+    dueAt: z.string().openapi({ format: "date-time", description: "the start of the tick's slot" }),
+    rulesVersion: z.number().int(),
+    task: taskSchema,
+  })
+  .openapi("TimerTick");
+
+export function presentTimerTick(row: TimerTaskRow): z.infer<typeof timerTickSchema> {
+  return { dueAt: row.input.dueAt, rulesVersion: row.input.rulesVersion, task: presentTask(row) };
+}
+
+export const studyTimerSchema = z
+  .object({
+    studyKey: z.string(),
+    intervalSeconds: z.number().int().nullable().openapi({
+      description: "the study's own interval; null: the workers' default (TIMER_INTERVAL_SECONDS)",
+    }),
+    offsetSeconds: z.number().int().openapi({ description: "shift of the slots from the epoch's grid" }),
+    paused: z.boolean(),
+    effectiveIntervalSeconds: z.number().int().openapi({ description: "the interval ticks fall due at" }),
+    handlesTimer: z.boolean().openapi({
+      description:
+        'the study\'s current rules could act on a TIMER event (a condition naming checkEventType("TIMER") that ' +
+        "can hold, or a rule not guarded by an event-type check); without, the study gets no ticks",
+    }),
+    studyActive: z.boolean(),
+    lastTick: timerTickSchema.nullable(),
+    nextTickAt: z.string().nullable().openapi({
+      format: "date-time",
+      description:
+        "the slot start the next tick falls due at (past when dueNow); null while paused, inactive or without TIMER rules",
+    }),
+    dueNow: z
+      .boolean()
+      .openapi({ description: "the current slot has no tick yet: the next scan, within a minute, starts it" }),
+    updatedBy: z.string().nullable(),
+    updatedAt: z.string().nullable().openapi({ format: "date-time" }),
+  })
+  .openapi("StudyTimer");
+
+export const studyTimerEnvelope = z.object({ timer: studyTimerSchema });
+
+export function presentStudyTimer(state: StudyTimerState): z.infer<typeof studyTimerSchema> {
+  return {
+    studyKey: state.studyKey,
+    intervalSeconds: state.intervalSeconds,
+    offsetSeconds: state.offsetSeconds,
+    paused: state.paused,
+    effectiveIntervalSeconds: state.effectiveIntervalSeconds,
+    handlesTimer: state.handlesTimer,
+    studyActive: state.studyActive,
+    lastTick: state.lastTick ? presentTimerTick(state.lastTick) : null,
+    nextTickAt: state.nextTickAt?.toISOString() ?? null,
+    dueNow: state.dueNow,
+    updatedBy: state.updatedBy,
+    updatedAt: state.updatedAt?.toISOString() ?? null,
   };
 }

@@ -9,6 +9,8 @@ import {
   markMessageFailed,
   markMessageSent,
   prepareMail,
+  queueDueParticipantMessages,
+  queueResearcherNotifications,
   recordFailedAttempt,
   releaseClaimedMessages,
   type OutboxMessage,
@@ -22,12 +24,23 @@ import { SmtpDeliveryError, type Mailer } from "./smtp-mailer";
  */
 export const OUTBOX_BATCH_SIZE = 10;
 
+/**
+ * Due scheduled participant messages turned into outbox rows per round, as many as a round
+ * delivers: delivery over SMTP is the slower step, so queueing more would only move a backlog of
+ * due messages into the outbox, where it would count towards their expiry. A round that queued
+ * this many is followed at once by the next, like a full batch.
+ */
+export const PARTICIPANT_MESSAGES_PER_ROUND = OUTBOX_BATCH_SIZE;
+
 export interface OutboxDeps {
   db: Database;
   mailer: Mailer;
   logger: Logger;
   clock?: () => number;
+  /** @defaultValue {@link OUTBOX_BATCH_SIZE} */
   batchSize?: number;
+  /** @defaultValue {@link PARTICIPANT_MESSAGES_PER_ROUND} */
+  participantMessagesPerRound?: number;
   /** Asked before each message; once true, the rest of the batch is handed back untried. */
   isClosing?: () => boolean;
 }
@@ -44,6 +57,27 @@ export interface OutboxRound {
   abandoned: number;
   /** Pending messages past their expiry, marked expired instead of sent late. */
   expired: number;
+  /** Due scheduled participant messages queued into the outbox this round. */
+  participantMessages: number;
+  /** Due participant messages without any template: dropped, their outbox rows written failed. */
+  participantMessagesWithoutTemplate: number;
+  /** Researcher notifications turned into outbox rows this round. */
+  notifications: number;
+}
+
+function emptyRound(): OutboxRound {
+  return {
+    claimed: 0,
+    sent: 0,
+    retrying: 0,
+    failed: 0,
+    released: 0,
+    abandoned: 0,
+    expired: 0,
+    participantMessages: 0,
+    participantMessagesWithoutTemplate: 0,
+    notifications: 0,
+  };
 }
 
 type DeliveryOutcome = "sent" | "retrying" | "failed";
@@ -89,14 +123,46 @@ async function deliver(deps: OutboxDeps, message: OutboxMessage, now: () => Date
 }
 
 /**
- * One round of the outbox: fail rows abandoned while sending, claim a batch of due messages,
- * and deliver them one by one. Exported for tests, which drive rounds and the clock themselves.
+ * Fills the outbox from the two sources of e-mail that are not written there directly: due
+ * scheduled participant messages and researcher notifications. A failure is logged and the
+ * round goes on: the mails already in the outbox (password resets among them) still go out, and
+ * the next round tries again, as nothing of a failed transaction was kept.
+ */
+async function queueMessages(deps: OutboxDeps, nowMs: number, round: OutboxRound): Promise<void> {
+  try {
+    const due = await queueDueParticipantMessages(
+      deps.db,
+      nowMs,
+      deps.participantMessagesPerRound ?? PARTICIPANT_MESSAGES_PER_ROUND,
+    );
+    round.participantMessages = due.queued;
+    round.participantMessagesWithoutTemplate = due.withoutTemplate;
+    if (due.withoutTemplate > 0) {
+      deps.logger.warn({ count: due.withoutTemplate }, "scheduled participant messages without a template dropped");
+    }
+    if (due.claimed > 0) deps.logger.info(due, "due participant messages queued");
+  } catch (error) {
+    deps.logger.error({ reason: errorMessage(error) }, "could not queue due participant messages");
+  }
+  try {
+    round.notifications = (await queueResearcherNotifications(deps.db, nowMs)).delivered;
+  } catch (error) {
+    deps.logger.error({ reason: errorMessage(error) }, "could not queue researcher notifications");
+  }
+}
+
+/**
+ * One round of the outbox: queue due participant messages and researcher notifications, fail
+ * rows abandoned while sending, claim a batch of due messages, and deliver them one by one.
+ * Exported for tests, which drive rounds and the clock themselves.
  */
 export async function runOutboxOnce(deps: OutboxDeps): Promise<OutboxRound> {
   const clock = deps.clock ?? Date.now;
   const now = () => new Date(clock());
   const isClosing = deps.isClosing ?? (() => false);
-  const round: OutboxRound = { claimed: 0, sent: 0, retrying: 0, failed: 0, released: 0, abandoned: 0, expired: 0 };
+  const round = emptyRound();
+
+  await queueMessages(deps, clock(), round);
 
   const abandoned = await failAbandonedMessages(deps.db, now());
   round.abandoned = abandoned.length;
@@ -139,21 +205,15 @@ export async function runOutboxOnce(deps: OutboxDeps): Promise<OutboxRound> {
  */
 export function createOutboxProcessor(deps: OutboxDeps): Processor {
   const batchSize = deps.batchSize ?? OUTBOX_BATCH_SIZE;
+  const perRound = deps.participantMessagesPerRound ?? PARTICIPANT_MESSAGES_PER_ROUND;
   const isClosing = deps.isClosing ?? (() => false);
   return async () => {
-    const total: OutboxRound = {
-      claimed: 0,
-      sent: 0,
-      retrying: 0,
-      failed: 0,
-      released: 0,
-      abandoned: 0,
-      expired: 0,
-    };
+    const total = emptyRound();
     for (;;) {
-      const round = await runOutboxOnce({ ...deps, batchSize, isClosing });
+      const round = await runOutboxOnce({ ...deps, batchSize, participantMessagesPerRound: perRound, isClosing });
       for (const key of Object.keys(total) as (keyof OutboxRound)[]) total[key] += round[key];
-      if (round.claimed < batchSize || isClosing()) return total;
+      const queuedFull = round.participantMessages + round.participantMessagesWithoutTemplate >= perRound;
+      if ((round.claimed < batchSize && !queuedFull) || isClosing()) return total;
     }
   };
 }

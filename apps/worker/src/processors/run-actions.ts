@@ -36,6 +36,8 @@ export interface RunActionsProcessorDeps {
   chunkSize?: number;
   /** Told the participants of every committed batch (metrics). */
   onParticipantsProcessed?: (count: number) => void;
+  /** Told when a timer tick is skipped at its start because another task of its study was ahead (metrics). */
+  onTimerTickSkipped?: () => void;
 }
 
 /** How soon a task waiting for another task of its study looks again: a person watches the queue. */
@@ -49,7 +51,8 @@ export function taskIdOf(data: unknown): string | null {
 }
 
 /**
- * One processor for both job kinds of the run-actions queue: a task job plans the task into
+ * One processor for both job kinds of the run-actions queue, for every kind of bulk task
+ * (run-actions and timer ticks): a task job plans the task into
  * key-range chunks and queues a job per chunk; a chunk job runs its range, and whoever finishes
  * the last chunk writes the result and completes the task.
  */
@@ -60,6 +63,12 @@ export function createRunActionsProcessor(deps: RunActionsProcessorDeps): Proces
   async function runTaskJob(job: Job, data: Extract<RunActionsJob, { kind: "task" }>, token: string | undefined) {
     const planned = await planTask(db, data.taskId, deps.chunkSize);
     if (planned.status === "ended") return { skipped: "task is gone or has ended" };
+    if (planned.status === "skipped") {
+      // A timer tick that found another task of its study ahead: recorded as skipped, never run.
+      deps.onTimerTickSkipped?.();
+      deps.logger.info({ taskId: data.taskId, reason: planned.reason }, "timer tick skipped");
+      return { skipped: planned.reason };
+    }
     if (planned.status === "busy") {
       // Another task of this study goes first; look again shortly without spending an attempt.
       if (token) {

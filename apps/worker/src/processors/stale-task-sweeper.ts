@@ -3,7 +3,7 @@ import { and, eq, inArray, lt, sql } from "drizzle-orm";
 import type { Logger } from "pino";
 import { taskChunks, tasks, type DbHandle } from "@studyflow/db";
 import { failTask } from "@studyflow/domain";
-import { RUN_ACTIONS_QUEUE, chunkJobId, runActionsJobOptions, taskJobId, type RunActionsJob } from "@studyflow/queue";
+import { chunkJobId, runActionsJobOptions, taskJobId, taskJobName, type RunActionsJob } from "@studyflow/queue";
 
 /**
  * A task untouched this long is checked against the queue. Running chunks touch their task every
@@ -38,7 +38,7 @@ export async function sweepStaleTasks(deps: {
     if (!lock?.locked) return;
     const cutoff = new Date(clock() - (deps.staleAfterMs ?? STALE_AFTER_MS));
     const stale = await tx
-      .select({ id: tasks.id, status: tasks.status })
+      .select({ id: tasks.id, kind: tasks.kind, status: tasks.status })
       .from(tasks)
       .where(and(inArray(tasks.status, ["queued", "in_progress"]), lt(tasks.updatedAt, cutoff)))
       .limit(100);
@@ -56,7 +56,7 @@ export async function sweepStaleTasks(deps: {
       if (task.status === "queued") {
         const job: RunActionsJob = { kind: "task", taskId: task.id };
         await deps.queue.remove(taskJobId(task.id));
-        await deps.queue.add(RUN_ACTIONS_QUEUE, job, { ...runActionsJobOptions, jobId: taskJobId(task.id) });
+        await deps.queue.add(taskJobName(task.kind), job, { ...runActionsJobOptions, jobId: taskJobId(task.id) });
         await tx
           .update(tasks)
           .set({ updatedAt: new Date(clock()) })

@@ -1,5 +1,5 @@
 import type { Queue } from "bullmq";
-import { scheduledJobOptions, type MaintenanceJob, type OutboxJob } from "@studyflow/queue";
+import { scheduledJobOptions, type MaintenanceJob, type OutboxJob, type TimerJob } from "@studyflow/queue";
 
 /** One BullMQ job scheduler: `every` milliseconds, one job with `data`, taken by one worker of the cluster. */
 export interface ClusterSchedule<T> {
@@ -33,6 +33,19 @@ export const outboxSchedule = (pollIntervalMs: number): ClusterSchedule<OutboxJo
   id: "deliver-due-messages",
   every: pollIntervalMs,
   data: { kind: "deliver-due-messages" },
+});
+
+/**
+ * How often the study timer looks for due ticks. A tick starts at most this late after its slot
+ * begins; once a minute matches the shortest interval (MIN_TIMER_INTERVAL_SECONDS) and costs one
+ * query over the studies per minute.
+ */
+export const TIMER_SCAN_EVERY_MS = 60_000;
+
+export const studyTimerSchedule = (scanEveryMs: number): ClusterSchedule<TimerJob> => ({
+  id: "start-due-timer-ticks",
+  every: scanEveryMs,
+  data: { kind: "start-due-ticks" },
 });
 
 /**

@@ -16,11 +16,19 @@ export interface RunActionsInput {
 
 /** A timer tick: the TIMER event over every eligible participant, with the study's current rules. */
 export interface TimerTickInput {
-  /** When the tick fell due (ISO 8601). */
+  /** When the tick fell due (ISO 8601): the start of its slot. One tick per study and slot. */
   dueAt: string;
-  /** The rules version the tick runs (fixed when the tick starts). */
+  /** The rules version the tick runs (fixed when the tick is created). */
   rulesVersion: number;
+  /** The schedule the slot was computed on: the study's interval, or the workers' default. */
+  intervalSeconds: number;
+  offsetSeconds: number;
+  /** True when intervalSeconds is the workers' default (TIMER_INTERVAL_SECONDS), not the study's own. */
+  defaultInterval: boolean;
 }
+
+/** A task's input; `kind` says which: RunActionsInput for "run-actions", TimerTickInput for "timer". */
+export type TaskInput = RunActionsInput | TimerTickInput;
 
 export const tasks = pgTable(
   "tasks",
@@ -31,7 +39,7 @@ export const tasks = pgTable(
       .references(() => studies.key, { onDelete: "cascade" }),
     kind: text("kind").$type<TaskKind>().notNull(),
     /** The job's input, persisted so a task survives any process. */
-    input: jsonb("input").$type<RunActionsInput>().notNull(),
+    input: jsonb("input").$type<TaskInput>().notNull(),
     createdBy: text("created_by").notNull(),
     createdAt: createdAt(),
     updatedAt: timestamp("updated_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),

@@ -1,5 +1,6 @@
 import { and, eq, inArray } from "drizzle-orm";
 import { taskChunks, tasks, type Database } from "@studyflow/db";
+import { isTimerTask, taskRuleSet } from "../tasks/task-rules";
 import { MAX_REPORTED_ERRORS } from "./bulk-tuning";
 import { writeResultFile, type RunActionsResult } from "./result-store";
 
@@ -23,7 +24,8 @@ export async function finalizeIfComplete(
       .orderBy(taskChunks.chunkIndex);
     if (chunks.length === 0 || chunks.some((chunk) => chunk.status !== "done")) return "pending";
 
-    const ruleCount = task.input.rules.length;
+    const ruleSet = await taskRuleSet(tx, task);
+    const ruleCount = ruleSet.rules.length;
     const changed = new Array<number>(ruleCount).fill(0);
     for (const chunk of chunks) {
       chunk.changedPerRule.forEach((count, index) => {
@@ -37,7 +39,8 @@ export async function finalizeIfComplete(
       errorCount: chunks.reduce((sum, chunk) => sum + chunk.errorCount, 0),
       errors: chunks.flatMap((chunk) => chunk.errors).slice(0, MAX_REPORTED_ERRORS),
       durationMs: Math.max(0, finishedAt.getTime() - (task.startedAt ?? task.createdAt).getTime()),
-      dryRun: task.input.dryRun,
+      dryRun: ruleSet.dryRun,
+      ...(isTimerTask(task) ? { tick: { dueAt: task.input.dueAt, rulesVersion: task.input.rulesVersion } } : {}),
     };
     const resultFile = await writeResultFile(resultDir, task.studyKey, task.id, result);
     await tx

@@ -13,6 +13,7 @@ import {
   type ScalarParticipantFieldName,
   type participants,
 } from "@studyflow/db";
+import { syncMessageSchedule } from "../messages/message-schedule";
 import { EXCLUDED_FROM_BULK } from "../tasks/task-service";
 
 // @studyflow/db cannot import the engine, so its field table and the engine's ParticipantState are
@@ -122,6 +123,9 @@ export function changedFields(changed: readonly Omit<ChangedParticipant, "id" | 
  * with, and only the columns some participant of the batch changed: a rule that sets a flag
  * sends and rewrites the flags, not the surveys and messages. Returns how many rows were
  * written; fewer than given means another writer got there first.
+ *
+ * When messages changed, one more statement brings their due-time index in line for the written
+ * participants (see syncMessageSchedule); a batch whose rules leave messages alone pays nothing.
  */
 export async function writeChangedParticipants(
   tx: Executor,
@@ -139,11 +143,24 @@ export async function writeChangedParticipants(
   const columns = fields.map(({ column, sqlType }) => sql.raw(`, ${column} ${sqlType}`));
   // One JSON parameter instead of one per value: the statement stays small and is parsed once.
   // `::text::jsonb` so postgres.js passes the string as text, not as a JSON string value.
-  const written = await tx.execute<{ id: string }>(sql`
+  const written = await tx.execute<{ id: string; study_key: string }>(sql`
     update participants as p set
       ${sql.join([...assignments, sql`modified_at = ${nowSeconds}`, sql`version = p.version + 1`], sql`, `)}
     from jsonb_to_recordset(${JSON.stringify(records)}::text::jsonb) as v(id uuid, version int${sql.join(columns, sql``)})
     where p.id = v.id and p.version = v.version
-    returning p.id`);
+    returning p.id, p.study_key`);
+  if (fields.some(({ field }) => field === "messages")) {
+    const studyOf = new Map(written.map((row) => [row.id, row.study_key]));
+    await syncMessageSchedule(
+      tx,
+      changed.flatMap(({ id, before, state }) => {
+        const studyKey = studyOf.get(id);
+        // a row another writer changed first was not written: its index stays as that writer left it
+        return studyKey === undefined
+          ? []
+          : [{ studyKey, participantId: state.participantId, before: before.messages, after: state.messages }];
+      }),
+    );
+  }
   return written.length;
 }

@@ -1,6 +1,7 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
-import { taskChunks, tasks, type Database } from "@studyflow/db";
+import { taskChunks, tasks, type Database, type Executor } from "@studyflow/db";
 import { EXCLUDED_FROM_BULK, countEligibleParticipants, type TaskRow } from "../tasks/task-service";
+import { isTimerTask } from "../tasks/task-rules";
 import { CHUNK_SIZE } from "./bulk-tuning";
 
 export interface PlannedChunk {
@@ -12,8 +13,24 @@ export type PlanOutcome =
   | { status: "planned"; task: TaskRow; chunks: PlannedChunk[] }
   /** Another task of the same study runs (or was queued earlier): try again later. */
   | { status: "busy" }
+  /** A timer tick found another task of its study ahead of it: it is recorded as skipped, never run. */
+  | { status: "skipped"; reason: string }
   /** The task is gone or has ended. */
   | { status: "ended" };
+
+/**
+ * Serialises, until the transaction ends, everything that decides which bulk task of a study runs:
+ * planners, the creation of timer ticks, and changes of the study's timer.
+ */
+export async function lockStudyBulkTasks(tx: Executor, studyKey: string): Promise<void> {
+  await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`bulk-tasks:${studyKey}`}))`);
+}
+
+/** Why a timer tick did not run, naming the task it would have overlapped. */
+export function skipReason(other: { id: string; kind: string; status: string }): string {
+  const running = other.status === "in_progress" ? "running" : "queued";
+  return `skipped: ${other.kind} task ${other.id} of the study was ${running}`;
+}
 
 /**
  * Starts a task: marks it in_progress and splits its participants into contiguous key ranges.
@@ -22,19 +39,29 @@ export type PlanOutcome =
  * One bulk task per study runs at a time, in the order they were created: two rule sets
  * interleaving batch by batch over the same participants would leave states no researcher
  * asked for. Planners of one study are serialised by an advisory lock, so two cannot both see
- * the study free.
+ * the study free. A timer tick never waits: one that finds another task ahead of it is skipped
+ * (the next slot's tick does its housekeeping), so ticks never pile up behind a long run.
  */
 export async function planTask(db: Database, taskId: string, chunkSize = CHUNK_SIZE): Promise<PlanOutcome> {
   return db.transaction(async (tx): Promise<PlanOutcome> => {
     const [task] = await tx.select().from(tasks).where(eq(tasks.id, taskId)).for("update");
     if (!task || !["queued", "in_progress"].includes(task.status)) return { status: "ended" };
     if (task.status === "queued") {
-      await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`bulk-tasks:${task.studyKey}`}))`);
-      const [ahead] = await tx.execute<{ id: string }>(sql`
-        select id from tasks
+      await lockStudyBulkTasks(tx, task.studyKey);
+      const [ahead] = await tx.execute<{ id: string; kind: string; status: string }>(sql`
+        select id, kind, status from tasks
         where study_key = ${task.studyKey} and id <> ${task.id}
           and (status = 'in_progress' or (status = 'queued' and created_at < (select created_at from tasks where id = ${task.id})))
         limit 1`);
+      if (ahead && isTimerTask(task)) {
+        const reason = skipReason(ahead);
+        const now = new Date();
+        await tx
+          .update(tasks)
+          .set({ status: "skipped", error: reason, updatedAt: now, finishedAt: now })
+          .where(eq(tasks.id, task.id));
+        return { status: "skipped", reason };
+      }
       if (ahead) return { status: "busy" };
     }
     const existing = await tx

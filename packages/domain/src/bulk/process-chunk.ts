@@ -10,6 +10,7 @@ import {
   type StudyEvent,
 } from "@studyflow/engine";
 import { taskChunks, tasks, type Database, type Executor } from "@studyflow/db";
+import { taskRuleSet } from "../tasks/task-rules";
 import { engineEnvFor, type DomainContext } from "../events/event-runner";
 import { confidentialIdOf } from "../participants/participant-ids";
 import { persistEffects, persistReports } from "../events/persist-outcome";
@@ -54,7 +55,7 @@ function compiledRulesOf(taskId: string, rules: unknown[]): CompiledRuleSet {
 }
 
 /**
- * Runs one key-range chunk of a run-actions task to its end, batch by batch. Each batch commits
+ * Runs one key-range chunk of a bulk task (run-actions, or a timer tick) to its end, batch by batch. Each batch commits
  * its participants, reports, counters, messages, the chunk's checkpoint and the task's progress
  * in one transaction, so a process killed at any moment resumes exactly after the last committed
  * batch. The chunk row is locked per batch, so even two processes on one chunk never apply a
@@ -69,9 +70,13 @@ export async function processChunk(
   const [task] = await db.select().from(tasks).where(eq(tasks.id, taskId));
   if (!task || task.status !== "in_progress") return "canceled";
   const study = await getStudy(db, task.studyKey);
-  const compiled = compiledRulesOf(taskId, task.input.rules);
+  const ruleSet = await taskRuleSet(db, task);
+  const { eventType, onRuleError, dryRun } = ruleSet;
+  const compiled = compiledRulesOf(taskId, ruleSet.rules);
   const batchSize = options.batchSize ?? BATCH_SIZE;
-  const fields = fieldsUsedBy(task.input.rules, { eventType: "CUSTOM" });
+  const fields = fieldsUsedBy(ruleSet.rules, { eventType });
+  // a tick's failing rule is skipped; a run-actions participant whose rule failed is left as it was
+  const failureOutcome = onRuleError === "continue" ? "rule-skipped" : "event-rejected";
   let processedInChunk = 0;
 
   for (;;) {
@@ -108,38 +113,36 @@ export async function processChunk(
           for (const row of rows) {
             const before = batchRowToState(row);
             const event: StudyEvent = {
-              type: "CUSTOM",
+              type: eventType,
               studyKey: study.key,
               participantIDForConfidentialResponses: confidentialIdOf(study.secret, row.participant_id),
             };
-            const outcome = await applyRules(compiled, before, event, env);
+            const outcome = await applyRules(compiled, before, event, env, { onRuleError });
             if ((outcome.error || outcome.skippedActions) && failures.length < MAX_RECORDED_FAILURES_PER_BATCH) {
               const found = failuresOf(
                 outcome,
-                { studyKey: study.key, participantId: row.participant_id, rulesVersion: null, event, taskId },
-                "event-rejected",
+                {
+                  studyKey: study.key,
+                  participantId: row.participant_id,
+                  rulesVersion: ruleSet.rulesVersion,
+                  event,
+                  taskId,
+                },
+                failureOutcome,
               );
               failures.push(...found.slice(0, MAX_RECORDED_FAILURES_PER_BATCH - failures.length));
             }
-            if (outcome.error) {
-              // The participant stays as it was; the task goes on with the next one.
+            const problem = outcome.error ?? outcome.skippedActions?.[0];
+            if (problem) {
+              // Counted once per participant, named by its first failure.
               tally.errorCount += 1;
               if (tally.errors.length < MAX_REPORTED_ERRORS) {
-                tally.errors.push({
-                  participantId: row.participant_id,
-                  error: `${outcome.error.path}: ${outcome.error.message}`,
-                });
-              }
-              continue;
-            }
-            if (outcome.skippedActions) {
-              // The participant keeps what the rest of its rules did; the result still names it.
-              const first = outcome.skippedActions[0];
-              tally.errorCount += 1;
-              if (first && tally.errors.length < MAX_REPORTED_ERRORS) {
-                tally.errors.push({ participantId: row.participant_id, error: `${first.path}: ${first.message}` });
+                tally.errors.push({ participantId: row.participant_id, error: `${problem.path}: ${problem.message}` });
               }
             }
+            // "stop": the participant stays as it was and the task goes on with the next one;
+            // "continue": it keeps what its other rules did, as with a skipped action.
+            if (outcome.error && onRuleError === "stop") continue;
             outcome.changedPerRule.forEach((didChange, index) => {
               if (didChange) tally.changedPerRule[index] = (tally.changedPerRule[index] ?? 0) + 1;
             });
@@ -153,7 +156,7 @@ export async function processChunk(
         };
 
         const nowSeconds = Math.floor(options.clock() / 1000);
-        if (task.input.dryRun) {
+        if (dryRun) {
           // Counters and code draws the rules make are undone with the savepoint: a dry run writes nothing.
           await tx
             .transaction(async (savepoint) => {
@@ -167,7 +170,7 @@ export async function processChunk(
           await evaluate(tx);
           const written = await writeChangedParticipants(tx, changed, nowSeconds);
           if (written !== changed.length) throw new VersionConflict();
-          await persistReports(tx, { studyKey: study.key, eventType: "CUSTOM", reports });
+          await persistReports(tx, { studyKey: study.key, eventType, reports });
           await persistEffects(tx, study.key, effects, options.clock());
           await recordRuleFailures(tx, failures, new Date(options.clock()));
         }
@@ -201,7 +204,7 @@ export async function processChunk(
             .where(eq(tasks.id, taskId));
         }
         // a dry run writes nothing, failures included
-        return { finished, processed: tally.processed, failures: task.input.dryRun ? [] : failures };
+        return { finished, processed: tally.processed, failures: dryRun ? [] : failures };
       });
 
     let batch: { finished: boolean; processed: number; failures: RuleFailureRecord[] };

@@ -4,10 +4,13 @@ import path from "node:path";
 export interface RunActionsResult {
   participantCount: number;
   participantStateChangedPerRule: number[];
+  /** Participants with at least one failed rule or skipped action (each counted once). */
   errorCount: number;
   errors: { participantId: string; error: string }[];
   durationMs: number;
   dryRun: boolean;
+  /** A timer tick's slot and the study rules version it ran; absent for run-actions. */
+  tick?: { dueAt: string; rulesVersion: number };
 }
 
 /**

@@ -15,7 +15,8 @@ export interface ReportsOfEvent {
 
 /**
  * How long a SEND_MESSAGE_NOW message stays worth sending: a day, as on the reference platform.
- * After a mail outage the outbox marks it expired rather than sending "now" days late.
+ * After a mail outage the outbox marks it expired rather than sending "now" days late. A due
+ * scheduled message gets the same day from when it enters the outbox.
  */
 export const SEND_MESSAGE_NOW_VALIDITY_MS = 24 * 3_600_000;
 
@@ -40,6 +41,8 @@ export async function persistEffects(
         });
         break;
       case "send-message":
+        // Rendered at delivery: through the study's template for the type (in the override's or
+        // the recipient's language) when it has one, else the built-in study message.
         await tx.insert(outgoingMessages).values({
           template: effect.messageType,
           studyKey,

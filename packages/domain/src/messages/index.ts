@@ -1,2 +1,45 @@
 // Participant messages: templates, due scheduled messages into the outbox, the due-time index.
-export {};
+export {
+  DEFAULT_TEMPLATE_LANGUAGE,
+  MAX_TEMPLATE_BODY_LENGTH,
+  MAX_TEMPLATE_SUBJECT_LENGTH,
+  canonicalLanguage,
+  checkMessageTemplateText,
+  checkMessageType,
+  chooseTemplate,
+  deleteMessageTemplate,
+  listMessageTemplates,
+  readMessageTemplate,
+  setMessageTemplate,
+  templatesOfType,
+  type MessageTemplate,
+  type MessageTemplateKey,
+  type MessageTemplateText,
+} from "./message-templates";
+export {
+  TEMPLATE_PAYLOAD_PREFIXES,
+  TEMPLATE_VALUE_NAMES,
+  parseTemplate,
+  renderTemplate,
+  type TemplatePart,
+} from "./template-syntax";
+export {
+  renderMessageTemplate,
+  renderParticipantMessage,
+  type ParticipantMessageToRender,
+} from "./participant-message-mail";
+export {
+  scheduleChanges,
+  scheduleOf,
+  syncMessageSchedule,
+  type MessagesWrite,
+  type ScheduleEntry,
+} from "./message-schedule";
+export {
+  DUE_MESSAGES_PER_TRANSACTION,
+  dueScheduleRows,
+  noTemplateError,
+  participantMessagePayload,
+  queueDueParticipantMessages,
+  type DueMessagesRound,
+} from "./due-messages";

@@ -1,15 +1,25 @@
 // Researcher notifications: subscriptions, and NOTIFY_RESEARCHER messages delivered by e-mail.
-import type { Database } from "@studyflow/db";
-
-export interface QueuedNotifications {
-  /** Researcher messages turned into outbox e-mails (one per subscriber) in this round. */
-  delivered: number;
-}
-
-/**
- * Turns undelivered NOTIFY_RESEARCHER messages into outbox e-mails to the study's subscribers.
- * Called by the outbox round before it sends.
- */
-export function queueResearcherNotifications(_db: Database, _nowMs: number): Promise<QueuedNotifications> {
-  return Promise.resolve({ delivered: 0 });
-}
+export {
+  ANY_MESSAGE_TYPE,
+  MAX_MESSAGE_TYPE_LENGTH,
+  MAX_SUBSCRIPTION_EMAIL_LENGTH,
+  addSubscription,
+  listSubscriptions,
+  messageTypeProblem,
+  removeSubscription,
+  subscriptionEmail,
+  type ResearcherSubscription,
+  type SubscriptionInput,
+} from "./subscriptions";
+export {
+  RESEARCHER_NOTIFICATION_TEMPLATE,
+  renderResearcherNotification,
+  type ResearcherNotificationPayload,
+} from "./notification-mail";
+export {
+  MAX_NOTIFICATION_BATCHES_PER_CALL,
+  NOTIFICATION_BATCH_SIZE,
+  queueResearcherNotifications,
+  type QueueNotificationsOptions,
+  type QueuedNotifications,
+} from "./queue-notifications";

@@ -1,4 +1,6 @@
 import type { Executor } from "@studyflow/db";
+import { renderParticipantMessage } from "../messages/participant-message-mail";
+import { RESEARCHER_NOTIFICATION_TEMPLATE, renderResearcherNotification } from "../notifications/notification-mail";
 import type { OutboxMessage } from "./outbox-repository";
 import { resolveRecipient } from "./resolve-recipient";
 import { renderMail, type RenderedMail } from "./templates";
@@ -16,6 +18,26 @@ function describeTarget(message: Pick<OutboxMessage, "userId" | "studyKey" | "co
 }
 
 /**
+ * The rendering of a row: a participant message (a study and a participant's confidential id:
+ * scheduled or SEND_MESSAGE_NOW) through the study's template for its type when there is one; a
+ * researcher notification; else the built-in templates (account mails, and study messages
+ * without a template of their own).
+ */
+async function renderRow(db: Executor, message: OutboxMessage, language: string | null): Promise<RenderedMail> {
+  if (message.studyKey && message.confidentialId) {
+    const rendered = await renderParticipantMessage(
+      db,
+      { studyKey: message.studyKey, messageType: message.template, payload: message.payload },
+      language,
+    );
+    if (rendered) return rendered;
+  } else if (message.template === RESEARCHER_NOTIFICATION_TEMPLATE) {
+    return renderResearcherNotification(message.payload);
+  }
+  return renderMail(message.template, language, message.payload);
+}
+
+/**
  * The e-mail an outbox row becomes: recipient and rendered template.
  *
  * @throws UndeliverableMessage when there is nobody to send it to or the template cannot be
@@ -24,5 +46,5 @@ function describeTarget(message: Pick<OutboxMessage, "userId" | "studyKey" | "co
 export async function prepareMail(db: Executor, message: OutboxMessage): Promise<PreparedMail> {
   const recipient = await resolveRecipient(db, message);
   if (!recipient) throw new UndeliverableMessage(`no recipient: ${describeTarget(message)}`);
-  return { to: recipient.address, ...renderMail(message.template, recipient.language, message.payload) };
+  return { to: recipient.address, ...(await renderRow(db, message, recipient.language)) };
 }

@@ -16,7 +16,8 @@ export function mailLanguage(language: string | null | undefined): MailLanguage 
 
 const HTML_ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
 
-function escapeHtml(value: string): string {
+/** Text as HTML text content or attribute value: the five characters HTML gives meaning to, escaped. */
+export function escapeHtml(value: string): string {
   return value.replace(/[&<>"']/g, (char) => HTML_ESCAPES[char] ?? char);
 }
 
@@ -31,8 +32,8 @@ function linkParagraph(url: string): string {
 }
 
 /** Blocks are HTML already: callers build them with {@link paragraph} or escape themselves. */
-function htmlDocument(language: MailLanguage, blocks: string[]): string {
-  return `<!doctype html>\n<html lang="${language}">\n<body>\n${blocks.join("\n")}\n</body>\n</html>\n`;
+export function htmlDocument(language: string, blocks: string[]): string {
+  return `<!doctype html>\n<html lang="${escapeHtml(language)}">\n<body>\n${blocks.join("\n")}\n</body>\n</html>\n`;
 }
 
 function resetLink(payload: Record<string, unknown>): string {

@@ -2,6 +2,7 @@ import { and, eq, sql } from "drizzle-orm";
 import type { ParticipantState } from "@studyflow/engine";
 import { participants, pickParticipantFields, type Executor } from "@studyflow/db";
 import { Conflict, NotFound } from "../errors";
+import { syncMessageSchedule } from "../messages/message-schedule";
 
 export type ParticipantRow = typeof participants.$inferSelect;
 
@@ -64,7 +65,8 @@ export async function insertOrLockParticipant(
 
 /**
  * Writes a new state guarded by the version that was read: a concurrent writer makes this a
- * Conflict instead of a lost update.
+ * Conflict instead of a lost update. Changed messages update their due-time index
+ * (participant_message_schedule) in the same transaction.
  */
 export async function saveParticipantState(
   tx: Executor,
@@ -89,5 +91,8 @@ export async function saveParticipantState(
     .where(and(eq(participants.id, row.id), eq(participants.version, row.version)))
     .returning();
   if (!saved) throw new Conflict("participant was changed by another request; retry");
+  await syncMessageSchedule(tx, [
+    { studyKey: saved.studyKey, participantId: saved.participantId, before: row.messages, after: state.messages },
+  ]);
   return saved;
 }

@@ -10,13 +10,24 @@ import {
 import type { ManagementSubject } from "../access/permissions";
 import { Conflict, Forbidden, NotFound, Unavailable } from "../errors";
 import { getStudy } from "../studies/study-repository";
+import { isTimerTask } from "./task-rules";
 
 export type TaskRow = typeof tasks.$inferSelect;
+
+export {
+  TIMER_TASK_CREATOR,
+  isTimerTask,
+  taskRuleSet,
+  type RunActionsTaskRow,
+  type TaskRuleSet,
+  type TimerTaskRow,
+} from "./task-rules";
 
 /** Bulk runs skip deleted accounts and anonymous pre-registrations, as participant events do. */
 export const EXCLUDED_FROM_BULK = ["accountDeleted", "temporary"] as const;
 
-export const TERMINAL_STATUSES: readonly TaskStatus[] = ["completed", "failed", "canceled"];
+/** Statuses a task never leaves: `skipped` is a timer tick that never ran (see timer/). */
+export const TERMINAL_STATUSES: readonly TaskStatus[] = ["completed", "failed", "canceled", "skipped"];
 
 /** One indexed read of the trigger-maintained counts, however large the study. */
 export async function countEligibleParticipants(db: Executor, studyKey: string): Promise<number> {
@@ -78,7 +89,7 @@ export async function createRunActionsTask(
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** A task of this study that the caller may see: its creator, or an admin. */
+/** A task of this study that the caller may see: its creator or an admin; a timer tick, anyone the route lets in. */
 export async function getVisibleTask(
   db: Executor,
   studyKey: string,
@@ -92,7 +103,8 @@ export async function getVisibleTask(
     .where(and(eq(tasks.id, taskId), eq(tasks.studyKey, studyKey)))
     .limit(1);
   if (!row) throw new NotFound(`task "${taskId}" not found`);
-  if (!who.isAdmin && row.createdBy !== who.subject)
+  // A timer tick has no person behind it: whoever may run bulk actions on the study sees its ticks.
+  if (!who.isAdmin && row.createdBy !== who.subject && !isTimerTask(row))
     throw new Forbidden("only the task's creator or an admin may see it");
   return row;
 }

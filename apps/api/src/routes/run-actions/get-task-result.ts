@@ -10,7 +10,7 @@ const route = createRoute({
   method: "get",
   path: `${TASK_PATH}/result`,
   tags: ["run-actions"],
-  summary: "Result document of a completed run-actions task",
+  summary: "Result document of a completed task (run-actions or timer tick)",
   security: MANAGEMENT_SECURITY,
   request: { params: taskParams },
   responses: {

@@ -10,7 +10,10 @@ const route = createRoute({
   method: "get",
   path: TASK_PATH,
   tags: ["run-actions"],
-  summary: "Status and progress of a run-actions task",
+  summary: "Status and progress of a bulk task: a run-actions task or a timer tick",
+  description:
+    "The task's creator or an admin may see a run-actions task; anyone with `run-study-action` on the study sees " +
+    "its timer ticks (created by `study-timer`). Requires `run-study-action`.",
   security: MANAGEMENT_SECURITY,
   request: { params: taskParams },
   responses: {

@@ -3,7 +3,7 @@ import path from "node:path";
 import { z } from "@hono/zod-openapi";
 import { Conflict, NotFound, type TaskRow } from "@studyflow/domain";
 
-/** The document a worker writes when a run-actions task completes. */
+/** The document a worker writes when a task (run-actions or a timer tick) completes. */
 export const resultDocumentSchema = z
   .object({
     participantCount: z.number().int(),
@@ -12,6 +12,10 @@ export const resultDocumentSchema = z
     errors: z.array(z.object({ participantId: z.string(), error: z.string() })),
     durationMs: z.number(),
     dryRun: z.boolean(),
+    tick: z
+      .object({ dueAt: z.string().openapi({ format: "date-time" }), rulesVersion: z.number().int() })
+      .optional()
+      .openapi({ description: "a timer tick's slot and the study rules version it ran; absent for run-actions" }),
   })
   .openapi("RunActionsResult");
 

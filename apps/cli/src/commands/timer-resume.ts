@@ -1,0 +1,23 @@
+import { Option } from "commander";
+import { z } from "zod";
+import { updateStudyTimer } from "@studyflow/domain";
+import { defineCommand, type CliContext } from "../command-definition";
+import { UPLOADED_BY } from "../command-support";
+import { studyKey } from "../flag-values";
+import { printTimer } from "./timer-show";
+
+export async function timerResume(ctx: CliContext, input: { studyKey: string }) {
+  const state = await updateStudyTimer(ctx.database.db, input.studyKey, { paused: false }, UPLOADED_BY, {
+    now: Date.now(),
+  });
+  return printTimer(ctx, state, `timer of study "${input.studyKey}" resumed`);
+}
+
+export const timerResumeCommand = defineCommand({
+  name: "timer:resume",
+  summary: "resume a study's timer: the current slot's tick comes within a minute if it has not run (audited)",
+  flags: () => [new Option("--study <KEY>", "study key").makeOptionMandatory()],
+  values: z.object({ study: studyKey }).transform(({ study }) => ({ studyKey: study })),
+  uses: "database",
+  run: timerResume,
+});

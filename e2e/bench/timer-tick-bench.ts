@@ -1,0 +1,129 @@
+/**
+ * The study timer's part of `npm run bench`: one tick (the TIMER event over every participant of
+ * a seeded study) as the timer runs it, where 1% of the participants change: their weekly survey's
+ * validUntil has passed, and the study's TIMER rule removes it, the reference's typical
+ * housekeeping. The tick is recorded by the timer's own scan (startDueTimerTicks) and run by the
+ * worker processes the run-actions part started; measured from the scan until the task completed.
+ */
+import type { Queue } from "bullmq";
+import { eq } from "drizzle-orm";
+import { tasks, type DbHandle } from "@studyflow/db";
+import { lastTimerTick, setStudyRules, startDueTimerTicks } from "@studyflow/domain";
+import type { Expression } from "@studyflow/engine";
+import { runActionsJobOptions, taskJobId, taskJobName, type RunActionsJob } from "@studyflow/queue";
+
+const str = (value: string) => ({ dtype: "str", str: value });
+const num = (value: number) => ({ dtype: "num", num: value });
+const exp = (expression: Expression) => ({ dtype: "exp", exp: expression });
+const call = (name: string, ...data: ReturnType<typeof str | typeof num | typeof exp>[]): Expression => ({
+  name,
+  data,
+});
+
+/** Removes the weekly survey once its validUntil has passed (as Influenzanet studies do on TIMER). */
+export const expireWeeklyRules: Expression[] = [
+  call(
+    "IFTHEN",
+    exp(call("checkEventType", str("TIMER"))),
+    exp(
+      call(
+        "IF",
+        exp(
+          call(
+            "and",
+            exp(call("hasSurveyKeyAssigned", str("weekly"))),
+            exp(
+              call(
+                "lt",
+                exp(call("getSurveyKeyAssignedUntil", str("weekly"))),
+                exp(call("timestampWithOffset", num(0))),
+              ),
+            ),
+          ),
+        ),
+        exp(call("REMOVE_SURVEYS_BY_KEY", str("weekly"))),
+      ),
+    ),
+  ),
+];
+
+/** Every 100th participant (by id) gets a weekly survey that expired in 2020; returns how many. */
+async function expireOnePercent(db: DbHandle, studyKey: string): Promise<number> {
+  const result = await db.sql`
+    update participants set assigned_surveys = jsonb_build_array(
+        jsonb_build_object('surveyKey', 'weekly', 'validFrom', 1500000000, 'validUntil', 1600000000, 'category', 'normal'),
+        jsonb_build_object('surveyKey', 'monthly', 'validFrom', 1700000000, 'validUntil', 1800000000, 'category', 'optional'))
+    where study_key = ${studyKey} and substring(participant_id from 2)::int % 100 = 0`;
+  return result.count;
+}
+
+export interface TimerTickFigures {
+  participants: number;
+  /** Participants run through the TIMER event per second, scan to completed task. */
+  rate: number;
+  seconds: number;
+  changedPerRule: number[];
+  expired: number;
+  /** The same change as one server-side UPDATE. */
+  floorRate: number;
+}
+
+/**
+ * One tick over the study's `count` participants. `queue` is the run-actions queue the workers
+ * consume; `readResult` fetches the tick's result document (through the API's task route).
+ */
+export async function benchTimerTick(
+  db: DbHandle,
+  queue: Queue,
+  studyKey: string,
+  count: number,
+  readResult: (taskId: string) => Promise<{ participantStateChangedPerRule: number[] }>,
+): Promise<TimerTickFigures> {
+  const expired = await expireOnePercent(db, studyKey);
+  await db.sql`vacuum analyze participants`;
+  await setStudyRules(db.db, studyKey, expireWeeklyRules, "bench");
+
+  const started = performance.now();
+  const ticks = await startDueTimerTicks(db.db, {
+    now: Date.now(),
+    defaultIntervalSeconds: 3_600,
+    enqueue: async (taskId) => {
+      const job: RunActionsJob = { kind: "task", taskId };
+      await queue.add(taskJobName("timer"), job, { ...runActionsJobOptions, jobId: taskJobId(taskId) });
+    },
+  });
+  // A worker that scans for itself may have recorded the tick first; it is the same tick.
+  const tick = ticks.find((entry) => entry.studyKey === studyKey)?.task ?? (await lastTimerTick(db.db, studyKey));
+  if (!tick || tick.status === "skipped") throw new Error(`no tick runs for ${studyKey}: ${tick?.error ?? "none"}`);
+  for (;;) {
+    const [row] = await db.db.select().from(tasks).where(eq(tasks.id, tick.id));
+    if (row?.status === "completed") break;
+    if (row && row.status !== "in_progress" && row.status !== "queued")
+      throw new Error(`tick ${row.status}: ${row.error}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  const seconds = (performance.now() - started) / 1000;
+  const result = await readResult(tick.id);
+
+  // The floor: the same removal in one UPDATE, on the same 1% expired again.
+  await expireOnePercent(db, studyKey);
+  const floorStarted = performance.now();
+  await db.sql`
+    update participants set assigned_surveys = (
+        select coalesce(jsonb_agg(s), '[]'::jsonb) from jsonb_array_elements(assigned_surveys) s
+        where s ->> 'surveyKey' <> 'weekly'),
+      modified_at = ${Math.floor(Date.now() / 1000)}, version = version + 1
+    where study_key = ${studyKey} and study_status not in ('accountDeleted', 'temporary')
+      and exists (select 1 from jsonb_array_elements(assigned_surveys) s
+        where s ->> 'surveyKey' = 'weekly' and (s ->> 'validUntil')::bigint < ${Math.floor(Date.now() / 1000)})`;
+  const floorSeconds = (performance.now() - floorStarted) / 1000;
+
+  return {
+    participants: count,
+    rate: count / seconds,
+    seconds,
+    changedPerRule: result.participantStateChangedPerRule,
+    expired,
+    floorRate: count / floorSeconds,
+  };
+}
