@@ -35,6 +35,7 @@ import {
 } from "@studyflow/testkit";
 import { runOutboxOnce, type OutboxDeps } from "../src/outbox/outbox-delivery";
 import { createSmtpMailer } from "../src/outbox/smtp-mailer";
+import { parseMail } from "./mail-parsing";
 
 const silent = pino({ level: "silent" });
 const FROM = "studyflow <no-reply@studyflow.test>";
@@ -56,70 +57,11 @@ interface ReceivedMail {
   html: string;
 }
 
-function decodeQuotedPrintable(body: string): string {
-  const bytes: number[] = [];
-  const joined = body.replace(/=\r?\n/g, "");
-  for (let i = 0; i < joined.length; i++) {
-    const hex = joined.slice(i + 1, i + 3);
-    if (joined[i] === "=" && /^[0-9A-F]{2}$/i.test(hex)) {
-      bytes.push(parseInt(hex, 16));
-      i += 2;
-    } else {
-      bytes.push(...Buffer.from(joined[i]!, "utf8"));
-    }
-  }
-  return Buffer.from(bytes).toString("utf8");
-}
-
-function decodeBody(body: string, encoding: string | undefined): string {
-  if (encoding === "quoted-printable") return decodeQuotedPrintable(body);
-  if (encoding === "base64") return Buffer.from(body.replace(/\s+/g, ""), "base64").toString("utf8");
-  return body;
-}
-
-function decodeHeader(value: string): string {
-  return value
-    .replace(/\?=\s+=\?/g, "?==?")
-    .replace(/=\?([^?]+)\?([QqBb])\?([^?]*)\?=/g, (_, _charset: string, kind: string, text: string) =>
-      kind.toUpperCase() === "B"
-        ? Buffer.from(text, "base64").toString("utf8")
-        : decodeQuotedPrintable(text.replace(/_/g, " ")),
-    );
-}
-
-function parsePart(raw: string) {
-  const split = raw.indexOf("\r\n\r\n");
-  const headers = new Map<string, string>();
-  for (const line of (split < 0 ? raw : raw.slice(0, split)).replace(/\r\n[ \t]+/g, " ").split("\r\n")) {
-    const colon = line.indexOf(":");
-    if (colon > 0) headers.set(line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim());
-  }
-  return { headers, body: split < 0 ? "" : raw.slice(split + 4) };
-}
-
-function parseMail(raw: string, to: string): ReceivedMail {
-  const root = parsePart(raw);
-  const leaves: ReturnType<typeof parsePart>[] = [];
-  const collect = (part: ReturnType<typeof parsePart>) => {
-    const boundary = /boundary="?([^";]+)"?/.exec(part.headers.get("content-type") ?? "")?.[1];
-    if (!boundary) return leaves.push(part);
-    for (const section of part.body.split(`--${boundary}`).slice(1, -1)) {
-      collect(parsePart(section.replace(/^\r\n/, "").replace(/\r\n$/, "")));
-    }
-  };
-  collect(root);
-  const bodyOf = (type: string) => {
-    const leaf = leaves.find((part) => (part.headers.get("content-type") ?? "").startsWith(type));
-    return leaf ? decodeBody(leaf.body, leaf.headers.get("content-transfer-encoding")?.toLowerCase()) : "";
-  };
-  // SMTP carries CRLF line ends; the mail as written has LF
+/** A received mail as these tests read it: one recipient, LF line ends (SMTP carries CRLF). */
+function readMail(raw: string, to: string): ReceivedMail {
+  const mail = parseMail(raw, [to]);
   const lf = (text: string) => text.replace(/\r\n/g, "\n");
-  return {
-    to,
-    subject: decodeHeader(root.headers.get("subject") ?? ""),
-    text: lf(bodyOf("text/plain")),
-    html: lf(bodyOf("text/html")),
-  };
+  return { to, subject: mail.subject, text: lf(mail.text), html: lf(mail.html) };
 }
 
 async function startSmtpCapture() {
@@ -135,7 +77,7 @@ async function startSmtpCapture() {
       stream.on("data", (chunk: Buffer) => chunks.push(chunk));
       stream.on("end", () => {
         for (const rcpt of session.envelope.rcptTo) {
-          received.push(parseMail(Buffer.concat(chunks).toString("utf8"), rcpt.address));
+          received.push(readMail(Buffer.concat(chunks).toString("utf8"), rcpt.address));
         }
         callback();
       });

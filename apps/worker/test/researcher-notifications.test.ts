@@ -16,6 +16,7 @@ import {
 import { call, createTestDatabase, exp, onEvent, str, type TestDatabase } from "@studyflow/testkit";
 import { runOutboxOnce } from "../src/outbox/outbox-delivery";
 import { createSmtpMailer, type Mailer } from "../src/outbox/smtp-mailer";
+import { decodeQuotedPrintable } from "./mail-parsing";
 
 const silent = pino({ level: "silent" });
 const NOW = Date.UTC(2031, 4, 1, 9, 30);
@@ -34,21 +35,6 @@ interface SmtpCapture {
   received: ReceivedMail[];
   mailer: Mailer;
   close: () => Promise<void>;
-}
-
-function decodeQuotedPrintable(raw: string): string {
-  const bytes: number[] = [];
-  const joined = raw.replace(/=\r?\n/g, "");
-  for (let i = 0; i < joined.length; i++) {
-    const hex = joined.slice(i + 1, i + 3);
-    if (joined[i] === "=" && /^[0-9A-F]{2}$/i.test(hex)) {
-      bytes.push(parseInt(hex, 16));
-      i += 2;
-    } else {
-      bytes.push(...Buffer.from(joined[i]!, "utf8"));
-    }
-  }
-  return Buffer.from(bytes).toString("utf8");
 }
 
 async function startSmtpCapture(): Promise<SmtpCapture> {
