@@ -1155,6 +1155,7 @@ function actionOf(op: Operation): string {
   if (op.template.endsWith("/responses")) return "edit-participant-data";
   if (op.template.endsWith("/track-account")) return "update-study-props";
   if (op.template.endsWith("/rule-failures")) return "read-rule-failures";
+  if (op.template.endsWith("/messages")) return "read-rule-failures";
   if (op.template.includes("/surveys")) return "manage-surveys";
   if (op.template.includes("/code-lists")) return "manage-code-lists";
   if (op.template.includes("/variables")) return "manage-study-variables";

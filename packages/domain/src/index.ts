@@ -29,6 +29,7 @@ export * from "./outbox/outbox-repository";
 export * from "./outbox/resolve-recipient";
 export * from "./outbox/templates";
 export * from "./outbox/prepare-mail";
+export * from "./outbox/study-messages";
 export * from "./access/token-revocations";
 export * from "./participants/expire-temporary";
 export * from "./access/tokens";

@@ -34,5 +34,9 @@ export const outgoingMessages = pgTable(
     expiresAt: timestamp("expires_at", { withTimezone: true, mode: "date" }),
     createdAt: createdAt(),
   },
-  (t) => [index("outgoing_messages_pending_idx").on(t.status, t.availableAt)],
+  (t) => [
+    index("outgoing_messages_pending_idx").on(t.status, t.availableAt),
+    // a study's messages, newest first, for researchers (GET /v1/studies/{studyKey}/messages)
+    index("outgoing_messages_study_idx").on(t.studyKey, t.createdAt),
+  ],
 );

@@ -1,7 +1,7 @@
 import { and, desc, eq, sql } from "drizzle-orm";
 import { auditLog, type Executor } from "@studyflow/db";
 import { getStudy } from "../studies/study-repository";
-import { decodePageCursor, encodePageCursor, invalidCursor, type Page } from "./page-cursor";
+import { decodePageCursor, encodePageCursor, exactInstant, invalidCursor, isExactAt, type Page } from "./page-cursor";
 
 /** One recorded management change of a study (see admin/audit.ts for who writes them). */
 export interface AuditLogEntry {
@@ -13,19 +13,7 @@ export interface AuditLogEntry {
   at: Date;
 }
 
-/**
- * The instant as PostgreSQL holds it, to the microsecond: a JavaScript Date keeps milliseconds,
- * and a cursor rounded to them would skip or repeat entries recorded within one millisecond.
- */
-const EXACT_AT_FORMAT = /^[1-9]\d{3}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
-
-/** An instant as exactAt writes it, naming a real moment (PostgreSQL would fail on 2026-13-45). */
-function isExactAt(text: string): boolean {
-  if (!EXACT_AT_FORMAT.test(text)) return false;
-  const parsed = new Date(text);
-  return !Number.isNaN(parsed.getTime()) && parsed.toISOString().slice(0, 19) === text.slice(0, 19);
-}
-const exactAt = sql<string>`to_char(${auditLog.at} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+const exactAt = exactInstant(auditLog.at);
 
 /** One page of the study's audit log, newest first (keyset over the study-and-time index). */
 export async function listAuditLog(

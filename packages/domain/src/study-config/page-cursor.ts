@@ -1,3 +1,5 @@
+import { sql, type SQL } from "drizzle-orm";
+import type { PgColumn } from "drizzle-orm/pg-core";
 import { Invalid } from "../errors";
 
 /**
@@ -43,3 +45,21 @@ export interface Page<T> {
 /** Limits of one page, shared by the routes and the commands that list. */
 export const DEFAULT_PAGE_SIZE = 100;
 export const MAX_PAGE_SIZE = 1_000;
+
+/**
+ * A timestamp column as PostgreSQL holds it, to the microsecond, for a keyset cursor: a
+ * JavaScript Date keeps milliseconds, and a cursor rounded to them would skip or repeat rows
+ * written within one millisecond.
+ */
+export function exactInstant(column: PgColumn): SQL<string> {
+  return sql<string>`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+}
+
+const EXACT_INSTANT_FORMAT = /^[1-9]\d{3}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
+
+/** An instant as exactInstant writes it, naming a real moment (PostgreSQL would fail on 2026-13-45). */
+export function isExactAt(text: string): boolean {
+  if (!EXACT_INSTANT_FORMAT.test(text)) return false;
+  const parsed = new Date(text);
+  return !Number.isNaN(parsed.getTime()) && parsed.toISOString().slice(0, 19) === text.slice(0, 19);
+}

@@ -9,6 +9,7 @@ import { createSubscriptionsRouter } from "./subscriptions";
 import { createTimerRouter } from "./timer";
 import { registerGetStudy } from "./get-study";
 import { registerListAuditLog } from "./list-audit-log";
+import { registerListMessages } from "./list-messages";
 import { registerListRuleFailures } from "./list-rule-failures";
 import { registerListStudies } from "./list-studies";
 import { createRulesRouter } from "./rules";
@@ -30,6 +31,7 @@ export function createStudiesRouter(deps: AppDeps) {
   registerTrackAccount(router, deps);
   registerListRuleFailures(router, deps);
   registerListAuditLog(router, deps);
+  registerListMessages(router, deps);
   router.route("/:studyKey/code-lists", createCodeListsRouter(deps));
   router.route("/:studyKey/variables", createVariablesRouter(deps));
   router.route("/:studyKey/rules", createRulesRouter(deps));

@@ -1,0 +1,1 @@
+CREATE INDEX "outgoing_messages_study_idx" ON "outgoing_messages" USING btree ("study_key","created_at");
