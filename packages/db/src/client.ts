@@ -22,6 +22,19 @@ export interface DbHandle {
   close: (timeoutSeconds?: number) => Promise<void>;
 }
 
+/**
+ * Seconds before a closed connection reconnects, after `retries` failed connections. postgres.js
+ * counts the failures of the whole pool in one counter, so a database restart that cuts ten
+ * connections at once counts as ten failures in a row, and its own backoff (3^retries / 100 s,
+ * up to 20 s) then holds the queries waiting on the last of them for 10 to 20 seconds after the
+ * database is back. Ours grows the same way but stops at 2 s: a database that is down is still
+ * tried only every 1–2 s per connection, and one that is back is used within 2 s.
+ */
+export function reconnectDelaySeconds(retries: number): number {
+  return (0.5 + Math.random() / 2) * Math.min(0.05 * 2 ** retries, MAX_RECONNECT_DELAY_SECONDS);
+}
+export const MAX_RECONNECT_DELAY_SECONDS = 2;
+
 export function createDb(url: string, options: DbOptions = {}): DbHandle {
   const sql = postgres(url, {
     max: options.max ?? 10,
@@ -30,6 +43,7 @@ export function createDb(url: string, options: DbOptions = {}): DbHandle {
     // connection rejects unhandled (ending the process) when the server drops the connection
     // while it runs: a database restart or failover must not take every process down.
     fetch_types: false,
+    backoff: reconnectDelaySeconds,
     connection: { application_name: options.applicationName ?? "studyflow" },
   });
   const db = drizzle(sql, { schema });

@@ -102,6 +102,21 @@ describe("the postgres.js patch", () => {
     expect(original.outcome).toEqual({ first: { error: "CONNECTION_CLOSED" }, second: { hung: 3000 } });
   });
 
+  it("queries sent to a reset connection between its error and its close fail instead of waiting forever", async () => {
+    const patched = await scenario("reset-with-queries-in-between", INSTALLED, database.url);
+    expect(patched.exitCode, patched.stderr).toBe(0);
+    expect(patched.outcome?.first).toEqual({ error: "ECONNRESET" });
+    expect(patched.outcome?.between?.hung).toBeUndefined();
+    expect(patched.outcome?.between?.error).toMatch(
+      /^(CONNECTION_CLOSED|ECONNRESET)(,(CONNECTION_CLOSED|ECONNRESET))*$/,
+    );
+    expect(patched.outcome?.next).toEqual({ ok: 1 });
+
+    const original = await scenario("reset-with-queries-in-between", unpatched, database.url);
+    expect(original.exitCode, original.stderr).toBe(0);
+    expect(original.outcome?.between).toEqual({ hung: 3000 });
+  });
+
   it("a terminated backend's error is not handed to the first query of the next connection", async () => {
     const patched = await scenario("error-before-close", INSTALLED, database.url);
     expect(patched.exitCode, patched.stderr).toBe(0);

@@ -95,6 +95,51 @@ const scenarios: Record<string, () => Promise<Record<string, Settled>>> = {
   },
 
   /**
+   * Every connection is reset (an RST: a failover, a proxy or load balancer dropping them) while
+   * queries run. The socket's error fails those; queries sent after that error but before the
+   * socket's close (the pool still counts the connection as busy) waited forever on 3.4.9, which
+   * fails pending queries on close only when there was no error. The patched driver fails them
+   * too, and the pool serves the next queries on new connections.
+   */
+  async "reset-with-queries-in-between"() {
+    const proxied = new Set<net.Socket>();
+    const proxy = net.createServer((client) => {
+      const upstream = net.connect(Number(url.port || 5432), url.hostname);
+      for (const socket of [client, upstream]) {
+        proxied.add(socket);
+        socket.on("close", () => proxied.delete(socket));
+        socket.on("error", () => undefined);
+      }
+      client.pipe(upstream).pipe(client);
+      client.on("close", () => upstream.destroy());
+      upstream.on("close", () => client.destroy());
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+    const { port } = proxy.address() as net.AddressInfo;
+    const pool = postgres(`postgres://${url.username || "postgres"}@127.0.0.1:${port}${url.pathname}`, {
+      max: 4,
+      fetch_types: false,
+      onnotice: () => {},
+    });
+    await Promise.all(Array.from({ length: 4 }, () => pool`select pg_sleep(0.05)`));
+    const running = Array.from({ length: 4 }, () => settle(pool`select pg_sleep(0.5)`));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    for (const socket of proxied) socket.resetAndDestroy();
+    const first = await running[0]!;
+    // sent between the sockets' errors and their closes
+    const between = await within(
+      Promise.all(Array.from({ length: 4 }, () => settle(pool`select 1`))).then((all) => ({
+        error: [...new Set(all.map((one) => one.error ?? "ok"))].join(","),
+      })),
+      3000,
+    );
+    const next = await within(settle(pool`select 1`), 3000);
+    await pool.end({ timeout: 1 });
+    proxy.close();
+    return { first, between, next };
+  },
+
+  /**
    * The server ends a connection with an error (a terminated backend says 57P01) while a query
    * waits. 3.4.9 keeps that error response across the reconnect and hands it to the first query
    * of the new connection. The patched driver starts the new connection clean.
