@@ -3,7 +3,7 @@
 // the process gave them, so a test never touches another test's (or another run's) connections.
 import { spawn, type ChildProcess } from "node:child_process";
 import { readdir } from "node:fs/promises";
-import { connect, createServer, type Socket } from "node:net";
+import { createServer } from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Queue } from "bullmq";
@@ -294,57 +294,6 @@ export function loggedErrors(output: string): string[] {
     }
   }
   return [...found];
-}
-
-export interface TcpProxy {
-  port: number;
-  /** Closes every connection and refuses new ones, as a stopped server would. */
-  down: () => Promise<void>;
-  /** Accepts connections again, on the same port. */
-  up: () => Promise<void>;
-  close: () => Promise<void>;
-}
-
-/**
- * A TCP proxy in front of a service, so a test can take the service away from one process (its
- * connections reset, new ones refused) without touching the service every other test shares.
- */
-export async function startTcpProxy(targetHost: string, targetPort: number): Promise<TcpProxy> {
-  const sockets = new Set<Socket>();
-  const server = createServer((client) => {
-    const upstream = connect(targetPort, targetHost);
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.on("close", () => sockets.delete(socket));
-      socket.on("error", () => undefined);
-    }
-    client.pipe(upstream).pipe(client);
-    client.on("close", () => upstream.destroy());
-    upstream.on("close", () => client.destroy());
-  });
-  const listen = (port: number) =>
-    new Promise<void>((resolve, reject) => {
-      server.once("error", reject);
-      server.listen(port, "127.0.0.1", () => {
-        server.off("error", reject);
-        resolve();
-      });
-    });
-  await listen(0);
-  const { port } = server.address() as { port: number };
-  const down = async () => {
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    for (const socket of sockets) socket.resetAndDestroy();
-    await closed;
-  };
-  return {
-    port,
-    down,
-    up: () => listen(port),
-    close: async () => {
-      if (server.listening) await down();
-    },
-  };
 }
 
 /**

@@ -30,6 +30,8 @@ import {
   testRedisUrl,
   uniqueQueuePrefix,
   type TestDatabase,
+  startTcpProxy,
+  type TcpProxy,
 } from "@studyflow/testkit";
 import {
   appliedPerParticipant,
@@ -40,13 +42,11 @@ import {
   loggedErrors,
   sleep,
   startChild,
-  startTcpProxy,
   taskRow,
   waitForOk,
   waitForRedisClients,
   waitForTask,
   type ChildApp,
-  type TcpProxy,
 } from "./fault-harness";
 
 const NOW_S = Math.floor(Date.now() / 1000);

@@ -1,10 +1,9 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connect, createServer, type AddressInfo, type Socket } from "node:net";
 import postgres from "postgres";
 import { MAX_RECONNECT_DELAY_SECONDS, createDb } from "../src/client";
-import { createTestDatabase, type TestDatabase } from "@studyflow/testkit";
+import { createTestDatabase, startTcpProxy, type TestDatabase } from "@studyflow/testkit";
 
 /**
  * Two faults of postgres.js 3.4.9 end a process when the server drops its connections (a
@@ -67,29 +66,17 @@ describe("the database driver when the server drops its connections", () => {
   it("a pool whose every connection is reset at once serves its queries again within seconds", async () => {
     // A proxy in front of PostgreSQL that can reset (RST) every connection through it, as a
     // failover or a load balancer does.
-    const proxied = new Set<Socket>();
-    const proxy = createServer((client) => {
-      const target = new URL(database.url);
-      const upstream = connect(Number(target.port || 5432), target.hostname);
-      for (const socket of [client, upstream]) {
-        proxied.add(socket);
-        socket.on("close", () => proxied.delete(socket));
-        socket.on("error", () => undefined);
-      }
-      client.pipe(upstream).pipe(client);
-      client.on("close", () => upstream.destroy());
-      upstream.on("close", () => client.destroy());
-    });
-    await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+    const target = new URL(database.url);
+    const proxy = await startTcpProxy(target.hostname, Number(target.port || 5432));
     const url = new URL(database.url);
     url.hostname = "127.0.0.1";
-    url.port = String((proxy.address() as AddressInfo).port);
+    url.port = String(proxy.port);
     const pool = createDb(url.toString(), { max: 10 });
     try {
       await Promise.all(Array.from({ length: 10 }, () => pool.sql`select pg_sleep(0.05)`));
       const running = Array.from({ length: 10 }, () => pool.sql`select pg_sleep(0.5)`.catch(() => "failed"));
       await new Promise((resolve) => setTimeout(resolve, 50));
-      for (const socket of proxied) socket.resetAndDestroy();
+      proxy.reset();
       expect(await Promise.all(running)).toEqual(Array.from({ length: 10 }, () => "failed"));
       await new Promise((resolve) => setTimeout(resolve, 300));
       // postgres.js counts the ten resets as ten failures in a row: its own backoff would hold these
@@ -101,7 +88,7 @@ describe("the database driver when the server drops its connections", () => {
       expect(tookMs).toBeLessThan(MAX_RECONNECT_DELAY_SECONDS * 1000 + 1000);
     } finally {
       await pool.close(1);
-      proxy.close();
+      await proxy.close();
     }
   });
 });

@@ -3,3 +3,4 @@ export { createTestDatabase, createEmptyDatabase, type TestDatabase } from "./da
 export { uniqueQueuePrefix, createTestRedis, deletePrefix } from "./redis";
 export { str, num, exp, call, onEvent } from "./rule-builders";
 export { STRONG_PASSWORD } from "./passwords";
+export { startTcpProxy, type TcpProxy } from "./tcp-proxy";

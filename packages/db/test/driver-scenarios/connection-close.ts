@@ -14,6 +14,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 
 import type postgresType from "postgres";
+import { startTcpProxy } from "@studyflow/testkit";
 
 const [scenario = "", driverDir = "", databaseUrl = ""] = process.argv.slice(2);
 // The driver under test: the installed one or an unpatched copy, loaded from its folder.
@@ -102,20 +103,8 @@ const scenarios: Record<string, () => Promise<Record<string, Settled>>> = {
    * too, and the pool serves the next queries on new connections.
    */
   async "reset-with-queries-in-between"() {
-    const proxied = new Set<net.Socket>();
-    const proxy = net.createServer((client) => {
-      const upstream = net.connect(Number(url.port || 5432), url.hostname);
-      for (const socket of [client, upstream]) {
-        proxied.add(socket);
-        socket.on("close", () => proxied.delete(socket));
-        socket.on("error", () => undefined);
-      }
-      client.pipe(upstream).pipe(client);
-      client.on("close", () => upstream.destroy());
-      upstream.on("close", () => client.destroy());
-    });
-    await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
-    const { port } = proxy.address() as net.AddressInfo;
+    const proxy = await startTcpProxy(url.hostname, Number(url.port || 5432));
+    const port = proxy.port;
     const pool = postgres(`postgres://${url.username || "postgres"}@127.0.0.1:${port}${url.pathname}`, {
       max: 4,
       fetch_types: false,
@@ -124,7 +113,7 @@ const scenarios: Record<string, () => Promise<Record<string, Settled>>> = {
     await Promise.all(Array.from({ length: 4 }, () => pool`select pg_sleep(0.05)`));
     const running = Array.from({ length: 4 }, () => settle(pool`select pg_sleep(0.5)`));
     await new Promise((resolve) => setTimeout(resolve, 50));
-    for (const socket of proxied) socket.resetAndDestroy();
+    proxy.reset();
     const first = await running[0]!;
     // sent between the sockets' errors and their closes
     const between = await within(
@@ -135,7 +124,7 @@ const scenarios: Record<string, () => Promise<Record<string, Settled>>> = {
     );
     const next = await within(settle(pool`select 1`), 3000);
     await pool.end({ timeout: 1 });
-    proxy.close();
+    await proxy.close();
     return { first, between, next };
   },
 

@@ -1,0 +1,57 @@
+import { connect, createServer, type Socket } from "node:net";
+
+export interface TcpProxy {
+  port: number;
+  /** Closes every connection and refuses new ones, as a stopped server would. */
+  down: () => Promise<void>;
+  /** Accepts connections again, on the same port. */
+  up: () => Promise<void>;
+  /** Resets (RST) every connection through the proxy and keeps accepting new ones. */
+  reset: () => void;
+  close: () => Promise<void>;
+}
+
+/**
+ * A TCP proxy in front of a service, so a test can take the service away from one process (its
+ * connections reset, new ones refused) without touching the service every other test shares.
+ */
+export async function startTcpProxy(targetHost: string, targetPort: number): Promise<TcpProxy> {
+  const sockets = new Set<Socket>();
+  const server = createServer((client) => {
+    const upstream = connect(targetPort, targetHost);
+    for (const socket of [client, upstream]) {
+      sockets.add(socket);
+      socket.on("close", () => sockets.delete(socket));
+      socket.on("error", () => undefined);
+    }
+    client.pipe(upstream).pipe(client);
+    client.on("close", () => upstream.destroy());
+    upstream.on("close", () => client.destroy());
+  });
+  const listen = (port: number) =>
+    new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(port, "127.0.0.1", () => {
+        server.off("error", reject);
+        resolve();
+      });
+    });
+  await listen(0);
+  const { port } = server.address() as { port: number };
+  const down = async () => {
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    for (const socket of sockets) socket.resetAndDestroy();
+    await closed;
+  };
+  return {
+    port,
+    down,
+    up: () => listen(port),
+    reset: () => {
+      for (const socket of sockets) socket.resetAndDestroy();
+    },
+    close: async () => {
+      if (server.listening) await down();
+    },
+  };
+}
