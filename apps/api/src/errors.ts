@@ -17,15 +17,12 @@ const statusOf: Record<DomainErrorKind, ContentfulStatusCode> = {
   unavailable: 503,
 };
 
-/** Seconds a client should wait after the database was out of reach: a reconnect takes about that. */
-const DATABASE_RETRY_AFTER_SECONDS = 2;
-
 export function errorBody(message: string) {
   return { error: message };
 }
 
 /** The one place where anything thrown becomes an HTTP answer. Internals never leave. */
-export function handleError(error: Error, c: Context<AppEnv>) {
+export function handleError(error: Error, c: Context<AppEnv>): Response {
   if (error instanceof DomainError) {
     if (error instanceof RateLimited || error instanceof Unavailable) {
       c.header("Retry-After", String(error.retryAfterSeconds));
@@ -34,11 +31,10 @@ export function handleError(error: Error, c: Context<AppEnv>) {
     return c.json(errorBody(error.message), statusOf[error.kind]);
   }
   if (isDatabaseUnavailable(error)) {
+    // (Checked after DomainError: a domain error may carry a database error as its cause.)
     // Lost or refused connection. A participant event whose COMMIT went unanswered is reported
     // apart (CommitOutcomeUnknown); other writes are safe to repeat or refuse a repeat themselves.
-    c.get("logger").warn({ err: error }, "database unavailable");
-    c.header("Retry-After", String(DATABASE_RETRY_AFTER_SECONDS));
-    return c.json(errorBody("the database is unavailable; try again shortly"), 503);
+    return handleError(new Unavailable("the database is unavailable; try again shortly", { cause: error }), c);
   }
   if (error instanceof HTTPException) {
     const status = error.status;

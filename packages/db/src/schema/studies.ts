@@ -44,3 +44,9 @@ export const studies = pgTable("studies", {
   createdAt: createdAt(),
   updatedAt: timestamp("updated_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
 });
+
+/** The `study_key` column of a study's own rows: they go with their study. */
+export const studyKeyColumn = () =>
+  text("study_key")
+    .notNull()
+    .references(() => studies.key, { onDelete: "cascade" });

@@ -11,17 +11,12 @@ import {
 } from "drizzle-orm/pg-core";
 import { sql } from "drizzle-orm";
 import { createdAt } from "./columns";
-import { studies } from "./studies";
-
-const studyKey = () =>
-  text("study_key")
-    .notNull()
-    .references(() => studies.key, { onDelete: "cascade" });
+import { studyKeyColumn } from "./studies";
 
 export const studyCounters = pgTable(
   "study_counters",
   {
-    studyKey: studyKey(),
+    studyKey: studyKeyColumn(),
     scope: text("scope").notNull(),
     value: bigint("value", { mode: "number" }).notNull().default(0),
   },
@@ -32,7 +27,7 @@ export const studyCodeLists = pgTable(
   "study_code_lists",
   {
     id: bigserial("id", { mode: "number" }).primaryKey(),
-    studyKey: studyKey(),
+    studyKey: studyKeyColumn(),
     listKey: text("list_key").notNull(),
     code: text("code").notNull(),
     addedAt: createdAt(),
@@ -45,7 +40,7 @@ export type StudyVariableType = "string" | "int" | "float" | "boolean" | "date";
 export const studyVariables = pgTable(
   "study_variables",
   {
-    studyKey: studyKey(),
+    studyKey: studyKeyColumn(),
     key: text("key").notNull(),
     type: text("type").$type<StudyVariableType>().notNull(),
     /** A JSON string, number or boolean matching `type`; dates are Unix seconds. */
@@ -60,7 +55,7 @@ export const researcherMessages = pgTable(
   "researcher_messages",
   {
     id: bigserial("id", { mode: "number" }).primaryKey(),
-    studyKey: studyKey(),
+    studyKey: studyKeyColumn(),
     participantId: text("participant_id").notNull(),
     type: text("type").notNull(),
     payload: jsonb("payload").$type<Record<string, string>>().notNull().default({}),

@@ -11,12 +11,7 @@ import {
 } from "drizzle-orm/pg-core";
 import { createdAt } from "./columns";
 import { participants } from "./participants";
-import { studies } from "./studies";
-
-const studyKey = () =>
-  text("study_key")
-    .notNull()
-    .references(() => studies.key, { onDelete: "cascade" });
+import { studyKeyColumn } from "./studies";
 
 /**
  * Per study, message type and language: the e-mail a participant message becomes (scheduled
@@ -26,7 +21,7 @@ const studyKey = () =>
 export const messageTemplates = pgTable(
   "message_templates",
   {
-    studyKey: studyKey(),
+    studyKey: studyKeyColumn(),
     messageType: text("message_type").notNull(),
     /** A language code (en, de-CH); the study's default language is used when the participant's is missing. */
     language: text("language").notNull(),
@@ -47,7 +42,7 @@ export const messageTemplates = pgTable(
 export const participantMessageSchedule = pgTable(
   "participant_message_schedule",
   {
-    studyKey: studyKey(),
+    studyKey: studyKeyColumn(),
     participantId: text("participant_id").notNull(),
     messageId: text("message_id").notNull(),
     messageType: text("message_type").notNull(),
@@ -73,7 +68,7 @@ export const researcherSubscriptions = pgTable(
   "researcher_subscriptions",
   {
     id: bigserial("id", { mode: "number" }).primaryKey(),
-    studyKey: studyKey(),
+    studyKey: studyKeyColumn(),
     messageType: text("message_type").notNull(),
     email: text("email").notNull(),
     createdBy: text("created_by").notNull(),

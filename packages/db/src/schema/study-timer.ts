@@ -1,5 +1,5 @@
 import { boolean, integer, pgTable, text, timestamp } from "drizzle-orm/pg-core";
-import { studies } from "./studies";
+import { studyKeyColumn } from "./studies";
 
 /**
  * A study's timer schedule, when it differs from the global default (TIMER_INTERVAL_SECONDS):
@@ -7,9 +7,7 @@ import { studies } from "./studies";
  * timer gets no ticks until it is resumed. No row: the default interval, not paused.
  */
 export const studyTimers = pgTable("study_timers", {
-  studyKey: text("study_key")
-    .primaryKey()
-    .references(() => studies.key, { onDelete: "cascade" }),
+  studyKey: studyKeyColumn().primaryKey(),
   intervalSeconds: integer("interval_seconds"),
   offsetSeconds: integer("offset_seconds").notNull().default(0),
   paused: boolean("paused").notNull().default(false),

@@ -1,5 +1,5 @@
 import { bigserial, index, jsonb, pgTable, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
-import { studies } from "./studies";
+import { studyKeyColumn } from "./studies";
 
 /**
  * Survey definitions as the CASE editor tools produce them (opaque JSON to studyflow apart from
@@ -10,9 +10,7 @@ export const surveyVersions = pgTable(
   "survey_versions",
   {
     id: bigserial("id", { mode: "number" }).primaryKey(),
-    studyKey: text("study_key")
-      .notNull()
-      .references(() => studies.key, { onDelete: "cascade" }),
+    studyKey: studyKeyColumn(),
     surveyKey: text("survey_key").notNull(),
     /** Server-assigned, unique per survey; responses name it in `versionId`. */
     versionId: text("version_id").notNull(),
