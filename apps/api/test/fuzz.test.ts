@@ -1268,20 +1268,28 @@ function build(w: World, d: Draft, options: { allowWrites?: boolean } = {}): Bui
     certain: [],
   };
   applyMutation(w, op, st, d.mutation);
+  // A method mutation may land on another operation of the same path (PATCH → GET of a study): the
+  // request is then that operation's, with its body schema and its permission.
+  const served =
+    w.ops.find(
+      (other) =>
+        other.template === op.template &&
+        (other.method === st.method || (other.method === "GET" && st.method === "HEAD")),
+    ) ?? op;
 
   const examine = () => {
     const body = renderBody(st);
     const reasons = [...st.certain];
-    if (body !== null && op.body !== null) {
+    if (body !== null && served.body !== null) {
       if (st.transform && certainlyBadText(body)) reasons.push("no JSON object");
       if (body !== "" && !(st.contentType && JSON_REQUEST.test(st.contentType))) reasons.push("not JSON-typed");
     }
     return { body, reasons };
   };
   let { body, reasons } = examine();
-  let refused = refusedByContext(w, op, caller, st);
-  if (!refused && reasons.length === 0 && mayWrite(op) && !options.allowWrites) {
-    retarget(st, op);
+  let refused = refusedByContext(w, served, caller, st);
+  if (!refused && reasons.length === 0 && mayWrite(served) && !options.allowWrites) {
+    retarget(st, served);
     ({ body, reasons } = examine());
     refused = true;
   }
