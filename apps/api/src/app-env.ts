@@ -9,6 +9,8 @@ export interface AppEnv {
     requestId: string;
     /** The client's address (see client-address.ts), set for every request. */
     clientAddress?: string;
+    /** TRUST_PROXY, for clientAddress() to find the client when a route asks. */
+    trustedProxies?: number;
     logger: Logger;
     management?: ManagementPrincipal;
     participant?: ParticipantPrincipal;

@@ -1,10 +1,11 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
-import { bodyLimit } from "hono/body-limit";
+import { attachReadCache } from "@studyflow/domain";
 import type { AppEnv } from "./app-env";
 import type { AppDeps } from "./deps";
 import { errorBody, handleError } from "./errors";
 import { createApiMetrics, registerMetrics } from "./metrics";
 import { resolveClientAddress } from "./client-address";
+import { limitBodySize } from "./middleware/body-size";
 import { inputBoundary } from "./middleware/input-boundary";
 import { httpMetrics } from "./middleware/metrics";
 import { requestId } from "./middleware/request-id";
@@ -27,6 +28,8 @@ const MAX_BODY_BYTES = 2 * 1024 * 1024;
 
 export function createApp(appDeps: AppDeps) {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+  // Reads through this database handle are served from the cache (see packages/domain/src/cache).
+  if (appDeps.readCache) attachReadCache(appDeps.database.db, appDeps.readCache);
   const metrics = createApiMetrics();
   const deps: AppDeps = {
     ...appDeps,
@@ -44,12 +47,7 @@ export function createApp(appDeps: AppDeps) {
 
   app.use(requestId(deps.logger));
   app.use(httpMetrics(metrics));
-  app.use(
-    bodyLimit({
-      maxSize: MAX_BODY_BYTES,
-      onError: (c) => c.json(errorBody(`request body larger than ${MAX_BODY_BYTES} bytes`), 413),
-    }),
-  );
+  app.use(limitBodySize(MAX_BODY_BYTES));
   app.use(inputBoundary());
   app.use(resolveClientAddress(deps.config.TRUST_PROXY));
 

@@ -17,7 +17,7 @@ function socketAddress(c: Context): string {
 }
 
 /**
- * The client's address, the key of per-client rate limits, found once per request.
+ * The client's address, the key of per-client rate limits, found once per request that needs it.
  *
  * `trustedProxies` is TRUST_PROXY: how many reverse proxies in front of the API append to
  * X-Forwarded-For. With 0 (the default) the header is ignored, because any client can send it
@@ -27,20 +27,26 @@ function socketAddress(c: Context): string {
  */
 export function resolveClientAddress(trustedProxies: number) {
   return createMiddleware<AppEnv>(async (c, next) => {
-    let address = socketAddress(c);
-    if (trustedProxies > 0) {
-      const hops = (c.req.header("x-forwarded-for") ?? "")
-        .split(",")
-        .map((entry) => entry.trim())
-        .filter((entry) => entry !== "");
-      const added = hops[hops.length - trustedProxies];
-      if (added) address = added;
-    }
-    c.set("clientAddress", address.slice(0, MAX_ADDRESS_LENGTH));
+    // Found when a route asks (the rate-limited ones), not on every request.
+    c.set("trustedProxies", trustedProxies);
     await next();
   });
 }
 
 export function clientAddress(c: Context<AppEnv>): string {
-  return c.get("clientAddress") ?? "unknown";
+  const known = c.get("clientAddress");
+  if (known !== undefined) return known;
+  const trustedProxies = c.get("trustedProxies") ?? 0;
+  let address = socketAddress(c);
+  if (trustedProxies > 0) {
+    const hops = (c.req.header("x-forwarded-for") ?? "")
+      .split(",")
+      .map((entry) => entry.trim())
+      .filter((entry) => entry !== "");
+    const added = hops[hops.length - trustedProxies];
+    if (added) address = added;
+  }
+  const found = address.slice(0, MAX_ADDRESS_LENGTH);
+  c.set("clientAddress", found);
+  return found;
 }

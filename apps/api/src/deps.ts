@@ -2,7 +2,7 @@ import type { Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { DbHandle } from "@studyflow/db";
-import type { ExternalServiceCaller, RuleFailureRecord } from "@studyflow/domain";
+import type { ExternalServiceCaller, ReadCache, RuleFailureRecord } from "@studyflow/domain";
 import type { ApiConfig } from "./config";
 
 /** Everything the API needs from outside, passed in so tests build the real app on their own services. */
@@ -17,6 +17,12 @@ export interface AppDeps {
   clock?: () => number;
   /** The study rules' external services (EXTERNAL_SERVICES_FILE); absent = none configured. */
   callExternalService?: ExternalServiceCaller;
+  /**
+   * Study rows, rules, permissions, revocations, service keys and token versions kept in memory,
+   * kept current by the database's announcements (see listenForCacheChanges). Absent: every
+   * request reads them from the database.
+   */
+  readCache?: ReadCache;
   /** Told of every recorded rule failure; createApp counts them in its metrics. */
   onRuleFailures?: (failures: readonly RuleFailureRecord[]) => void;
 }

@@ -2,7 +2,7 @@ import { serve, type ServerType } from "@hono/node-server";
 import { Queue } from "bullmq";
 import type { RedisOptions } from "ioredis";
 import { createDb } from "@studyflow/db";
-import type { ExternalServiceCaller } from "@studyflow/domain";
+import { ReadCache, listenForCacheChanges, type ExternalServiceCaller } from "@studyflow/domain";
 import { RUN_ACTIONS_QUEUE, createRedisConnection, logConnectionErrors } from "@studyflow/queue";
 import { createApp } from "./app";
 import type { ApiConfig } from "./config";
@@ -38,9 +38,14 @@ export function startApiServer(options: ApiServerOptions): ApiServer {
   const runActionsQueue = new Queue(RUN_ACTIONS_QUEUE, { connection: queueConnection, prefix: config.QUEUE_PREFIX });
   runActionsQueue.on("error", (error) => logger.warn({ err: error }, "job queue error"));
 
+  const readCache = new ReadCache();
+  const cacheListener = listenForCacheChanges(config.DATABASE_URL, readCache, (error) =>
+    logger.warn({ err: error }, "cache announcements: cannot listen; the cache keeps nothing until it can"),
+  );
   const app = createApp({
     config,
     database,
+    readCache,
     redis,
     runActionsQueue,
     logger,
@@ -65,7 +70,7 @@ export function startApiServer(options: ApiServerOptions): ApiServer {
       server.close(() => resolve());
       if ("closeIdleConnections" in server) server.closeIdleConnections();
     });
-    await Promise.allSettled([runActionsQueue.close(), database.close(5)]);
+    await Promise.allSettled([runActionsQueue.close(), database.close(5), cacheListener.stop()]);
     redis.disconnect();
     queueConnection.disconnect();
     clearTimeout(deadline);

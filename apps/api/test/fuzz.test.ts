@@ -737,6 +737,7 @@ async function createCallers(t: TestApp, user: { id: string; tokenVersion: numbe
   ];
 
   await db.insert(tokenRevocations).values({ subjectId: "revoked", revokedBefore: new Date(Date.now() + 86_400_000) });
+  await t.settle();
   callers.push({ name: "revoked", header: `Bearer ${await managementToken(t, "revoked", true)}`, kind: "invalid" });
 
   const actions = {

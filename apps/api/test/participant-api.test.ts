@@ -105,6 +105,7 @@ describe("participant API", () => {
         },
       })
       .where(eq(studies.key, "flu"));
+    await t.settle();
     ({ token: surveyToken } = await researcher(t, "*", "manage-surveys"));
     versions = {
       intake: await uploadSurvey(t, "flu", surveyToken, caseSurvey("intake")),

@@ -72,6 +72,7 @@ describe("service accounts: management API with X-API-Key", () => {
       .update(apiKeys)
       .set({ expiresAt: new Date(Date.now() - DAY_MS) })
       .where(eq(apiKeys.id, svc.id));
+    await t.settle();
     const res = await createTask("study-a", svc.key);
     expect(res.status).toBe(401);
     expect(await errorOf(res)).toBe("expired api key");

@@ -145,6 +145,7 @@ describe("participant study events", () => {
     it("a participant token issued before a password change is refused", async () => {
       const user = await participantUser(t);
       await t.database.db.update(users).set({ tokenVersion: 1 }).where(eq(users.id, user.user.id));
+      await t.settle();
       const res = await postJson(t, events("study-a", "leave"), { profileID: user.profiles[0]!.id }, user.token);
       expect(res.status).toBe(401);
       expect(await res.json()).toEqual({ error: "token revoked: sign in again" });

@@ -1,7 +1,7 @@
 import { Queue } from "bullmq";
 import { pino } from "pino";
 import { createDb, type DbHandle } from "@studyflow/db";
-import { externalServiceCallerFromConfig } from "@studyflow/domain";
+import { ReadCache, externalServiceCallerFromConfig, listenForCacheChanges } from "@studyflow/domain";
 import { RUN_ACTIONS_QUEUE, createRedisConnection } from "@studyflow/queue";
 import {
   createTestDatabase,
@@ -19,6 +19,13 @@ export interface TestApp {
   deps: AppDeps;
   database: TestDatabase;
   config: ApiConfig;
+  /** The app's read cache (every test app keeps one, as the server does). */
+  readCache: ReadCache;
+  /**
+   * Waits until the cache has heard of every change committed so far: for tests that change
+   * cached rows (studies, permissions, users, …) directly rather than through the domain.
+   */
+  settle: () => Promise<void>;
   /** Moves the app's clock. */
   setNow: (ms: number) => void;
   close: () => Promise<void>;
@@ -28,11 +35,14 @@ export interface TestAppOptions {
   env?: Record<string, string>;
   /** Use another database handle than the test database (e.g. an unreachable one). */
   databaseOverride?: DbHandle;
+  /** Reach the test database through a handle of the test's making (e.g. through a proxy), given its URL. */
+  databaseThrough?: (databaseUrl: string) => DbHandle;
 }
 
 /** The real app over a database of its own and a BullMQ prefix of its own. */
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const database = await createTestDatabase();
+  const override = options.databaseThrough?.(database.url) ?? options.databaseOverride;
   const prefix = uniqueQueuePrefix();
   const config = loadConfig({
     NODE_ENV: "test",
@@ -50,10 +60,13 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   let now: number | undefined;
   // As the server entry does: EXTERNAL_SERVICES_FILE in `env` configures the rules' external services.
   const externalServices = await externalServiceCallerFromConfig(config);
+  const readCache = new ReadCache();
+  const cacheListener = listenForCacheChanges(database.url, readCache);
   const deps: AppDeps = {
+    readCache,
     ...(externalServices ? { callExternalService: externalServices } : {}),
     config,
-    database: options.databaseOverride ?? database,
+    database: override ?? database,
     redis,
     runActionsQueue,
     logger: pino({ level: "silent" }),
@@ -65,16 +78,19 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     deps,
     database,
     config,
+    readCache,
+    settle: () => readCache.settle(database.sql),
     setNow: (ms) => {
       now = ms;
     },
     close: async () => {
       externalServices?.close();
+      await cacheListener.stop();
       await runActionsQueue.close();
       await deletePrefix(redis, prefix);
       redis.disconnect();
       queueConnection.disconnect();
-      if (options.databaseOverride) await options.databaseOverride.close(1);
+      if (override) await override.close(1);
       await database.drop();
     },
   };

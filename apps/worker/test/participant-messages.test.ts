@@ -340,7 +340,8 @@ describe("scheduled participant messages: due → template → outbox → SMTP",
     const sending = round(AFTER_DUE);
     await waitingOn('insert into "outgoing_messages"');
     const submitting = submit(gina.participantId, "weekly", { clock: () => AFTER_DUE + 1_000 });
-    await waitingOn('from "participants"');
+    // the event's lock of participant and study (lockParticipantForEvent)
+    await waitingOn("for update of p for share of s");
 
     unblock();
     await holding;

@@ -4,3 +4,4 @@ export * from "./schema/participant-fields";
 export * from "./client";
 export * from "./connection-errors";
 export { runMigrations, migrationsFolder } from "./migrate";
+export * from "./raw-client";

@@ -33,6 +33,8 @@ export * from "./outbox/study-messages";
 export * from "./access/token-revocations";
 export * from "./participants/expire-temporary";
 export * from "./access/tokens";
+export * from "./access/token-versions";
+export * from "./cache/read-cache";
 export * from "./external/external-service-config";
 export * from "./external/http-external-services";
 export * from "./events/rule-failures";

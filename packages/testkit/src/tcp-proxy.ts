@@ -8,6 +8,12 @@ export interface TcpProxy {
   up: () => Promise<void>;
   /** Resets (RST) every connection through the proxy and keeps accepting new ones. */
   reset: () => void;
+  /**
+   * Round trips since the last call: the times a client connection spoke again after the service
+   * had answered it. For PostgreSQL, one per statement a client waits for (pipelined ones count
+   * once), plus the handshake of each new connection.
+   */
+  takeRoundTrips: () => number;
   close: () => Promise<void>;
 }
 
@@ -17,8 +23,17 @@ export interface TcpProxy {
  */
 export async function startTcpProxy(targetHost: string, targetPort: number): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
+  let roundTrips = 0;
   const server = createServer((client) => {
     const upstream = connect(targetPort, targetHost);
+    let serviceSpokeLast = true;
+    client.on("data", () => {
+      if (serviceSpokeLast) roundTrips += 1;
+      serviceSpokeLast = false;
+    });
+    upstream.on("data", () => {
+      serviceSpokeLast = true;
+    });
     for (const socket of [client, upstream]) {
       sockets.add(socket);
       socket.on("close", () => sockets.delete(socket));
@@ -49,6 +64,11 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     up: () => listen(port),
     reset: () => {
       for (const socket of sockets) socket.resetAndDestroy();
+    },
+    takeRoundTrips: () => {
+      const taken = roundTrips;
+      roundTrips = 0;
+      return taken;
     },
     close: async () => {
       if (server.listening) await down();

@@ -1,23 +1,26 @@
-import { eq } from "drizzle-orm";
+import { createSecretKey, type KeyObject } from "node:crypto";
 import { createMiddleware } from "hono/factory";
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify, type JWTPayload } from "jose";
-import { users } from "@studyflow/db";
 import {
   Invalid,
   Unauthorized,
+  currentTokenVersion,
   isTokenRevoked,
   verifyApiKey,
   MANAGEMENT_TOKEN_TYPE,
   PARTICIPANT_TOKEN_TYPE,
   TOKEN_ISSUER,
-  hmacKey,
 } from "@studyflow/domain";
 import type { AppEnv } from "../app-env";
 import { API_KEY_HEADER } from "../auth/service-keys";
+import { VerifiedTokens } from "../auth/verified-tokens";
 import type { AppDeps } from "../deps";
 
 /** Clock skew tolerated between token issuer and this server. */
 const CLOCK_TOLERANCE_SECONDS = 30;
+
+/** The HS256 key, made once: jose would otherwise import the secret again on every verification. */
+const hmacKeyObject = (secret: string): KeyObject => createSecretKey(Buffer.from(secret, "utf8"));
 
 function bearerToken(header: string | undefined): string {
   if (!header) throw new Unauthorized("missing Authorization header");
@@ -46,27 +49,14 @@ function describeFailure(error: unknown): Unauthorized {
  * or a service account's API key in X-API-Key (see auth/service-keys.ts).
  */
 export function managementAuth(deps: AppDeps) {
-  const key = hmacKey(deps.config.MANAGEMENT_JWT_SECRET);
+  const key = hmacKeyObject(deps.config.MANAGEMENT_JWT_SECRET);
   const jwks = deps.config.MANAGEMENT_JWKS_URL ? createRemoteJWKSet(new URL(deps.config.MANAGEMENT_JWKS_URL)) : null;
   const currentDate = () => (deps.clock ? new Date(deps.clock()) : undefined);
+  const verified = new VerifiedTokens(CLOCK_TOLERANCE_SECONDS);
 
-  return createMiddleware<AppEnv>(async (c, next) => {
-    // Management routers nest by path (/v1/studies holds /v1/studies/{studyKey}/run-actions), so a
-    // request passes the middleware of each; the token is verified by the first one only.
-    if (c.get("management")) return next();
-    const apiKey = c.req.header(API_KEY_HEADER);
-    const authorization = c.req.header("authorization");
-    if (apiKey !== undefined) {
-      // Two credentials could name two callers; guessing which one counts would hide a client bug.
-      if (authorization !== undefined) {
-        throw new Invalid(`send either an Authorization header or an ${API_KEY_HEADER} header, not both`);
-      }
-      // A service account: its subject's permissions, never admin, whatever the subject is called.
-      const { subject } = await verifyApiKey(deps.database.db, apiKey.trim(), currentDate() ?? new Date());
-      c.set("management", { subject, isAdmin: false });
-      return next();
-    }
-    const token = bearerToken(authorization);
+  const verify = async (token: string): Promise<JWTPayload> => {
+    const known = verified.get(token, Math.floor((deps.clock ?? Date.now)() / 1000));
+    if (known) return known;
     const alg = algorithmOf(token);
     let payload: JWTPayload;
     try {
@@ -90,6 +80,27 @@ export function managementAuth(deps: AppDeps) {
     } catch (error) {
       throw describeFailure(error);
     }
+    verified.remember(token, payload);
+    return payload;
+  };
+
+  return createMiddleware<AppEnv>(async (c, next) => {
+    // Management routers nest by path (/v1/studies holds /v1/studies/{studyKey}/run-actions), so a
+    // request passes the middleware of each; the token is verified by the first one only.
+    if (c.get("management")) return next();
+    const apiKey = c.req.header(API_KEY_HEADER);
+    const authorization = c.req.header("authorization");
+    if (apiKey !== undefined) {
+      // Two credentials could name two callers; guessing which one counts would hide a client bug.
+      if (authorization !== undefined) {
+        throw new Invalid(`send either an Authorization header or an ${API_KEY_HEADER} header, not both`);
+      }
+      // A service account: its subject's permissions, never admin, whatever the subject is called.
+      const { subject } = await verifyApiKey(deps.database.db, apiKey.trim(), currentDate() ?? new Date());
+      c.set("management", { subject, isAdmin: false });
+      return next();
+    }
+    const payload = await verify(bearerToken(authorization));
     if (typeof payload.sub !== "string" || payload.sub === "") throw new Unauthorized("token has no subject");
     if (await isTokenRevoked(deps.database.db, payload.sub, payload.iat)) {
       throw new Unauthorized("token revoked: request a new one");
@@ -101,34 +112,34 @@ export function managementAuth(deps: AppDeps) {
 
 /** Participant routes: HS256 with the participant key, and the user's current token version. */
 export function participantAuth(deps: AppDeps) {
-  const key = hmacKey(deps.config.PARTICIPANT_JWT_SECRET);
+  const key = hmacKeyObject(deps.config.PARTICIPANT_JWT_SECRET);
+  const verified = new VerifiedTokens(CLOCK_TOLERANCE_SECONDS);
   return createMiddleware<AppEnv>(async (c, next) => {
     // Service keys act for machines on management routes; here one is a mistake, so say so.
     if (c.req.header(API_KEY_HEADER) !== undefined) {
       throw new Unauthorized(`participant routes take a participant token, not an ${API_KEY_HEADER} header`);
     }
     const token = bearerToken(c.req.header("authorization"));
-    let payload: JWTPayload;
-    try {
-      ({ payload } = await jwtVerify(token, key, {
-        algorithms: ["HS256"],
-        issuer: TOKEN_ISSUER,
-        clockTolerance: CLOCK_TOLERANCE_SECONDS,
-        currentDate: deps.clock ? new Date(deps.clock()) : undefined,
-      }));
-    } catch (error) {
-      throw describeFailure(error);
+    let payload = verified.get(token, Math.floor((deps.clock ?? Date.now)() / 1000));
+    if (!payload) {
+      try {
+        ({ payload } = await jwtVerify(token, key, {
+          algorithms: ["HS256"],
+          issuer: TOKEN_ISSUER,
+          clockTolerance: CLOCK_TOLERANCE_SECONDS,
+          currentDate: deps.clock ? new Date(deps.clock()) : undefined,
+        }));
+      } catch (error) {
+        throw describeFailure(error);
+      }
+      verified.remember(token, payload);
     }
     if (payload.typ !== PARTICIPANT_TOKEN_TYPE) throw new Unauthorized("not a participant token");
     const userId = payload.sub;
     if (typeof userId !== "string" || !/^[0-9a-f-]{36}$/i.test(userId)) throw new Unauthorized("invalid token");
-    const [user] = await deps.database.db
-      .select({ tokenVersion: users.tokenVersion })
-      .from(users)
-      .where(eq(users.id, userId))
-      .limit(1);
-    if (!user) throw new Unauthorized("account no longer exists");
-    if (payload.tv !== user.tokenVersion) throw new Unauthorized("token revoked: sign in again");
+    const tokenVersion = await currentTokenVersion(deps.database.db, userId);
+    if (tokenVersion === undefined) throw new Unauthorized("account no longer exists");
+    if (payload.tv !== tokenVersion) throw new Unauthorized("token revoked: sign in again");
     c.set("participant", { userId });
     await next();
   });

@@ -25,8 +25,7 @@ function pathProblem(rawPath: string): string | null {
   return null;
 }
 
-function queryProblem(url: string): string | null {
-  const query = new URL(url).searchParams;
+function queryProblem(query: URLSearchParams): string | null {
   for (const [name, value] of query) {
     const nameProblem = inputTextProblem(name);
     if (nameProblem) return `a query parameter name ${nameProblem}`;
@@ -46,14 +45,14 @@ const isJson = (contentType: string | undefined) => /^application\/(?:[\w.+-]*\+
  */
 export function inputBoundary() {
   return createMiddleware<AppEnv>(async (c, next) => {
-    const problem = pathProblem(new URL(c.req.url).pathname) ?? queryProblem(c.req.url);
+    const url = new URL(c.req.url);
+    const problem = pathProblem(url.pathname) ?? queryProblem(url.searchParams);
     if (problem) return c.json(errorBody(problem), 400);
     if (c.req.method !== "GET" && c.req.method !== "HEAD" && isJson(c.req.header("content-type"))) {
-      // Hono caches the text, so the route's validator reads the same body again without a second stream.
-      const text = await c.req.text();
+      // Read and parsed once: hono keeps the parsed body, which the route's validator then takes.
       let body: unknown;
       try {
-        body = JSON.parse(text);
+        body = await c.req.json();
       } catch {
         body = undefined;
       }

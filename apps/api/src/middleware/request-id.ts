@@ -5,6 +5,12 @@ import type { AppEnv } from "../app-env";
 
 const acceptable = /^[A-Za-z0-9._-]{1,128}$/;
 
+/**
+ * Probes an orchestrator or a scraper calls every few seconds: their request lines go to debug,
+ * so they neither flood the log nor cost a log write per probe.
+ */
+const PROBE_PATHS = new Set(["/healthz", "/readyz", "/metrics"]);
+
 /** Gives every request an id (the caller's X-Request-Id when sane) and a logger carrying it. */
 export function requestId(logger: Logger) {
   return createMiddleware<AppEnv>(async (c, next) => {
@@ -15,9 +21,13 @@ export function requestId(logger: Logger) {
     c.header("X-Request-Id", id);
     const started = performance.now();
     await next();
-    c.get("logger").info(
-      { method: c.req.method, path: c.req.path, status: c.res.status, ms: Math.round(performance.now() - started) },
-      "request",
-    );
+    const line = {
+      method: c.req.method,
+      path: c.req.path,
+      status: c.res.status,
+      ms: Math.round(performance.now() - started),
+    };
+    if (PROBE_PATHS.has(line.path) && line.status < 400) c.get("logger").debug(line, "request");
+    else c.get("logger").info(line, "request");
   });
 }

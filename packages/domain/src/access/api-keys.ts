@@ -2,6 +2,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { and, desc, eq, isNull, lt, or } from "drizzle-orm";
 import { apiKeys, type Database, type Executor } from "@studyflow/db";
 import { recordAudit } from "../admin/audit";
+import { forgetCached, readCacheOf } from "../cache/read-cache";
 import { Conflict, Invalid, NotFound, Unauthorized } from "../errors";
 
 /**
@@ -164,7 +165,7 @@ export function apiKeyStatus(key: Pick<ApiKey, "expiresAt" | "revokedAt">, now: 
 /** Ends a key at once. Revoking it twice is a Conflict: the first revocation stands. */
 export async function revokeApiKey(db: Database, id: string, by: string, now = new Date()): Promise<ApiKey> {
   if (!UUID_PATTERN.test(id)) throw new NotFound(`no api key "${id}"`);
-  return db.transaction(async (tx) => {
+  const revokedKey = await db.transaction(async (tx) => {
     const [revoked] = await tx
       .update(apiKeys)
       .set({ revokedAt: now })
@@ -190,8 +191,10 @@ export async function revokeApiKey(db: Database, id: string, by: string, now = n
       },
       now,
     );
-    return withoutHash(revoked);
+    return revoked;
   });
+  forgetCached(db, "api-key", revokedKey.keyHash);
+  return withoutHash(revokedKey);
 }
 
 /**
@@ -202,22 +205,31 @@ export async function revokeApiKey(db: Database, id: string, by: string, now = n
 export async function verifyApiKey(db: Executor, key: string, now = new Date()): Promise<ApiKeySubject> {
   // A string that cannot be a key is refused without a query.
   if (!KEY_PATTERN.test(key)) throw new ApiKeyRejected("invalid");
-  const [row] = await db
-    .select({
-      id: apiKeys.id,
-      subject: apiKeys.subject,
-      expiresAt: apiKeys.expiresAt,
-      revokedAt: apiKeys.revokedAt,
-      lastUsedAt: apiKeys.lastUsedAt,
-    })
-    .from(apiKeys)
-    .where(eq(apiKeys.keyHash, hashApiKey(key)))
-    .limit(1);
+  const keyHash = hashApiKey(key);
+  const load = async () => {
+    const [found] = await db
+      .select({
+        id: apiKeys.id,
+        subject: apiKeys.subject,
+        expiresAt: apiKeys.expiresAt,
+        revokedAt: apiKeys.revokedAt,
+        lastUsedAt: apiKeys.lastUsedAt,
+      })
+      .from(apiKeys)
+      .where(eq(apiKeys.keyHash, keyHash))
+      .limit(1);
+    return found;
+  };
+  // Kept by hash (only keys that exist); a revocation is announced, and expiry is checked on every use.
+  const cache = readCacheOf(db);
+  const row = cache ? await cache.get("api-key", keyHash, load) : await load();
   if (!row) throw new ApiKeyRejected("invalid");
   const status = apiKeyStatus(row, now);
   if (status !== "active") throw new ApiKeyRejected(status);
   const staleBefore = new Date(now.getTime() - LAST_USED_RESOLUTION_MS);
   if (!row.lastUsedAt || row.lastUsedAt < staleBefore) {
+    // Noted in the kept row first, so concurrent requests of this process do not all write.
+    row.lastUsedAt = now;
     // The condition again in SQL: of concurrent requests that all saw a stale time, one writes.
     await db
       .update(apiKeys)

@@ -1,5 +1,6 @@
 import { eq } from "drizzle-orm";
 import { tokenRevocations, type Executor } from "@studyflow/db";
+import { forgetCached, readCacheOf } from "../cache/read-cache";
 
 /** Ends every management token of `subjectId` issued before `at` (tokens minted later still work). */
 export async function revokeSubjectTokens(db: Executor, subjectId: string, at: Date): Promise<void> {
@@ -7,6 +8,7 @@ export async function revokeSubjectTokens(db: Executor, subjectId: string, at: D
     .insert(tokenRevocations)
     .values({ subjectId, revokedBefore: at })
     .onConflictDoUpdate({ target: tokenRevocations.subjectId, set: { revokedBefore: at } });
+  forgetCached(db, "revocation", subjectId);
 }
 
 /**
@@ -18,11 +20,17 @@ export async function isTokenRevoked(
   subjectId: string,
   issuedAtSeconds: number | undefined,
 ): Promise<boolean> {
-  const [row] = await db
-    .select({ revokedBefore: tokenRevocations.revokedBefore })
-    .from(tokenRevocations)
-    .where(eq(tokenRevocations.subjectId, subjectId))
-    .limit(1);
-  if (!row) return false;
-  return issuedAtSeconds === undefined || issuedAtSeconds * 1000 < row.revokedBefore.getTime();
+  const load = async () => {
+    const [row] = await db
+      .select({ revokedBefore: tokenRevocations.revokedBefore })
+      .from(tokenRevocations)
+      .where(eq(tokenRevocations.subjectId, subjectId))
+      .limit(1);
+    return { revokedBefore: row?.revokedBefore.getTime() ?? null };
+  };
+  // "never revoked" is kept as well: a revocation is announced like any change
+  const cache = readCacheOf(db);
+  const { revokedBefore } = (cache ? await cache.get("revocation", subjectId, load) : undefined) ?? (await load());
+  if (revokedBefore === null) return false;
+  return issuedAtSeconds === undefined || issuedAtSeconds * 1000 < revokedBefore;
 }

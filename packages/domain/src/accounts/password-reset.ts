@@ -1,3 +1,4 @@
+import { forgetCached } from "../cache/read-cache";
 import { createHash, randomBytes } from "node:crypto";
 import { and, eq, gt, isNull, sql } from "drizzle-orm";
 import { outgoingMessages, passwordResetTokens, users, type Database } from "@studyflow/db";
@@ -111,7 +112,7 @@ export async function resetPassword(db: Database, input: ResetPasswordInput): Pr
   // Hashing takes tens of milliseconds; done outside the transaction so no row lock waits on it.
   const passwordHash = await hashPassword(input.newPassword);
 
-  return db.transaction(async (tx) => {
+  const reset = await db.transaction(async (tx) => {
     const [consumed] = await tx
       .update(passwordResetTokens)
       .set({ usedAt: now })
@@ -153,4 +154,7 @@ export async function resetPassword(db: Database, input: ResetPasswordInput): Pr
     });
     return { userId: user.id };
   });
+  // the old token version must stop working here at once, not when the announcement arrives
+  forgetCached(db, "user", reset.userId);
+  return reset;
 }

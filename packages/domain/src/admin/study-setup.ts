@@ -14,6 +14,7 @@ import {
 } from "@studyflow/db";
 import { hashPassword } from "../accounts/passwords";
 import { normalizeEmail } from "../accounts/password-reset";
+import { forgetCached } from "../cache/read-cache";
 import { recordAudit } from "./audit";
 import { Invalid } from "../errors";
 import { storeRules } from "../rules/study-rules";
@@ -110,12 +111,14 @@ export async function setStudyRules(db: Executor, studyKey: string, rules: unkno
     const hidden = validation.errors.length - shown.length;
     throw new Invalid(`invalid rules: ${shown.join("; ")}${hidden > 0 ? ` (and ${hidden} more)` : ""}`);
   }
-  return db.transaction(async (tx) => {
+  const version = await db.transaction(async (tx) => {
     // Serialises concurrent uploads for one study, so each gets its own version number.
     await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`study-rules:${studyKey}`}))`);
     await getStudy(tx, studyKey);
     return storeRules(tx, studyKey, validation.rules, uploadedBy);
   });
+  forgetCached(db, "rules", studyKey);
+  return version;
 }
 
 export interface SyntheticParticipantsInput {
@@ -172,4 +175,5 @@ export async function createUserWithProfiles(db: Database, input: CreateUserInpu
 
 export async function grantPermission(db: Executor, subjectId: string, studyKey: string, action: StudyAction | "*") {
   await db.insert(permissions).values({ subjectId, studyKey, action }).onConflictDoNothing();
+  forgetCached(db, "grants", subjectId);
 }

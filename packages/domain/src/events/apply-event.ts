@@ -60,18 +60,24 @@ export async function applyEvent(tx: Executor, input: ParticipantEvent, ctx: Eve
   // Effects first: a rule that removes confidential responses acts on the ones stored before this event.
   await persistEffects(tx, study.key, result.effects, ctx.clock());
   const state = input.settle ? input.settle(result.state) : result.state;
-  const participant = await saveParticipantState(tx, row, state, input.at ?? nowSeconds(ctx));
-  const responseId = input.response
-    ? await storeResponse(
-        tx,
-        study.key,
-        input.response.stored,
-        input.response.confidentialId,
-        participant.currentStudySession,
-      )
-    : null;
+  // The new state and the response go to the server together (pipelined: one round trip); a
+  // failure of either fails the event and its transaction takes both back.
+  const [participant, responseId] = await settledTogether(
+    saveParticipantState(tx, row, state, input.at ?? nowSeconds(ctx)),
+    input.response
+      ? storeResponse(tx, study.key, input.response.stored, input.response.confidentialId, state.currentStudySession)
+      : Promise.resolve(null),
+  );
   await persistReports(tx, { studyKey: study.key, eventType: event.type, responseId, reports: result.reports });
   await recordRuleFailures(tx, failures, new Date(ctx.clock()));
   ctx.failures.push(...failures);
   return { participant, responseId, failures };
+}
+
+/** Both results once both settled; the first failure otherwise (never an unhandled rejection). */
+async function settledTogether<A, B>(a: Promise<A>, b: Promise<B>): Promise<[A, B]> {
+  const [first, second] = await Promise.allSettled([a, b]);
+  if (first.status === "rejected") throw first.reason;
+  if (second.status === "rejected") throw second.reason;
+  return [first.value, second.value];
 }

@@ -1,6 +1,6 @@
 import type { Database } from "@studyflow/db";
 import type { ParticipantRow } from "../participants/participant-repository";
-import { getActiveStudy } from "../studies/study-repository";
+import { studyForEvent } from "../studies/study-repository";
 import { applyEvent } from "./apply-event";
 import { inEventTransaction, type DomainContext } from "./event-runner";
 import type { RuleFailureRecord } from "./rule-failures";
@@ -25,7 +25,7 @@ export async function raiseCustomEvent(
   ctx: DomainContext,
 ): Promise<{ participant: ParticipantRow; warnings: RuleFailureRecord[] }> {
   return inEventTransaction(db, ctx, async (tx, eventCtx) => {
-    const study = await getActiveStudy(tx, input.studyKey);
+    const study = await studyForEvent(tx, input.studyKey, eventCtx.cache);
     const { row, confidentialId } = await lockProfileParticipant(tx, study, input.profileId);
     const { participant } = await applyEvent(
       tx,

@@ -2,8 +2,12 @@ import { eq } from "drizzle-orm";
 import { confidentialIdMap, users, type Database, type Executor } from "@studyflow/db";
 import type { OwnedProfile } from "../access/permissions";
 import { hashedAccountId, participantIdsForProfile } from "../participants/participant-ids";
-import { insertOrLockParticipant, type ParticipantRow } from "../participants/participant-repository";
-import { getActiveStudy, type StudyRow } from "../studies/study-repository";
+import {
+  insertOrLockParticipant,
+  lockParticipantForEvent,
+  type ParticipantRow,
+} from "../participants/participant-repository";
+import { getActiveStudy, studyForEvent, type StudyRow } from "../studies/study-repository";
 import { applyEvent } from "./apply-event";
 import { inEventTransaction, nowSeconds, type DomainContext, type EventContext } from "./event-runner";
 import type { RuleFailureRecord } from "./rule-failures";
@@ -84,6 +88,15 @@ export async function enterStudy(
   ctx: DomainContext,
 ): Promise<{ participant: ParticipantRow; created: boolean; warnings: RuleFailureRecord[] }> {
   return inEventTransaction(db, ctx, async (tx, eventCtx) => {
+    const cached = await studyForEvent(tx, input.studyKey, eventCtx.cache);
+    // A profile that was a participant already (re-entry): one statement locks it with its study.
+    const ids = participantIdsForProfile(cached.secret, input.profile.id);
+    const existing = await lockParticipantForEvent(tx, cached.key, ids.participantId);
+    if (existing?.studyStatus === "active") return { participant: existing, created: false, warnings: [] };
+    if (existing) {
+      const participant = await runEnter(tx, cached, existing, "active", ids.confidentialId, eventCtx);
+      return { participant, created: false, warnings: eventCtx.failures };
+    }
     const study = await getActiveStudy(tx, input.studyKey);
     const { row, created, confidentialId } = await ensureProfileParticipant(
       tx,

@@ -7,6 +7,7 @@ import {
   type StudyEvent,
 } from "@studyflow/engine";
 import { isDatabaseUnavailable, type Database, type Executor } from "@studyflow/db";
+import { readCacheOf, type ReadCache } from "../cache/read-cache";
 import { CommitOutcomeUnknown } from "../errors";
 import { createPostgresEngineServices, type ExternalServiceCaller } from "../rules/postgres-engine-services";
 import { loadCurrentRules } from "../rules/study-rules";
@@ -25,6 +26,8 @@ export interface DomainContext {
 /** The context inside one event transaction: the rule failures recorded so far. */
 export interface EventContext extends DomainContext {
   readonly failures: RuleFailureRecord[];
+  /** The read cache of the database the event runs on, when the process keeps one (the API). */
+  readonly cache: ReadCache | undefined;
 }
 
 /**
@@ -74,9 +77,9 @@ export async function runEventRules(
   study: StudyForRules,
   state: ParticipantState,
   event: StudyEvent,
-  ctx: DomainContext,
+  ctx: EventContext,
 ): Promise<RuleRun> {
-  const rules = await loadCurrentRules(tx, study.key);
+  const rules = await loadCurrentRules(tx, study.key, ctx.cache);
   if (!rules) return { result: { state, reports: [], effects: [], changedPerRule: [] }, rulesVersion: null };
   const result = await applyRules(rules.compiled, state, event, engineEnvFor(tx, study, ctx), {
     onRuleError: study.config.strictRules === true ? "stop" : "continue",
@@ -94,7 +97,7 @@ export async function inEventTransaction<T>(
   ctx: DomainContext,
   work: (tx: Executor, eventCtx: EventContext) => Promise<T>,
 ): Promise<T> {
-  const eventCtx: EventContext = { ...ctx, failures: [] };
+  const eventCtx: EventContext = { ...ctx, failures: [], cache: readCacheOf(db) };
   let committing = false;
   try {
     const result = await db.transaction(async (tx) => {

@@ -1,9 +1,8 @@
-import { and, eq } from "drizzle-orm";
-import { confidentialResponses, type Database } from "@studyflow/db";
-import { Conflict } from "../errors";
+import { rawClientOf, type Database } from "@studyflow/db";
+import { Conflict, NotFound } from "../errors";
 import { participantIdsForProfile } from "../participants/participant-ids";
-import { lockParticipantOrThrow, type ParticipantRow } from "../participants/participant-repository";
-import { getActiveStudy } from "../studies/study-repository";
+import type { ParticipantRow } from "../participants/participant-repository";
+import { lockEventParticipant, studyForEvent } from "../studies/study-repository";
 import { applyEvent } from "./apply-event";
 import { inEventTransaction, type DomainContext } from "./event-runner";
 import type { RuleFailureRecord } from "./rule-failures";
@@ -19,9 +18,14 @@ export async function leaveStudy(
   ctx: DomainContext,
 ): Promise<{ participant: ParticipantRow; warnings: RuleFailureRecord[] }> {
   return inEventTransaction(db, ctx, async (tx, eventCtx) => {
-    const study = await getActiveStudy(tx, input.studyKey);
+    const study = await studyForEvent(tx, input.studyKey, eventCtx.cache);
     const ids = participantIdsForProfile(study.secret, input.profileId);
-    const row = await lockParticipantOrThrow(tx, study.key, ids.participantId);
+    const row = await lockEventParticipant(
+      tx,
+      study,
+      ids.participantId,
+      () => new NotFound(`participant "${ids.participantId}" not found in study "${study.key}"`),
+    );
     if (row.studyStatus !== "active") {
       throw new Conflict(`participant is not active in study "${study.key}" (status "${row.studyStatus}")`);
     }
@@ -35,14 +39,9 @@ export async function leaveStudy(
       },
       eventCtx,
     );
-    await tx
-      .delete(confidentialResponses)
-      .where(
-        and(
-          eq(confidentialResponses.studyKey, study.key),
-          eq(confidentialResponses.confidentialId, ids.confidentialId),
-        ),
-      );
+    // a prepared statement, as the event's other statements (see rawClientOf)
+    await rawClientOf(tx)`delete from confidential_responses
+      where study_key = ${study.key} and confidential_id = ${ids.confidentialId}`;
     return { participant, warnings: eventCtx.failures };
   });
 }

@@ -1,6 +1,6 @@
 import { and, eq } from "drizzle-orm";
 import type { SurveyResponse } from "@studyflow/engine";
-import { confidentialResponses, surveyResponses, type Executor } from "@studyflow/db";
+import { confidentialResponses, rawClientOf, type Executor } from "@studyflow/db";
 
 /** A submitted response as the pipeline stores it: its id and arrival time are fixed by the server. */
 export type ArrivedResponse = SurveyResponse & { id: string; arrivedAt: number };
@@ -39,17 +39,12 @@ export async function storeResponse(
   }
 
   if (open.length === 0 && confidential.length > 0) return null;
-  await tx.insert(surveyResponses).values({
-    id: response.id,
-    studyKey,
-    participantId: response.participantId ?? "",
-    key: response.key,
-    versionId: response.versionId ?? "",
-    openedAt: Math.trunc(response.openedAt ?? 0),
-    submittedAt: Math.trunc(response.submittedAt ?? 0),
-    arrivedAt: response.arrivedAt,
-    responses: open,
-    context: { ...response.context, session },
-  });
+  // A prepared statement of postgres.js (see rawClientOf): every submit runs it.
+  await rawClientOf(tx)`
+    insert into survey_responses
+      (id, study_key, participant_id, key, version_id, opened_at, submitted_at, arrived_at, responses, context)
+    values (${response.id}, ${studyKey}, ${response.participantId ?? ""}, ${response.key}, ${response.versionId ?? ""},
+      ${Math.trunc(response.openedAt ?? 0)}, ${Math.trunc(response.submittedAt ?? 0)}, ${response.arrivedAt},
+      ${JSON.stringify(open)}::text::jsonb, ${JSON.stringify({ ...response.context, session })}::text::jsonb)`;
   return response.id;
 }

@@ -3,8 +3,8 @@ import type { SurveyItemResponse } from "@studyflow/engine";
 import type { Database, Executor } from "@studyflow/db";
 import { Conflict, NotFound } from "../errors";
 import { confidentialIdOf, participantIdsForProfile } from "../participants/participant-ids";
-import { lockParticipant, lockParticipantOrThrow, type ParticipantRow } from "../participants/participant-repository";
-import { getActiveStudy, type StudyRow } from "../studies/study-repository";
+import type { ParticipantRow } from "../participants/participant-repository";
+import { lockEventParticipant, studyForEvent, type StudyRow } from "../studies/study-repository";
 import { checkResponseVersion } from "../surveys/response-version-check";
 import { applyEvent } from "./apply-event";
 import { inEventTransaction, nowSeconds, type DomainContext } from "./event-runner";
@@ -58,8 +58,12 @@ const CLOSED_STATUSES = new Set(["accountDeleted", "temporary"]);
  */
 export async function lockProfileParticipant(tx: Executor, study: StudyRow, profileId: string) {
   const ids = participantIdsForProfile(study.secret, profileId);
-  const row = await lockParticipant(tx, study.key, ids.participantId);
-  if (!row) throw new NotFound(`profile is not a participant of study "${study.key}"`);
+  const row = await lockEventParticipant(
+    tx,
+    study,
+    ids.participantId,
+    () => new NotFound(`profile is not a participant of study "${study.key}"`),
+  );
   if (row.studyStatus !== "active") {
     throw new Conflict(`participant is not active in study "${study.key}" (status "${row.studyStatus}")`);
   }
@@ -68,7 +72,12 @@ export async function lockProfileParticipant(tx: Executor, study: StudyRow, prof
 
 async function lockSubmitter(tx: Executor, study: StudyRow, who: EventParticipant) {
   if ("profileId" in who) return lockProfileParticipant(tx, study, who.profileId);
-  const row = await lockParticipantOrThrow(tx, study.key, who.participantId);
+  const row = await lockEventParticipant(
+    tx,
+    study,
+    who.participantId,
+    () => new NotFound(`participant "${who.participantId}" not found in study "${study.key}"`),
+  );
   if (CLOSED_STATUSES.has(row.studyStatus)) {
     throw new Conflict(`participant "${who.participantId}" has status "${row.studyStatus}" and takes no responses`);
   }
@@ -86,7 +95,7 @@ export async function submitResponse(
   ctx: DomainContext,
 ): Promise<SubmitResponseResult> {
   return inEventTransaction(db, ctx, async (tx, eventCtx) => {
-    const study = await getActiveStudy(tx, input.studyKey);
+    const study = await studyForEvent(tx, input.studyKey, eventCtx.cache);
     const { row, confidentialId } = await lockSubmitter(tx, study, input);
     const unknownVersion = await checkResponseVersion(tx, {
       studyKey: study.key,

@@ -2,6 +2,7 @@ import { desc, eq, sql } from "drizzle-orm";
 import { compileRules, type CompiledRuleSet } from "@studyflow/engine";
 import { studyRules, type Executor } from "@studyflow/db";
 import { recordAudit } from "../admin/audit";
+import type { ReadCache } from "../cache/read-cache";
 
 export interface CurrentRules {
   version: number;
@@ -24,8 +25,21 @@ function remember(key: string, compiled: CompiledRuleSet) {
   compiledCache.set(key, compiled);
 }
 
-/** The study's current (highest-version) rules, or null when the study has none. */
-export async function loadCurrentRules(db: Executor, studyKey: string): Promise<CurrentRules | null> {
+/**
+ * The study's current (highest-version) rules, or null when the study has none. With a read
+ * cache, the answer (null too) is kept until a new version is announced.
+ */
+export async function loadCurrentRules(
+  db: Executor,
+  studyKey: string,
+  cache?: ReadCache,
+): Promise<CurrentRules | null> {
+  if (!cache) return loadStoredRules(db, studyKey);
+  const kept = await cache.get("rules", studyKey, async () => ({ current: await loadStoredRules(db, studyKey) }));
+  return kept?.current ?? null;
+}
+
+async function loadStoredRules(db: Executor, studyKey: string): Promise<CurrentRules | null> {
   const [latest] = await db
     .select({ version: sql<number | null>`max(${studyRules.version})` })
     .from(studyRules)

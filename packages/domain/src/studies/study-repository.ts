@@ -1,6 +1,8 @@
 import { eq } from "drizzle-orm";
 import { studies, type Executor } from "@studyflow/db";
+import type { ReadCache } from "../cache/read-cache";
 import { Conflict, NotFound } from "../errors";
+import { lockParticipantForEvent, type ParticipantRow } from "../participants/participant-repository";
 
 export type StudyRow = typeof studies.$inferSelect;
 
@@ -16,4 +18,35 @@ export async function getActiveStudy(tx: Executor, studyKey: string): Promise<St
   if (!study) throw new NotFound(`study "${studyKey}" not found`);
   if (study.status !== "active") throw new Conflict(`study "${studyKey}" is not active`);
   return study;
+}
+
+/**
+ * The study of a participant event, read before its participant is locked (the participant id
+ * derives from the study's secret): from the read cache when the process has one. Its status is
+ * not taken from here: lockEventParticipant checks it under the lock.
+ */
+export async function studyForEvent(tx: Executor, studyKey: string, cache: ReadCache | undefined): Promise<StudyRow> {
+  const load = async () => {
+    const [study] = await tx.select().from(studies).where(eq(studies.key, studyKey)).limit(1);
+    return study;
+  };
+  const study = cache ? await cache.get("study", studyKey, load) : await load();
+  if (!study) throw new NotFound(`study "${studyKey}" not found`);
+  return study;
+}
+
+/**
+ * Locks the participant of an event together with its active study (one round trip). When it is
+ * not found, the study's own errors come first (not found, not active), then `notFound`.
+ */
+export async function lockEventParticipant(
+  tx: Executor,
+  study: StudyRow,
+  participantId: string,
+  notFound: () => Error,
+): Promise<ParticipantRow> {
+  const row = await lockParticipantForEvent(tx, study.key, participantId);
+  if (row) return row;
+  await getActiveStudy(tx, study.key);
+  throw notFound();
 }

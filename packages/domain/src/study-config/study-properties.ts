@@ -1,3 +1,4 @@
+import { forgetCached } from "../cache/read-cache";
 import { eq } from "drizzle-orm";
 import { isTimeZoneName } from "@studyflow/engine";
 import { studies, type Executor, type StudyConfig, type StudyProps, type StudyStatus } from "@studyflow/db";
@@ -155,7 +156,7 @@ export async function updateStudy(
   actor: string,
 ): Promise<StudyOverview> {
   checkStudyChange(change);
-  return db.transaction(async (tx) => {
+  const overview = await db.transaction(async (tx) => {
     const [before] = await tx.select().from(studies).where(eq(studies.key, studyKey)).for("update").limit(1);
     if (!before) throw new NotFound(`study "${studyKey}" not found`);
     const props = applied(before.props, change, PROPS_FIELDS);
@@ -180,4 +181,6 @@ export async function updateStudy(
     }
     return getStudyOverview(tx, studyKey);
   });
+  forgetCached(db, "study", studyKey);
+  return overview;
 }

@@ -1,0 +1,88 @@
+/**
+ * One HTTP server of the API load benchmark (api-bench.ts), in its own process so that the load
+ * generator's CPU is not counted against it:
+ *
+ *   studyflow  the real API (startApiServer), configured from the environment as in production
+ *   bare       the floor: Hono + postgres.js doing the same writes in one transaction, nothing else
+ *   plain      a plain Hono app answering GET /healthz
+ *
+ * Usage: tsx api-bench-server.ts <mode>; DATABASE_URL, REDIS_URL, PORT from the environment. The
+ * process prints "listening" once it accepts connections.
+ */
+import { serve } from "@hono/node-server";
+import { Hono, type Context } from "hono";
+import postgres from "postgres";
+import { pino } from "pino";
+import { startApiServer } from "@studyflow/api/server";
+import { loadConfig } from "@studyflow/api/config";
+
+const mode = process.argv[2];
+const port = Number(process.env.PORT ?? 0);
+const databaseUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+const poolSize = Number(process.env.DATABASE_POOL_SIZE ?? 10);
+
+/** The bare endpoints the benchmark compares studyflow's with: the writes, in one transaction. */
+function bareApp() {
+  const sql = postgres(databaseUrl, { max: poolSize, onnotice: () => undefined, fetch_types: false });
+  const app = new Hono();
+  // submit: lock the participant, update it, insert the response
+  app.post("/v1/studies/:studyKey/participants/:participantId/responses", async (c) => {
+    const { studyKey, participantId } = c.req.param();
+    const response = await c.req.json<{ key: string; responses?: unknown[] }>();
+    const now = Math.floor(Date.now() / 1000);
+    const written = await sql.begin(async (tx) => {
+      const [row] = await tx`select id from participants
+        where study_key = ${studyKey} and participant_id = ${participantId} for update`;
+      if (!row) return false;
+      await tx`update participants set
+          last_submissions = last_submissions || jsonb_build_object(${response.key}::text, ${now}::bigint),
+          modified_at = ${now}, version = version + 1
+        where id = ${row.id}`;
+      await tx`insert into survey_responses (study_key, participant_id, key, arrived_at, responses)
+        values (${studyKey}, ${participantId}, ${response.key}, ${now}, ${JSON.stringify(response.responses ?? [])}::text::jsonb)`;
+      return true;
+    });
+    return written ? c.json({ message: "response submitted" }) : c.json({ error: "participant not found" }, 404);
+  });
+  // leave / enter: lock the participant, update its status
+  const statusChange = (status: string) => async (c: Context) => {
+    const studyKey = c.req.param("studyKey") ?? "";
+    const { participantId } = await c.req.json<{ participantId: string }>();
+    const now = Math.floor(Date.now() / 1000);
+    const written = await sql.begin(async (tx) => {
+      const [row] = await tx`select id from participants
+        where study_key = ${studyKey} and participant_id = ${participantId} for update`;
+      if (!row) return false;
+      await tx`update participants set study_status = ${status}, modified_at = ${now}, version = version + 1
+        where id = ${row.id}`;
+      return true;
+    });
+    return written ? c.json({ assignedSurveys: [] }) : c.json({ error: "participant not found" }, 404);
+  };
+  app.post("/v1/study-service/events/:studyKey/leave", statusChange("exited"));
+  app.post("/v1/study-service/events/:studyKey/enter", statusChange("active"));
+  app.get("/healthz", (c) => c.json({ status: "ok" }));
+  return app;
+}
+
+function listen(fetch: (request: Request) => Response | Promise<Response>) {
+  serve({ fetch, port, hostname: "127.0.0.1" }, () => console.log("listening"));
+}
+
+if (mode === "studyflow") {
+  const config = loadConfig(process.env);
+  // Production logging (JSON lines at the configured level) to stdout, which the benchmark discards.
+  const logger = pino({ level: config.LOG_LEVEL });
+  const api = startApiServer({ config: { ...config, HOST: "127.0.0.1" }, logger, applicationName: "studyflow-bench" });
+  // a graceful exit writes the CPU profile of --profile
+  process.on("SIGTERM", () => void api.shutdown("SIGTERM"));
+} else if (mode === "bare") {
+  listen(bareApp().fetch);
+} else if (mode === "plain") {
+  const app = new Hono();
+  app.get("/healthz", (c) => c.json({ status: "ok" }));
+  listen(app.fetch);
+} else {
+  console.error("usage: api-bench-server.ts studyflow|bare|plain");
+  process.exit(2);
+}

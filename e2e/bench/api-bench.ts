@@ -1,0 +1,487 @@
+/**
+ * API load benchmark (`npm run bench:api`): studyflow's participant events against a bare Hono +
+ * postgres.js endpoint that makes the same writes in one transaction, measured in one run,
+ * interleaved, so the machine's noise hits both alike.
+ *
+ *   submit       POST /v1/studies/{k}/participants/{id}/responses, a random participant of N
+ *                (bare: lock the participant, update it, insert the response)
+ *   leave/enter  POST /v1/study-service/events/{k}/leave then /enter for the same profile, with a
+ *                participant token (bare: lock, update the status)
+ *   healthz      GET /healthz against a plain Hono app
+ *
+ * Each server runs in its own process (api-bench-server.ts); autocannon runs here. Before the load,
+ * each server's round trips to PostgreSQL per request are counted at the wire, warmed, on one
+ * pooled connection: a proxy in front of the database (testkit's) counts the times the client
+ * speaks again after the server answered.
+ *
+ *   npm run bench:api
+ *   npm run bench:api -- --duration 15 --rounds 3 --participants 100000
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import net from "node:net";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import autocannon from "autocannon";
+import postgres from "postgres";
+import { createDb, runMigrations } from "@studyflow/db";
+import { startTcpProxy, type TcpProxy } from "@studyflow/testkit";
+import {
+  createStudy,
+  grantPermission,
+  mintManagementToken,
+  mintParticipantToken,
+  participantIdsForProfile,
+  setStudyRules,
+} from "@studyflow/domain";
+
+const { values: args } = parseArgs({
+  options: {
+    participants: { type: "string", default: "100000" },
+    duration: { type: "string", default: "10" },
+    rounds: { type: "string", default: "3" },
+    connections: { type: "string", default: "16,64" },
+    /** Scenarios to run, by name prefix (e.g. "submit"); all by default. */
+    only: { type: "string" },
+    /** Writes a CPU profile of the studyflow API process into this directory (node --cpu-prof). */
+    profile: { type: "string" },
+  },
+});
+const N = Number(args.participants);
+const DURATION = Number(args.duration);
+const ROUNDS = Number(args.rounds);
+const CONNECTIONS = args.connections.split(",").map(Number);
+/**
+ * Profiles of the leave/enter load: each pipeline takes the next, eight times more than
+ * connections, so no two connections share one; each profile comes back every 512 pipelines, as a
+ * participant's app sends several requests in a session.
+ */
+const EVENT_PROFILES = 512;
+const STUDY = "bench-api";
+const RESEARCHER = "bench-researcher";
+const MANAGEMENT_SECRET = randomBytes(24).toString("hex");
+const PARTICIPANT_SECRET = randomBytes(24).toString("hex");
+const adminUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+const redisUrl = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
+const serverEntry = path.join(path.dirname(fileURLToPath(import.meta.url)), "api-bench-server.ts");
+
+const str = (value: string) => ({ dtype: "str", str: value });
+const num = (value: number) => ({ dtype: "num", num: value });
+const exp = (expression: unknown) => ({ dtype: "exp", exp: expression });
+const call = (name: string, ...data: unknown[]) => ({ name, data });
+const timestamp = (days: number) => exp(call("timestampWithOffset", num(days * 86_400)));
+
+/** Shaped like a case-editor-tools study: one IFTHEN per event type, one per survey inside SUBMIT. */
+const RULES = [
+  call(
+    "IFTHEN",
+    exp(call("checkEventType", str("ENTER"))),
+    exp(call("REMOVE_SURVEYS_BY_KEY", str("intake"))),
+    exp(call("ADD_NEW_SURVEY", str("intake"), timestamp(0), timestamp(30), str("prio"))),
+  ),
+  call(
+    "IFTHEN",
+    exp(call("checkEventType", str("SUBMIT"))),
+    exp(
+      call(
+        "IFTHEN",
+        exp(call("checkSurveyResponseKey", str("weekly"))),
+        exp(call("REMOVE_SURVEYS_BY_KEY", str("weekly"))),
+        exp(call("ADD_NEW_SURVEY", str("weekly"), timestamp(6), timestamp(13), str("normal"))),
+        exp(
+          call(
+            "IF",
+            exp(call("responseHasKeysAny", str("weekly.Q1"), str("rg.mcg"), str("fever"))),
+            exp(call("UPDATE_FLAG", str("symptoms"), str("yes"))),
+            exp(call("UPDATE_FLAG", str("symptoms"), str("no"))),
+          ),
+        ),
+      ),
+    ),
+  ),
+  call("IFTHEN", exp(call("checkEventType", str("LEAVE"))), exp(call("REMOVE_SURVEYS_BY_KEY", str("weekly")))),
+];
+
+const RESPONSE = JSON.stringify({
+  key: "weekly",
+  versionId: "",
+  submittedAt: 1_760_000_000,
+  responses: [
+    {
+      key: "weekly.Q1",
+      response: { key: "rg", items: [{ key: "mcg", items: [{ key: "fever" }, { key: "cough" }] }] },
+    },
+    { key: "weekly.Q2", response: { key: "rg", items: [{ key: "scg", items: [{ key: "2" }] }] } },
+    { key: "weekly.Q3", response: { key: "rg", items: [{ key: "input", value: "feeling tired" }] } },
+  ],
+});
+
+const databaseName = `sf_bench_api_${randomBytes(4).toString("hex")}`;
+const url = (() => {
+  const parsed = new URL(adminUrl);
+  parsed.pathname = `/${databaseName}`;
+  return parsed.toString();
+})();
+
+async function withAdmin<T>(work: (sql: postgres.Sql) => Promise<T>): Promise<T> {
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => undefined });
+  try {
+    return await work(admin);
+  } finally {
+    await admin.end();
+  }
+}
+
+interface EventProfile {
+  token: string;
+  profileId: string;
+  participantId: string;
+}
+
+async function seed(): Promise<{ eventProfiles: EventProfile[] }> {
+  const db = createDb(url, { max: 2 });
+  try {
+    const study = await createStudy(db.db, { key: STUDY });
+    await setStudyRules(db.db, STUDY, RULES, "bench");
+    await grantPermission(db.db, RESEARCHER, STUDY, "edit-participant-data");
+    const step = 50_000;
+    for (let start = 0; start < N; start += step) {
+      const end = Math.min(N, start + step) - 1;
+      await db.sql`
+        insert into participants (study_key, participant_id, study_status, entered_at, modified_at, flags,
+                                  assigned_surveys, last_submissions)
+        select ${STUDY}, 'p' || lpad(i::text, 9, '0'), 'active', 1700000000, 1700000000,
+          jsonb_build_object('group', 'g' || (i % 10), 'consent', 'given'),
+          jsonb_build_array(jsonb_build_object('surveyKey', 'weekly', 'validFrom', 1700000000,
+            'validUntil', 1800000000, 'category', 'normal')),
+          jsonb_build_object('intake', 1700000100, 'weekly', 1700600000)
+        from generate_series(${start}::int, ${end}::int) as i`;
+    }
+    // Profiles of the leave/enter load: a user each, its profile already a participant.
+    const eventProfiles: EventProfile[] = [];
+    const users = await db.sql<{ id: string }[]>`
+      insert into users (email, password_hash)
+      select 'bench-' || i || '@example.org', 'not-a-password' from generate_series(1, ${EVENT_PROFILES}::int) as i
+      returning id`;
+    const profiles = users.map((user) => ({ userId: user.id, id: randomBytes(16).toString("hex") }));
+    await db.sql`insert into profiles ${db.sql(
+      profiles.map((p) => ({ id: p.id, user_id: p.userId, main_profile: true })),
+    )}`;
+    const rows = profiles.map((profile) => ({
+      study_key: STUDY,
+      participant_id: participantIdsForProfile(study.secret, profile.id).participantId,
+      study_status: "active",
+      entered_at: 1_700_000_000,
+      modified_at: 1_700_000_000,
+    }));
+    for (let index = 0; index < rows.length; index += 1_000) {
+      await db.sql`insert into participants ${db.sql(rows.slice(index, index + 1_000))}`;
+    }
+    for (const [index, profile] of profiles.entries()) {
+      eventProfiles.push({
+        token: await mintParticipantToken({
+          userId: profile.userId,
+          tokenVersion: 0,
+          secret: PARTICIPANT_SECRET,
+          ttlSeconds: 6 * 3_600,
+        }),
+        profileId: profile.id,
+        participantId: rows[index]!.participant_id,
+      });
+    }
+    await db.sql`vacuum analyze`;
+    return { eventProfiles };
+  } finally {
+    await db.close();
+  }
+}
+
+/**
+ * Every event profile active again, so each leave/enter run starts alike; after the requests a
+ * run left in flight have settled (autocannon stops waiting for them, the server still serves them).
+ */
+async function reactivate(sql: postgres.Sql) {
+  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  await sql`update participants set study_status = 'active' where study_key = ${STUDY} and study_status <> 'active'`;
+}
+
+type Mode = "studyflow" | "bare" | "plain";
+
+interface Server {
+  mode: Mode;
+  port: number;
+  child: ChildProcess;
+}
+
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+async function startServer(mode: Mode, databaseUrl = url, poolSize = 10): Promise<Server> {
+  const port = await freePort();
+  const profiling =
+    args.profile && mode === "studyflow" && databaseUrl === url ? ["--cpu-prof", `--cpu-prof-dir=${args.profile}`] : [];
+  const child = spawn(process.execPath, [...profiling, "--import", "tsx", serverEntry, mode], {
+    env: {
+      ...process.env,
+      NODE_ENV: "production",
+      PORT: String(port),
+      DATABASE_URL: databaseUrl,
+      DATABASE_POOL_SIZE: String(poolSize),
+      REDIS_URL: redisUrl,
+      QUEUE_PREFIX: `sf-bench-api-${randomBytes(3).toString("hex")}`,
+      MANAGEMENT_JWT_SECRET: MANAGEMENT_SECRET,
+      PARTICIPANT_JWT_SECRET: PARTICIPANT_SECRET,
+      RESULT_DIR: path.join(process.env.TMPDIR ?? "/tmp", "sf-bench-api-results"),
+      LOG_LEVEL: "info",
+    },
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  for (let attempt = 0; attempt < 200; attempt++) {
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/healthz`);
+      if (res.ok) return { mode, port, child };
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  child.kill();
+  throw new Error(`${mode} server did not answer /healthz`);
+}
+
+interface Scenario {
+  name: string;
+  /** The studyflow server, and the one it is compared with. */
+  against: Mode;
+  connections: number[];
+  /** autocannon's requests for one server. */
+  requests: () => autocannon.Request[];
+  before?: () => Promise<void>;
+  /** Starts over with the first profile (the round-trip count repeats warmed requests). */
+  rewind?: () => void;
+}
+
+function scenarios(managementToken: string, eventProfiles: EventProfile[], sql: postgres.Sql): Scenario[] {
+  const jsonHeaders = (token: string) => ({ "content-type": "application/json", authorization: `Bearer ${token}` });
+  let nextProfile = 0;
+  return [
+    {
+      name: "submit",
+      against: "bare",
+      connections: CONNECTIONS,
+      requests: () => [
+        {
+          method: "POST",
+          headers: jsonHeaders(managementToken),
+          body: RESPONSE,
+          setupRequest: (request) => {
+            const id = `p${String(Math.floor(Math.random() * N)).padStart(9, "0")}`;
+            return { ...request, path: `/v1/studies/${STUDY}/participants/${id}/responses` };
+          },
+        },
+      ],
+    },
+    {
+      name: "leave/enter",
+      against: "bare",
+      connections: CONNECTIONS,
+      before: () => reactivate(sql),
+      rewind: () => {
+        nextProfile = 0;
+      },
+      // Two requests per pipeline, one profile for both, never the same profile on two connections.
+      requests: () => {
+        const eventRequest = (event: "leave" | "enter") => ({
+          method: "POST" as const,
+          path: `/v1/study-service/events/${STUDY}/${event}`,
+          setupRequest: (request: autocannon.Request, context: object) => {
+            const state = context as { profile?: EventProfile };
+            if (event === "leave") state.profile = eventProfiles[nextProfile++ % eventProfiles.length];
+            const profile = state.profile!;
+            return {
+              ...request,
+              headers: jsonHeaders(profile.token),
+              // the bare endpoint takes the participant id: it does no profile look-up
+              body: JSON.stringify({ profileID: profile.profileId, participantId: profile.participantId }),
+            };
+          },
+        });
+        return [eventRequest("leave"), eventRequest("enter")];
+      },
+    },
+    {
+      name: "GET /healthz",
+      against: "plain",
+      connections: [16],
+      requests: () => [{ method: "GET", path: "/healthz" }],
+    },
+  ];
+}
+
+interface Figures {
+  rps: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+}
+
+async function load(server: Server, scenario: Scenario, connections: number): Promise<Figures> {
+  await scenario.before?.();
+  const result = await autocannon({
+    url: `http://127.0.0.1:${server.port}`,
+    connections,
+    duration: DURATION,
+    requests: scenario.requests(),
+  });
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors + result.timeouts,
+  };
+}
+
+/** Round trips to PostgreSQL per request of a scenario, counted over sequential requests. */
+async function roundTripsPer(mode: Mode, scenario: Scenario, proxy: TcpProxy) {
+  const counted = new URL(url);
+  counted.hostname = "127.0.0.1";
+  counted.port = String(proxy.port);
+  const server = await startServer(mode, counted.toString(), 1);
+  try {
+    await scenario.before?.();
+    const run = async (count: number) => {
+      scenario.rewind?.();
+      const requests = scenario.requests();
+      const context: Record<string, unknown> = {};
+      for (let index = 0; index < count; index++) {
+        for (const template of requests) {
+          const setup = template.setupRequest;
+          const request = typeof setup === "function" ? setup({ ...template }, context) : template;
+          const res = await fetch(`http://127.0.0.1:${server.port}${request.path ?? "/"}`, {
+            method: request.method ?? "GET",
+            headers: request.headers as Record<string, string> | undefined,
+            body: request.body as string | undefined,
+          });
+          if (!res.ok) throw new Error(`${scenario.name} on ${mode}: ${res.status} ${await res.text()}`);
+        }
+      }
+      return requests.length * count;
+    };
+    await run(20); // connects the pool, prepares its statements and fills the caches
+    proxy.takeRoundTrips();
+    const requests = await run(20);
+    return proxy.takeRoundTrips() / requests;
+  } finally {
+    server.child.kill();
+  }
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN;
+const fixed = (value: number, digits = 0) =>
+  value.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
+
+async function main() {
+  await withAdmin((admin) => admin.unsafe(`create database ${databaseName}`));
+  const servers: Server[] = [];
+  const sql = postgres(url, { max: 1, onnotice: () => undefined });
+  try {
+    await runMigrations(url);
+    const seedStarted = performance.now();
+    const { eventProfiles } = await seed();
+    console.log(`seeded ${fixed(N)} participants in ${fixed((performance.now() - seedStarted) / 1000, 1)} s`);
+    const managementToken = await mintManagementToken({
+      subject: RESEARCHER,
+      isAdmin: false,
+      secret: MANAGEMENT_SECRET,
+      ttlSeconds: 6 * 3_600,
+    });
+    const all = scenarios(managementToken, eventProfiles, sql).filter((scenario) =>
+      scenario.name.startsWith(args.only ?? ""),
+    );
+
+    const database = new URL(url);
+    const proxy = await startTcpProxy(database.hostname, Number(database.port || 5432));
+    const roundTrips = new Map<string, number>();
+    for (const scenario of all) {
+      for (const mode of ["studyflow", scenario.against] as const) {
+        roundTrips.set(`${scenario.name}/${mode}`, await roundTripsPer(mode, scenario, proxy));
+      }
+    }
+    await proxy.close();
+
+    for (const mode of ["studyflow", "bare", "plain"] as const) servers.push(await startServer(mode));
+    const serverOf = (mode: Mode) => servers.find((server) => server.mode === mode)!;
+    // warm-up: JIT, pools, caches
+    for (const scenario of all) {
+      for (const mode of ["studyflow", scenario.against] as const) {
+        await autocannon({
+          url: `http://127.0.0.1:${serverOf(mode).port}`,
+          connections: 8,
+          duration: 2,
+          requests: scenario.requests(),
+        });
+      }
+    }
+
+    const figures = new Map<string, Figures[]>();
+    for (let round = 1; round <= ROUNDS; round++) {
+      for (const scenario of all) {
+        for (const connections of scenario.connections) {
+          for (const mode of ["studyflow", scenario.against] as const) {
+            const measured = await load(serverOf(mode), scenario, connections);
+            const key = `${scenario.name}/${connections}/${mode}`;
+            figures.set(key, [...(figures.get(key) ?? []), measured]);
+            console.log(
+              `round ${round} ${scenario.name.padEnd(12)} ${String(connections).padStart(2)} conns ${mode.padEnd(9)} ` +
+                `${fixed(measured.rps).padStart(7)} req/s  p50 ${measured.p50} ms  p99 ${measured.p99} ms` +
+                (measured.non2xx || measured.errors ? `  non-2xx ${measured.non2xx} errors ${measured.errors}` : ""),
+            );
+          }
+        }
+      }
+    }
+
+    console.log(
+      `\nmedians of ${ROUNDS} rounds of ${DURATION} s, ${fixed(N)} participants, Node ${process.version}, one machine, one run`,
+    );
+    console.log(
+      "| scenario | conns | studyflow req/s | baseline req/s | ratio | p50 sf / base (ms) | p99 sf / base (ms) | p99 ratio | round trips sf / base |",
+    );
+    console.log("|---|---|---|---|---|---|---|---|---|");
+    for (const scenario of all) {
+      for (const connections of scenario.connections) {
+        const ours = figures.get(`${scenario.name}/${connections}/studyflow`) ?? [];
+        const theirs = figures.get(`${scenario.name}/${connections}/${scenario.against}`) ?? [];
+        const pick = (list: Figures[], field: keyof Figures) => median(list.map((f) => f[field]));
+        const ratio = pick(ours, "rps") / pick(theirs, "rps");
+        const p99Ratio = pick(ours, "p99") / Math.max(1, pick(theirs, "p99"));
+        const trips = `${fixed(roundTrips.get(`${scenario.name}/studyflow`) ?? NaN, 1)} / ${fixed(roundTrips.get(`${scenario.name}/${scenario.against}`) ?? NaN, 1)}`;
+        console.log(
+          `| ${scenario.name} (vs ${scenario.against}) | ${connections} | ${fixed(pick(ours, "rps"))} | ${fixed(pick(theirs, "rps"))} | ` +
+            `${fixed(ratio, 2)} | ${pick(ours, "p50")} / ${pick(theirs, "p50")} | ${pick(ours, "p99")} / ${pick(theirs, "p99")} | ` +
+            `${fixed(p99Ratio, 2)} | ${trips} |`,
+        );
+      }
+    }
+  } finally {
+    await Promise.all(
+      servers.map(async ({ child }) => {
+        const exited = new Promise((resolve) => child.once("exit", resolve));
+        child.kill("SIGTERM");
+        await exited;
+      }),
+    );
+    await sql.end();
+    await withAdmin((admin) => admin.unsafe(`drop database if exists ${databaseName} with (force)`));
+  }
+}
+
+await main();
