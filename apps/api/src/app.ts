@@ -1,6 +1,7 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { attachReadCache } from "@studyflow/domain";
 import type { AppEnv } from "./app-env";
+import { createConsoleRouter } from "./console";
 import type { AppDeps } from "./deps";
 import { errorBody, handleError } from "./errors";
 import { createApiMetrics, registerMetrics } from "./metrics";
@@ -56,6 +57,7 @@ export function createApp(appDeps: AppDeps) {
   app.route("/", createHealthRouter(deps));
   app.route("/v1/password-reset", createPasswordResetRouter(deps, limiter));
   app.route("/reset-password", createResetPasswordPageRouter());
+  app.route("/console", createConsoleRouter());
   app.route("/v1/studies/:studyKey/participants", createParticipantsRouter(deps));
   app.route("/v1/studies/:studyKey/run-actions", createRunActionsRouter(deps));
   app.route("/v1/studies/:studyKey/surveys", createSurveysRouter(deps));

@@ -77,7 +77,7 @@ interface Operation {
 }
 
 /** Served, but not part of the API document. */
-const UNDOCUMENTED = ["GET /reset-password", "GET /metrics", "GET /docs", "GET /openapi.json"];
+const UNDOCUMENTED = ["GET /reset-password", "GET /metrics", "GET /docs", "GET /openapi.json", "GET /console"];
 
 function operationsOf(doc: OpenApiDocument): Operation[] {
   const documented = Object.entries(doc.paths).flatMap(([template, methods]) =>
@@ -1167,6 +1167,7 @@ function actionOf(op: Operation): string {
   if (op.template.endsWith("/audit-log")) return "read-audit-log";
   if (op.id === "PATCH /v1/studies/{studyKey}") return "update-study-props";
   if (op.id === "GET /v1/studies/{studyKey}" || op.id === "GET /v1/studies") return "any";
+  if (op.id === "GET /v1/studies/{studyKey}/participant-counts") return "any";
   throw new Error(`${op.id}: which permission does it need? Teach the fuzz test.`);
 }
 

@@ -19,6 +19,8 @@ describe("routers and their auth boundaries", () => {
   const management = [
     "POST /v1/studies/study-a/participants/p1/responses",
     "POST /v1/studies/study-a/run-actions/participants/",
+    "POST /v1/studies/study-a/run-actions/validate",
+    "GET /v1/studies/study-a/run-actions/participants/tasks",
     "GET /v1/studies/study-a/run-actions/participants/task/t1",
     "GET /v1/studies/study-a/run-actions/participants/task/t1/result",
     "POST /v1/studies/study-a/run-actions/participants/task/t1/cancel",
@@ -27,6 +29,7 @@ describe("routers and their auth boundaries", () => {
     "GET /v1/studies/study-a/rule-failures",
     "GET /v1/studies",
     "GET /v1/studies/study-a",
+    "GET /v1/studies/study-a/participant-counts",
     "PATCH /v1/studies/study-a",
     "GET /v1/studies/study-a/audit-log",
     "GET /v1/studies/study-a/messages",
@@ -91,6 +94,8 @@ describe("routers and their auth boundaries", () => {
       "POST /v1/password-reset/reset": undefined,
       "POST /v1/studies/{studyKey}/participants/{participantID}/responses": managementSecurity,
       "POST /v1/studies/{studyKey}/run-actions/participants/": managementSecurity,
+      "POST /v1/studies/{studyKey}/run-actions/validate": managementSecurity,
+      "GET /v1/studies/{studyKey}/run-actions/participants/tasks": managementSecurity,
       "GET /v1/studies/{studyKey}/run-actions/participants/task/{taskID}": managementSecurity,
       "GET /v1/studies/{studyKey}/run-actions/participants/task/{taskID}/result": managementSecurity,
       "POST /v1/studies/{studyKey}/run-actions/participants/task/{taskID}/cancel": managementSecurity,
@@ -99,6 +104,7 @@ describe("routers and their auth boundaries", () => {
       "GET /v1/studies/{studyKey}/rule-failures": managementSecurity,
       "GET /v1/studies": managementSecurity,
       "GET /v1/studies/{studyKey}": managementSecurity,
+      "GET /v1/studies/{studyKey}/participant-counts": managementSecurity,
       "PATCH /v1/studies/{studyKey}": managementSecurity,
       "GET /v1/studies/{studyKey}/audit-log": managementSecurity,
       "GET /v1/studies/{studyKey}/messages": managementSecurity,
@@ -184,7 +190,7 @@ describe("routers and their auth boundaries", () => {
       const res = await postJson(t, path, {}, undefined, "POST", headers);
       expect(res.status, path).toBe(400);
     }
-    for (const path of ["/healthz", "/readyz", "/openapi.json", "/docs", "/reset-password", "/metrics"]) {
+    for (const path of ["/healthz", "/readyz", "/openapi.json", "/docs", "/reset-password", "/metrics", "/console"]) {
       expect((await t.app.request(path)).status, path).toBe(200);
     }
     const unknown = await t.app.request("/v1/password-reset/other", { method: "POST" });

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { TASK_STATUSES } from "@studyflow/db";
-import type { StudyTimerState, TaskRow, TimerTaskRow } from "@studyflow/domain";
+import { TASK_STATUSES, type RunActionsInput } from "@studyflow/db";
+import { isTimerTask, type StudyTimerState, type TaskRow, type TimerTaskRow } from "@studyflow/domain";
 
 /** The Task of the interface: timestamps as ISO 8601 strings. */
 export const taskSchema = z
@@ -102,5 +102,29 @@ export function presentStudyTimer(state: StudyTimerState): z.infer<typeof studyT
     dueNow: state.dueNow,
     updatedBy: state.updatedBy,
     updatedAt: state.updatedAt?.toISOString() ?? null,
+  };
+}
+
+/** A task as the task list shows it: the Task, when it ran, and what kind of run it was. */
+export const taskListItemSchema = taskSchema
+  .extend({
+    startedAt: z.string().nullable().openapi({ format: "date-time", description: "null until a worker takes it" }),
+    finishedAt: z.string().nullable().openapi({ format: "date-time", description: "null until it ends" }),
+    dryRun: z.boolean().openapi({ description: "a run-actions dry run (evaluated and counted, nothing written)" }),
+    tick: z
+      .object({ dueAt: z.string().openapi({ format: "date-time" }), rulesVersion: z.number().int() })
+      .nullable()
+      .openapi({ description: "a timer tick's slot and the study rules version it runs; null for run-actions" }),
+  })
+  .openapi("TaskListItem");
+
+export function presentTaskListItem(row: TaskRow): z.infer<typeof taskListItemSchema> {
+  const tick = isTimerTask(row) ? { dueAt: row.input.dueAt, rulesVersion: row.input.rulesVersion } : null;
+  return {
+    ...presentTask(row),
+    startedAt: row.startedAt?.toISOString() ?? null,
+    finishedAt: row.finishedAt?.toISOString() ?? null,
+    dryRun: !isTimerTask(row) && (row.input as RunActionsInput).dryRun === true,
+    tick,
   };
 }

@@ -9,7 +9,7 @@ import { errorResponses } from "../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonBody, jsonContent, studyKeyParam } from "../schemas";
 
 /** A study's rule set is small; this bound stops a body from keeping the validator busy. */
-const MAX_RULES = 1_000;
+export const MAX_RULES = 1_000;
 
 const expressionSchema = z
   .object({ name: z.string() })

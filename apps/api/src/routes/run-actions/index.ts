@@ -7,13 +7,17 @@ import { registerCancelTask } from "./cancel-task";
 import { registerCreateTask } from "./create-task";
 import { registerGetTask } from "./get-task";
 import { registerGetTaskResult } from "./get-task-result";
+import { registerListTasks } from "./list-tasks";
 import { registerTaskEvents } from "./task-events";
+import { registerValidateRules } from "./validate-rules";
 
 /** Rule actions run on a study's participants as background tasks, and those tasks. */
 export function createRunActionsRouter(deps: AppDeps) {
   const router = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   router.use(managementAuth(deps));
   registerCreateTask(router, deps);
+  registerValidateRules(router, deps);
+  registerListTasks(router, deps);
   registerGetTask(router, deps);
   registerGetTaskResult(router, deps);
   registerCancelTask(router, deps);

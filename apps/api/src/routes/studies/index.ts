@@ -7,6 +7,7 @@ import { createCodeListsRouter } from "./code-lists";
 import { createMessageTemplatesRouter } from "./message-templates";
 import { createSubscriptionsRouter } from "./subscriptions";
 import { createTimerRouter } from "./timer";
+import { registerGetParticipantCounts } from "./get-participant-counts";
 import { registerGetStudy } from "./get-study";
 import { registerListAuditLog } from "./list-audit-log";
 import { registerListMessages } from "./list-messages";
@@ -27,6 +28,7 @@ export function createStudiesRouter(deps: AppDeps) {
   router.use(managementAuth(deps));
   registerListStudies(router, deps);
   registerGetStudy(router, deps);
+  registerGetParticipantCounts(router, deps);
   registerUpdateStudy(router, deps);
   registerTrackAccount(router, deps);
   registerListRuleFailures(router, deps);

@@ -1,0 +1,86 @@
+// @ts-check
+// The shapes of the API answers the console reads (see /openapi.json for the full contract).
+
+/**
+ * @typedef {object} Study
+ * @property {string} key
+ * @property {string} status
+ * @property {{ name: Record<string, string>, description: Record<string, string>, tags: string[] }} props
+ * @property {number | null} currentRulesVersion
+ */
+
+/**
+ * @typedef {"queued" | "in_progress" | "completed" | "failed" | "canceled" | "skipped"} TaskStatus
+ */
+
+/**
+ * @typedef {object} Task
+ * @property {string} id
+ * @property {"run-actions" | "timer"} kind
+ * @property {string} createdAt
+ * @property {string} createdBy
+ * @property {string} updatedAt
+ * @property {TaskStatus} status
+ * @property {number} targetCount
+ * @property {number} processedCount
+ * @property {string} resultFile
+ * @property {string} error
+ */
+
+/**
+ * @typedef {Task & {
+ *   startedAt: string | null,
+ *   finishedAt: string | null,
+ *   dryRun: boolean,
+ *   tick: { dueAt: string, rulesVersion: number } | null
+ * }} TaskListItem
+ */
+
+/**
+ * @typedef {object} ResultDocument
+ * @property {number} participantCount
+ * @property {number[]} participantStateChangedPerRule
+ * @property {number} errorCount
+ * @property {{ participantId: string, error: string }[]} errors
+ * @property {number} durationMs
+ * @property {boolean} dryRun
+ * @property {{ dueAt: string, rulesVersion: number }} [tick]
+ */
+
+/**
+ * @typedef {object} RuleFailure
+ * @property {string} id
+ * @property {string} participantId
+ * @property {string} eventType
+ * @property {string} eventKey
+ * @property {number | null} rulesVersion
+ * @property {string | null} taskId
+ * @property {number} ruleIndex
+ * @property {string} path
+ * @property {string} message
+ * @property {string} outcome
+ * @property {string} occurredAt
+ */
+
+/**
+ * @typedef {object} StudyTimer
+ * @property {boolean} paused
+ * @property {boolean} handlesTimer
+ * @property {boolean} studyActive
+ * @property {number} effectiveIntervalSeconds
+ * @property {{ dueAt: string, rulesVersion: number, task: Task } | null} lastTick
+ * @property {string | null} nextTickAt
+ * @property {boolean} dueNow
+ */
+
+/**
+ * @typedef {object} ParticipantCounts
+ * @property {Record<string, number>} byStatus
+ * @property {number} total
+ */
+
+/**
+ * @typedef {{ path: string, message: string }} RuleIssue
+ */
+
+export {};

@@ -1,0 +1,170 @@
+// @ts-check
+// The console's entry: sign-in, the page header, and the pages, chosen by the address's fragment
+// (#/studies, #/studies/{key}/run, …/tasks, …/tasks/{id}, …/failures). Leaving a page stops its
+// requests and event streams.
+import { whenUnauthorized } from "./api.js";
+import { h, replace } from "./dom.js";
+import { renderFailures } from "./page-failures.js";
+import { renderRun } from "./page-run.js";
+import { renderSignIn } from "./page-sign-in.js";
+import { renderStudies } from "./page-studies.js";
+import { renderTask, renderTasks } from "./page-tasks.js";
+import { clearCredential, describeCredential, loadCredential } from "./session.js";
+import { studyHref } from "./study-links.js";
+
+/**
+ * @typedef {{ name: "studies" } | { name: "run" | "tasks" | "failures", studyKey: string } |
+ *   { name: "task", studyKey: string, taskId: string } | { name: "unknown" }} Route
+ */
+
+const main = /** @type {HTMLElement} */ (document.getElementById("main"));
+const nav = /** @type {HTMLElement} */ (document.getElementById("site-nav"));
+const who = /** @type {HTMLElement} */ (document.getElementById("who"));
+
+/** Ends the current page: aborts its requests and streams. */
+let leave = () => {};
+
+/**
+ * @param {string} hash
+ * @returns {Route}
+ */
+function routeOf(hash) {
+  const parts = hash.replace(/^#\/?/, "").split("/");
+  if (parts[0] === "" || (parts[0] === "studies" && parts.length === 1)) return { name: "studies" };
+  if (parts[0] !== "studies" || parts[1] === undefined || parts[1] === "") return { name: "unknown" };
+  let studyKey;
+  try {
+    studyKey = decodeURIComponent(parts[1]);
+  } catch {
+    return { name: "unknown" };
+  }
+  const page = parts[2];
+  if (parts.length === 3 && (page === "run" || page === "tasks" || page === "failures"))
+    return { name: page, studyKey };
+  if (parts.length === 4 && page === "tasks" && parts[3]) {
+    try {
+      return { name: "task", studyKey, taskId: decodeURIComponent(parts[3]) };
+    } catch {
+      return { name: "unknown" };
+    }
+  }
+  return { name: "unknown" };
+}
+
+/** @param {Route} route */
+function renderNav(route) {
+  /** @param {string} href @param {string} text @param {boolean} current */
+  const link = (href, text, current) => h("a", { href, "aria-current": current ? "page" : null }, text);
+  const items = [link("#/studies", "Studies", route.name === "studies")];
+  if ("studyKey" in route) {
+    const { studyKey } = route;
+    items.push(
+      link(studyHref(studyKey, "run"), "Run actions", route.name === "run"),
+      link(studyHref(studyKey, "tasks"), "Tasks", route.name === "tasks" || route.name === "task"),
+      link(studyHref(studyKey, "failures"), "Rule failures", route.name === "failures"),
+    );
+  }
+  replace(
+    nav,
+    h(
+      "ul",
+      {},
+      items.map((item) => h("li", {}, item)),
+    ),
+  );
+}
+
+/** @param {string} [reason] */
+function showSignIn(reason) {
+  leave();
+  replace(nav);
+  replace(who);
+  document.title = "Sign in · studyflow console";
+  renderSignIn(main, { onSignedIn: render, ...(reason ? { reason } : {}) });
+}
+
+function render() {
+  leave();
+  const credential = loadCredential();
+  if (!credential) {
+    showSignIn();
+    return;
+  }
+  const controller = new AbortController();
+  /** @type {(() => void)[]} */
+  const stops = [];
+  leave = () => {
+    controller.abort();
+    for (const stop of stops.splice(0)) stop();
+    leave = () => {};
+  };
+  /** @param {() => void} stop */
+  const onLeave = (stop) => stops.push(stop);
+  const signal = controller.signal;
+
+  const subject = describeCredential(credential);
+  replace(
+    who,
+    h("span", {}, "Signed in as ", h("strong", {}, subject)),
+    " ",
+    h(
+      "button",
+      {
+        type: "button",
+        className: "secondary",
+        onclick: () => {
+          clearCredential();
+          showSignIn();
+        },
+      },
+      "Sign out",
+    ),
+  );
+
+  const route = routeOf(location.hash);
+  renderNav(route);
+  switch (route.name) {
+    case "studies":
+      void renderStudies(main, signal, subject);
+      break;
+    case "run":
+      renderRun(main, route.studyKey, onLeave);
+      break;
+    case "tasks":
+      renderTasks(main, route.studyKey, signal);
+      break;
+    case "task":
+      void renderTask(main, route.studyKey, route.taskId, signal, onLeave);
+      break;
+    case "failures":
+      renderFailures(main, route.studyKey, signal);
+      break;
+    case "unknown":
+      replace(
+        main,
+        h("h1", { id: "page-title", tabindex: "-1" }, "No such page"),
+        h("p", {}, h("a", { href: "#/studies" }, "Go to the studies")),
+      );
+      break;
+  }
+  const title = document.getElementById("page-title");
+  document.title = `${title?.textContent ?? "studyflow"} · studyflow console`;
+  if (document.activeElement === document.body || document.activeElement === null) title?.focus();
+}
+
+whenUnauthorized((error) => {
+  if (!loadCredential()) return;
+  clearCredential();
+  showSignIn(`Signed out: ${error.message}.`);
+});
+
+// The skip link would otherwise change the fragment, which names the page.
+document.querySelector(".skip-link")?.addEventListener("click", (event) => {
+  event.preventDefault();
+  main.focus();
+});
+window.addEventListener("hashchange", () => {
+  render();
+  document.getElementById("page-title")?.focus();
+});
+render();

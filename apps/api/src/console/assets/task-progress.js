@@ -1,0 +1,239 @@
+// @ts-check
+// A task followed live: the progress bar fed by the task's event stream, the rate and the time
+// left, cancel, and once it has completed its result (per-rule change counts, the first errors,
+// the result file).
+import { ApiError, call, get, readTaskEvents, taskPath } from "./api.js";
+import { details, h, notice, replace } from "./dom.js";
+import { count, duration, instant, percent } from "./format.js";
+
+/**
+ * @typedef {import("./api-types.js").Task} Task
+ * @typedef {import("./api-types.js").ResultDocument} ResultDocument
+ */
+
+const TERMINAL = new Set(["completed", "failed", "canceled", "skipped"]);
+/** The rate is measured over the last few seconds, so a slow start does not skew the time left. */
+const RATE_WINDOW_MS = 5_000;
+/** The server ends a stream after 30 minutes; the console reconnects after this pause. */
+const RECONNECT_AFTER_MS = 1_000;
+/** The first errors of the result file that the page lists (the file holds more). */
+const ERRORS_SHOWN = 10;
+
+/** @type {Record<string, string>} */
+const STATUS_WORDS = {
+  queued: "queued",
+  in_progress: "running",
+  completed: "completed",
+  failed: "failed",
+  canceled: "canceled",
+  skipped: "skipped (another task of the study was running)",
+};
+
+/**
+ * @param {{ studyKey: string, task: Task, ruleNames?: string[], headingLevel?: "h2" | "h3" }} options
+ */
+export function createTaskProgress({ studyKey, task, ruleNames = [], headingLevel = "h2" }) {
+  const controller = new AbortController();
+  const bar = h("progress", { id: `progress-${task.id}`, max: 1, value: 0 });
+  const progressText = h("p", { className: "progress-text", role: "status" });
+  const facts = h("div");
+  const cancelButton = h("button", { type: "button", className: "danger" }, "Cancel task");
+  const message = h("div", { "aria-live": "polite" });
+  const result = h("div", { className: "task-result" });
+  const element = h(
+    "section",
+    { className: "task-progress", "aria-labelledby": `task-heading-${task.id}`, "data-task-id": task.id },
+    h(
+      headingLevel,
+      { id: `task-heading-${task.id}` },
+      task.kind === "timer" ? "Timer tick " : "Task ",
+      h("code", {}, task.id),
+    ),
+    facts,
+    h("label", { for: `progress-${task.id}` }, "Progress"),
+    bar,
+    progressText,
+    h("div", { className: "actions" }, cancelButton),
+    message,
+    result,
+  );
+
+  /** @type {{ at: number, processed: number }[]} */
+  const samples = [];
+  let current = task;
+  let resultShown = false;
+  /** @type {string | undefined} the result file, kept by the page for its download link */
+  let fileUrl;
+
+  /** @param {Task} next */
+  const show = (next) => {
+    current = next;
+    element.dataset.status = next.status;
+    const now = performance.now();
+    samples.push({ at: now, processed: next.processedCount });
+    while (samples.length > 2 && now - (samples[0]?.at ?? now) > RATE_WINDOW_MS) samples.shift();
+
+    const target = next.targetCount;
+    const done = next.status === "completed";
+    bar.max = Math.max(target, 1);
+    bar.value = target === 0 ? (done ? 1 : 0) : Math.min(done ? target : next.processedCount, target);
+    const summary = describeProgress(next, samples);
+    bar.setAttribute("aria-valuetext", `${summary.percent} %`);
+    progressText.textContent = summary.text;
+
+    replace(
+      facts,
+      details([
+        ["Status", h("span", { className: `status status-${next.status}` }, STATUS_WORDS[next.status] ?? next.status)],
+        ["Started by", next.createdBy],
+        ["Created", instant(next.createdAt)],
+        ["Last change", instant(next.updatedAt)],
+      ]),
+    );
+    cancelButton.hidden = TERMINAL.has(next.status);
+    if (next.error) replace(message, notice(next.error, next.status === "failed" ? "error" : "note"));
+    if (done && !resultShown) {
+      resultShown = true;
+      void showResult();
+    }
+  };
+
+  const showResult = async () => {
+    replace(result, notice("Reading the result…"));
+    try {
+      const document_ = /** @type {ResultDocument} */ (
+        await get(taskPath(studyKey, current.id, "/result"), controller.signal)
+      );
+      renderResult(document_);
+    } catch (error) {
+      if (controller.signal.aborted) return;
+      replace(result, notice(`The result could not be read: ${errorText(error)}`, "error"));
+    }
+  };
+
+  /** @param {ResultDocument} document_ */
+  const renderResult = (document_) => {
+    const file = new Blob([`${JSON.stringify(document_, null, 2)}\n`], { type: "application/json" });
+    fileUrl = URL.createObjectURL(file);
+    const link = h(
+      "a",
+      { href: fileUrl, download: `task-${current.id}.json`, className: "download" },
+      "Download the result file (JSON)",
+    );
+    const perRule = h(
+      "table",
+      { className: "per-rule" },
+      h("caption", {}, "Participants changed per rule"),
+      h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Rule"), h("th", { scope: "col" }, "Participants changed"))),
+      h(
+        "tbody",
+        {},
+        document_.participantStateChangedPerRule.map((changed, index) =>
+          h(
+            "tr",
+            {},
+            h("th", { scope: "row" }, `${index}`, ruleNames[index] ? ` · ${ruleNames[index]}` : ""),
+            h("td", { className: "number" }, count(changed)),
+          ),
+        ),
+      ),
+    );
+    const errors = document_.errors.slice(0, ERRORS_SHOWN);
+    replace(
+      result,
+      h("h3", {}, document_.dryRun ? "Result of the dry run (nothing was written)" : "Result"),
+      details([
+        ["Participants", count(document_.participantCount)],
+        ["Errors", count(document_.errorCount)],
+        ["Duration", duration(document_.durationMs)],
+      ]),
+      perRule,
+      errors.length > 0
+        ? [
+            h("h4", {}, `First errors (${count(errors.length)} of ${count(document_.errorCount)})`),
+            h(
+              "ul",
+              { className: "task-errors" },
+              errors.map((entry) => h("li", {}, h("code", {}, entry.participantId), ": ", entry.error)),
+            ),
+          ]
+        : null,
+      h("p", {}, link),
+    );
+  };
+
+  const follow = async () => {
+    while (!controller.signal.aborted && !TERMINAL.has(current.status)) {
+      try {
+        await readTaskEvents(
+          taskPath(studyKey, current.id, "/events"),
+          (next) => show(/** @type {Task} */ (next)),
+          controller.signal,
+        );
+      } catch (error) {
+        if (controller.signal.aborted) return;
+        if (error instanceof ApiError && error.status < 500) {
+          replace(message, notice(`The task can no longer be followed: ${error.message}`, "error"));
+          return;
+        }
+      }
+      if (!TERMINAL.has(current.status)) await new Promise((resolve) => setTimeout(resolve, RECONNECT_AFTER_MS));
+    }
+  };
+
+  cancelButton.addEventListener("click", () => {
+    cancelButton.disabled = true;
+    call("POST", taskPath(studyKey, current.id, "/cancel"), { signal: controller.signal })
+      .then((answer) => show(/** @type {{ task: Task }} */ (answer).task))
+      .catch((/** @type {unknown} */ error) => {
+        if (!controller.signal.aborted) replace(message, notice(`Not canceled: ${errorText(error)}`, "error"));
+      })
+      .finally(() => {
+        cancelButton.disabled = false;
+      });
+  });
+
+  show(task);
+  void follow();
+  return {
+    element,
+    /** Ends the stream and the requests (the page is left). */
+    stop() {
+      controller.abort();
+      if (fileUrl) URL.revokeObjectURL(fileUrl);
+    },
+  };
+}
+
+/**
+ * What the progress line says: processed of target, and while the task runs the rate over the
+ * last samples and the time left at that rate.
+ * @param {Pick<Task, "status" | "targetCount" | "processedCount">} task
+ * @param {{ at: number, processed: number }[]} samples milliseconds and processed counts, oldest first
+ */
+export function describeProgress(task, samples) {
+  const target = task.targetCount;
+  const processed = task.status === "completed" ? Math.max(task.processedCount, target) : task.processedCount;
+  // An empty study's task is all done once completed, and not before.
+  const share = target === 0 ? (task.status === "completed" ? 100 : 0) : percent(processed, target);
+  const parts = [`${count(processed)} of ${count(target)} participants (${share} %)`];
+  const first = samples[0];
+  const last = samples.at(-1);
+  const seconds = first && last ? (last.at - first.at) / 1_000 : 0;
+  // Under a fifth of a second of samples says more about the stream's timing than the workers'.
+  const rate = seconds >= 0.2 && first && last ? (last.processed - first.processed) / seconds : 0;
+  if (!TERMINAL.has(task.status) && rate > 0) {
+    parts.push(
+      `${count(Math.round(rate))} per second`,
+      `about ${duration(((target - processed) / rate) * 1_000)} left`,
+    );
+  } else {
+    parts.push(STATUS_WORDS[task.status] ?? task.status);
+  }
+  return { text: parts.join(" · "), percent: share };
+}
+
+/** @param {unknown} error */
+export function errorText(error) {
+  return error instanceof Error ? error.message : "something went wrong";
+}

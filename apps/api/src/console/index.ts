@@ -1,0 +1,94 @@
+import { readFileSync, readdirSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { Hono } from "hono";
+import { etag } from "hono/etag";
+import { secureHeaders } from "hono/secure-headers";
+import type { AppEnv } from "../app-env";
+import { errorBody } from "../errors";
+
+/**
+ * The browser console (/console): one static page and its ES modules and stylesheet, served from
+ * the assets folder beside this file (the production build copies it next to the bundle). It holds
+ * no data and no secret: the page signs in in the browser and calls the JSON API with the token,
+ * which is where permissions are enforced.
+ */
+const ASSETS_DIR = fileURLToPath(new URL("./assets/", import.meta.url));
+
+/** What is served below /console/assets/; the folder's tsconfig.json and the page itself are not. */
+const CONTENT_TYPES: Record<string, string> = {
+  ".js": "text/javascript; charset=utf-8",
+  ".css": "text/css; charset=utf-8",
+};
+
+interface Asset {
+  body: string;
+  contentType: string;
+}
+
+/** Read once: the files are small and change only with a deployment. */
+function readAssets(): { html: string; assets: Map<string, Asset> } {
+  const assets = new Map<string, Asset>();
+  for (const name of readdirSync(ASSETS_DIR)) {
+    const contentType = CONTENT_TYPES[path.extname(name)];
+    if (contentType) assets.set(name, { body: readFileSync(path.join(ASSETS_DIR, name), "utf8"), contentType });
+  }
+  return { html: readFileSync(path.join(ASSETS_DIR, "index.html"), "utf8"), assets };
+}
+
+/**
+ * Scripts and styles only from this origin's files (no inline code, so an injected tag or handler
+ * could not run), calls only to this origin, no frames, no plugins, no forms posting elsewhere;
+ * and Trusted Types with no policy: the browser itself refuses any HTML string written into the
+ * page (innerHTML and the like), on top of the console building its DOM from text.
+ */
+const CONSOLE_CSP = {
+  defaultSrc: ["'none'"],
+  scriptSrc: ["'self'"],
+  styleSrc: ["'self'"],
+  connectSrc: ["'self'"],
+  imgSrc: ["'self'"],
+  baseUri: ["'none'"],
+  formAction: ["'none'"],
+  frameAncestors: ["'none'"],
+  requireTrustedTypesFor: ["'script'"],
+  trustedTypes: ["'none'"],
+};
+
+/** Pages for people, outside the API document (plain Hono routes, not openapi ones). */
+export function createConsoleRouter() {
+  const { html, assets } = readAssets();
+  const router = new Hono<AppEnv>();
+  router.use(
+    secureHeaders({
+      contentSecurityPolicy: CONSOLE_CSP,
+      // The token travels in headers only; no address of the console is worth leaking.
+      referrerPolicy: "no-referrer",
+      // HSTS is the TLS terminator's to send for the whole host, not one path's.
+      strictTransportSecurity: false,
+    }),
+  );
+  // Revalidated on each load (no-cache) and answered 304 while unchanged.
+  router.use(etag());
+  router.use(async (c, next) => {
+    await next();
+    c.header("Cache-Control", "no-cache");
+  });
+  // "/console/" is how many people type it; the page has one address. (This middleware's own
+  // route is the mount point followed by "/*".)
+  router.use(async (c, next) => {
+    const page = c.req.routePath.replace(/\/\*$/, "");
+    if (c.req.method === "GET" && c.req.path !== page && c.req.path.replace(/\/+$/, "") === page) {
+      return c.redirect(page, 308);
+    }
+    await next();
+  });
+  router.get("/", (c) => c.html(html));
+  router.get("/assets/:name", (c) => {
+    const name = c.req.param("name");
+    const asset = assets.get(name);
+    if (!asset) return c.json(errorBody(`no console asset named "${name}"`), 404);
+    return c.body(asset.body, 200, { "Content-Type": asset.contentType });
+  });
+  return router;
+}
