@@ -22,8 +22,8 @@ import { inputBoundary } from "../src/middleware/input-boundary";
 import { httpMetrics } from "../src/middleware/metrics";
 import { requestId } from "../src/middleware/request-id";
 
-const REQUESTS = 20_000;
-const ROUNDS = 5;
+const REQUESTS = 4_000;
+const ROUNDS = 25;
 
 type Fetch = (request: Request) => Response | Promise<Response>;
 

@@ -11,7 +11,9 @@ export interface AppEnv {
     clientAddress?: string;
     /** TRUST_PROXY, for clientAddress() to find the client when a route asks. */
     trustedProxies?: number;
-    logger: Logger;
+    /** The process's logger; loggerOf(c) gives it with the request id. */
+    baseLogger: Logger;
+    requestLogger?: Logger;
     management?: ManagementPrincipal;
     participant?: ParticipantPrincipal;
   };
@@ -28,4 +30,18 @@ export function participantOf(c: Context<AppEnv>): ParticipantPrincipal {
   const principal = c.get("participant");
   if (!principal) throw new Unauthorized();
   return principal;
+}
+
+/**
+ * The logger of this request: the process's, with the request id bound. Made when first asked
+ * for (a failing request, a warning), not for every request: the request line itself binds the id
+ * inline.
+ */
+export function loggerOf(c: Context<AppEnv>): Logger {
+  let logger = c.get("requestLogger");
+  if (!logger) {
+    logger = c.get("baseLogger").child({ requestId: c.get("requestId") });
+    c.set("requestLogger", logger);
+  }
+  return logger;
 }

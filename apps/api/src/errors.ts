@@ -3,7 +3,7 @@ import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { isDatabaseUnavailable } from "@studyflow/db";
 import { DomainError, RateLimited, Unavailable, type DomainErrorKind } from "@studyflow/domain";
-import type { AppEnv } from "./app-env";
+import { loggerOf, type AppEnv } from "./app-env";
 
 const statusOf: Record<DomainErrorKind, ContentfulStatusCode> = {
   invalid: 400,
@@ -27,7 +27,7 @@ export function handleError(error: Error, c: Context<AppEnv>): Response {
     if (error instanceof RateLimited || error instanceof Unavailable) {
       c.header("Retry-After", String(error.retryAfterSeconds));
     }
-    if (error instanceof Unavailable) c.get("logger").warn({ err: error }, "dependency unavailable");
+    if (error instanceof Unavailable) loggerOf(c).warn({ err: error }, "dependency unavailable");
     return c.json(errorBody(error.message), statusOf[error.kind]);
   }
   if (isDatabaseUnavailable(error)) {
@@ -38,10 +38,10 @@ export function handleError(error: Error, c: Context<AppEnv>): Response {
   }
   if (error instanceof HTTPException) {
     const status = error.status;
-    if (status >= 500) c.get("logger").error({ err: error }, "http exception");
+    if (status >= 500) loggerOf(c).error({ err: error }, "http exception");
     const message = status === 413 ? "request body too large" : error.message || "request failed";
     return c.json(errorBody(message), status);
   }
-  c.get("logger").error({ err: error }, "unhandled error");
+  loggerOf(c).error({ err: error }, "unhandled error");
   return c.json(errorBody(`internal error (request id ${c.get("requestId")})`), 500);
 }

@@ -35,6 +35,20 @@ function queryProblem(query: URLSearchParams): string | null {
   return null;
 }
 
+/**
+ * The path's and the query's problems. The common request, a path without percent-escapes and no
+ * query, needs no parsing: a path that arrived as bytes cannot hold a NUL (the HTTP parser refuses
+ * it) or a lone surrogate (bytes decode to whole characters), only an escape can.
+ */
+function urlProblem(href: string): string | null {
+  const pathStart = href.indexOf("/", href.indexOf("//") + 2);
+  const queryStart = href.indexOf("?", pathStart);
+  const path = queryStart === -1 ? href.slice(pathStart) : href.slice(pathStart, queryStart);
+  if (queryStart === -1 && !path.includes("%")) return null;
+  const url = new URL(href);
+  return pathProblem(url.pathname) ?? queryProblem(url.searchParams);
+}
+
 const isJson = (contentType: string | undefined) => /^application\/(?:[\w.+-]*\+)?json\b/i.test(contentType ?? "");
 
 /**
@@ -45,8 +59,7 @@ const isJson = (contentType: string | undefined) => /^application\/(?:[\w.+-]*\+
  */
 export function inputBoundary() {
   return createMiddleware<AppEnv>(async (c, next) => {
-    const url = new URL(c.req.url);
-    const problem = pathProblem(url.pathname) ?? queryProblem(url.searchParams);
+    const problem = urlProblem(c.req.url);
     if (problem) return c.json(errorBody(problem), 400);
     if (c.req.method !== "GET" && c.req.method !== "HEAD" && isJson(c.req.header("content-type"))) {
       // Read and parsed once: hono keeps the parsed body, which the route's validator then takes.

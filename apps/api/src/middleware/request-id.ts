@@ -11,23 +11,25 @@ const acceptable = /^[A-Za-z0-9._-]{1,128}$/;
  */
 const PROBE_PATHS = new Set(["/healthz", "/readyz", "/metrics"]);
 
-/** Gives every request an id (the caller's X-Request-Id when sane) and a logger carrying it. */
+/** Gives every request an id (the caller's X-Request-Id when sane), and logs its request line with it. */
 export function requestId(logger: Logger) {
   return createMiddleware<AppEnv>(async (c, next) => {
     const incoming = c.req.header("x-request-id");
     const id = incoming && acceptable.test(incoming) ? incoming : randomUUID();
     c.set("requestId", id);
-    c.set("logger", logger.child({ requestId: id }));
+    c.set("baseLogger", logger);
     c.header("X-Request-Id", id);
     const started = performance.now();
     await next();
     const line = {
+      requestId: id,
       method: c.req.method,
       path: c.req.path,
       status: c.res.status,
       ms: Math.round(performance.now() - started),
     };
-    if (PROBE_PATHS.has(line.path) && line.status < 400) c.get("logger").debug(line, "request");
-    else c.get("logger").info(line, "request");
+    // the id inline, as loggerOf(c) binds it: no child logger for a request that logs nothing else
+    if (PROBE_PATHS.has(line.path) && line.status < 400) logger.debug(line, "request");
+    else logger.info(line, "request");
   });
 }

@@ -1,5 +1,5 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "../../app-env";
+import { loggerOf, type AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
 import { errorResponses } from "../openapi-errors";
 
@@ -36,11 +36,11 @@ export function registerReadiness(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
     const failures: string[] = [];
     await Promise.all([
       withTimeout(deps.database.sql`select 1`, "postgres").catch((error: unknown) => {
-        c.get("logger").warn({ err: error }, "readiness: postgres");
+        loggerOf(c).warn({ err: error }, "readiness: postgres");
         failures.push("postgres");
       }),
       withTimeout(deps.redis.ping(), "redis").catch((error: unknown) => {
-        c.get("logger").warn({ err: error }, "readiness: redis");
+        loggerOf(c).warn({ err: error }, "readiness: redis");
         failures.push("redis");
       }),
     ]);
