@@ -270,6 +270,14 @@ describe("the compiled entries", () => {
     try {
       await waitForOk(`http://127.0.0.1:${port}/healthz`, api);
       expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
+      // the console's page and modules, copied beside the bundle by the build
+      const consolePage = await fetch(`http://127.0.0.1:${port}/console`);
+      expect(consolePage.status).toBe(200);
+      const script = /<script[^>]+src="([^"]+)"/.exec(await consolePage.text())?.[1];
+      expect(script).toBeDefined();
+      const consoleScript = await fetch(`http://127.0.0.1:${port}${script}`);
+      expect(consoleScript.status).toBe(200);
+      expect(consoleScript.headers.get("content-type")).toContain("javascript");
 
       // The compose healthcheck, aimed at this port, and the image's, which reads PORT.
       const [program = "", ...args] = healthcheckArgs("api");
