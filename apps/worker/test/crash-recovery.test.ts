@@ -6,7 +6,16 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { participants } from "@studyflow/db";
 import { addSyntheticParticipants } from "@studyflow/domain";
 import { testRedisUrl } from "@studyflow/testkit";
-import { call, createWorkerHarness, num, onCustom, str, studyWithRules, type WorkerHarness } from "./worker-harness";
+import {
+  call,
+  createWorkerHarness,
+  exp,
+  num,
+  onCustom,
+  str,
+  studyWithRules,
+  type WorkerHarness,
+} from "./worker-harness";
 
 const NOW_S = Math.floor(Date.now() / 1000);
 const appendSurvey = [onCustom(call("ADD_NEW_SURVEY", str("weekly"), num(0), num(0), str("normal")))];
@@ -75,6 +84,41 @@ describe("crash recovery", () => {
     expect(done.status).toBe("completed");
     expect(done.processedCount).toBe(3_000);
     expect(await copiesPerParticipant(h)).toEqual({ min: 1, max: 1 });
+  });
+
+  it("SIGKILL mid-task of a run that reads only a tenth: every participant counted, the tenth applied once", async () => {
+    await studyWithRules(h, "tenth");
+    await addSyntheticParticipants(h.database.db, { studyKey: "tenth", count: 20_000, enteredAt: NOW_S });
+    await h.database.db.execute(sql`
+      update participants set flags = '{"group":"g0"}'::jsonb where substring(participant_id from 2)::int % 10 = 0`);
+    const child = await startChild(h);
+    const rules = [
+      call(
+        "IFTHEN",
+        exp(call("hasParticipantFlag", str("group"), str("g0"))),
+        exp(call("ADD_NEW_SURVEY", str("weekly"), num(0), num(0), str("normal"))),
+      ),
+    ];
+    const taskId = await h.createTask("tenth", rules);
+    // killed as soon as a batch has committed: batches of 25 selected rows pass over about 250
+    for (;;) {
+      const row = await h.task(taskId);
+      if (row.processedCount > 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    process.kill(-child.pid!, "SIGKILL");
+    const atKill = await h.task(taskId);
+    expect(atKill.status).toBe("in_progress");
+    expect(atKill.processedCount).toBeLessThan(20_000);
+
+    h.start({ batchSize: 25, lockDurationMs: 2_000, stalledIntervalMs: 1_000 });
+    const done = await h.waitForTask(taskId, ["completed", "failed"], 90_000);
+    expect(done).toMatchObject({ status: "completed", processedCount: 20_000, targetCount: 20_000 });
+    const [copies] = await h.database.db.execute<{ flagged: number; others: number }>(sql`
+      select count(*) filter (where flags ? 'group' and jsonb_array_length(assigned_surveys) = 1)::int as flagged,
+             count(*) filter (where not flags ? 'group' and jsonb_array_length(assigned_surveys) = 0)::int as others
+      from participants`);
+    expect(copies).toEqual({ flagged: 2_000, others: 18_000 });
   });
 
   it("a dropped Redis connection mid-task still completes", async () => {

@@ -1,6 +1,7 @@
 // The schema of the registry: what the validator, the compiler and the docs know about each
 // expression and action. Families describe themselves with the builders below.
 import type { CompiledAction, CompiledArg, CompiledExpression, EvalContext } from "./eval-context";
+import type { CompareOp, RowPredicate } from "./row-predicate";
 import type { Expression, ParticipantField } from "./types";
 
 /** Value types as the registry speaks of them; "any" means the position accepts every value. */
@@ -47,6 +48,61 @@ export interface ParticipantFieldUsage {
 /** For functions that see only their arguments, the event, the clock or the service ports. */
 export const NO_PARTICIPANT_FIELDS: ParticipantFieldUsage = Object.freeze({ reads: [], writes: [] });
 
+/** What a comparison of a participant value with a constant can give, as predicates over stored rows. */
+export interface ComparisonOutcomes {
+  /** Rows where the comparison may be true. */
+  readonly true: RowPredicate;
+  /** Rows where it may be false. */
+  readonly false: RowPredicate;
+  /** Rows where it may fail (values of different types). */
+  readonly failed: RowPredicate;
+}
+
+/** What the bulk prefilter knows of a participant reader called with given argument values. */
+export type ParticipantForm =
+  /** A boolean reader (it never fails once its arguments are right): where it may be true, where false. */
+  | { readonly kind: "bool"; readonly whenTrue: RowPredicate; readonly whenFalse: RowPredicate }
+  /** A value reader: what comparing its value with a constant gives; null when that cannot be said. */
+  | {
+      readonly kind: "value";
+      readonly compare: (op: CompareOp, constant: string | number) => ComparisonOutcomes | null;
+    };
+
+/**
+ * How the bulk prefilter (sql-prefilter.ts) may treat an expression. A function without one is
+ * opaque to it: a condition using it may hold for any participant, and one that uses a port
+ * counts as having effects.
+ */
+export type ExpressionPrefilter =
+  /**
+   * Its value depends only on its arguments, the event (not the participant's confidential id),
+   * the clock and the time zone: the same for a whole batch, evaluated once.
+   */
+  | { readonly kind: "batch-constant" }
+  /**
+   * Reads study data through a port and changes nothing: the same for a whole batch when no
+   * function of the rule set uses a port to change anything.
+   */
+  | { readonly kind: "study-data" }
+  /** Reads the participant; `form` describes it for argument values that are the same for every participant. */
+  | { readonly kind: "participant"; readonly form: (args: readonly unknown[]) => ParticipantForm | null }
+  /** A comparison (pure: batch-constant when its arguments are). */
+  | { readonly kind: "comparison"; readonly op: CompareOp }
+  /** and / or / not (pure: batch-constant when their arguments are). */
+  | { readonly kind: "logic"; readonly op: "and" | "or" | "not" };
+
+/** For functions whose value is the same for every participant of a batch. */
+export const BATCH_CONSTANT: ExpressionPrefilter = Object.freeze({ kind: "batch-constant" });
+
+/** For functions that read study data through a port without changing it. */
+export const STUDY_DATA: ExpressionPrefilter = Object.freeze({ kind: "study-data" });
+
+/**
+ * How the bulk prefilter treats an action that runs others. Any other action counts as doing
+ * something whenever it is reached.
+ */
+export type ActionPrefilter = { readonly kind: "if" | "ifthen" | "do" };
+
 interface SignatureFields {
   readonly minArgs: number;
   /** Infinity when the arguments are unbounded. */
@@ -71,6 +127,8 @@ export interface ExpressionSpec extends SignatureFields {
   readonly returnsFor?: (node: Expression) => ValueType;
   readonly usesServices: boolean;
   readonly participantFields: ParticipantFieldUsage;
+  /** How the bulk prefilter may use it; absent: opaque. */
+  readonly prefilter?: ExpressionPrefilter;
   /** For functions with ordinary argument evaluation (all but a few). */
   readonly evaluate?: ExpressionEvaluate;
   /** For functions that decide themselves which arguments to evaluate (and, or, sum). */
@@ -87,6 +145,8 @@ export interface ActionSpec extends SignatureFields {
   readonly summary: string;
   readonly usesServices: boolean;
   readonly participantFields: ParticipantFieldUsage;
+  /** For control flow: how the bulk prefilter follows it; absent: the action does something when reached. */
+  readonly prefilter?: ActionPrefilter;
   /** Checked before any argument is evaluated; returns a failure message. */
   readonly precheck?: (ctx: EvalContext) => string | null;
   readonly perform?: ActionPerform;

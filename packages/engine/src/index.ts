@@ -37,6 +37,8 @@ export {
 } from "./validator";
 export { PARTICIPANT_FIELDS, normalizeParticipantState, statesEqual } from "./participant-state";
 export { fieldsUsedBy } from "./field-usage";
+export { bulkPrefilter } from "./sql-prefilter";
+export type { ColumnField, CompareOp, ListField, MapField, RowPredicate, ValueTest } from "./row-predicate";
 export { rulesHandleEvent } from "./event-handling";
 export { isTimeZoneName } from "./zoned-calendar";
 export { inputTextProblem, jsonInputProblem, type JsonInputLimits } from "./text-values";

@@ -31,26 +31,43 @@ function fieldsLabel({ reads, writes }: ParticipantFieldUsage): string {
   return parts.length > 0 ? parts.join("; ") : "—";
 }
 
+/** How the bulk prefilter treats the function (see "Bulk prefilter" above the tables). */
+function prefilterLabel(spec: FunctionSpec): string {
+  const kind = spec.prefilter?.kind;
+  if (kind === undefined) return spec.kind === "expression" ? "opaque" : "runs";
+  const labels: Record<typeof kind, string> = {
+    "batch-constant": "constant",
+    "study-data": "study data",
+    participant: "SQL",
+    comparison: "compared",
+    logic: "combined",
+    if: "followed",
+    ifthen: "followed",
+    do: "followed",
+  };
+  return labels[kind];
+}
+
 function row(spec: FunctionSpec): string {
   const returns = spec.kind === "expression" ? ` → ${TYPE_LABELS[spec.returns]}` : "";
   const port = spec.usesServices ? " (port)" : "";
   const fields = fieldsLabel(spec.participantFields);
-  return `| ${spec.family} | \`${signature(spec)}\`${returns}${port} | ${fields} | ${spec.summary.replaceAll("|", "\\|")} |`;
+  return `| ${spec.family} | \`${signature(spec)}\`${returns}${port} | ${fields} | ${prefilterLabel(spec)} | ${spec.summary.replaceAll("|", "\\|")} |`;
 }
 
-/** Markdown tables of every expression and action: family, signature, participant fields, meaning. */
+/** Markdown tables of every expression and action: family, signature, participant fields, prefilter, meaning. */
 export function describeRegistry(): string {
   return [
     `### Expressions (${expressionSpecs.length})`,
     "",
-    "| family | signature | participant fields | meaning |",
-    "|---|---|---|---|",
+    "| family | signature | participant fields | bulk prefilter | meaning |",
+    "|---|---|---|---|---|",
     ...expressionSpecs.map(row),
     "",
     `### Actions (${actionSpecs.length})`,
     "",
-    "| family | signature | participant fields | meaning |",
-    "|---|---|---|---|",
+    "| family | signature | participant fields | bulk prefilter | meaning |",
+    "|---|---|---|---|---|",
     ...actionSpecs.map(row),
   ].join("\n");
 }

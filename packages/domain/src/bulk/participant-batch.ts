@@ -1,6 +1,7 @@
-import { sql } from "drizzle-orm";
+import { sql, type SQL } from "drizzle-orm";
 import type { ParticipantField, ParticipantState } from "@studyflow/engine";
 import {
+  ELIGIBLE_FOR_BULK_SQL,
   JSON_PARTICIPANT_FIELDS,
   PARTICIPANT_FIELD_COLUMNS,
   PARTICIPANT_FIELD_NAMES,
@@ -14,7 +15,6 @@ import {
   type participants,
 } from "@studyflow/db";
 import { syncMessageSchedule } from "../messages/message-schedule";
-import { EXCLUDED_FROM_BULK } from "../tasks/task-service";
 
 // @studyflow/db cannot import the engine, so its field table and the engine's ParticipantState are
 // tied together here: a field added to one and not the other fails to compile.
@@ -75,26 +75,47 @@ export interface BatchRange {
   lock: boolean;
   /** The fields the rules use (default all); parsing JSON is most of the cost of a read. */
   fields?: ReadonlySet<ParticipantFieldName>;
+  /** Only rows that also meet this condition (the rules' prefilter); the others are passed over. */
+  where?: SQL;
 }
+
+/**
+ * The participants a bulk run evaluates: every one but deleted accounts and anonymous
+ * pre-registrations. Literal SQL, the predicate of participants_bulk_eligible_idx: with the
+ * statuses as parameters the planner could not tell that the index covers the query.
+ */
+export const eligibleForBulk = sql.raw(ELIGIBLE_FOR_BULK_SQL);
 
 /** The next page of eligible participants in key order (keyset pagination, never OFFSET). */
 export async function readBatch(tx: Executor, range: BatchRange): Promise<BatchRow[]> {
   const upper = range.upTo === null ? sql`` : sql`and participant_id <= ${range.upTo}`;
   const lock = range.lock ? sql`for update` : sql``;
+  const where = range.where ? sql`and (${range.where})` : sql``;
   // the column names come from the field table, never from input
   const columns = sql.raw(batchColumns(range.fields).join(", "));
   const rows = await tx.execute<BatchRow>(sql`
     select ${columns}
     from participants
-    where study_key = ${range.studyKey} and participant_id > ${range.after} ${upper}
-      and study_status not in (${sql.join(
-        EXCLUDED_FROM_BULK.map((status) => sql`${status}`),
-        sql`, `,
-      )})
+    where study_key = ${range.studyKey} and participant_id > ${range.after} ${upper} and ${eligibleForBulk} ${where}
     order by participant_id
     limit ${range.limit}
     ${lock}`);
   return [...rows];
+}
+
+/**
+ * How many eligible participants have keys in (after, upTo] (upTo null: to the end of the study):
+ * what a batch that read only its prefilter's rows has passed over, for its exact count.
+ */
+export async function countEligibleInRange(
+  tx: Executor,
+  range: Pick<BatchRange, "studyKey" | "after" | "upTo">,
+): Promise<number> {
+  const upper = range.upTo === null ? sql`` : sql`and participant_id <= ${range.upTo}`;
+  const [row] = await tx.execute<{ count: number }>(sql`
+    select count(*)::int as count from participants
+    where study_key = ${range.studyKey} and participant_id > ${range.after} ${upper} and ${eligibleForBulk}`);
+  return row?.count ?? 0;
 }
 
 export interface ChangedParticipant {

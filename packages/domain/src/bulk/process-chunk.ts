@@ -1,6 +1,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import {
   applyRules,
+  bulkPrefilter,
   compileRules,
   fieldsUsedBy,
   statesEqual,
@@ -17,7 +18,15 @@ import { persistEffects, persistReports } from "../events/persist-outcome";
 import { getStudy } from "../studies/study-repository";
 import { failuresOf, recordRuleFailures, type RuleFailureRecord } from "../events/rule-failures";
 import { BATCH_SIZE, MAX_RECORDED_FAILURES_PER_BATCH, MAX_REPORTED_ERRORS } from "./bulk-tuning";
-import { batchRowToState, readBatch, writeChangedParticipants, type ChangedParticipant } from "./participant-batch";
+import {
+  batchRowToState,
+  countEligibleInRange,
+  readBatch,
+  writeChangedParticipants,
+  type BatchRow,
+  type ChangedParticipant,
+} from "./participant-batch";
+import { renderPrefilter } from "./prefilter-sql";
 
 export type ChunkOutcome = "done" | "canceled" | "stopped";
 
@@ -60,6 +69,11 @@ function compiledRulesOf(taskId: string, rules: unknown[]): CompiledRuleSet {
  * in one transaction, so a process killed at any moment resumes exactly after the last committed
  * batch. The chunk row is locked per batch, so even two processes on one chunk never apply a
  * participant twice.
+ *
+ * A batch reads only the participants its rules' prefilter selects (the engine's bulkPrefilter):
+ * the others, passed over by the same keyset read, would have done nothing, and are counted as
+ * processed in the same transaction. Every batch is evaluated at one instant, the one its
+ * prefilter compared times with.
  */
 export async function processChunk(
   db: Database,
@@ -94,22 +108,45 @@ export async function processChunk(
         if (!chunk) throw new Error(`chunk ${chunkIndex} of task ${taskId} does not exist`);
         if (chunk.status === "done") return { finished: true, processed: 0, failures: [] };
 
-        const rows = await readBatch(tx, {
-          studyKey: study.key,
-          after: chunk.cursor,
-          upTo: chunk.toKey,
-          limit: batchSize,
-          lock,
-          fields,
-        });
-        const tally: BatchTally = { processed: rows.length, changedPerRule: [], errors: [], errorCount: 0 };
+        // one instant for the batch: its prefilter and its evaluation see the same time
+        const batchNow = options.clock();
+        const batchContext: DomainContext = { ...options, clock: () => batchNow };
+        const prefilter = await bulkPrefilter(
+          ruleSet.rules,
+          { type: eventType, studyKey: study.key },
+          engineEnvFor(tx, study, batchContext),
+        );
+        const selectsAll = prefilter.kind === "const" && prefilter.value;
+        const rows: BatchRow[] =
+          prefilter.kind === "const" && !prefilter.value
+            ? []
+            : await readBatch(tx, {
+                studyKey: study.key,
+                after: chunk.cursor,
+                upTo: chunk.toKey,
+                limit: batchSize,
+                lock,
+                fields,
+                ...(selectsAll ? {} : { where: renderPrefilter(prefilter) }),
+              });
+        const last = rows.at(-1);
+        const finished = rows.length < batchSize;
+        // the rows the prefilter passed over were evaluated too, in principle: they did nothing
+        const processed = selectsAll
+          ? rows.length
+          : await countEligibleInRange(tx, {
+              studyKey: study.key,
+              after: chunk.cursor,
+              upTo: finished ? chunk.toKey : (last as BatchRow).participant_id,
+            });
+        const tally: BatchTally = { processed, changedPerRule: [], errors: [], errorCount: 0 };
         const changed: ChangedParticipant[] = [];
         const reports: Report[] = [];
         const effects: SideEffect[] = [];
         const failures: RuleFailureRecord[] = [];
 
         const evaluate = async (executor: Executor) => {
-          const env = engineEnvFor(executor, study, options);
+          const env = engineEnvFor(executor, study, batchContext);
           for (const row of rows) {
             const before = batchRowToState(row);
             const event: StudyEvent = {
@@ -155,7 +192,7 @@ export async function processChunk(
           }
         };
 
-        const nowSeconds = Math.floor(options.clock() / 1000);
+        const nowSeconds = Math.floor(batchNow / 1000);
         if (dryRun) {
           // Counters and code draws the rules make are undone with the savepoint: a dry run writes nothing.
           await tx
@@ -171,12 +208,10 @@ export async function processChunk(
           const written = await writeChangedParticipants(tx, changed, nowSeconds);
           if (written !== changed.length) throw new VersionConflict();
           await persistReports(tx, { studyKey: study.key, eventType, reports });
-          await persistEffects(tx, study.key, effects, options.clock());
+          await persistEffects(tx, study.key, effects, batchNow);
           await recordRuleFailures(tx, failures, new Date(options.clock()));
         }
 
-        const last = rows.at(-1);
-        const finished = rows.length < batchSize;
         const mergedChanged = [...chunk.changedPerRule];
         tally.changedPerRule.forEach((count, index) => {
           mergedChanged[index] = (mergedChanged[index] ?? 0) + (count ?? 0);

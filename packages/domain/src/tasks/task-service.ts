@@ -1,5 +1,6 @@
 import { and, eq, inArray, notInArray, sql } from "drizzle-orm";
 import {
+  STATUSES_EXCLUDED_FROM_BULK,
   studyParticipantCounts,
   tasks,
   type Database,
@@ -24,7 +25,7 @@ export {
 } from "./task-rules";
 
 /** Bulk runs skip deleted accounts and anonymous pre-registrations, as participant events do. */
-export const EXCLUDED_FROM_BULK = ["accountDeleted", "temporary"] as const;
+export const EXCLUDED_FROM_BULK = STATUSES_EXCLUDED_FROM_BULK;
 
 /** Statuses a task never leaves: `skipped` is a timer tick that never ran (see timer/). */
 export const TERMINAL_STATUSES: readonly TaskStatus[] = ["completed", "failed", "canceled", "skipped"];

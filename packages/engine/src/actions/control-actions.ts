@@ -145,6 +145,7 @@ export const controlActions = actionFamily("control", [
     name: "IF",
     summary: "runs the then-action if the condition holds, else the optional else-action",
     participantFields: NO_PARTICIPANT_FIELDS,
+    prefilter: { kind: "if" },
     args: [conditionArg(), actionArg("then"), optional(actionArg("else"))],
     compile: compileIf,
   },
@@ -152,6 +153,7 @@ export const controlActions = actionFamily("control", [
     name: "DO",
     summary: "runs the actions in order; stops at the first failure",
     participantFields: NO_PARTICIPANT_FIELDS,
+    prefilter: { kind: "do" },
     rest: (i) => actionArg(`action${i}`, { optional: true }),
     compile: compileDo,
   },
@@ -160,6 +162,7 @@ export const controlActions = actionFamily("control", [
     summary:
       "if the condition holds, runs every action in order; a failing action's own changes are dropped, it is reported, and the rest still run",
     participantFields: NO_PARTICIPANT_FIELDS,
+    prefilter: { kind: "ifthen" },
     args: [conditionArg()],
     rest: (i) => actionArg(`action${i}`, { optional: true }),
     compile: compileIfThen,

@@ -4,6 +4,7 @@ import type { EvalContext } from "../eval-context";
 import { fail } from "../eval-context";
 import { NO_PARTICIPANT_FIELDS, anyArg, expressionFamily } from "../function-spec";
 import { goTypeName } from "../go-compatible-format";
+import type { CompareOp } from "../row-predicate";
 
 /** UTF-16 code units reordered so that comparing them gives code point (= UTF-8 byte) order. */
 function codePointWeight(unit: number): number {
@@ -25,12 +26,13 @@ export function compareUtf8(a: string, b: string): number {
 
 type Test = (order: number) => boolean;
 
-function comparison(name: string, summary: string, test: Test, unknownTypeWording: string) {
+function comparison(name: CompareOp, summary: string, test: Test, unknownTypeWording: string) {
   return {
     name,
     summary,
     returns: "bool" as const,
     participantFields: NO_PARTICIPANT_FIELDS,
+    prefilter: { kind: "comparison", op: name } as const,
     args: [anyArg("a"), anyArg("b")],
     evaluate: (ctx: EvalContext, [a, b]: unknown[]) => {
       if (typeof a === "string") {

@@ -1,6 +1,6 @@
 // What the event itself carries: its type and key, the submitted response's key, the CUSTOM payload.
 import type { EvalContext } from "../eval-context";
-import { NO_PARTICIPANT_FIELDS, anyArg, expressionFamily, strArg } from "../function-spec";
+import { BATCH_CONSTANT, NO_PARTICIPANT_FIELDS, anyArg, expressionFamily, strArg } from "../function-spec";
 
 const CAST = "could not cast arguments";
 
@@ -21,6 +21,7 @@ export const eventExpressions = expressionFamily("event", [
     summary: "the event's type equals the argument (ENTER, SUBMIT, LEAVE, MERGE, CUSTOM, TIMER)",
     returns: "bool",
     participantFields: NO_PARTICIPANT_FIELDS,
+    prefilter: BATCH_CONSTANT,
     args: [strArg("eventType", CAST)],
     evaluate: (ctx, [type]) => ctx.event.type === type,
   },
@@ -29,6 +30,7 @@ export const eventExpressions = expressionFamily("event", [
     summary: "the event's key (CUSTOM events) equals the argument",
     returns: "bool",
     participantFields: NO_PARTICIPANT_FIELDS,
+    prefilter: BATCH_CONSTANT,
     args: [strArg("eventKey", CAST)],
     evaluate: (ctx, [key]) => (ctx.event.eventKey ?? "") === key,
   },
@@ -37,6 +39,7 @@ export const eventExpressions = expressionFamily("event", [
     summary: "the submitted response's survey key equals the argument",
     returns: "bool",
     participantFields: NO_PARTICIPANT_FIELDS,
+    prefilter: BATCH_CONSTANT,
     args: [strArg("surveyKey", CAST)],
     evaluate: (ctx, [key]) => (ctx.event.response?.key ?? "") === key,
   },
@@ -45,6 +48,7 @@ export const eventExpressions = expressionFamily("event", [
     summary: "the event payload has at least one key; arguments are ignored",
     returns: "bool",
     participantFields: NO_PARTICIPANT_FIELDS,
+    prefilter: BATCH_CONSTANT,
     rest: (i) => anyArg(`ignored${i}`, { optional: true }),
     minArgs: 0,
     evaluatedArgs: () => 0,
@@ -60,6 +64,7 @@ export const eventExpressions = expressionFamily("event", [
     summary: 'payload[key] if it is a string, else ""',
     returns: "str",
     participantFields: NO_PARTICIPANT_FIELDS,
+    prefilter: BATCH_CONSTANT,
     args: [strArg("key")],
     evaluate: (ctx, [key]) => {
       const { value } = payloadEntry(ctx, key as string);
@@ -71,6 +76,7 @@ export const eventExpressions = expressionFamily("event", [
     summary: "payload[key] if it is a number, else 0",
     returns: "num",
     participantFields: NO_PARTICIPANT_FIELDS,
+    prefilter: BATCH_CONSTANT,
     args: [strArg("key")],
     evaluate: (ctx, [key]) => {
       const { value } = payloadEntry(ctx, key as string);
@@ -82,6 +88,7 @@ export const eventExpressions = expressionFamily("event", [
     summary: "the payload has the key",
     returns: "bool",
     participantFields: NO_PARTICIPANT_FIELDS,
+    prefilter: BATCH_CONSTANT,
     args: [strArg("key")],
     evaluate: (ctx, [key]) => payloadEntry(ctx, key as string).found,
   },
@@ -90,6 +97,7 @@ export const eventExpressions = expressionFamily("event", [
     summary: "payload[key] is a string equal to value",
     returns: "bool",
     participantFields: NO_PARTICIPANT_FIELDS,
+    prefilter: BATCH_CONSTANT,
     args: [strArg("key"), strArg("value")],
     evaluate: (ctx, [key, value]) => payloadEntry(ctx, key as string).value === value,
   },

@@ -56,6 +56,7 @@ export const logicExpressions = expressionFamily("logic", [
     summary: "false at the first false or 0 (strings and other values are neutral); an erroring argument is an error",
     returns: "bool",
     participantFields: NO_PARTICIPANT_FIELDS,
+    prefilter: { kind: "logic", op: "and" },
     args: [anyArg("a"), anyArg("b")],
     rest: (i) => anyArg(`arg${i}`),
     compile: (args) =>
@@ -66,6 +67,7 @@ export const logicExpressions = expressionFamily("logic", [
     summary: "true at the first true or number > 0; erroring arguments are skipped",
     returns: "bool",
     participantFields: NO_PARTICIPANT_FIELDS,
+    prefilter: { kind: "logic", op: "or" },
     args: [anyArg("a"), anyArg("b")],
     rest: (i) => anyArg(`arg${i}`),
     compile: (args) =>
@@ -76,6 +78,7 @@ export const logicExpressions = expressionFamily("logic", [
     summary: "negates a boolean; a number is true only when 0; other values give false",
     returns: "bool",
     participantFields: NO_PARTICIPANT_FIELDS,
+    prefilter: { kind: "logic", op: "not" },
     args: [anyArg("value")],
     evaluate: (_ctx, [v]) => (typeof v === "boolean" ? !v : typeof v === "number" ? v === 0 : false),
   },

@@ -2,7 +2,7 @@
 import type { CompiledArg, CompiledExpression } from "../eval-context";
 import { FAILED, fail } from "../eval-context";
 import { MAX_WHOLE, finiteInteger } from "../finite-numbers";
-import { NO_PARTICIPANT_FIELDS, anyArg, expressionFamily, numArg } from "../function-spec";
+import { BATCH_CONSTANT, NO_PARTICIPANT_FIELDS, anyArg, expressionFamily, numArg } from "../function-spec";
 import { parseGoFloat } from "../go-compatible-format";
 import { argRunner } from "./logic-expressions";
 
@@ -49,6 +49,7 @@ export const mathExpressions = expressionFamily("math", [
     summary: "adds numbers, true counts 1; erroring or other arguments are skipped; no arguments → 0",
     returns: "num",
     participantFields: NO_PARTICIPANT_FIELDS,
+    prefilter: BATCH_CONSTANT,
     rest: (i) => anyArg(`arg${i}`, { optional: true }),
     compile: compileSum,
   },
@@ -57,6 +58,7 @@ export const mathExpressions = expressionFamily("math", [
     summary: "-x",
     returns: "num",
     participantFields: NO_PARTICIPANT_FIELDS,
+    prefilter: BATCH_CONSTANT,
     args: [numArg("x", NUMBER_1)],
     evaluate: (_ctx, [x]) => -(x as number),
   },
@@ -65,6 +67,7 @@ export const mathExpressions = expressionFamily("math", [
     summary: "a number as it is; a string parsed as a number (Go syntax, error if invalid)",
     returns: "num",
     participantFields: NO_PARTICIPANT_FIELDS,
+    prefilter: BATCH_CONSTANT,
     args: [anyArg("value")],
     evaluate: (ctx, [v]) => {
       if (typeof v === "number") return v;

@@ -2,9 +2,12 @@
 // prefix "incomingState:" on the participant being merged in (event.mergeWithParticipant).
 import type { EvalContext } from "../eval-context";
 import { fail } from "../eval-context";
-import type { ArgSpec, ExpressionEvaluate, ValueType } from "../function-spec";
+import type { ArgSpec, ExpressionEvaluate, ExpressionPrefilter, ParticipantForm, ValueType } from "../function-spec";
 import { NO_PARTICIPANT_FIELDS, anyArg, expressionFamily, numArg, optional, strArg } from "../function-spec";
 import { readEntry } from "../participant-state";
+import { columnValue, elementValue, entryValue, exactly } from "../prefilter-forms";
+import type { RowPredicate } from "../row-predicate";
+import { allOf, anyOf, isSendable, negate } from "../row-predicate";
 import type { ParticipantField, ParticipantState } from "../types";
 
 const LITERAL_KEY = strArg("surveyKey", "unexpected number or wrong type of argument", { literalOnly: true });
@@ -16,6 +19,52 @@ interface Reader {
   args?: ArgSpec[];
   reads: readonly ParticipantField[];
   read: (p: ParticipantState, args: unknown[], ctx: EvalContext) => unknown;
+  /**
+   * The reader as predicates over stored rows, for argument values of the declared types that are
+   * the same for every participant (see prefilter-forms); null, or no `prefilter`, when it cannot
+   * be said. The `incomingState:` variant reads the event instead and needs none.
+   */
+  prefilter?: (args: readonly unknown[]) => ParticipantForm | null;
+}
+
+/** Where the key is a string the database can take; the registry's types guarantee the rest. */
+const sendable = (key: unknown): key is string => typeof key === "string" && isSendable(key);
+
+/** `lastSubmissionDateOlderThan(ref, key)`: the engine's `last !== undefined && last < ref`. */
+function olderThanForKey(ref: number, key: string): ParticipantForm {
+  const present: RowPredicate = { kind: "has-key", field: "lastSubmissions", key };
+  const entry = (op: "lt" | "gte"): RowPredicate => ({
+    kind: "entry",
+    field: "lastSubmissions",
+    key,
+    test: { kind: "compare", type: "number", op, value: ref },
+  });
+  // a present value that is no number (null, text) compares by JavaScript's coercion: either way
+  return {
+    kind: "bool",
+    whenTrue: allOf(present, negate(entry("gte"))),
+    whenFalse: anyOf(negate(present), negate(entry("lt"))),
+  };
+}
+
+/** `lastSubmissionDateOlderThan(ref)`: true unless some submission is after ref. */
+function olderThanForAll(ref: number): ParticipantForm {
+  const after: RowPredicate = {
+    kind: "some-value",
+    field: "lastSubmissions",
+    tests: [{ kind: "compare", type: "number", op: "gt", value: ref }],
+  };
+  // values that are no number may compare either way
+  const maybeAfter: RowPredicate = {
+    kind: "some-value",
+    field: "lastSubmissions",
+    tests: [
+      { kind: "compare", type: "number", op: "gt", value: ref },
+      { kind: "missing" },
+      { kind: "other-type", type: "number" },
+    ],
+  };
+  return { kind: "bool", whenTrue: negate(after), whenFalse: maybeAfter };
 }
 
 const readers: Reader[] = [
@@ -24,6 +73,7 @@ const readers: Reader[] = [
     summary: "enteredAt",
     returns: "num",
     reads: ["enteredAt"],
+    prefilter: () => columnValue("enteredAt", "number"),
     read: (p) => p.enteredAt,
   },
   {
@@ -32,6 +82,10 @@ const readers: Reader[] = [
     returns: "bool",
     reads: ["assignedSurveys"],
     args: [LITERAL_KEY],
+    prefilter: ([key]) =>
+      sendable(key)
+        ? exactly({ kind: "some-element", field: "assignedSurveys", match: { prop: "surveyKey", value: key } })
+        : null,
     read: (p, [key]) => p.assignedSurveys.some((s) => s.surveyKey === key),
   },
   {
@@ -40,6 +94,7 @@ const readers: Reader[] = [
     returns: "num",
     reads: ["assignedSurveys"],
     args: [LITERAL_KEY],
+    prefilter: ([key]) => (sendable(key) ? elementValue("assignedSurveys", "surveyKey", key, "validFrom", -1) : null),
     read: (p, [key]) => p.assignedSurveys.find((s) => s.surveyKey === key)?.validFrom ?? -1,
   },
   {
@@ -48,6 +103,7 @@ const readers: Reader[] = [
     returns: "num",
     reads: ["assignedSurveys"],
     args: [LITERAL_KEY],
+    prefilter: ([key]) => (sendable(key) ? elementValue("assignedSurveys", "surveyKey", key, "validUntil", -1) : null),
     read: (p, [key]) => p.assignedSurveys.find((s) => s.surveyKey === key)?.validUntil ?? -1,
   },
   {
@@ -56,6 +112,8 @@ const readers: Reader[] = [
     returns: "bool",
     reads: ["studyStatus"],
     args: [strArg("status")],
+    prefilter: ([status]) =>
+      sendable(status) ? exactly({ kind: "column", field: "studyStatus", op: "eq", value: status }) : null,
     read: (p, [status]) => p.studyStatus === status,
   },
   {
@@ -64,6 +122,10 @@ const readers: Reader[] = [
     returns: "bool",
     reads: ["flags"],
     args: [strArg("key", "could not cast argument 1"), strArg("value", "could not cast argument 2")],
+    prefilter: ([key, value]) =>
+      sendable(key) && sendable(value)
+        ? exactly({ kind: "entry", field: "flags", key, test: { kind: "compare", type: "string", op: "eq", value } })
+        : null,
     read: (p, [key, value]) => readEntry(p.flags, key as string) === value,
   },
   {
@@ -72,6 +134,7 @@ const readers: Reader[] = [
     returns: "bool",
     reads: ["flags"],
     args: [strArg("key", "could not cast argument 1")],
+    prefilter: ([key]) => (sendable(key) ? exactly({ kind: "has-key", field: "flags", key }) : null),
     read: (p, [key]) => Object.hasOwn(p.flags, key as string),
   },
   {
@@ -80,6 +143,7 @@ const readers: Reader[] = [
     returns: "str",
     reads: ["flags"],
     args: [strArg("key", "could not cast argument 1")],
+    prefilter: ([key]) => (sendable(key) ? entryValue("flags", key, "") : null),
     read: (p, [key]) => readEntry(p.flags, key as string) ?? "",
   },
   {
@@ -88,6 +152,7 @@ const readers: Reader[] = [
     returns: "bool",
     reads: ["linkingCodes"],
     args: [strArg("key", "could not cast argument 1")],
+    prefilter: ([key]) => (sendable(key) ? exactly({ kind: "has-key", field: "linkingCodes", key }) : null),
     read: (p, [key]) => Object.hasOwn(p.linkingCodes, key as string),
   },
   {
@@ -96,6 +161,7 @@ const readers: Reader[] = [
     returns: "str",
     reads: ["linkingCodes"],
     args: [strArg("key", "could not cast argument 1")],
+    prefilter: ([key]) => (sendable(key) ? entryValue("linkingCodes", key, "") : null),
     read: (p, [key]) => readEntry(p.linkingCodes, key as string) ?? "",
   },
   {
@@ -104,6 +170,8 @@ const readers: Reader[] = [
     returns: "num",
     reads: ["lastSubmissions"],
     args: [optional(strArg("surveyKey"))],
+    // the latest of all submissions is not translated
+    prefilter: (args) => (args.length === 1 && sendable(args[0]) ? entryValue("lastSubmissions", args[0], 0) : null),
     read: (p, args) => {
       if (args.length === 0) {
         let latest = 0;
@@ -123,6 +191,12 @@ const readers: Reader[] = [
     returns: "bool",
     reads: ["lastSubmissions"],
     args: [numArg("refTime", "could not cast argument 1"), optional(strArg("surveyKey"))],
+    prefilter: (args) => {
+      const ref = Math.trunc(args[0] as number);
+      if (!isSendable(ref)) return null;
+      if (args.length === 1) return olderThanForAll(ref);
+      return sendable(args[1]) ? olderThanForKey(ref, args[1]) : null;
+    },
     read: (p, args) => {
       const ref = Math.trunc(args[0] as number);
       if (args.length === 2) {
@@ -141,6 +215,10 @@ const readers: Reader[] = [
     returns: "bool",
     reads: ["messages"],
     args: [anyArg("messageType")],
+    prefilter: ([type]) =>
+      isSendable(type)
+        ? exactly({ kind: "some-element", field: "messages", match: { prop: "type", value: type } })
+        : null,
     read: (p, [type]) => p.messages.some((m) => m.type === type),
   },
   {
@@ -163,9 +241,19 @@ const readers: Reader[] = [
     summary: "currentStudySession",
     returns: "str",
     reads: ["currentStudySession"],
+    prefilter: () => columnValue("currentStudySession", "string"),
     read: (p) => p.currentStudySession,
   },
 ];
+
+function prefilterOf(reader: Reader, incoming: boolean): ExpressionPrefilter | undefined {
+  // the merge partner comes with the event, the same for every participant of a batch
+  if (incoming) return { kind: "batch-constant" };
+  const form = reader.prefilter;
+  return form ? { kind: "participant", form } : undefined;
+}
+
+const optionalPrefilter = (prefilter: ExpressionPrefilter | undefined) => (prefilter ? { prefilter } : {});
 
 function variant(reader: Reader, incoming: boolean) {
   const evaluate: ExpressionEvaluate = incoming
@@ -179,6 +267,7 @@ function variant(reader: Reader, incoming: boolean) {
     participantFields: incoming ? NO_PARTICIPANT_FIELDS : { reads: reader.reads, writes: [] },
     args: reader.args ?? [],
     evaluate,
+    ...optionalPrefilter(prefilterOf(reader, incoming)),
   };
 }
 

@@ -1,7 +1,7 @@
 // Reads the submitted survey response. `itemKey` matches top-level items only; `path` starts with
 // the item's root response key and descends into `items` by key ("rg.mcg").
 import { fail } from "../eval-context";
-import { NO_PARTICIPANT_FIELDS, expressionFamily, strArg } from "../function-spec";
+import { BATCH_CONSTANT, NO_PARTICIPANT_FIELDS, expressionFamily, strArg } from "../function-spec";
 import { parseGoFloat } from "../go-compatible-format";
 import { childKeys, findResponseValueNode } from "../response-lookup";
 
@@ -16,6 +16,7 @@ export const responseExpressions = expressionFamily("response", [
     summary: "any listed key is a direct child of the node at path; a missing item or node is false",
     returns: "bool",
     participantFields: NO_PARTICIPANT_FIELDS,
+    prefilter: BATCH_CONSTANT,
     args: itemArgs(CAST),
     rest: (i) => strArg(`key${i - 1}`, CAST),
     minArgs: 3,
@@ -31,6 +32,7 @@ export const responseExpressions = expressionFamily("response", [
     summary: "the node at path has children and none of them is a listed key (all keys are checked)",
     returns: "bool",
     participantFields: NO_PARTICIPANT_FIELDS,
+    prefilter: BATCH_CONSTANT,
     args: itemArgs(CAST),
     rest: (i) => strArg(`key${i - 1}`, CAST),
     minArgs: 3,
@@ -47,6 +49,7 @@ export const responseExpressions = expressionFamily("response", [
     summary: 'the node\'s value parsed as a number; error "item not found" or a parse error',
     returns: "num",
     participantFields: NO_PARTICIPANT_FIELDS,
+    prefilter: BATCH_CONSTANT,
     args: itemArgs(CAST),
     evaluate: (ctx, [itemKey, path]) => {
       const node = findResponseValueNode(ctx.event.response, itemKey as string, path as string);
@@ -60,6 +63,7 @@ export const responseExpressions = expressionFamily("response", [
     summary: 'the node\'s value; error "item not found"',
     returns: "str",
     participantFields: NO_PARTICIPANT_FIELDS,
+    prefilter: BATCH_CONSTANT,
     args: itemArgs(CAST),
     evaluate: (ctx, [itemKey, path]) => {
       const node = findResponseValueNode(ctx.event.response, itemKey as string, path as string);
@@ -72,6 +76,7 @@ export const responseExpressions = expressionFamily("response", [
     summary: 'the node\'s child keys joined with ";"; error "item not found"',
     returns: "str",
     participantFields: NO_PARTICIPANT_FIELDS,
+    prefilter: BATCH_CONSTANT,
     args: itemArgs(CAST),
     evaluate: (ctx, [itemKey, path]) => {
       const node = findResponseValueNode(ctx.event.response, itemKey as string, path as string);
@@ -84,6 +89,7 @@ export const responseExpressions = expressionFamily("response", [
     summary: 'number of the node\'s children; -1 with error "item not found"',
     returns: "num",
     participantFields: NO_PARTICIPANT_FIELDS,
+    prefilter: BATCH_CONSTANT,
     args: itemArgs("could not cast argument"),
     evaluate: (ctx, [itemKey, path]) => {
       const node = findResponseValueNode(ctx.event.response, itemKey as string, path as string);
@@ -96,6 +102,7 @@ export const responseExpressions = expressionFamily("response", [
     summary: "the node at path exists",
     returns: "bool",
     participantFields: NO_PARTICIPANT_FIELDS,
+    prefilter: BATCH_CONSTANT,
     args: itemArgs("could not cast argument"),
     evaluate: (ctx, [itemKey, path]) =>
       findResponseValueNode(ctx.event.response, itemKey as string, path as string) !== undefined,
@@ -105,6 +112,7 @@ export const responseExpressions = expressionFamily("response", [
     summary: "the node at path exists and its value equals the argument",
     returns: "bool",
     participantFields: NO_PARTICIPANT_FIELDS,
+    prefilter: BATCH_CONSTANT,
     args: [...itemArgs("could not cast argument"), strArg("value")],
     evaluate: (ctx, [itemKey, path, value]) => {
       const node = findResponseValueNode(ctx.event.response, itemKey as string, path as string);

@@ -1,7 +1,7 @@
 // Study-wide data behind the service ports: code lists, counters, study variables.
 import type { EvalContext, Failed } from "../eval-context";
 import { FAILED, fail } from "../eval-context";
-import { NO_PARTICIPANT_FIELDS, expressionFamily, strArg } from "../function-spec";
+import { NO_PARTICIPANT_FIELDS, STUDY_DATA, expressionFamily, strArg } from "../function-spec";
 import type { StudyVariable } from "../types";
 
 const CAST = "could not cast arguments";
@@ -40,6 +40,7 @@ function variableReader(
     returns,
     usesServices: true,
     participantFields: NO_PARTICIPANT_FIELDS,
+    prefilter: STUDY_DATA,
     args: [VARIABLE_KEY],
     evaluate: async (ctx: EvalContext, [key]: unknown[]) => {
       const variable = await readVariable(ctx, key as string, type);
@@ -59,6 +60,7 @@ export const studyDataExpressions = expressionFamily("study data", [
     returns: "bool",
     usesServices: true,
     participantFields: NO_PARTICIPANT_FIELDS,
+    prefilter: STUDY_DATA,
     args: [strArg("listKey", CAST), strArg("code", CAST)],
     evaluate: async (ctx, [listKey, code]) => {
       try {
@@ -74,6 +76,7 @@ export const studyDataExpressions = expressionFamily("study data", [
     returns: "num",
     usesServices: true,
     participantFields: NO_PARTICIPANT_FIELDS,
+    prefilter: STUDY_DATA,
     args: [strArg("scope", CAST)],
     evaluate: (ctx, [scope]) => ctx.services.getCounterValue(scope as string),
   },

@@ -3,7 +3,15 @@
 import type { EvalContext, Failed } from "../eval-context";
 import { fail, nowSeconds } from "../eval-context";
 import { timestampMessage } from "../finite-numbers";
-import { NO_PARTICIPANT_FIELDS, anyArg, expressionFamily, numArg, optional, strArg } from "../function-spec";
+import {
+  BATCH_CONSTANT,
+  NO_PARTICIPANT_FIELDS,
+  anyArg,
+  expressionFamily,
+  numArg,
+  optional,
+  strArg,
+} from "../function-spec";
 import type { CalendarZone } from "../zoned-calendar";
 import {
   calendarZone,
@@ -48,6 +56,7 @@ export const timeExpressions = expressionFamily("time", [
       "(reference, or now) + delta, both truncated to whole seconds; a non-finite result or one beyond ±(2^53 − 1) is an error",
     returns: "num",
     participantFields: NO_PARTICIPANT_FIELDS,
+    prefilter: BATCH_CONSTANT,
     args: [numArg("delta", NUMBER_1), optional(numArg("reference", NUMBER_2))],
     evaluate: (ctx, args) => {
       const reference = args.length > 1 ? Math.trunc(args[1] as number) : nowSeconds(ctx);
@@ -63,6 +72,7 @@ export const timeExpressions = expressionFamily("time", [
       "00:00 (study time zone) on the 1st of the next occurrence of the month (1–12 or English name / abbreviation)",
     returns: "num",
     participantFields: NO_PARTICIPANT_FIELDS,
+    prefilter: BATCH_CONSTANT,
     args: [anyArg("month", { checkLiteral: checkMonth }), optional(numArg("reference", NUMBER_2))],
     evaluate: (ctx, args) => {
       const m = args[0];
@@ -84,6 +94,7 @@ export const timeExpressions = expressionFamily("time", [
     summary: "ISO week number of a timestamp (study time zone)",
     returns: "num",
     participantFields: NO_PARTICIPANT_FIELDS,
+    prefilter: BATCH_CONSTANT,
     args: [numArg("timestamp", NUMBER_1)],
     evaluate: (ctx, [ts]) => {
       const seconds = Math.trunc(ts as number);
@@ -98,6 +109,7 @@ export const timeExpressions = expressionFamily("time", [
       "Monday (same local time of day, study time zone) of the next ISO week with that number, the reference's own week included",
     returns: "num",
     participantFields: NO_PARTICIPANT_FIELDS,
+    prefilter: BATCH_CONSTANT,
     args: [numArg("week", NUMBER_1, { checkLiteral: checkWeek }), optional(numArg("reference", NUMBER_2))],
     evaluate: (ctx, args) => {
       const problem = checkWeek(args[0] as number);
@@ -115,6 +127,7 @@ export const timeExpressions = expressionFamily("time", [
       "formats a timestamp as local time (study time zone) with date-fns tokens (yyyy yy MM M dd d HH hh mm m ss s a aa, 'quoted text')",
     returns: "str",
     participantFields: NO_PARTICIPANT_FIELDS,
+    prefilter: BATCH_CONSTANT,
     args: [
       numArg("timestamp", "dateToStr: first argument must be a number (timestamp)"),
       strArg("format", "dateToStr: second argument must be a string (format)"),

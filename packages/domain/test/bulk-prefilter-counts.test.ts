@@ -1,0 +1,172 @@
+// A bulk run that reads only the rows its prefilter selects still counts every eligible
+// participant of every chunk, exactly once, across stops and resumes, and its per-rule counts,
+// dry runs and result document stay what evaluating everyone would give.
+import { readFile, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { eq, sql } from "drizzle-orm";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { participants, taskChunks, tasks } from "@studyflow/db";
+import {
+  addSyntheticParticipants,
+  createRunActionsTask,
+  createStudy,
+  finalizeIfComplete,
+  planTask,
+  processChunk,
+  type RunActionsResult,
+} from "@studyflow/domain";
+import type { Expression } from "@studyflow/engine";
+import { call, createTestDatabase, exp, num, str, type TestDatabase } from "@studyflow/testkit";
+
+const NOW_MS = Date.UTC(2031, 4, 1);
+const STATUSES = ["active", "exited", "temporary", "accountDeleted", "paused"];
+/** 1,500 participants, 900 eligible (temporary and accountDeleted are not), a third of them per status. */
+const COUNT = 1_500;
+const ELIGIBLE = 900;
+
+/** Every 7th participant gets the flag; of the eligible ones that is 129 (see `flagged`). */
+const flagged = (i: number) => i % 7 === 0;
+const FLAGGED_ELIGIBLE = Array.from({ length: COUNT }, (_, i) => i).filter(
+  (i) => flagged(i) && !["temporary", "accountDeleted"].includes(STATUSES[i % STATUSES.length] as string),
+).length;
+
+const appendOn = (condition: Expression): Expression =>
+  call("IFTHEN", exp(condition), exp(call("ADD_NEW_SURVEY", str("followup"), num(0), num(0), str("normal"))));
+
+describe("bulk runs over the prefilter's rows", () => {
+  let database: TestDatabase;
+  let resultDir: string;
+  let studyKey: string;
+  let round = 0;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    resultDir = await mkdtemp(path.join(tmpdir(), "sf-prefilter-"));
+  });
+  afterAll(async () => {
+    await database.drop();
+    await rm(resultDir, { recursive: true, force: true });
+  });
+  beforeEach(async () => {
+    studyKey = `s${round++}`;
+    await createStudy(database.db, { key: studyKey });
+    await addSyntheticParticipants(database.db, { studyKey, count: COUNT, statuses: STATUSES, enteredAt: 1 });
+    await database.db.execute(sql`
+      update participants set flags = '{"wave":"w1"}'::jsonb
+      where study_key = ${studyKey} and substring(participant_id from 2)::int % 7 = 0`);
+  });
+
+  async function startTask(rules: Expression[], dryRun = false) {
+    const task = await createRunActionsTask(database.db, { studyKey, rules, dryRun, createdBy: "test" }, () =>
+      Promise.resolve(),
+    );
+    const planned = await planTask(database.db, task.id, 200);
+    if (planned.status !== "planned") throw new Error(`not planned: ${planned.status}`);
+    return { taskId: task.id, chunks: planned.chunks.map((chunk) => chunk.chunkIndex) };
+  }
+
+  /** Runs every chunk; `stopAfter` batches into each, the run stops and starts again, as after a kill. */
+  async function runAll(taskId: string, chunks: number[], stopAfter?: number) {
+    /** Batches each chunk took (asked before every batch whether to stop). */
+    const batchesPerChunk: number[] = [];
+    for (const chunkIndex of chunks) {
+      let asked = 0;
+      const options = { clock: () => NOW_MS, batchSize: 10, shouldStop: () => asked++ === stopAfter };
+      let outcome = await processChunk(database.db, taskId, chunkIndex, options);
+      if (outcome === "stopped") {
+        outcome = await processChunk(database.db, taskId, chunkIndex, {
+          ...options,
+          shouldStop: () => (asked++, false),
+        });
+        asked--;
+      }
+      expect(outcome).toBe("done");
+      batchesPerChunk.push(asked);
+    }
+    expect(await finalizeIfComplete(database.db, taskId, resultDir, () => NOW_MS)).toBe("completed");
+    const [task] = await database.db.select().from(tasks).where(eq(tasks.id, taskId));
+    const result = JSON.parse(await readFile(path.join(resultDir, task!.resultFile), "utf8")) as RunActionsResult;
+    return { task: task!, result, batchesPerChunk };
+  }
+
+  async function surveysPerParticipant() {
+    return database.db.execute<{ participant_id: string; n: number; version: number }>(sql`
+      select participant_id, jsonb_array_length(assigned_surveys)::int as n, version from participants
+      where study_key = ${studyKey} order by participant_id`);
+  }
+
+  it("counts every eligible participant once and changes exactly the selected ones, across stops", async () => {
+    const { taskId, chunks } = await startTask([appendOn(call("hasParticipantFlag", str("wave"), str("w1")))]);
+    expect(chunks.length).toBeGreaterThan(3);
+    const { task, result } = await runAll(taskId, chunks, 1);
+    expect(task).toMatchObject({ status: "completed", targetCount: ELIGIBLE, processedCount: ELIGIBLE });
+    expect(result).toMatchObject({
+      participantCount: ELIGIBLE,
+      participantStateChangedPerRule: [FLAGGED_ELIGIBLE],
+      errorCount: 0,
+    });
+    const chunkRows = await database.db.select().from(taskChunks).where(eq(taskChunks.taskId, taskId));
+    expect(chunkRows.reduce((sum, chunk) => sum + chunk.processedCount, 0)).toBe(ELIGIBLE);
+    // each flagged eligible participant got the survey once, nobody else was written
+    for (const row of await surveysPerParticipant()) {
+      const i = Number(row.participant_id.slice(1));
+      const eligible = !["temporary", "accountDeleted"].includes(STATUSES[i % STATUSES.length] as string);
+      const expected = flagged(i) && eligible ? 1 : 0;
+      expect({ id: row.participant_id, surveys: row.n, version: row.version }).toEqual({
+        id: row.participant_id,
+        surveys: expected,
+        version: 1 + expected,
+      });
+    }
+  });
+
+  it("a rule set no participant can act on reads no row and still counts them all", async () => {
+    const { taskId, chunks } = await startTask([
+      call("IFTHEN", exp(call("checkEventType", str("TIMER"))), exp(call("UPDATE_FLAG", str("x"), str("y")))),
+    ]);
+    const { task, result, batchesPerChunk } = await runAll(taskId, chunks);
+    expect(task.processedCount).toBe(ELIGIBLE);
+    expect(result).toMatchObject({ participantCount: ELIGIBLE, participantStateChangedPerRule: [0] });
+    // one batch per chunk of ~120 eligible in batches of 10: nothing was read, the range counted at once
+    expect(batchesPerChunk).toEqual(chunks.map(() => 1));
+    expect((await surveysPerParticipant()).every((row) => row.version === 1)).toBe(true);
+  });
+
+  it("a dry run counts the same and writes nothing", async () => {
+    const rules = [
+      appendOn(call("hasParticipantFlag", str("wave"), str("w1"))),
+      appendOn(call("hasStudyStatus", str("paused"))),
+    ];
+    const { taskId, chunks } = await startTask(rules, true);
+    const { task, result } = await runAll(taskId, chunks, 2);
+    const pausedEligible = ELIGIBLE / 3;
+    expect(task.processedCount).toBe(ELIGIBLE);
+    expect(result).toMatchObject({
+      participantCount: ELIGIBLE,
+      participantStateChangedPerRule: [FLAGGED_ELIGIBLE, pausedEligible],
+      dryRun: true,
+    });
+    expect((await surveysPerParticipant()).every((row) => row.n === 0 && row.version === 1)).toBe(true);
+  });
+
+  it("counts the participants a batch passes over from the stored rows, whatever their order", async () => {
+    // the flagged ones at the very end of the study: early batches select nothing, the last few everything
+    await database.db.execute(sql`update participants set flags = '{}'::jsonb where study_key = ${studyKey}`);
+    await database.db.execute(sql`
+      update participants set flags = '{"wave":"w1"}'::jsonb
+      where study_key = ${studyKey} and participant_id >= 'p000001400'`);
+    const { taskId, chunks } = await startTask([appendOn(call("hasParticipantFlag", str("wave"), str("w1")))]);
+    const { task, result } = await runAll(taskId, chunks, 1);
+    const [late] = await database.db.execute<{ n: number }>(sql`
+      select count(*)::int as n from participants
+      where study_key = ${studyKey} and participant_id >= 'p000001400' and study_status not in ('temporary', 'accountDeleted')`);
+    expect(task.processedCount).toBe(ELIGIBLE);
+    expect(result.participantStateChangedPerRule).toEqual([late!.n]);
+    const [changed] = await database.db
+      .select({ n: sql<number>`count(*)::int` })
+      .from(participants)
+      .where(sql`${participants.studyKey} = ${studyKey} and ${participants.version} = 2`);
+    expect(changed!.n).toBe(late!.n);
+  });
+});
