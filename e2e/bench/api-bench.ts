@@ -25,6 +25,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import autocannon from "autocannon";
 import postgres from "postgres";
+import { createBenchDatabase } from "./bench-database";
 import { createDb, runMigrations } from "@studyflow/db";
 import { startTcpProxy, type TcpProxy } from "@studyflow/testkit";
 import {
@@ -62,9 +63,11 @@ const STUDY = "bench-api";
 const RESEARCHER = "bench-researcher";
 const MANAGEMENT_SECRET = randomBytes(24).toString("hex");
 const PARTICIPANT_SECRET = randomBytes(24).toString("hex");
-const adminUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const redisUrl = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 const serverEntry = path.join(path.dirname(fileURLToPath(import.meta.url)), "api-bench-server.ts");
+
+const benchDatabase = await createBenchDatabase("sf_bench_api");
+const url = benchDatabase.url;
 
 const str = (value: string) => ({ dtype: "str", str: value });
 const num = (value: number) => ({ dtype: "num", num: value });
@@ -116,22 +119,6 @@ const RESPONSE = JSON.stringify({
     { key: "weekly.Q3", response: { key: "rg", items: [{ key: "input", value: "feeling tired" }] } },
   ],
 });
-
-const databaseName = `sf_bench_api_${randomBytes(4).toString("hex")}`;
-const url = (() => {
-  const parsed = new URL(adminUrl);
-  parsed.pathname = `/${databaseName}`;
-  return parsed.toString();
-})();
-
-async function withAdmin<T>(work: (sql: postgres.Sql) => Promise<T>): Promise<T> {
-  const admin = postgres(adminUrl, { max: 1, onnotice: () => undefined });
-  try {
-    return await work(admin);
-  } finally {
-    await admin.end();
-  }
-}
 
 interface EventProfile {
   token: string;
@@ -389,7 +376,6 @@ const fixed = (value: number, digits = 0) =>
   value.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
 
 async function main() {
-  await withAdmin((admin) => admin.unsafe(`create database ${databaseName}`));
   const servers: Server[] = [];
   const sql = postgres(url, { max: 1, onnotice: () => undefined });
   try {
@@ -480,7 +466,7 @@ async function main() {
       }),
     );
     await sql.end();
-    await withAdmin((admin) => admin.unsafe(`drop database if exists ${databaseName} with (force)`));
+    await benchDatabase.drop();
   }
 }
 

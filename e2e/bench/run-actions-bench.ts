@@ -26,8 +26,8 @@ import { parseArgs } from "node:util";
 import { serve } from "@hono/node-server";
 import { Queue } from "bullmq";
 import { eq } from "drizzle-orm";
-import postgres from "postgres";
 import { pino } from "pino";
+import { createBenchDatabase } from "./bench-database";
 import { createDb, runMigrations, tasks } from "@studyflow/db";
 import { confidentialIdOf, createStudy, grantPermission, mintManagementToken } from "@studyflow/domain";
 import { applyRules, compileRules, type Expression } from "@studyflow/engine";
@@ -54,8 +54,10 @@ const REFERENCE_SAMPLE = Math.min(N, Number(args["reference-sample"]));
 const STUDY = "bench";
 /** The worker process entry, found through the worker package's exports. */
 const workerEntry = fileURLToPath(import.meta.resolve("@studyflow/worker/main"));
-const adminUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const redisUrl = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
+
+const benchDatabase = await createBenchDatabase("sf_bench");
+const url = benchDatabase.url;
 
 const str = (value: string) => ({ dtype: "str", str: value });
 const exp = (expression: Expression) => ({ dtype: "exp", exp: expression });
@@ -73,22 +75,6 @@ function ruleSets(tag: string) {
       ),
     ],
   };
-}
-
-const databaseName = `sf_bench_${randomBytes(4).toString("hex")}`;
-const url = (() => {
-  const parsed = new URL(adminUrl);
-  parsed.pathname = `/${databaseName}`;
-  return parsed.toString();
-})();
-
-async function withAdmin<T>(work: (sql: postgres.Sql) => Promise<T>): Promise<T> {
-  const admin = postgres(adminUrl, { max: 1, onnotice: () => undefined });
-  try {
-    return await work(admin);
-  } finally {
-    await admin.end();
-  }
 }
 
 async function seed(db: ReturnType<typeof createDb>, studyKey = STUDY, count = N) {
@@ -305,7 +291,6 @@ function printTimerTick(figures: TimerTickFigures, runActionsRate: number) {
 }
 
 async function main() {
-  await withAdmin((admin) => admin.unsafe(`create database ${databaseName}`));
   const resultDir = await mkdtemp(path.join(tmpdir(), "sf-bench-results-"));
   const prefix = `sf-bench-${randomBytes(4).toString("hex")}`;
   const db = createDb(url, { max: 4 });
@@ -399,7 +384,7 @@ async function main() {
     await db.close();
     await rm(resultDir, { recursive: true, force: true });
     await new Promise((resolve) => setTimeout(resolve, 1_000));
-    await withAdmin((admin) => admin.unsafe(`drop database if exists ${databaseName} with (force)`));
+    await benchDatabase.drop();
   }
 }
 

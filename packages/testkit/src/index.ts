@@ -1,4 +1,4 @@
-export { adminDatabaseUrl, testRedisUrl, databaseUrlFor } from "./env";
+export { adminDatabaseUrl, adminClient, quoteIdent, testRedisUrl, databaseUrlFor } from "./env";
 export { createTestDatabase, createEmptyDatabase, type TestDatabase } from "./database";
 export { uniqueQueuePrefix, createTestRedis, deletePrefix } from "./redis";
 export { str, num, exp, call, onEvent } from "./rule-builders";

@@ -90,3 +90,14 @@ export const surveyKeyField = keyString("surveyKey").openapi({
 export const profileIdQuery = z.object({
   profileID: profileIdField.openapi({ param: { name: "profileID", in: "query" } }),
 });
+
+/** A study's rule set is small; this bound stops a body from keeping the validator busy. */
+export const MAX_RULES = 1_000;
+
+/** `{rules}`: a rule set as the engine's validator takes it (the validator checks each rule). */
+export const ruleSetBody = z.object({
+  rules: z
+    .array(z.unknown())
+    .max(MAX_RULES, `at most ${MAX_RULES} rules`)
+    .openapi({ description: "rule expressions in the CASE study-engine JSON form: {name, data?}" }),
+});

@@ -6,10 +6,7 @@ import { managementOf, type AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
 import { presentTask, taskEnvelope } from "../../presenters/task";
 import { errorResponses } from "../openapi-errors";
-import { MANAGEMENT_SECURITY, jsonBody, jsonContent, studyKeyParam } from "../schemas";
-
-/** A study's rule set is small; this bound stops a body from keeping the validator busy. */
-export const MAX_RULES = 1_000;
+import { MANAGEMENT_SECURITY, MAX_RULES, jsonBody, jsonContent, studyKeyParam } from "../schemas";
 
 const expressionSchema = z
   .object({ name: z.string() })

@@ -4,8 +4,7 @@ import { assertStudyPermission, getStudy } from "@studyflow/domain";
 import { managementOf, type AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
 import { errorResponses } from "../openapi-errors";
-import { MANAGEMENT_SECURITY, jsonBody, jsonContent, studyKeyParam } from "../schemas";
-import { MAX_RULES } from "./create-task";
+import { MANAGEMENT_SECURITY, jsonBody, jsonContent, ruleSetBody, studyKeyParam } from "../schemas";
 
 /** Enough to mark every problem an editor shows at once; a broken paste can have thousands. */
 const MAX_ISSUES = 100;
@@ -29,14 +28,7 @@ const route = createRoute({
   security: MANAGEMENT_SECURITY,
   request: {
     params: studyKeyParam,
-    body: jsonBody(
-      z.object({
-        rules: z
-          .array(z.unknown())
-          .max(MAX_RULES, `at most ${MAX_RULES} rules`)
-          .openapi({ description: "the rule expressions, in the CASE study-engine JSON form" }),
-      }),
-    ),
+    body: jsonBody(ruleSetBody),
   },
   responses: {
     200: jsonContent(

@@ -1,13 +1,10 @@
-import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { assertStudyPermission, getRulesVersion, setStudyRules } from "@studyflow/domain";
 import { managementOf, type AppEnv } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import { presentRulesVersionSummary, rulesVersionSummarySchema } from "../../../presenters/study";
 import { errorResponses } from "../../openapi-errors";
-import { MANAGEMENT_SECURITY, jsonBody, jsonContent, studyKeyParam } from "../../schemas";
-
-/** A study's rule set is small; this bound stops a body from keeping the validator busy. */
-const MAX_RULES = 1_000;
+import { MANAGEMENT_SECURITY, jsonBody, jsonContent, ruleSetBody, studyKeyParam } from "../../schemas";
 
 const route = createRoute({
   method: "post",
@@ -21,14 +18,7 @@ const route = createRoute({
   security: MANAGEMENT_SECURITY,
   request: {
     params: studyKeyParam,
-    body: jsonBody(
-      z.object({
-        rules: z
-          .array(z.unknown())
-          .max(MAX_RULES, `at most ${MAX_RULES} rules`)
-          .openapi({ description: "rule expressions in the CASE study-engine JSON form: {name, data?}" }),
-      }),
-    ),
+    body: jsonBody(ruleSetBody),
   },
   responses: {
     201: jsonContent(rulesVersionSummarySchema, "the stored version"),
