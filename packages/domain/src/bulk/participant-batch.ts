@@ -7,6 +7,7 @@ import {
   PARTICIPANT_FIELD_NAMES,
   SCALAR_PARTICIPANT_FIELDS,
   WRITABLE_PARTICIPANT_FIELDS,
+  executePrepared,
   type Executor,
   type JsonParticipantFieldName,
   type ParticipantColumnOf,
@@ -93,13 +94,16 @@ export async function readBatch(tx: Executor, range: BatchRange): Promise<BatchR
   const where = range.where ? sql`and (${range.where})` : sql``;
   // the column names come from the field table, never from input
   const columns = sql.raw(batchColumns(range.fields).join(", "));
-  const rows = await tx.execute<BatchRow>(sql`
+  const rows = await executePrepared<BatchRow>(
+    tx,
+    sql`
     select ${columns}
     from participants
     where study_key = ${range.studyKey} and participant_id > ${range.after} ${upper} and ${eligibleForBulk} ${where}
     order by participant_id
     limit ${range.limit}
-    ${lock}`);
+    ${lock}`,
+  );
   return [...rows];
 }
 
@@ -112,9 +116,12 @@ export async function countEligibleInRange(
   range: Pick<BatchRange, "studyKey" | "after" | "upTo">,
 ): Promise<number> {
   const upper = range.upTo === null ? sql`` : sql`and participant_id <= ${range.upTo}`;
-  const [row] = await tx.execute<{ count: number }>(sql`
+  const [row] = await executePrepared<{ count: number }>(
+    tx,
+    sql`
     select count(*)::int as count from participants
-    where study_key = ${range.studyKey} and participant_id > ${range.after} ${upper} and ${eligibleForBulk}`);
+    where study_key = ${range.studyKey} and participant_id > ${range.after} ${upper} and ${eligibleForBulk}`,
+  );
   return row?.count ?? 0;
 }
 
@@ -164,12 +171,15 @@ export async function writeChangedParticipants(
   const columns = fields.map(({ column, sqlType }) => sql.raw(`, ${column} ${sqlType}`));
   // One JSON parameter instead of one per value: the statement stays small and is parsed once.
   // `::text::jsonb` so postgres.js passes the string as text, not as a JSON string value.
-  const written = await tx.execute<{ id: string; study_key: string }>(sql`
+  const written = await executePrepared<{ id: string; study_key: string }>(
+    tx,
+    sql`
     update participants as p set
       ${sql.join([...assignments, sql`modified_at = ${nowSeconds}`, sql`version = p.version + 1`], sql`, `)}
     from jsonb_to_recordset(${JSON.stringify(records)}::text::jsonb) as v(id uuid, version int${sql.join(columns, sql``)})
     where p.id = v.id and p.version = v.version
-    returning p.id, p.study_key`);
+    returning p.id, p.study_key`,
+  );
   if (fields.some(({ field }) => field === "messages")) {
     const studyOf = new Map(written.map((row) => [row.id, row.study_key]));
     await syncMessageSchedule(
