@@ -191,7 +191,11 @@ interface WorkerProcess {
 function startWorkers(prefix: string, resultDir: string): Promise<WorkerProcess[]> {
   return Promise.all(
     Array.from({ length: WORKERS }, () => {
-      const child = spawn(process.execPath, ["--import", "tsx", workerEntry], {
+      // BENCH_WORKER_PROFILE=<dir>: a CPU profile of each worker process (node --cpu-prof)
+      const profiling = process.env.BENCH_WORKER_PROFILE
+        ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_WORKER_PROFILE}`]
+        : [];
+      const child = spawn(process.execPath, [...profiling, "--import", "tsx", workerEntry], {
         env: {
           ...process.env,
           NODE_ENV: "production",

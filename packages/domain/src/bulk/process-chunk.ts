@@ -41,6 +41,27 @@ export interface ChunkRunOptions extends DomainContext {
 /** Thrown inside a batch transaction when a guarded write lost a race; rolls the batch back. */
 class VersionConflict extends Error {}
 
+/**
+ * A bulk run's event for one participant. Its confidential id is an HMAC, and few rules read it
+ * (confidential responses, SEND_MESSAGE_NOW): it is derived when a rule asks, not for each of a
+ * million participants.
+ */
+class BulkEvent implements StudyEvent {
+  #confidentialId: string | undefined;
+
+  constructor(
+    readonly type: StudyEvent["type"],
+    readonly studyKey: string,
+    private readonly studySecret: string,
+    private readonly participantId: string,
+  ) {}
+
+  get participantIDForConfidentialResponses(): string {
+    this.#confidentialId ??= confidentialIdOf(this.studySecret, this.participantId);
+    return this.#confidentialId;
+  }
+}
+
 /** The task_chunks columns a batch reads, as postgres.js returns them. */
 interface RawChunk {
   status: string;
@@ -161,11 +182,7 @@ export async function processChunk(
           const env = engineEnvFor(executor, study, batchContext);
           for (const row of rows) {
             const before = batchRowToState(row);
-            const event: StudyEvent = {
-              type: eventType,
-              studyKey: study.key,
-              participantIDForConfidentialResponses: confidentialIdOf(study.secret, row.participant_id),
-            };
+            const event = new BulkEvent(eventType, study.key, study.secret, row.participant_id);
             const outcome = await applyRules(compiled, before, event, env, { onRuleError });
             if ((outcome.error || outcome.skippedActions) && failures.length < MAX_RECORDED_FAILURES_PER_BATCH) {
               const found = failuresOf(
