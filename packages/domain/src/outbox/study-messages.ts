@@ -1,14 +1,7 @@
-import { and, desc, eq, sql } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { outgoingMessages, type Executor, type OutgoingMessageStatus } from "@studyflow/db";
 import { getStudy } from "../studies/study-repository";
-import {
-  decodePageCursor,
-  encodePageCursor,
-  exactInstant,
-  invalidCursor,
-  isExactAt,
-  type Page,
-} from "../study-config/page-cursor";
+import { newestFirst, type Page } from "../study-config/page-cursor";
 
 /**
  * A study's e-mail as researchers see it: what it was (its template: a participant message type,
@@ -26,7 +19,7 @@ export interface StudyMessage {
   expiresAt: Date | null;
 }
 
-const createdExactly = exactInstant(outgoingMessages.createdAt);
+const paging = newestFirst(outgoingMessages.createdAt, outgoingMessages.id, "uuid");
 
 /**
  * One page of the e-mails a study's rules and notifications caused, newest first, optionally of
@@ -38,10 +31,7 @@ export async function listStudyMessages(
   page: { limit: number; cursor?: string; status?: OutgoingMessageStatus },
 ): Promise<Page<StudyMessage>> {
   await getStudy(db, studyKey);
-  const before = page.cursor === undefined ? undefined : decodePageCursor(page.cursor, ["string", "string"]);
-  if (before && (!isExactAt(String(before[0])) || !/^[0-9a-f-]{36}$/i.test(String(before[1])))) {
-    throw invalidCursor();
-  }
+  const olderThan = paging.olderThan(page.cursor);
   const rows = await db
     .select({
       id: outgoingMessages.id,
@@ -52,24 +42,22 @@ export async function listStudyMessages(
       createdAt: outgoingMessages.createdAt,
       sentAt: outgoingMessages.sentAt,
       expiresAt: outgoingMessages.expiresAt,
-      createdExactly,
+      createdExactly: paging.exact,
     })
     .from(outgoingMessages)
     .where(
       and(
         eq(outgoingMessages.studyKey, studyKey),
         page.status === undefined ? undefined : eq(outgoingMessages.status, page.status),
-        before === undefined
-          ? undefined
-          : sql`(${outgoingMessages.createdAt}, ${outgoingMessages.id}) < (${String(before[0])}::timestamptz, ${String(before[1])}::uuid)`,
+        olderThan,
       ),
     )
-    .orderBy(desc(outgoingMessages.createdAt), desc(outgoingMessages.id))
+    .orderBy(...paging.orderBy)
     .limit(page.limit + 1);
-  const items = rows.slice(0, page.limit);
-  const last = items.at(-1);
-  return {
-    items: items.map(({ createdExactly: _exact, ...message }) => message),
-    nextCursor: rows.length > page.limit && last ? encodePageCursor([last.createdExactly, last.id]) : null,
-  };
+  return paging.pageOf(
+    rows,
+    page.limit,
+    (row) => [row.createdExactly, row.id],
+    ({ createdExactly: _exact, ...message }) => message,
+  );
 }

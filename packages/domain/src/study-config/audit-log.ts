@@ -1,7 +1,7 @@
-import { and, desc, eq, sql } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { auditLog, type Executor } from "@studyflow/db";
 import { getStudy } from "../studies/study-repository";
-import { decodePageCursor, encodePageCursor, exactInstant, invalidCursor, isExactAt, type Page } from "./page-cursor";
+import { newestFirst, type Page } from "./page-cursor";
 
 /** One recorded management change of a study (see admin/audit.ts for who writes them). */
 export interface AuditLogEntry {
@@ -13,7 +13,7 @@ export interface AuditLogEntry {
   at: Date;
 }
 
-const exactAt = exactInstant(auditLog.at);
+const paging = newestFirst(auditLog.at, auditLog.id, "number");
 
 /** One page of the study's audit log, newest first (keyset over the study-and-time index). */
 export async function listAuditLog(
@@ -22,8 +22,7 @@ export async function listAuditLog(
   page: { limit: number; cursor?: string },
 ): Promise<Page<AuditLogEntry>> {
   await getStudy(db, studyKey);
-  const before = page.cursor === undefined ? undefined : decodePageCursor(page.cursor, ["string", "number"]);
-  if (before && !isExactAt(String(before[0]))) throw invalidCursor();
+  const olderThan = paging.olderThan(page.cursor);
   const rows = await db
     .select({
       id: auditLog.id,
@@ -32,24 +31,17 @@ export async function listAuditLog(
       target: auditLog.target,
       details: auditLog.details,
       at: auditLog.at,
-      exactAt,
+      exactAt: paging.exact,
     })
     .from(auditLog)
-    .where(
-      and(
-        eq(auditLog.studyKey, studyKey),
-        before === undefined
-          ? undefined
-          : sql`(${auditLog.at}, ${auditLog.id}) < (${String(before[0])}::timestamptz, ${Number(before[1])})`,
-      ),
-    )
-    .orderBy(desc(auditLog.at), desc(auditLog.id))
+    .where(and(eq(auditLog.studyKey, studyKey), olderThan))
+    .orderBy(...paging.orderBy)
     // one more than the page: whether it exists says if there is a next page
     .limit(page.limit + 1);
-  const items = rows.slice(0, page.limit);
-  const last = items.at(-1);
-  return {
-    items: items.map(({ exactAt: _exact, ...entry }) => entry),
-    nextCursor: rows.length > page.limit && last ? encodePageCursor([last.exactAt, last.id]) : null,
-  };
+  return paging.pageOf(
+    rows,
+    page.limit,
+    (row) => [row.exactAt, row.id],
+    ({ exactAt: _exact, ...entry }) => entry,
+  );
 }

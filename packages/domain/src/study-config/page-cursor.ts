@@ -1,4 +1,4 @@
-import { sql, type SQL } from "drizzle-orm";
+import { desc, sql, type SQL } from "drizzle-orm";
 import type { PgColumn } from "drizzle-orm/pg-core";
 import { Invalid } from "../errors";
 
@@ -62,4 +62,39 @@ export function isExactAt(text: string): boolean {
   if (!EXACT_INSTANT_FORMAT.test(text)) return false;
   const parsed = new Date(text);
   return !Number.isNaN(parsed.getTime()) && parsed.toISOString().slice(0, 19) === text.slice(0, 19);
+}
+
+/** What a row's id is: a uuid, or a bigserial number. */
+type IdKind = "uuid" | "number";
+
+const UUID_TEXT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Keyset paging newest first over (instant, id), the order of the audit log, a study's e-mail and
+ * its tasks: `olderThan` is the condition that starts a page after the cursor (none without one),
+ * `pageOf` cuts the rows fetched with `limit + 1` into a page and its next cursor.
+ */
+export function newestFirst(instant: PgColumn, id: PgColumn, idKind: IdKind) {
+  const exact = exactInstant(instant);
+  return {
+    /** Select it as the row's exact instant: the cursor holds it to the microsecond. */
+    exact,
+    olderThan(cursor: string | undefined): SQL | undefined {
+      if (cursor === undefined) return undefined;
+      const [at, key] = decodePageCursor(cursor, ["string", idKind === "uuid" ? "string" : "number"]);
+      if (!isExactAt(String(at)) || (idKind === "uuid" && !UUID_TEXT.test(String(key)))) throw invalidCursor();
+      return idKind === "uuid"
+        ? sql`(${instant}, ${id}) < (${String(at)}::timestamptz, ${String(key)}::uuid)`
+        : sql`(${instant}, ${id}) < (${String(at)}::timestamptz, ${Number(key)})`;
+    },
+    orderBy: [desc(instant), desc(id)],
+    pageOf<R, T>(rows: R[], limit: number, keyOf: (row: R) => [string, string | number], item: (row: R) => T): Page<T> {
+      const items = rows.slice(0, limit);
+      const last = items.at(-1);
+      return {
+        items: items.map(item),
+        nextCursor: rows.length > limit && last !== undefined ? encodePageCursor(keyOf(last)) : null,
+      };
+    },
+  };
 }

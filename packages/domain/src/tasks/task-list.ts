@@ -1,15 +1,8 @@
-import { and, desc, eq, or, sql } from "drizzle-orm";
+import { and, eq, or } from "drizzle-orm";
 import { tasks, type Executor, type TaskKind } from "@studyflow/db";
 import type { ManagementSubject } from "../access/permissions";
 import { getStudy } from "../studies/study-repository";
-import {
-  decodePageCursor,
-  encodePageCursor,
-  exactInstant,
-  invalidCursor,
-  isExactAt,
-  type Page,
-} from "../study-config/page-cursor";
+import { newestFirst, type Page } from "../study-config/page-cursor";
 import type { TaskRow } from "./task-service";
 
 export interface TaskListQuery {
@@ -20,8 +13,7 @@ export interface TaskListQuery {
   kind?: TaskKind;
 }
 
-const exactCreatedAt = exactInstant(tasks.createdAt);
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const paging = newestFirst(tasks.createdAt, tasks.id, "uuid");
 
 /**
  * The study's tasks the caller may see, newest first: what getVisibleTask would show one by one
@@ -36,29 +28,26 @@ export async function listVisibleTasks(
   query: TaskListQuery,
 ): Promise<Page<TaskRow>> {
   await getStudy(db, studyKey);
-  const before = query.cursor === undefined ? undefined : decodePageCursor(query.cursor, ["string", "string"]);
-  if (before && (!isExactAt(String(before[0])) || !UUID.test(String(before[1])))) throw invalidCursor();
+  const olderThan = paging.olderThan(query.cursor);
   const visible = who.isAdmin ? undefined : or(eq(tasks.createdBy, who.subject), eq(tasks.kind, "timer"));
   const rows = await db
-    .select({ task: tasks, exactCreatedAt })
+    .select({ task: tasks, exactCreatedAt: paging.exact })
     .from(tasks)
     .where(
       and(
         eq(tasks.studyKey, studyKey),
         visible,
         query.kind === undefined ? undefined : eq(tasks.kind, query.kind),
-        before === undefined
-          ? undefined
-          : sql`(${tasks.createdAt}, ${tasks.id}) < (${String(before[0])}::timestamptz, ${String(before[1])}::uuid)`,
+        olderThan,
       ),
     )
-    .orderBy(desc(tasks.createdAt), desc(tasks.id))
+    .orderBy(...paging.orderBy)
     // one more than the page: whether it exists says if there is a next page
     .limit(query.limit + 1);
-  const items = rows.slice(0, query.limit);
-  const last = items.at(-1);
-  return {
-    items: items.map((row) => row.task),
-    nextCursor: rows.length > query.limit && last ? encodePageCursor([last.exactCreatedAt, last.task.id]) : null,
-  };
+  return paging.pageOf(
+    rows,
+    query.limit,
+    (row) => [row.exactCreatedAt, row.task.id],
+    (row) => row.task,
+  );
 }
