@@ -19,7 +19,6 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import net from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -27,7 +26,7 @@ import autocannon from "autocannon";
 import postgres from "postgres";
 import { createBenchDatabase } from "./bench-database";
 import { createDb, runMigrations } from "@studyflow/db";
-import { startTcpProxy, type TcpProxy } from "@studyflow/testkit";
+import { freePort, startTcpProxy, type TcpProxy } from "@studyflow/testkit";
 import {
   createStudy,
   grantPermission,
@@ -199,14 +198,6 @@ interface Server {
   mode: Mode;
   port: number;
   child: ChildProcess;
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 async function startServer(mode: Mode, databaseUrl = url, poolSize = 10): Promise<Server> {

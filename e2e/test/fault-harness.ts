@@ -3,7 +3,6 @@
 // the process gave them, so a test never touches another test's (or another run's) connections.
 import { spawn, type ChildProcess } from "node:child_process";
 import { readdir } from "node:fs/promises";
-import { createServer } from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Queue } from "bullmq";
@@ -126,19 +125,10 @@ export function startChild(file: string, env: Record<string, string>): ChildApp 
   return app;
 }
 
+export { freePort } from "@studyflow/testkit";
+
 const describe = (ended: { code: number | null; signal: NodeJS.Signals | null }) =>
   ended.signal ?? `code ${ended.code}`;
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** Polls `url` until it answers 200; fails at once if the process ends first. */
 export async function waitForOk(url: string, app: ChildApp, timeoutMs = 30_000): Promise<void> {

@@ -4,3 +4,4 @@ export { uniqueQueuePrefix, createTestRedis, deletePrefix } from "./redis";
 export { str, num, exp, call, onEvent } from "./rule-builders";
 export { STRONG_PASSWORD } from "./passwords";
 export { startTcpProxy, type TcpProxy } from "./tcp-proxy";
+export { freePort } from "./free-port";
