@@ -25,6 +25,8 @@ export interface WorkerMetrics {
   ruleFailures: Counter<"event_type" | "outcome">;
   /** Timer ticks this process recorded or skipped: `queued` (it runs), `skipped` (another task of the study was ahead). */
   timerTicks: Counter<"outcome">;
+  /** Committed bulk batches by where their rules ran: `database` (one SQL statement) or `engine`. */
+  bulkBatches: Counter<"ran_in">;
 }
 
 export interface WorkerMetricsDeps {
@@ -100,5 +102,12 @@ export function createWorkerMetrics(deps: WorkerMetricsDeps): WorkerMetrics {
   });
   // Both series exist from the start, so a rate() or an alert on skipped ticks sees 0, not nothing.
   for (const outcome of ["queued", "skipped"]) timerTicks.inc({ outcome }, 0);
-  return { registry, participantsProcessed, ruleFailures, timerTicks };
+  const bulkBatches = new Counter({
+    name: "studyflow_bulk_batches_total",
+    help: "Bulk batches this process committed, by where their rules ran: database (flag and status rules as one SQL statement) or engine.",
+    labelNames: ["ran_in"],
+    registers: [registry],
+  });
+  for (const ranIn of ["database", "engine"]) bulkBatches.inc({ ran_in: ranIn }, 0);
+  return { registry, participantsProcessed, ruleFailures, timerTicks, bulkBatches };
 }

@@ -99,7 +99,10 @@ export function startWorkerRuntime(deps: WorkerRuntimeDeps): WorkerRuntime {
     resultDir: deps.resultDir,
     logger: deps.logger,
     isClosing: () => closing,
-    onParticipantsProcessed: (count) => metrics.participantsProcessed.inc(count),
+    onParticipantsProcessed: (count, ranIn) => {
+      metrics.participantsProcessed.inc(count);
+      metrics.bulkBatches.inc({ ran_in: ranIn });
+    },
     onTimerTickSkipped: () => metrics.timerTicks.inc({ outcome: "skipped" }),
     onRuleFailures: (failures) => {
       for (const failure of failures)

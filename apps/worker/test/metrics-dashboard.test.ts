@@ -66,6 +66,10 @@ describe("worker metrics and queue dashboard on the health/admin app", () => {
 
     expect(text).toContain("# TYPE studyflow_participants_processed_total counter");
     expect(sample(text, "studyflow_participants_processed_total")).toBe(processed);
+    // a flag rule runs in the database: 13 batches of at most 100 over 4 chunks, none in the engine
+    expect(text).toContain("# TYPE studyflow_bulk_batches_total counter");
+    expect(sample(text, 'studyflow_bulk_batches_total{ran_in="database"}')).toBeGreaterThanOrEqual(13);
+    expect(sample(text, 'studyflow_bulk_batches_total{ran_in="engine"}')).toBe(0);
 
     expect(text).toContain("# TYPE studyflow_tasks gauge");
     expect(sample(text, 'studyflow_tasks{status="completed"}')).toBeGreaterThanOrEqual(1);

@@ -14,6 +14,7 @@ import {
   finalizeIfComplete,
   planTask,
   processChunk,
+  type BatchRunner,
   type RunActionsResult,
 } from "@studyflow/domain";
 import type { Expression } from "@studyflow/engine";
@@ -70,9 +71,16 @@ describe("bulk runs over the prefilter's rows", () => {
   async function runAll(taskId: string, chunks: number[], stopAfter?: number) {
     /** Batches each chunk took (asked before every batch whether to stop). */
     const batchesPerChunk: number[] = [];
+    /** Where each committed batch ran. */
+    const ranIn: BatchRunner[] = [];
     for (const chunkIndex of chunks) {
       let asked = 0;
-      const options = { clock: () => NOW_MS, batchSize: 10, shouldStop: () => asked++ === stopAfter };
+      const options = {
+        clock: () => NOW_MS,
+        batchSize: 10,
+        shouldStop: () => asked++ === stopAfter,
+        onBatch: (_: number, batch: { ranIn: BatchRunner }) => void ranIn.push(batch.ranIn),
+      };
       let outcome = await processChunk(database.db, taskId, chunkIndex, options);
       if (outcome === "stopped") {
         outcome = await processChunk(database.db, taskId, chunkIndex, {
@@ -87,7 +95,7 @@ describe("bulk runs over the prefilter's rows", () => {
     expect(await finalizeIfComplete(database.db, taskId, resultDir, () => NOW_MS)).toBe("completed");
     const [task] = await database.db.select().from(tasks).where(eq(tasks.id, taskId));
     const result = JSON.parse(await readFile(path.join(resultDir, task!.resultFile), "utf8")) as RunActionsResult;
-    return { task: task!, result, batchesPerChunk };
+    return { task: task!, result, batchesPerChunk, ranIn };
   }
 
   async function surveysPerParticipant() {
@@ -168,5 +176,130 @@ describe("bulk runs over the prefilter's rows", () => {
       .from(participants)
       .where(sql`${participants.studyKey} = ${studyKey} and ${participants.version} = 2`);
     expect(changed!.n).toBe(late!.n);
+  });
+
+  describe("flag and status rules, run by the database", () => {
+    /** The flagged get a flag and lose theirs; the paused leave bulk runs (their account is deleted). */
+    const rules = [
+      call(
+        "IFTHEN",
+        exp(call("hasParticipantFlag", str("wave"), str("w1"))),
+        exp(call("UPDATE_FLAG", str("reached"), str("yes"))),
+        exp(call("REMOVE_FLAG", str("wave"))),
+      ),
+      call(
+        "IFTHEN",
+        exp(call("hasStudyStatus", str("paused"))),
+        exp(call("UPDATE_STUDY_STATUS", str("accountDeleted"))),
+      ),
+    ];
+    const PAUSED_ELIGIBLE = ELIGIBLE / 3;
+
+    async function rowsByOutcome() {
+      return database.db.execute<{ participant_id: string; flags: object; study_status: string; version: number }>(sql`
+        select participant_id, flags, study_status, version from participants
+        where study_key = ${studyKey} order by participant_id`);
+    }
+
+    it("change exactly what the engine would and count every eligible participant once, across stops", async () => {
+      const { taskId, chunks } = await startTask(rules);
+      const { task, result, ranIn } = await runAll(taskId, chunks, 1);
+      expect(ranIn.length).toBeGreaterThan(chunks.length);
+      expect(new Set(ranIn)).toEqual(new Set(["database"]));
+      // the paused left bulk runs during the run, and were counted all the same
+      expect(task).toMatchObject({ status: "completed", targetCount: ELIGIBLE, processedCount: ELIGIBLE });
+      expect(result).toMatchObject({
+        participantCount: ELIGIBLE,
+        participantStateChangedPerRule: [FLAGGED_ELIGIBLE, PAUSED_ELIGIBLE],
+        errorCount: 0,
+      });
+      for (const row of await rowsByOutcome()) {
+        const i = Number(row.participant_id.slice(1));
+        const status = STATUSES[i % STATUSES.length] as string;
+        const eligible = !["temporary", "accountDeleted"].includes(status);
+        const reached = eligible && flagged(i);
+        const left = status === "paused";
+        expect(row).toEqual({
+          participant_id: row.participant_id,
+          flags: reached ? { reached: "yes" } : flagged(i) ? { wave: "w1" } : {},
+          study_status: left ? "accountDeleted" : status,
+          version: 1 + (reached || left ? 1 : 0),
+        });
+      }
+    });
+
+    it("a dry run counts the same in the database and writes nothing", async () => {
+      const { taskId, chunks } = await startTask(rules, true);
+      const { task, result, ranIn } = await runAll(taskId, chunks, 2);
+      expect(new Set(ranIn)).toEqual(new Set(["database"]));
+      expect(task.processedCount).toBe(ELIGIBLE);
+      expect(result).toMatchObject({
+        participantStateChangedPerRule: [FLAGGED_ELIGIBLE, PAUSED_ELIGIBLE],
+        dryRun: true,
+      });
+      expect((await rowsByOutcome()).every((row) => row.version === 1)).toBe(true);
+    });
+
+    it("a batch whose condition the translation cannot tell runs in the engine, with the same result", async () => {
+      // a random draw between 0 and 9 is always above -1, but only evaluation knows it
+      const opaque = call("gt", exp(call("generateRandomNumber", num(0), num(9))), num(-1));
+      const { taskId, chunks } = await startTask([
+        call(
+          "IFTHEN",
+          exp(call("and", exp(opaque), exp(call("hasParticipantFlag", str("wave"), str("w1"))))),
+          exp(call("UPDATE_FLAG", str("reached"), str("yes"))),
+        ),
+      ]);
+      const { task, result, ranIn } = await runAll(taskId, chunks);
+      expect(new Set(ranIn)).toEqual(new Set(["engine"]));
+      expect(task.processedCount).toBe(ELIGIBLE);
+      expect(result.participantStateChangedPerRule).toEqual([FLAGGED_ELIGIBLE]);
+      const reached = (await rowsByOutcome()).filter((row) => "reached" in row.flags);
+      expect(reached.length).toBe(FLAGGED_ELIGIBLE);
+    });
+
+    it("a participant an API request changes during the write keeps both changes", async () => {
+      const target = "p000000001";
+      const api = await database.sql.reserve();
+      try {
+        // the request holds the row, changed, while the batch reads the version before it and waits to write
+        await api`begin`;
+        await api`update participants set flags = flags || '{"api":"yes"}'::jsonb, version = version + 1
+          where study_key = ${studyKey} and participant_id = ${target}`;
+        const { taskId, chunks } = await startTask([
+          call(
+            "IFTHEN",
+            exp(call("checkEventType", str("CUSTOM"))),
+            exp(call("UPDATE_FLAG", str("bulk"), str("done"))),
+          ),
+        ]);
+        const running = runAll(taskId, chunks);
+        await waitForLockWait();
+        await api`commit`;
+        const { task, result, ranIn } = await running;
+        expect(new Set(ranIn)).toEqual(new Set(["database"]));
+        expect(task.processedCount).toBe(ELIGIBLE);
+        expect(result.participantStateChangedPerRule).toEqual([ELIGIBLE]);
+        const [row] = await database.db.execute<{ flags: object; version: number }>(sql`
+          select flags, version from participants where study_key = ${studyKey} and participant_id = ${target}`);
+        // p000000001 is eligible (exited) and not flagged: the request's flag and the run's, one version each
+        expect(row).toEqual({ flags: { api: "yes", bulk: "done" }, version: 3 });
+      } finally {
+        await api`rollback`.catch(() => undefined);
+        api.release();
+      }
+    });
+
+    /** Until some backend of this database waits for a row lock (the batch's write behind the request). */
+    async function waitForLockWait() {
+      for (let i = 0; i < 500; i++) {
+        const [waiting] = await database.sql<{ n: number }[]>`
+          select count(*)::int as n from pg_stat_activity
+          where datname = current_database() and wait_event_type = 'Lock' and query like '%with step0 as materialized%'`;
+        if ((waiting?.n ?? 0) > 0) return;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      throw new Error("the batch never waited for the request's row lock");
+    }
   });
 });

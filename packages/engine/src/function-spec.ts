@@ -103,6 +103,16 @@ export const STUDY_DATA: ExpressionPrefilter = Object.freeze({ kind: "study-data
  */
 export type ActionPrefilter = { readonly kind: "if" | "ifthen" | "do" };
 
+/**
+ * What an action with arguments fixed for a batch does to the participant state, when a bulk run
+ * can do it in SQL (see bulk-writes.ts). Only writes that never fail once their arguments are
+ * known, and whose effect on the stored row is exactly this.
+ */
+export type StateWrite =
+  | { readonly kind: "set-flag"; readonly key: string; readonly value: string }
+  | { readonly kind: "remove-flag"; readonly key: string }
+  | { readonly kind: "set-status"; readonly status: string };
+
 interface SignatureFields {
   readonly minArgs: number;
   /** Infinity when the arguments are unbounded. */
@@ -147,6 +157,12 @@ export interface ActionSpec extends SignatureFields {
   readonly participantFields: ParticipantFieldUsage;
   /** For control flow: how the bulk prefilter follows it; absent: the action does something when reached. */
   readonly prefilter?: ActionPrefilter;
+  /**
+   * Its write for argument values that are the same for every participant of a batch (already
+   * checked against the argument types); null where it would fail or cannot be said. Absent: a
+   * bulk run evaluates it in the engine.
+   */
+  readonly bulkWrite?: (args: readonly unknown[]) => StateWrite | null;
   /** Checked before any argument is evaluated; returns a failure message. */
   readonly precheck?: (ctx: EvalContext) => string | null;
   readonly perform?: ActionPerform;

@@ -40,7 +40,7 @@ import { validateRules } from "./validator";
  * Where an expression's value can be of each kind, the kinds that and / or / not tell apart.
  * `value` is set for participant readers whose comparisons with constants can be translated.
  */
-interface Outcomes {
+export interface Outcomes {
   readonly true: RowPredicate;
   readonly false: RowPredicate;
   readonly zero: RowPredicate;
@@ -81,6 +81,9 @@ function kindOf(value: unknown): keyof Outcomes {
   return "other";
 }
 
+/** Where a value can be anything but `true`: where a condition with these outcomes does not hold. */
+export const notTrue = (o: Outcomes): RowPredicate => anyOf(o.false, o.zero, o.positive, o.other, o.failed);
+
 const outcomesOf = (t: Translation): Outcomes => (t.kind === "constant" ? outcomesOfConstant(t.value) : t.outcomes);
 
 /** Outcomes of a boolean-valued translation: no number, no other value. */
@@ -119,7 +122,7 @@ function namesIn(node: unknown, visit: (name: string) => void): void {
 }
 
 /** A port is used only to read: nothing a rule evaluates changes study data or calls out. */
-function readsPortsOnly(rules: readonly Expression[]): boolean {
+export function readsPortsOnly(rules: readonly Expression[]): boolean {
   let only = true;
   for (const rule of rules) {
     namesIn(rule, (name) => {
@@ -140,7 +143,7 @@ function isPure(node: Expression): boolean {
   return pure;
 }
 
-class Translator {
+export class Translator {
   constructor(
     private readonly event: StudyEvent,
     private readonly env: EngineEnv,
@@ -204,20 +207,10 @@ class Translator {
     data: readonly ExpressionArg[],
     form: NonNullable<Extract<ExpressionSpec["prefilter"], { kind: "participant" }>>["form"],
   ): Promise<Translation> {
-    const count = Math.min(data.length, spec.evaluatedArgs ? spec.evaluatedArgs(data.length) : data.length);
-    const values: unknown[] = [];
-    for (let i = 0; i < count; i++) {
-      const arg = data[i] as ExpressionArg;
-      const exp = expressionOf(arg);
-      if (exp !== undefined && !this.isConstant(exp)) return ANYTHING;
-      const value = await this.argumentValue(arg);
-      // a failing or mistyped argument fails the reader for everyone, as evaluation would
-      const jsType = JS_TYPES[argSpecAt(spec, i)?.type ?? "any"];
-      if (value === FAILED || (jsType !== undefined && typeof value !== jsType)) {
-        return { kind: "constant", value: FAILED };
-      }
-      values.push(value);
-    }
+    const values = await this.constantArguments(spec, data);
+    if (values === null) return ANYTHING;
+    // a failing or mistyped argument fails the reader for everyone, as evaluation would
+    if (values === FAILED) return { kind: "constant", value: FAILED };
     const described = form(values);
     if (!described) return ANYTHING;
     if (described.kind === "bool")
@@ -292,17 +285,45 @@ class Translator {
     };
   }
 
-  /** Where the condition holds (is exactly true) and where it does not (anything else). */
-  private async condition(arg: ExpressionArg | undefined): Promise<{ holds: RowPredicate; not: RowPredicate } | null> {
+  /**
+   * The values of a function's evaluated arguments when each is the same for every participant
+   * (literals and constant expressions); FAILED when one of them fails or has the wrong type, as
+   * evaluation would for everyone; null when one depends on the participant.
+   */
+  async constantArguments(
+    spec: ExpressionSpec | ActionSpec,
+    data: readonly ExpressionArg[],
+  ): Promise<unknown[] | typeof FAILED | null> {
+    const count = Math.min(data.length, spec.evaluatedArgs ? spec.evaluatedArgs(data.length) : data.length);
+    const values: unknown[] = [];
+    for (let i = 0; i < count; i++) {
+      const arg = data[i] as ExpressionArg;
+      const exp = expressionOf(arg);
+      if (exp !== undefined && !this.isConstant(exp)) return null;
+      const value = await this.argumentValue(arg);
+      const jsType = JS_TYPES[argSpecAt(spec, i)?.type ?? "any"];
+      if (value === FAILED || (jsType !== undefined && typeof value !== jsType)) return FAILED;
+      values.push(value);
+    }
+    return values;
+  }
+
+  /**
+   * The outcomes of a condition argument, each a predicate over the rows where the condition can
+   * have that kind of value; null when evaluating it has effects of its own.
+   */
+  async conditionOutcomes(arg: ExpressionArg | undefined): Promise<Outcomes | null> {
     const exp = expressionOf(arg);
     // a literal condition holds when its num is not 0, whatever its dtype
-    if (exp === undefined) {
-      const holds = arg !== undefined && typeof arg.num === "number" && arg.num !== 0;
-      return { holds: constant(holds), not: constant(!holds) };
-    }
+    if (exp === undefined) return outcomesOfConstant(arg !== undefined && typeof arg.num === "number" && arg.num !== 0);
     if (!isPure(exp)) return null;
-    const o = outcomesOf(await this.expression(exp));
-    return { holds: o.true, not: anyOf(o.false, o.zero, o.positive, o.other, o.failed) };
+    return outcomesOf(await this.expression(exp));
+  }
+
+  /** Where the condition holds (is exactly true) and where it does not (anything else). */
+  private async condition(arg: ExpressionArg | undefined): Promise<{ holds: RowPredicate; not: RowPredicate } | null> {
+    const o = await this.conditionOutcomes(arg);
+    return o && { holds: o.true, not: notTrue(o) };
   }
 
   /** Where running the action on the stored state can do anything. */
@@ -334,7 +355,7 @@ class Translator {
 /** Rule sets already validated, by identity: a bulk run asks for every batch with the same array. */
 const validatedRules = new WeakMap<object, { rules: readonly Expression[]; readsPortsOnly: boolean } | null>();
 
-function validated(rules: unknown): { rules: readonly Expression[]; readsPortsOnly: boolean } | null {
+export function validated(rules: unknown): { rules: readonly Expression[]; readsPortsOnly: boolean } | null {
   const cacheable = typeof rules === "object" && rules !== null;
   const known = cacheable ? validatedRules.get(rules) : undefined;
   if (known !== undefined) return known;

@@ -6,6 +6,7 @@ import {
   finalizeIfComplete,
   planTask,
   processChunk,
+  type BatchRunner,
   type ExternalServiceCaller,
   type RuleFailureRecord,
 } from "@studyflow/domain";
@@ -34,8 +35,8 @@ export interface RunActionsProcessorDeps {
   batchSize?: number;
   /** Participants per chunk; tests use small chunks to get several chunks from few participants. */
   chunkSize?: number;
-  /** Told the participants of every committed batch (metrics). */
-  onParticipantsProcessed?: (count: number) => void;
+  /** Told the participants of every committed batch, and where the batch ran (metrics). */
+  onParticipantsProcessed?: (count: number, ranIn: BatchRunner) => void;
   /** Told when a timer tick is skipped at its start because another task of its study was ahead (metrics). */
   onTimerTickSkipped?: () => void;
 }
@@ -102,8 +103,8 @@ export function createRunActionsProcessor(deps: RunActionsProcessorDeps): Proces
       ...(deps.callExternalService ? { callExternalService: deps.callExternalService } : {}),
       ...(deps.onRuleFailures ? { onRuleFailures: deps.onRuleFailures } : {}),
       ...(deps.batchSize ? { batchSize: deps.batchSize } : {}),
-      onBatch: (processed) => {
-        deps.onParticipantsProcessed?.(processed - reported);
+      onBatch: (processed, { ranIn }) => {
+        deps.onParticipantsProcessed?.(processed - reported, ranIn);
         reported = processed;
         return job.updateProgress(processed);
       },

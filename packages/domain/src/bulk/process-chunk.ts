@@ -2,6 +2,7 @@ import { eq } from "drizzle-orm";
 import {
   applyRules,
   bulkPrefilter,
+  bulkWritePlan,
   compileRules,
   fieldsUsedBy,
   statesEqual,
@@ -27,13 +28,20 @@ import {
   type ChangedParticipant,
 } from "./participant-batch";
 import { renderPrefilter } from "./prefilter-sql";
+import { runPushdownBatch } from "./pushdown-sql";
 
 export type ChunkOutcome = "done" | "canceled" | "stopped";
 
+/** Where a batch's rules ran: in the database as one statement, or in the engine over read rows. */
+export type BatchRunner = "database" | "engine";
+
 export interface ChunkRunOptions extends DomainContext {
   batchSize?: number;
-  /** Called after every committed batch (e.g. to report job progress). */
-  onBatch?: (processedInChunk: number) => Promise<void> | void;
+  /**
+   * Called after every committed batch (e.g. to report job progress), with where it ran: in the
+   * database (one statement, see pushdown-sql.ts) or in the engine.
+   */
+  onBatch?: (processedInChunk: number, batch: { ranIn: BatchRunner }) => Promise<void> | void;
   /** Asked before every batch; true stops after the batch in flight (worker shutdown). */
   shouldStop?: () => boolean;
 }
@@ -80,6 +88,39 @@ interface BatchTally {
   changedPerRule: number[];
   errors: { participantId: string; error: string }[];
   errorCount: number;
+}
+
+/**
+ * Moves the chunk's checkpoint past a batch and adds its counts to the chunk and the task, in the
+ * batch's transaction.
+ */
+async function recordBatch(
+  tx: Executor,
+  taskId: string,
+  chunkIndex: number,
+  chunk: RawChunk,
+  batch: { last: string; finished: boolean; tally: BatchTally; at: Date },
+): Promise<void> {
+  const { tally } = batch;
+  const mergedChanged = [...chunk.changed_per_rule];
+  tally.changedPerRule.forEach((count, index) => {
+    mergedChanged[index] = (mergedChanged[index] ?? 0) + (count ?? 0);
+  });
+  for (let index = 0; index < mergedChanged.length; index++) mergedChanged[index] ??= 0;
+  await rawClientOf(tx)`
+    update task_chunks set
+      cursor = ${batch.last}, status = ${batch.finished ? "done" : "pending"},
+      processed_count = ${chunk.processed_count + tally.processed},
+      error_count = ${chunk.error_count + tally.errorCount},
+      changed_per_rule = ${JSON.stringify(mergedChanged)}::text::jsonb,
+      errors = ${JSON.stringify([...chunk.errors, ...tally.errors].slice(0, MAX_REPORTED_ERRORS))}::text::jsonb,
+      updated_at = ${batch.at.toISOString()}
+    where task_id = ${taskId} and chunk_index = ${chunkIndex}`;
+  if (tally.processed > 0) {
+    await rawClientOf(tx)`
+      update tasks set processed_count = processed_count + ${tally.processed}, updated_at = ${batch.at.toISOString()}
+      where id = ${taskId}`;
+  }
 }
 
 const compiledByTask = new Map<string, CompiledRuleSet>();
@@ -139,7 +180,7 @@ export async function processChunk(
           select status, cursor, to_key, processed_count, error_count, changed_per_rule, errors
           from task_chunks where task_id = ${taskId} and chunk_index = ${chunkIndex} for update`;
         if (!chunk) throw new Error(`chunk ${chunkIndex} of task ${taskId} does not exist`);
-        if (chunk.status === "done") return { finished: true, processed: 0, failures: [] };
+        if (chunk.status === "done") return { finished: true, processed: 0, failures: [], ranIn: "engine" as const };
 
         // one instant for the batch: its prefilter and its evaluation see the same time
         const batchNow = options.clock();
@@ -150,18 +191,63 @@ export async function processChunk(
           engineEnvFor(tx, study, batchContext),
         );
         const selectsAll = prefilter.kind === "const" && prefilter.value;
-        const rows: BatchRow[] =
-          prefilter.kind === "const" && !prefilter.value
-            ? []
-            : await readBatch(tx, {
+        const selectsNone = prefilter.kind === "const" && !prefilter.value;
+        const nowSeconds = Math.floor(batchNow / 1000);
+
+        // Rules that only set flags and the status are run by the database, in one statement.
+        const plan = selectsNone
+          ? null
+          : await bulkWritePlan(
+              ruleSet.rules,
+              { type: eventType, studyKey: study.key },
+              engineEnvFor(tx, study, batchContext),
+            );
+        const pushed =
+          plan &&
+          (await runPushdownBatch(tx, {
+            studyKey: study.key,
+            after: chunk.cursor,
+            upTo: chunk.to_key,
+            limit: batchSize,
+            lock,
+            fields,
+            plan,
+            dryRun,
+            nowSeconds,
+            ...(selectsAll ? {} : { where: renderPrefilter(prefilter) }),
+          }));
+        // undecided: some condition the translation could not tell; the engine runs the batch
+        if (pushed && !pushed.undecided) {
+          if (!dryRun && pushed.written !== pushed.changed) throw new VersionConflict();
+          const finished = pushed.read < batchSize;
+          const processed = selectsAll
+            ? pushed.read
+            : (await countEligibleInRange(tx, {
                 studyKey: study.key,
                 after: chunk.cursor,
-                upTo: chunk.to_key,
-                limit: batchSize,
-                lock,
-                fields,
-                ...(selectsAll ? {} : { where: renderPrefilter(prefilter) }),
-              });
+                upTo: finished ? chunk.to_key : pushed.last,
+              })) + pushed.leftEligible;
+          const tally: BatchTally = { processed, changedPerRule: pushed.changedPerRule, errors: [], errorCount: 0 };
+          await recordBatch(tx, taskId, chunkIndex, chunk, {
+            last: pushed.last ?? chunk.cursor,
+            finished,
+            tally,
+            at: new Date(options.clock()),
+          });
+          return { finished, processed, failures: [], ranIn: "database" as const };
+        }
+
+        const rows: BatchRow[] = selectsNone
+          ? []
+          : await readBatch(tx, {
+              studyKey: study.key,
+              after: chunk.cursor,
+              upTo: chunk.to_key,
+              limit: batchSize,
+              lock,
+              fields,
+              ...(selectsAll ? {} : { where: renderPrefilter(prefilter) }),
+            });
         const last = rows.at(-1);
         const finished = rows.length < batchSize;
         // the rows the prefilter passed over were evaluated too, in principle: they did nothing
@@ -221,7 +307,6 @@ export async function processChunk(
           }
         };
 
-        const nowSeconds = Math.floor(batchNow / 1000);
         if (dryRun) {
           // Counters and code draws the rules make are undone with the savepoint: a dry run writes nothing.
           await tx
@@ -241,30 +326,17 @@ export async function processChunk(
           await recordRuleFailures(tx, failures, new Date(options.clock()));
         }
 
-        const mergedChanged = [...chunk.changed_per_rule];
-        tally.changedPerRule.forEach((count, index) => {
-          mergedChanged[index] = (mergedChanged[index] ?? 0) + (count ?? 0);
+        await recordBatch(tx, taskId, chunkIndex, chunk, {
+          last: last ? last.participant_id : chunk.cursor,
+          finished,
+          tally,
+          at: new Date(options.clock()),
         });
-        for (let index = 0; index < mergedChanged.length; index++) mergedChanged[index] ??= 0;
-        await rawClientOf(tx)`
-          update task_chunks set
-            cursor = ${last ? last.participant_id : chunk.cursor}, status = ${finished ? "done" : "pending"},
-            processed_count = ${chunk.processed_count + tally.processed},
-            error_count = ${chunk.error_count + tally.errorCount},
-            changed_per_rule = ${JSON.stringify(mergedChanged)}::text::jsonb,
-            errors = ${JSON.stringify([...chunk.errors, ...tally.errors].slice(0, MAX_REPORTED_ERRORS))}::text::jsonb,
-            updated_at = ${new Date(options.clock()).toISOString()}
-          where task_id = ${taskId} and chunk_index = ${chunkIndex}`;
-        if (tally.processed > 0) {
-          await rawClientOf(tx)`
-            update tasks set processed_count = processed_count + ${tally.processed}, updated_at = ${new Date(options.clock()).toISOString()}
-            where id = ${taskId}`;
-        }
         // a dry run writes nothing, failures included
-        return { finished, processed: tally.processed, failures: dryRun ? [] : failures };
+        return { finished, processed: tally.processed, failures: dryRun ? [] : failures, ranIn: "engine" as const };
       });
 
-    let batch: { finished: boolean; processed: number; failures: RuleFailureRecord[] };
+    let batch: { finished: boolean; processed: number; failures: RuleFailureRecord[]; ranIn: BatchRunner };
     try {
       batch = await runBatch(false);
     } catch (error) {
@@ -275,7 +347,7 @@ export async function processChunk(
     }
     processedInChunk += batch.processed;
     if (batch.failures.length > 0) options.onRuleFailures?.(batch.failures);
-    if (batch.processed > 0) await options.onBatch?.(processedInChunk);
+    if (batch.processed > 0) await options.onBatch?.(processedInChunk, { ranIn: batch.ranIn });
     if (batch.finished) return "done";
   }
 }

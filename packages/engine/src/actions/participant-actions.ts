@@ -5,6 +5,7 @@ import { finiteNumber } from "../finite-numbers";
 import { actionFamily, anyArg, optional, strArg } from "../function-spec";
 import { formatFixed6 } from "../go-compatible-format";
 import { deleteEntry, replaceContainer, setEntry, setScalar } from "../state-writes";
+import { textProblem } from "../text-values";
 
 /** How the reference turned a value into flag text: numbers with six decimals ("1.000000"). */
 export function flagText(value: unknown): string {
@@ -30,6 +31,8 @@ export const participantActions = actionFamily("participant", [
     summary: "sets studyStatus to any string",
     participantFields: { reads: [], writes: ["studyStatus"] },
     args: [strArg("status", "could not parse argument")],
+    bulkWrite: ([status]) =>
+      typeof status === "string" && textProblem(status) === null ? { kind: "set-status", status } : null,
     perform: (ctx, [status]) => setScalar(ctx, "studyStatus", status as string),
   },
   {
@@ -46,6 +49,11 @@ export const participantActions = actionFamily("participant", [
       'sets a flag; numbers become six-decimal text ("1.000000"; non-finite is an error), booleans "true"/"false", other values ""',
     participantFields: { reads: ["flags"], writes: ["flags"] },
     args: [strArg("key", "could not parse flag key"), anyArg("value")],
+    bulkWrite: ([key, value]) => {
+      if (typeof key !== "string" || (typeof value === "number" && !Number.isFinite(value))) return null;
+      const text = flagText(value);
+      return textProblem(key) === null && textProblem(text) === null ? { kind: "set-flag", key, value: text } : null;
+    },
     perform: (ctx, [key, value]) => {
       if (typeof value === "number") {
         const finite = finiteNumber(value, "value");
@@ -59,6 +67,7 @@ export const participantActions = actionFamily("participant", [
     summary: "removes a flag",
     participantFields: { reads: ["flags"], writes: ["flags"] },
     args: [strArg("key", "could not parse key")],
+    bulkWrite: ([key]) => (typeof key === "string" && textProblem(key) === null ? { kind: "remove-flag", key } : null),
     perform: (ctx, [key]) => deleteEntry(ctx, "flags", key as string),
   },
   {
