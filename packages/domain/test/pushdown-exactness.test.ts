@@ -70,9 +70,46 @@ const actions = fc.array(
   { minLength: 1, maxLength: 3 },
 );
 
-/** Mostly IFTHEN over a condition, sometimes an action on its own; now and then a rule the database cannot run. */
+/** IFTHEN over a condition of the participant, guarding flag and status actions. */
+const guarded: fc.Arbitrary<Expression> = fc
+  .tuple(conditionArg, actions)
+  .map(([c, a]) => call("IFTHEN", c, ...a.map(exp)));
+
+/** A condition the same for the whole batch: the event type, sometimes wrapped. */
+const eventCheck = fc.tuple(fc.constantFrom("TIMER", "CUSTOM", "SUBMIT"), fc.boolean()).map(([type, negated]) => {
+  const check = call("checkEventType", str(type));
+  return exp(negated ? call("not", exp(check)) : check);
+});
+
+/**
+ * What studies write: one IFTHEN per event type holding the handlers of that event (flag rules,
+ * IFTHENs on the participant, IF on the event) or actions the database cannot run, which must not
+ * matter when the event is another.
+ */
+const eventHandler: fc.Arbitrary<Expression> = fc
+  .tuple(
+    eventCheck,
+    fc.array(
+      fc.oneof(
+        { weight: 3, arbitrary: flagAction },
+        { weight: 3, arbitrary: guarded },
+        {
+          weight: 1,
+          arbitrary: fc
+            .tuple(eventCheck, flagAction, fc.option(flagAction, { nil: undefined }))
+            .map(([c, then, otherwise]) => call("IF", c, exp(then), ...(otherwise ? [exp(otherwise)] : []))),
+        },
+        { weight: 1, arbitrary: fc.constant(call("ADD_NEW_SURVEY", str("weekly"), num(0), num(0), str("normal"))) },
+      ),
+      { minLength: 1, maxLength: 3 },
+    ),
+  )
+  .map(([check, handlers]) => call("IFTHEN", check, ...handlers.map(exp)));
+
+/** Mostly IFTHEN over a condition or an event, sometimes an action on its own; now and then a rule the database cannot run. */
 const rule: fc.Arbitrary<Expression> = fc.oneof(
-  { weight: 10, arbitrary: fc.tuple(conditionArg, actions).map(([c, a]) => call("IFTHEN", c, ...a.map(exp))) },
+  { weight: 6, arbitrary: guarded },
+  { weight: 4, arbitrary: eventHandler },
   { weight: 2, arbitrary: flagAction },
   {
     weight: 1,
@@ -82,7 +119,7 @@ const rule: fc.Arbitrary<Expression> = fc.oneof(
       call(
         "IFTHEN",
         exp(call("hasStudyStatus", str("active"))),
-        exp(call("IFTHEN", num(1), exp(call("REMOVE_FLAG", str("wave"))))),
+        exp(call("IFTHEN", exp(call("hasParticipantFlagKey", str("wave"))), exp(call("REMOVE_FLAG", str("wave"))))),
       ),
     ),
   },

@@ -1,14 +1,18 @@
 // Bulk writes in SQL: for a rule set whose every rule sets or removes flags or sets the study
-// status with values fixed for the batch, under conditions the prefilter translates, a bulk run
-// can make the whole change in the database, one statement per batch, without reading the rows
-// into the process (see packages/domain/src/bulk/pushdown-sql.ts).
+// status with values fixed for the batch, a bulk run can make the whole change in the database,
+// one statement per batch, without reading the rows into the process (see
+// packages/domain/src/bulk/pushdown-sql.ts). A rule becomes a list of steps: writes guarded by a
+// condition the prefilter translates. Conditions that are the same for the whole batch (the event
+// type, the clock, study variables) are decided here, so the usual shape of a study's rules, one
+// IFTHEN per event type holding IFTHENs on the participant, becomes a few steps, and the handlers
+// of other events (however complex their actions) none.
 //
-// Why it is exact, not merely sound. A rule's condition is translated as for the prefilter: a
+// Why it is exact, not merely sound. A step's condition is translated as for the prefilter: a
 // predicate `holds` over the rows where it can be true and `otherwise` over the rows where it can
 // be anything else. Both over-approximate, and between them they cover every row, so where only
 // `holds` is true the condition is true, where only `otherwise` is true it is not, and where both
-// are true the translation cannot tell. The statement evaluates both for each rule on the state
-// the rules before it left, and a batch with a row that cannot be told is evaluated in the engine
+// are true the translation cannot tell. The statement evaluates both for each step on the state
+// the steps before it left, and a batch with a row that cannot be told is evaluated in the engine
 // instead, whole. The writes themselves are exact: each action's registry entry says what it
 // writes for its argument values (`bulkWrite`), and only actions that cannot fail have one.
 import { FAILED } from "./eval-context";
@@ -21,14 +25,19 @@ import type { EngineEnv, Expression, ExpressionArg, StudyEvent } from "./types";
 
 export type { StateWrite } from "./function-spec";
 
-/** One top-level rule as the database runs it. */
-export interface RuleWrites {
-  /** Rows where the rule's condition can be true, over the state the rules before it left. */
+/** Writes made where a condition, evaluated on the state the steps before it left, holds. */
+export interface WriteStep {
+  /** Rows where the condition can be true. */
   readonly holds: RowPredicate;
   /** Rows where it can be anything else. */
   readonly otherwise: RowPredicate;
-  /** What the rule does where its condition holds, in order. */
+  /** What the step does where its condition holds, in order. */
   readonly writes: readonly StateWrite[];
+}
+
+/** One top-level rule as the database runs it: its steps in order (none: it never changes anything). */
+export interface RuleWrites {
+  readonly steps: readonly WriteStep[];
 }
 
 /** A rule set as one SQL change per batch: its rules in order. */
@@ -39,55 +48,93 @@ export interface BulkWritePlan {
 const expressionOf = (arg: ExpressionArg | undefined): Expression | undefined =>
   arg?.dtype === "exp" && arg.exp !== null && arg.exp !== undefined ? arg.exp : undefined;
 
+const isConst = (p: RowPredicate, value: boolean) => p.kind === "const" && p.value === value;
+const always = (step: WriteStep) => isConst(step.holds, true) && isConst(step.otherwise, false);
+
+/** Adjacent unconditional steps are one. */
+function merged(steps: readonly WriteStep[]): WriteStep[] {
+  const out: WriteStep[] = [];
+  for (const step of steps) {
+    const previous = out.at(-1);
+    if (previous && always(previous) && always(step))
+      out[out.length - 1] = { ...previous, writes: [...previous.writes, ...step.writes] };
+    else out.push(step);
+  }
+  return out;
+}
+
 /**
- * The writes of an action run unconditionally: a simple action with a bulk write, or DO of such
- * actions (none of them can fail, so DO runs them all). Null for anything else.
+ * A condition decided for the whole batch: "holds" or "fails" (it is anything but true) for every
+ * participant, or "varies" with the participant; null when evaluating it has effects of its own.
  */
-async function writesOf(node: Expression, translator: Translator): Promise<StateWrite[] | null> {
+async function conditionOf(
+  arg: ExpressionArg | undefined,
+  translator: Translator,
+): Promise<{ decided: "holds" | "fails" | "varies"; holds: RowPredicate; otherwise: RowPredicate } | null> {
+  const outcomes = await translator.conditionOutcomes(arg);
+  if (!outcomes) return null;
+  const holds = outcomes.true;
+  const otherwise = notTrue(outcomes);
+  const decided = isConst(holds, false)
+    ? "fails"
+    : isConst(holds, true) && isConst(otherwise, false)
+      ? "holds"
+      : "varies";
+  return { decided, holds, otherwise };
+}
+
+/**
+ * The steps of an action reached on every participant, or null when the database cannot run it.
+ * An action with a bulk write is an unconditional step; DO and the actions of IFTHEN run in order
+ * (none of these actions can fail, so DO runs them all and IFTHEN skips none); a condition that is
+ * the same for the whole batch picks what runs. A condition that varies may guard only
+ * unconditional writes: the step evaluates it once, before them.
+ */
+async function stepsOf(node: Expression, translator: Translator): Promise<WriteStep[] | null> {
   const spec = actionSpec(node.name);
   if (!spec) return null;
   const data = Array.isArray(node.data) ? node.data : [];
-  if (spec.prefilter?.kind === "do") return sequence(data, translator);
+  const kind = spec.prefilter?.kind;
+  if (kind === "do") return sequence(data, translator);
+  if (kind === "ifthen" || kind === "if") {
+    const condition = await conditionOf(data[0], translator);
+    if (!condition) return null;
+    const branches =
+      kind === "ifthen" ? { then: data.slice(1), else: [] } : { then: data.slice(1, 2), else: data.slice(2, 3) };
+    if (condition.decided === "holds") return sequence(branches.then, translator);
+    if (condition.decided === "fails") return sequence(branches.else, translator);
+    const then = await sequence(branches.then, translator);
+    const otherwise = await sequence(branches.else, translator);
+    // an else branch would need the condition's value from before the then branch's writes
+    if (!then || !then.every(always) || otherwise?.length !== 0) return null;
+    const writes = then.flatMap((step) => step.writes);
+    return writes.length === 0 ? [] : [{ holds: condition.holds, otherwise: condition.otherwise, writes }];
+  }
   if (!spec.bulkWrite || spec.precheck || spec.usesServices) return null;
   const values = await translator.constantArguments(spec, data);
   if (values === null || values === FAILED) return null;
   const write = spec.bulkWrite(values);
-  return write && [write];
+  return write && [{ holds: TRUE, otherwise: FALSE, writes: [write] }];
 }
 
-/** The writes of action arguments run in order; literals in action positions are never run. */
-async function sequence(args: readonly ExpressionArg[], translator: Translator): Promise<StateWrite[] | null> {
-  const writes: StateWrite[] = [];
+/** The steps of action arguments run in order; literals in action positions are never run. */
+async function sequence(args: readonly ExpressionArg[], translator: Translator): Promise<WriteStep[] | null> {
+  const steps: WriteStep[] = [];
   for (const arg of args) {
     const exp = expressionOf(arg);
     if (exp === undefined) continue;
-    const own = await writesOf(exp, translator);
+    const own = await stepsOf(exp, translator);
     if (!own) return null;
-    writes.push(...own);
+    steps.push(...own);
   }
-  return writes;
-}
-
-async function ruleWrites(rule: Expression, translator: Translator): Promise<RuleWrites | null> {
-  const spec = actionSpec(rule.name);
-  const data = Array.isArray(rule.data) ? rule.data : [];
-  if (spec?.prefilter?.kind === "ifthen") {
-    // IFTHEN skips a failing action and goes on; these actions cannot fail, so it runs them all
-    const writes = await sequence(data.slice(1), translator);
-    if (!writes) return null;
-    const outcomes = await translator.conditionOutcomes(data[0]);
-    return outcomes && { holds: outcomes.true, otherwise: notTrue(outcomes), writes };
-  }
-  const writes = await writesOf(rule, translator);
-  return writes && { holds: TRUE, otherwise: FALSE, writes };
+  return merged(steps);
 }
 
 /**
- * The SQL form of a rule set for one batch of a bulk run, or null when some rule does more than
- * set or remove flags and set the status with batch-constant values under a translatable
- * condition (IFTHEN, DO, or such an action on its own). `env` and `event` as for bulkPrefilter:
- * the batch's instant and ports, an event the same for every participant. Never for SUBMIT, which
- * records a submission for every participant.
+ * The SQL form of a rule set for one batch of a bulk run, or null when some rule can do more than
+ * set or remove flags and set the status with batch-constant values (see "Bulk writes in SQL" in
+ * the README). `env` and `event` as for bulkPrefilter: the batch's instant and ports, an event the
+ * same for every participant. Never for SUBMIT, which records a submission for every participant.
  */
 export async function bulkWritePlan(rules: unknown, event: StudyEvent, env: EngineEnv): Promise<BulkWritePlan | null> {
   if (event.type === "SUBMIT") return null;
@@ -96,9 +143,9 @@ export async function bulkWritePlan(rules: unknown, event: StudyEvent, env: Engi
   const translator = new Translator(event, env, checked.readsPortsOnly);
   const planned: RuleWrites[] = [];
   for (const rule of checked.rules) {
-    const writes = await ruleWrites(rule, translator);
-    if (!writes) return null;
-    planned.push(writes);
+    const steps = await stepsOf(rule, translator);
+    if (!steps) return null;
+    planned.push({ steps });
   }
   return { rules: planned };
 }

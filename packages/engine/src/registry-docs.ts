@@ -34,6 +34,7 @@ function fieldsLabel({ reads, writes }: ParticipantFieldUsage): string {
 /** How the bulk prefilter treats the function (see "Bulk prefilter" above the tables). */
 function prefilterLabel(spec: FunctionSpec): string {
   const kind = spec.prefilter?.kind;
+  if (spec.kind === "action" && spec.bulkWrite) return "runs; SQL write";
   if (kind === undefined) return spec.kind === "expression" ? "opaque" : "runs";
   const labels: Record<typeof kind, string> = {
     "batch-constant": "constant",

@@ -3,18 +3,18 @@
 // rendered as one statement that selects the batch, runs the rules on each row in order, writes
 // the rows that changed and counts what changed per rule. Nothing crosses the wire but counts.
 //
-// The statement is a chain of materialized steps, one per rule, each a row per participant of the
-// batch: the state the rule leaves (flags, study_status), whether it changed the row, and whether
-// the translation could not tell its condition (see the engine's bulk-writes.ts). A step renders
-// its rule's condition with the prefilter's renderer over the previous step's columns, which carry
-// the participants table's names; materializing each step keeps every step evaluated once per row.
+// The statement is a chain of materialized steps, each a row per participant of the batch: the
+// state a step of a rule leaves (flags, study_status), whether the translation could not tell its
+// condition (see the engine's bulk-writes.ts), and per rule whether it changed the row. A step
+// renders its condition with the prefilter's renderer over the previous step's columns, which carry
+// the participants table's names; materializing each step keeps it evaluated once per row.
 //
 // The write is guarded as the engine path's is: by the version each row was read with, so a row an
 // API request changed meanwhile is left alone, and fewer rows written than changed means a lost
 // race (the caller rolls back and runs the batch again under row locks). When some row cannot be
 // told, nothing is written and the caller evaluates the batch in the engine.
 import { sql, type SQL } from "drizzle-orm";
-import type { BulkWritePlan, RuleWrites, StateWrite } from "@studyflow/engine";
+import type { BulkWritePlan, StateWrite, WriteStep } from "@studyflow/engine";
 import { executePrepared, type Executor, type ParticipantFieldName } from "@studyflow/db";
 import { batchColumns, eligibleForBulk, type BatchRange } from "./participant-batch";
 import { renderPrefilter } from "./prefilter-sql";
@@ -43,7 +43,7 @@ export interface PushdownOutcome {
   leftEligible: number;
 }
 
-/** A rule's writes reduced to their net effect: the last write of each key and of the status wins. */
+/** A step's writes reduced to their net effect: the last write of each key and of the status wins. */
 function netWrites(writes: readonly StateWrite[]) {
   const flags = new Map<string, string | null>();
   let status: string | undefined;
@@ -61,40 +61,76 @@ function netWrites(writes: readonly StateWrite[]) {
   return { set, removed, status };
 }
 
-const or = (parts: SQL[]) => (parts.length === 0 ? sql`false` : sql.join(parts, sql` or `));
+/** Whether the row's state differs from the one it had at `flagsColumn` / `statusColumn`. */
+const differsFrom = (flagsColumn: string, statusColumn: string) =>
+  sql.raw(`(flags <> ${flagsColumn} or study_status <> ${statusColumn})`);
 
 /**
- * One rule's step over the previous step `from`: its condition's two predicates are computed once
- * per row (the `offset 0` keeps the planner from copying them into every use), then the rule's
- * writes where the condition surely holds.
+ * One step over the previous one: its condition's two predicates computed once per row (the
+ * `offset 0` keeps the planner from copying them into every use), then its writes where the
+ * condition surely holds. `extra` are columns the step adds, computed from its input row.
  */
-function ruleStep(rule: RuleWrites, index: number, carried: readonly string[], from: string): SQL {
-  const { set, removed, status } = netWrites(rule.writes);
-  const hasSet = Object.keys(set).length > 0;
-  const setJson = sql`${JSON.stringify(set)}::jsonb`;
+function stepSql(step: WriteStep, kept: readonly string[], extra: readonly SQL[], from: string): SQL {
+  const { set, removed, status } = netWrites(step.writes);
   let flags = sql`flags`;
   for (const key of removed) flags = sql`(${flags} - ${key}::text)`;
-  if (hasSet) flags = sql`(${flags} || ${setJson})`;
-  const flagsChanged = or([
-    ...removed.map((key) => sql`flags ? ${key}::text`),
-    ...(hasSet ? [sql`not flags @> ${setJson}`] : []),
-  ]);
-  const statusChanged = status === undefined ? sql`false` : sql`study_status <> ${status}::text`;
+  if (Object.keys(set).length > 0) flags = sql`(${flags} || ${JSON.stringify(set)}::jsonb)`;
   const newStatus =
     status === undefined ? sql`study_status` : sql`case when sure then ${status}::text else study_status end`;
-  const kept = sql.raw(carried.filter((column) => column !== "flags" && column !== "study_status").join(", "));
   return sql`
-    select ${kept},
+    select ${sql.raw(kept.join(", "))}, ${sql.join([...extra, sql``], sql`, `)}
       case when sure then ${flags} else flags end as flags,
       ${newStatus} as study_status,
-      sure and (${flagsChanged} or ${statusChanged}) as ${sql.raw(`r${index}`)},
       undecided or (holds and not sure) as undecided
     from (
       select *, holds and not otherwise as sure
-      from (select *, ${renderPrefilter(rule.holds)} as holds, ${renderPrefilter(rule.otherwise)} as otherwise
+      from (select *, ${renderPrefilter(step.holds)} as holds, ${renderPrefilter(step.otherwise)} as otherwise
             from ${sql.raw(from)} offset 0) as conditions
       offset 0
-    ) as rule`;
+    ) as step`;
+}
+
+/**
+ * The chain of steps after `step0`: every rule's steps in order. A rule's bit (did it change the
+ * row) compares the state after its last step with the state before its first, so it is computed
+ * by the next CTE, which also remembers the state its own rule starts from.
+ */
+function ruleChain(plan: BulkWritePlan, columns: readonly string[]) {
+  const ctes: SQL[] = [];
+  let from = "step0";
+  let bits: string[] = [];
+  /** The rule whose bit the next CTE computes. */
+  let pending: number | null = null;
+  const next = (body: SQL) => {
+    const name = `step${ctes.length + 1}`;
+    ctes.push(sql`${sql.raw(name)} as materialized (${body})`);
+    from = name;
+  };
+  const pendingBit = (): SQL[] => {
+    if (pending === null) return [];
+    const bit = `r${pending}`;
+    bits = [...bits, bit];
+    pending = null;
+    return [sql`${differsFrom("rule_flags", "rule_status")} as ${sql.raw(bit)}`];
+  };
+  plan.rules.forEach((rule, index) => {
+    rule.steps.forEach((step, stepIndex) => {
+      const base = [...columns.filter((c) => c !== "flags" && c !== "study_status"), "flags_before", "status_before"];
+      const carriedBits = [...bits];
+      if (stepIndex === 0) {
+        const extra = [...pendingBit(), sql`flags as rule_flags`, sql`study_status as rule_status`];
+        next(stepSql(step, [...base, ...carriedBits], extra, from));
+      } else {
+        next(stepSql(step, [...base, ...carriedBits, "rule_flags", "rule_status"], [], from));
+      }
+    });
+    if (rule.steps.length > 0) pending = index;
+  });
+  if (pending !== null) {
+    const extra = pendingBit();
+    next(sql`select *, ${extra[0] as SQL} from ${sql.raw(from)}`);
+  }
+  return { ctes, last: from, bits: new Set(bits) };
 }
 
 /**
@@ -106,11 +142,10 @@ export async function runPushdownBatch(tx: Executor, batch: PushdownBatch): Prom
   const fields = new Set<ParticipantFieldName>(batch.fields ?? []);
   fields.add("flags");
   const columns = batchColumns(batch.fields ? fields : undefined);
-  // every step carries the row's columns under their table names, its first state and the rule bits so far
-  const ruleBits = plan.rules.map((_, i) => `r${i}`);
   const upper = batch.upTo === null ? sql`` : sql`and participant_id <= ${batch.upTo}`;
   const where = batch.where ? sql`and (${batch.where})` : sql``;
   const lock = batch.lock ? sql`for update` : sql``;
+  const chain = ruleChain(plan, columns);
   const steps: SQL[] = [
     sql`step0 as materialized (
       select ${sql.raw(columns.join(", "))}, flags as flags_before, study_status as status_before, false as undecided
@@ -119,13 +154,14 @@ export async function runPushdownBatch(tx: Executor, batch: PushdownBatch): Prom
       order by participant_id
       limit ${batch.limit}
       ${lock})`,
+    ...chain.ctes,
   ];
-  plan.rules.forEach((rule, i) => {
-    const carried = [...columns, "flags_before", "status_before", ...ruleBits.slice(0, i)];
-    steps.push(sql`${sql.raw(`step${i + 1}`)} as materialized (${ruleStep(rule, i, carried, `step${i}`)})`);
-  });
-  const last = sql.raw(`step${plan.rules.length}`);
-  const writesStatus = plan.rules.some((rule) => rule.writes.some((write) => write.kind === "set-status"));
+  // a rule without steps never changes a row
+  const ruleBits = plan.rules.map((_, i) => (chain.bits.has(`r${i}`) ? `r${i}` : null));
+  const last = sql.raw(chain.last);
+  const writesStatus = plan.rules.some((rule) =>
+    rule.steps.some((step) => step.writes.some((write) => write.kind === "set-status")),
+  );
   const assignments = [
     sql`flags = s.flags`,
     ...(writesStatus ? [sql`study_status = s.study_status`] : []),
@@ -145,7 +181,7 @@ export async function runPushdownBatch(tx: Executor, batch: PushdownBatch): Prom
     ? sql`0 as written, 0 as left_eligible`
     : sql`(select count(*) from written)::int as written,
         (select count(*) from written where not (${eligibleForBulk}))::int as left_eligible`;
-  const perRule = ruleBits.map((bit) => sql.raw(`count(*) filter (where ${bit})::int as ${bit}`));
+  const perRule = ruleBits.flatMap((bit) => (bit ? [sql.raw(`count(*) filter (where ${bit})::int as ${bit}`)] : []));
   const [row] = await executePrepared<Record<string, unknown>>(
     tx,
     sql`
@@ -160,7 +196,7 @@ export async function runPushdownBatch(tx: Executor, batch: PushdownBatch): Prom
     undecided: result.undecided === true,
     read: Number(result.read ?? 0),
     last: (result.last as string | null | undefined) ?? null,
-    changedPerRule: ruleBits.map((bit) => Number(result[bit] ?? 0)),
+    changedPerRule: ruleBits.map((bit) => (bit ? Number(result[bit] ?? 0) : 0)),
     changed: Number(result.changed ?? 0),
     written: Number(result.written ?? 0),
     leftEligible: Number(result.left_eligible ?? 0),

@@ -1,0 +1,164 @@
+// Which rule sets a bulk run can hand to the database, and what it hands over. That the database
+// then does exactly what the engine would is the property test in
+// packages/domain/test/pushdown-exactness.test.ts; here the shapes.
+import { describe, expect, it } from "vitest";
+import type { Expression, RowPredicate, StateWrite, StudyEvent } from "../src/index";
+import { bulkWritePlan } from "../src/index";
+import { NOW, call, environment, exp, num, str } from "./builders";
+
+const CUSTOM: StudyEvent = { type: "CUSTOM", studyKey: "study1" };
+const ALL: RowPredicate = { kind: "const", value: true };
+const NONE: RowPredicate = { kind: "const", value: false };
+
+const flagIs = (key: string, value: string): RowPredicate => ({
+  kind: "entry",
+  field: "flags",
+  key,
+  test: { kind: "compare", type: "string", op: "eq", value },
+});
+
+const plan = (rules: Expression[], event: StudyEvent = CUSTOM) => bulkWritePlan(rules, event, environment());
+
+describe("bulkWritePlan", () => {
+  it("hands over IFTHEN rules that set and remove flags and set the status, with their conditions", async () => {
+    expect(
+      await plan([
+        call(
+          "IFTHEN",
+          exp("hasParticipantFlag", str("group"), str("g0")),
+          exp("UPDATE_FLAG", str("bulk"), str("x")),
+          exp("REMOVE_FLAG", str("old")),
+          exp("UPDATE_STUDY_STATUS", str("exited")),
+        ),
+      ]),
+    ).toEqual({
+      rules: [
+        {
+          steps: [
+            {
+              holds: flagIs("group", "g0"),
+              otherwise: { kind: "not", item: flagIs("group", "g0") },
+              writes: [
+                { kind: "set-flag", key: "bulk", value: "x" },
+                { kind: "remove-flag", key: "old" },
+                { kind: "set-status", status: "exited" },
+              ],
+            },
+          ],
+        },
+      ],
+    });
+  });
+
+  it("folds what is the same for the batch: the event type, a constant value turned into flag text", async () => {
+    const result = await plan([
+      call("IFTHEN", exp("checkEventType", str("TIMER")), exp("UPDATE_FLAG", str("tick"), str("yes"))),
+      call("UPDATE_FLAG", str("count"), num(2)),
+      call("UPDATE_FLAG", str("at"), exp("timestampWithOffset", num(60))),
+      call("DO", exp("UPDATE_FLAG", str("a"), str("1")), str("a literal in an action position is never run")),
+    ]);
+    const always = (...writes: StateWrite[]) => ({ steps: [{ holds: ALL, otherwise: NONE, writes }] });
+    expect(result?.rules).toEqual([
+      { steps: [] },
+      always({ kind: "set-flag", key: "count", value: "2.000000" }),
+      always({ kind: "set-flag", key: "at", value: `${NOW + 60}.000000` }),
+      always({ kind: "set-flag", key: "a", value: "1" }),
+    ]);
+  });
+
+  it("decides conditions the same for the batch: one IFTHEN per event type, other events' handlers dropped", async () => {
+    const result = await plan(
+      [
+        // a SUBMIT handler, whatever it does, never runs on a timer tick
+        call(
+          "IFTHEN",
+          exp("checkEventType", str("SUBMIT")),
+          exp("ADD_NEW_SURVEY", str("s"), num(0), num(0), str("normal")),
+          exp("INIT_REPORT", str("r")),
+        ),
+        call(
+          "IFTHEN",
+          exp("checkEventType", str("TIMER")),
+          exp("UPDATE_FLAG", str("ticked"), str("yes")),
+          exp("IFTHEN", exp("hasParticipantFlag", str("group"), str("g0")), exp("REMOVE_FLAG", str("group"))),
+          exp(
+            "IF",
+            exp("checkEventType", str("ENTER")),
+            exp("INIT_REPORT", str("r")),
+            exp("UPDATE_STUDY_STATUS", str("s")),
+          ),
+        ),
+      ],
+      { type: "TIMER", studyKey: "study1" },
+    );
+    expect(result?.rules).toEqual([
+      { steps: [] },
+      {
+        steps: [
+          { holds: ALL, otherwise: NONE, writes: [{ kind: "set-flag", key: "ticked", value: "yes" }] },
+          {
+            holds: flagIs("group", "g0"),
+            otherwise: { kind: "not", item: flagIs("group", "g0") },
+            writes: [{ kind: "remove-flag", key: "group" }],
+          },
+          { holds: ALL, otherwise: NONE, writes: [{ kind: "set-status", status: "s" }] },
+        ],
+      },
+    ]);
+  });
+
+  it("keeps an untranslatable condition as 'could be anything', for the database to refer to the engine", async () => {
+    const result = await plan([
+      call("IFTHEN", exp("gt", exp("generateRandomNumber", num(0), num(9)), num(4)), exp("REMOVE_FLAG", str("k"))),
+    ]);
+    expect(result?.rules).toEqual([
+      { steps: [{ holds: ALL, otherwise: ALL, writes: [{ kind: "remove-flag", key: "k" }] }] },
+    ]);
+  });
+
+  it.each<[string, Expression[], StudyEvent?]>([
+    ["an action the database cannot run", [call("ADD_NEW_SURVEY", str("s"), num(0), num(0), str("normal"))]],
+    [
+      "control flow under a condition that varies",
+      [
+        call(
+          "IFTHEN",
+          exp("hasStudyStatus", str("active")),
+          exp("IFTHEN", exp("hasParticipantFlagKey", str("x")), exp("REMOVE_FLAG", str("k"))),
+        ),
+      ],
+    ],
+    [
+      "IF with an else branch that writes, under a condition that varies",
+      [
+        call(
+          "IF",
+          exp("hasStudyStatus", str("active")),
+          exp("REMOVE_FLAG", str("k")),
+          exp("UPDATE_FLAG", str("k"), str("v")),
+        ),
+      ],
+    ],
+    ["a value that depends on the participant", [call("UPDATE_FLAG", str("k"), exp("getCurrentStudySession"))]],
+    ["a value that fails for everyone", [call("UPDATE_FLAG", str("k"), exp("getStudyVariableInt", str("missing")))]],
+    ["a number that is no number", [call("UPDATE_FLAG", str("k"), exp("div", num(1), num(0)))]],
+    [
+      "a condition with an effect of its own",
+      [call("IFTHEN", exp("gt", exp("getNextStudyCounterValue", str("c")), num(3)), exp("REMOVE_FLAG", str("k")))],
+    ],
+    [
+      "a SUBMIT event, which records a submission everywhere",
+      [call("REMOVE_FLAG", str("k"))],
+      { type: "SUBMIT", studyKey: "s" },
+    ],
+    ["an invalid rule set", [call("UPDATE_FLAG")]],
+  ])("hands over nothing for %s", async (_, rules, event) => {
+    expect(await plan(rules, event)).toBeNull();
+  });
+
+  it("hands over a rule set of several rules only when every rule can go", async () => {
+    const flag = call("UPDATE_FLAG", str("k"), str("v"));
+    expect((await plan([flag, flag]))?.rules).toHaveLength(2);
+    expect(await plan([flag, call("INIT_REPORT", str("r"))])).toBeNull();
+  });
+});
