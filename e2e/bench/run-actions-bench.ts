@@ -3,7 +3,8 @@
  *   (a) the reference algorithm in our stack: read one participant, evaluate, write it back,
  *       write progress — one at a time (measured on a sample, it is slow);
  *   (b) our pipeline end to end: POST through the API over HTTP, worker processes, until the
- *       Task is completed;
+ *       Task is completed (these flag rules run in the database; for the every-participant case
+ *       also with BULK_WRITES_IN_DATABASE=off, every batch in the engine);
  *   (c) the SQL floor: one server-side UPDATE making the same change.
  * for a rule set that changes every participant and one that changes 10% of them; then a study
  * timer tick over the same participants where 1% change (timer-tick-bench.ts). (b) and (c) each
@@ -188,7 +189,24 @@ interface WorkerProcess {
   peakRssKb: () => Promise<number>;
 }
 
-function startWorkers(prefix: string, resultDir: string): Promise<WorkerProcess[]> {
+async function stopWorkers(workers: readonly WorkerProcess[]) {
+  await Promise.all(
+    workers.map(
+      ({ child }) =>
+        new Promise<void>((resolve) => {
+          if (child.exitCode !== null) return resolve();
+          child.once("exit", () => resolve());
+          child.kill("SIGTERM");
+        }),
+    ),
+  );
+}
+
+function startWorkers(
+  prefix: string,
+  resultDir: string,
+  extraEnv: Record<string, string> = {},
+): Promise<WorkerProcess[]> {
   return Promise.all(
     Array.from({ length: WORKERS }, () => {
       // BENCH_WORKER_PROFILE=<dir>: a CPU profile of each worker process (node --cpu-prof)
@@ -206,6 +224,7 @@ function startWorkers(prefix: string, resultDir: string): Promise<WorkerProcess[
           WORKER_CONCURRENCY: "1",
           HEALTH_PORT: "0",
           LOG_LEVEL: "warn",
+          ...extraEnv,
         },
         stdio: ["ignore", "ignore", "inherit"],
       });
@@ -337,14 +356,24 @@ async function main() {
       `POST latency: median ${latency.median.toFixed(1)} ms, max ${latency.max.toFixed(1)} ms (first, cold: ${latency.first.toFixed(1)} ms)`,
     );
     // Workers start after the latency probe: its tasks are canceled before anything picks them up,
-    // so the probe measures the API, not planning work it set off.
-    workers = await startWorkers(prefix, resultDir);
+    // so the probe measures the API, not planning work it set off. The first ones run every batch in
+    // the engine, for the engine path's figure of the every-participant case.
+    workers = await startWorkers(prefix, resultDir, { BULK_WRITES_IN_DATABASE: "off" });
     let round = 0;
     let tenthRate = 0;
+    let engineRss: number[] = [];
     for (const kind of ["all", "tenth"] as const) {
       const label = kind === "all" ? "changes every participant" : "changes 10% of participants";
       const a = await referenceAlgorithm(db, ruleSets(`ref-${round++}`)[kind], study!.secret);
       await db.sql`vacuum analyze participants`;
+      let engine: Awaited<ReturnType<typeof pipeline>> | undefined;
+      if (kind === "all") {
+        engine = await pipeline(db, `http://127.0.0.1:${port}`, token, ruleSets(`engine-${round++}`)[kind]);
+        engineRss = await Promise.all(workers.map((worker) => worker.peakRssKb()));
+        await stopWorkers(workers);
+        workers = await startWorkers(prefix, resultDir);
+        await db.sql`vacuum analyze participants`;
+      }
       const b = await pipeline(db, `http://127.0.0.1:${port}`, token, ruleSets(`run-${round++}`)[kind]);
       await db.sql`vacuum analyze participants`;
       const c = await sqlFloor(db, `floor-${round++}`, kind === "tenth");
@@ -357,6 +386,11 @@ async function main() {
         `  (c) SQL floor             ${fmt(c.rate).padStart(10)} participants/s   (${fmt(c.changed)} rows updated)`,
       );
       console.log(`  b/a = ${(b.rate / a).toFixed(1)}×   b/c = ${(b.rate / c.rate).toFixed(2)}×`);
+      if (engine) {
+        console.log(
+          `  (b) in the engine         ${fmt(engine.rate).padStart(10)} participants/s   (BULK_WRITES_IN_DATABASE=off, b/c = ${(engine.rate / c.rate).toFixed(2)}×)`,
+        );
+      }
       if (kind === "tenth") tenthRate = b.rate;
     }
 
@@ -377,7 +411,8 @@ async function main() {
       printTimerTick(await benchTimerTick(db, queue, MILLION_STUDY, MILLION, readResult(MILLION_STUDY)), tenthRate);
     }
     const peaks = await Promise.all(workers.map((worker) => worker.peakRssKb()));
-    console.log(`\nworker peak RSS: ${peaks.map((kb) => `${(kb / 1024).toFixed(0)} MB`).join(", ")}`);
+    const mb = (kbs: number[]) => kbs.map((kb) => `${(kb / 1024).toFixed(0)} MB`).join(", ");
+    console.log(`\nworker peak RSS: ${mb(peaks)} (engine path: ${mb(engineRss)})`);
     await apiDb.close();
   } finally {
     for (const worker of workers) worker.child.kill("SIGTERM");

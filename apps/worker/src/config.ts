@@ -67,6 +67,13 @@ const schema = z.object({
     .min(MIN_TIMER_INTERVAL_SECONDS)
     .max(MAX_TIMER_INTERVAL_SECONDS)
     .default(DEFAULT_TIMER_INTERVAL_SECONDS),
+  /**
+   * Whether bulk batches of rule sets that only set flags and the study status run in the
+   * database as one statement each (see the engine README, "Bulk writes in SQL"); "off" runs every
+   * batch in the engine. The results are the same; the switch is there to compare or to rule the
+   * database path out.
+   */
+  BULK_WRITES_IN_DATABASE: z.enum(["on", "off"]).default("on"),
   /** How often the timer looks for due ticks: a tick starts at most this late. Tests shorten it. */
   TIMER_SCAN_INTERVAL_MS: milliseconds(TIMER_SCAN_EVERY_MS),
   ...externalServiceSettings,

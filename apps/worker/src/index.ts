@@ -26,6 +26,7 @@ const runtime = startWorkerRuntime({
   producerConnection,
   prefix: config.QUEUE_PREFIX,
   concurrency: config.WORKER_CONCURRENCY,
+  bulkWritesInDatabase: config.BULK_WRITES_IN_DATABASE === "on",
   resultDir: config.RESULT_DIR,
   logger,
   temporaryParticipantRetentionSeconds: config.TEMP_PARTICIPANT_RETENTION_SECONDS,

@@ -50,6 +50,8 @@ export interface WorkerRuntimeDeps {
   callExternalService?: ExternalServiceCaller;
   batchSize?: number;
   chunkSize?: number;
+  /** False: every bulk batch runs in the engine (BULK_WRITES_IN_DATABASE=off). */
+  bulkWritesInDatabase?: boolean;
   /** Set false in tests that drive housekeeping themselves: no maintenance schedules, no maintenance worker. */
   maintenance?: boolean;
   /** Age after which temporary participants are removed; see TEMP_PARTICIPANT_RETENTION_SECONDS. */
@@ -112,6 +114,7 @@ export function startWorkerRuntime(deps: WorkerRuntimeDeps): WorkerRuntime {
     ...(deps.clock ? { clock: deps.clock } : {}),
     ...(deps.batchSize ? { batchSize: deps.batchSize } : {}),
     ...(deps.chunkSize ? { chunkSize: deps.chunkSize } : {}),
+    ...(deps.bulkWritesInDatabase === false ? { writesInDatabase: false } : {}),
   });
   const worker = new Worker(RUN_ACTIONS_QUEUE, processor, {
     connection: deps.connection,

@@ -13,6 +13,9 @@ describe("worker config", () => {
     expect(() => loadConfig({ WORKER_CONCURRENCY: "0" })).toThrow(ConfigError);
     expect(() => loadConfig({ SMTP_URL: "http://mail" })).toThrow(/SMTP_URL: must be an smtp/);
     expect(() => loadConfig({ DASHBOARD_PASSWORD: "short" })).toThrow(/DASHBOARD_PASSWORD/);
+    expect(loadConfig({}).BULK_WRITES_IN_DATABASE).toBe("on");
+    expect(loadConfig({ BULK_WRITES_IN_DATABASE: "off" }).BULK_WRITES_IN_DATABASE).toBe("off");
+    expect(() => loadConfig({ BULK_WRITES_IN_DATABASE: "no" })).toThrow(/BULK_WRITES_IN_DATABASE/);
   });
 });
 

@@ -68,7 +68,7 @@ describe("bulk runs over the prefilter's rows", () => {
   }
 
   /** Runs every chunk; `stopAfter` batches into each, the run stops and starts again, as after a kill. */
-  async function runAll(taskId: string, chunks: number[], stopAfter?: number) {
+  async function runAll(taskId: string, chunks: number[], stopAfter?: number, writesInDatabase = true) {
     /** Batches each chunk took (asked before every batch whether to stop). */
     const batchesPerChunk: number[] = [];
     /** Where each committed batch ran. */
@@ -79,6 +79,7 @@ describe("bulk runs over the prefilter's rows", () => {
         clock: () => NOW_MS,
         batchSize: 10,
         shouldStop: () => asked++ === stopAfter,
+        writesInDatabase,
         onBatch: (_: number, batch: { ranIn: BatchRunner }) => void ranIn.push(batch.ranIn),
       };
       let outcome = await processChunk(database.db, taskId, chunkIndex, options);
@@ -226,6 +227,17 @@ describe("bulk runs over the prefilter's rows", () => {
           version: 1 + (reached || left ? 1 : 0),
         });
       }
+    });
+
+    it("with the database path switched off, run in the engine to the same result", async () => {
+      const { taskId, chunks } = await startTask(rules);
+      const { task, result, ranIn } = await runAll(taskId, chunks, 1, false);
+      expect(new Set(ranIn)).toEqual(new Set(["engine"]));
+      expect(task.processedCount).toBe(ELIGIBLE);
+      expect(result.participantStateChangedPerRule).toEqual([FLAGGED_ELIGIBLE, PAUSED_ELIGIBLE]);
+      const rows = await rowsByOutcome();
+      expect(rows.filter((row) => "reached" in row.flags)).toHaveLength(FLAGGED_ELIGIBLE);
+      expect(rows.filter((row) => row.study_status === "paused")).toHaveLength(0);
     });
 
     it("a dry run counts the same in the database and writes nothing", async () => {

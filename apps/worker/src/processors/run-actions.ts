@@ -35,6 +35,8 @@ export interface RunActionsProcessorDeps {
   batchSize?: number;
   /** Participants per chunk; tests use small chunks to get several chunks from few participants. */
   chunkSize?: number;
+  /** False: every batch runs in the engine, none in the database. */
+  writesInDatabase?: boolean;
   /** Told the participants of every committed batch, and where the batch ran (metrics). */
   onParticipantsProcessed?: (count: number, ranIn: BatchRunner) => void;
   /** Told when a timer tick is skipped at its start because another task of its study was ahead (metrics). */
@@ -103,6 +105,7 @@ export function createRunActionsProcessor(deps: RunActionsProcessorDeps): Proces
       ...(deps.callExternalService ? { callExternalService: deps.callExternalService } : {}),
       ...(deps.onRuleFailures ? { onRuleFailures: deps.onRuleFailures } : {}),
       ...(deps.batchSize ? { batchSize: deps.batchSize } : {}),
+      ...(deps.writesInDatabase === false ? { writesInDatabase: false } : {}),
       onBatch: (processed, { ranIn }) => {
         deps.onParticipantsProcessed?.(processed - reported, ranIn);
         reported = processed;

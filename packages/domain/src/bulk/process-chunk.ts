@@ -42,6 +42,11 @@ export interface ChunkRunOptions extends DomainContext {
    * database (one statement, see pushdown-sql.ts) or in the engine.
    */
   onBatch?: (processedInChunk: number, batch: { ranIn: BatchRunner }) => Promise<void> | void;
+  /**
+   * Whether batches of flag and status rules may run in the database (default true); false runs
+   * every batch in the engine.
+   */
+  writesInDatabase?: boolean;
   /** Asked before every batch; true stops after the batch in flight (worker shutdown). */
   shouldStop?: () => boolean;
 }
@@ -195,13 +200,14 @@ export async function processChunk(
         const nowSeconds = Math.floor(batchNow / 1000);
 
         // Rules that only set flags and the status are run by the database, in one statement.
-        const plan = selectsNone
-          ? null
-          : await bulkWritePlan(
-              ruleSet.rules,
-              { type: eventType, studyKey: study.key },
-              engineEnvFor(tx, study, batchContext),
-            );
+        const plan =
+          selectsNone || options.writesInDatabase === false
+            ? null
+            : await bulkWritePlan(
+                ruleSet.rules,
+                { type: eventType, studyKey: study.key },
+                engineEnvFor(tx, study, batchContext),
+              );
         const pushed =
           plan &&
           (await runPushdownBatch(tx, {
