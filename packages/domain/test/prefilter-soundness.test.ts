@@ -6,9 +6,7 @@
 // read, and every participant the engine changes, reports on, fails for or calls out for must be
 // among the rows it returns.
 import fc from "fast-check";
-import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { participants } from "@studyflow/db";
 import { createStudy } from "@studyflow/domain";
 import {
   applyRules,
@@ -35,6 +33,7 @@ import {
   num,
   offset,
   participantState,
+  storeParticipants,
   str,
   survey,
   time,
@@ -139,18 +138,7 @@ describe("the bulk prefilter on real rows", () => {
     await fc.assert(
       fc.asyncProperty(scenario, async ({ rules, participants: states, eventType, timeZone, limit }) => {
         runs++;
-        await database.db.execute(sql`delete from participants where study_key = ${STUDY}`);
-        await database.db.insert(participants).values(
-          states.map((state, i) => ({
-            studyKey: STUDY,
-            participantId: `p${String(i).padStart(3, "0")}`,
-            modifiedAt: NOW,
-            ...(state as unknown as Omit<
-              typeof participants.$inferInsert,
-              "studyKey" | "participantId" | "modifiedAt"
-            >),
-          })),
-        );
+        await storeParticipants(database.db, STUDY, states);
         const event: StudyEvent = { type: eventType, studyKey: STUDY };
         const predicate = await bulkPrefilter(rules, event, environment(timeZone, limit).env);
         const range = { studyKey: STUDY, after: "", upTo: null, limit: 1_000, lock: false };

@@ -5,9 +5,7 @@
 // flag and status rules under the conditions case-editor-tools studies write (the prefilter
 // soundness test's vocabulary) and stored participants, and runs both on real Postgres.
 import fc from "fast-check";
-import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { participants } from "@studyflow/db";
 import { createStudy } from "@studyflow/domain";
 import {
   applyRules,
@@ -35,6 +33,7 @@ import {
   num,
   offset,
   participantState,
+  storeParticipants,
   str,
 } from "./rule-arbitraries";
 
@@ -168,18 +167,7 @@ describe("bulk writes made by the database", () => {
     await fc.assert(
       fc.asyncProperty(scenario, async ({ rules, participants: states, eventType, timeZone, limit }) => {
         runs++;
-        await database.db.execute(sql`delete from participants where study_key = ${STUDY}`);
-        await database.db.insert(participants).values(
-          states.map((state, i) => ({
-            studyKey: STUDY,
-            participantId: `p${String(i).padStart(3, "0")}`,
-            modifiedAt: NOW,
-            ...(state as unknown as Omit<
-              typeof participants.$inferInsert,
-              "studyKey" | "participantId" | "modifiedAt"
-            >),
-          })),
-        );
+        await storeParticipants(database.db, STUDY, states);
         const event: StudyEvent = { type: eventType, studyKey: STUDY };
         const plan = await bulkWritePlan(rules, event, environment(timeZone, limit).env);
         if (!plan) return;

@@ -2,6 +2,8 @@
 // shaped like those case-editor-tools studies write, over a small vocabulary, so that conditions
 // and participants meet; and the ports a participant is evaluated with.
 import fc from "fast-check";
+import { sql } from "drizzle-orm";
+import { participants, type Database } from "@studyflow/db";
 import {
   createDeterministicEnv,
   createInMemoryServices,
@@ -207,4 +209,17 @@ export function environment(timeZone: string, limit: number) {
     timeZone,
   };
   return { env, snapshot: () => JSON.stringify([services.snapshot(), externalCalls]) };
+}
+
+/** The study's participants become `states`, with ids p000, p001, … in that order. */
+export async function storeParticipants(db: Database, studyKey: string, states: readonly object[]): Promise<void> {
+  await db.execute(sql`delete from participants where study_key = ${studyKey}`);
+  await db.insert(participants).values(
+    states.map((state, i) => ({
+      studyKey,
+      participantId: `p${String(i).padStart(3, "0")}`,
+      modifiedAt: NOW,
+      ...(state as Omit<typeof participants.$inferInsert, "studyKey" | "participantId" | "modifiedAt">),
+    })),
+  );
 }

@@ -103,6 +103,8 @@ async function stepsOf(node: Expression, translator: Translator): Promise<WriteS
       kind === "ifthen" ? { then: data.slice(1), else: [] } : { then: data.slice(1, 2), else: data.slice(2, 3) };
     if (condition.decided === "holds") return sequence(branches.then, translator);
     if (condition.decided === "fails") return sequence(branches.else, translator);
+    // a condition the translation knows nothing of would send every batch to the engine
+    if (isConst(condition.holds, true) && isConst(condition.otherwise, true)) return null;
     const then = await sequence(branches.then, translator);
     const otherwise = await sequence(branches.else, translator);
     // an else branch would need the condition's value from before the then branch's writes

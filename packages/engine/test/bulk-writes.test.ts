@@ -107,16 +107,32 @@ describe("bulkWritePlan", () => {
     ]);
   });
 
-  it("keeps an untranslatable condition as 'could be anything', for the database to refer to the engine", async () => {
+  it("keeps a partly translatable condition as 'could be anything' where it cannot tell, for the engine", async () => {
     const result = await plan([
-      call("IFTHEN", exp("gt", exp("generateRandomNumber", num(0), num(9)), num(4)), exp("REMOVE_FLAG", str("k"))),
+      call(
+        "IFTHEN",
+        exp(
+          "or",
+          exp("gt", exp("generateRandomNumber", num(0), num(9)), num(4)),
+          exp("hasParticipantFlagKey", str("k")),
+        ),
+        exp("REMOVE_FLAG", str("k")),
+      ),
     ]);
+    // with the flag, `or` is true whatever the draw; without it, only evaluation can tell
+    const hasKey: RowPredicate = { kind: "has-key", field: "flags", key: "k" };
     expect(result?.rules).toEqual([
-      { steps: [{ holds: ALL, otherwise: ALL, writes: [{ kind: "remove-flag", key: "k" }] }] },
+      {
+        steps: [{ holds: ALL, otherwise: { kind: "not", item: hasKey }, writes: [{ kind: "remove-flag", key: "k" }] }],
+      },
     ]);
   });
 
   it.each<[string, Expression[], StudyEvent?]>([
+    [
+      "a condition the translation knows nothing of",
+      [call("IFTHEN", exp("gt", exp("generateRandomNumber", num(0), num(9)), num(4)), exp("REMOVE_FLAG", str("k")))],
+    ],
     ["an action the database cannot run", [call("ADD_NEW_SURVEY", str("s"), num(0), num(0), str("normal"))]],
     [
       "control flow under a condition that varies",

@@ -24,6 +24,7 @@ import {
   countEligibleInRange,
   readBatch,
   writeChangedParticipants,
+  type BatchRange,
   type BatchRow,
   type ChangedParticipant,
 } from "./participant-batch";
@@ -170,6 +171,9 @@ export async function processChunk(
   // a tick's failing rule is skipped; a run-actions participant whose rule failed is left as it was
   const failureOutcome = onRuleError === "continue" ? "rule-skipped" : "event-rejected";
   let processedInChunk = 0;
+  // A batch the database could not decide goes to the engine; so do the rest of this chunk's, as
+  // their rows are likely alike.
+  let tryDatabase = options.writesInDatabase !== false;
 
   for (;;) {
     // The per-batch bookkeeping statements are postgres.js's, prepared once per connection (see
@@ -198,31 +202,29 @@ export async function processChunk(
         const selectsAll = prefilter.kind === "const" && prefilter.value;
         const selectsNone = prefilter.kind === "const" && !prefilter.value;
         const nowSeconds = Math.floor(batchNow / 1000);
+        // the batch: the next participants after the checkpoint that the prefilter selects
+        const range: BatchRange = {
+          studyKey: study.key,
+          after: chunk.cursor,
+          upTo: chunk.to_key,
+          limit: batchSize,
+          lock,
+          fields,
+          ...(selectsAll ? {} : { where: renderPrefilter(prefilter) }),
+        };
 
         // Rules that only set flags and the status are run by the database, in one statement.
         const plan =
-          selectsNone || options.writesInDatabase === false
+          selectsNone || !tryDatabase
             ? null
             : await bulkWritePlan(
                 ruleSet.rules,
                 { type: eventType, studyKey: study.key },
                 engineEnvFor(tx, study, batchContext),
               );
-        const pushed =
-          plan &&
-          (await runPushdownBatch(tx, {
-            studyKey: study.key,
-            after: chunk.cursor,
-            upTo: chunk.to_key,
-            limit: batchSize,
-            lock,
-            fields,
-            plan,
-            dryRun,
-            nowSeconds,
-            ...(selectsAll ? {} : { where: renderPrefilter(prefilter) }),
-          }));
+        const pushed = plan && (await runPushdownBatch(tx, { ...range, plan, dryRun, nowSeconds }));
         // undecided: some condition the translation could not tell; the engine runs the batch
+        if (pushed?.undecided) tryDatabase = false;
         if (pushed && !pushed.undecided) {
           if (!dryRun && pushed.written !== pushed.changed) throw new VersionConflict();
           const finished = pushed.read < batchSize;
@@ -243,17 +245,7 @@ export async function processChunk(
           return { finished, processed, failures: [], ranIn: "database" as const };
         }
 
-        const rows: BatchRow[] = selectsNone
-          ? []
-          : await readBatch(tx, {
-              studyKey: study.key,
-              after: chunk.cursor,
-              upTo: chunk.to_key,
-              limit: batchSize,
-              lock,
-              fields,
-              ...(selectsAll ? {} : { where: renderPrefilter(prefilter) }),
-            });
+        const rows: BatchRow[] = selectsNone ? [] : await readBatch(tx, range);
         const last = rows.at(-1);
         const finished = rows.length < batchSize;
         // the rows the prefilter passed over were evaluated too, in principle: they did nothing
