@@ -12,6 +12,7 @@ import {
   exp,
   num,
   onCustom,
+  readResult,
   str,
   studyWithRules,
   type WorkerHarness,
@@ -119,6 +120,32 @@ describe("crash recovery", () => {
              count(*) filter (where not flags ? 'group' and jsonb_array_length(assigned_surveys) = 0)::int as others
       from participants`);
     expect(copies).toEqual({ flagged: 2_000, others: 18_000 });
+  });
+
+  it("SIGKILL mid-task of a run made in the database: every participant counted and changed once", async () => {
+    await studyWithRules(h, "sql");
+    await addSyntheticParticipants(h.database.db, { studyKey: "sql", count: 3_000, enteredAt: NOW_S });
+    const child = await startChild(h);
+    const taskId = await h.createTask("sql", [onCustom(call("UPDATE_FLAG", str("bulk"), str("done")))]);
+    for (;;) {
+      const row = await h.task(taskId);
+      if (row.processedCount >= 300) break;
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    process.kill(-child.pid!, "SIGKILL");
+    const atKill = await h.task(taskId);
+    expect(atKill.status).toBe("in_progress");
+    expect(atKill.processedCount).toBeLessThan(3_000);
+
+    h.start({ batchSize: 100, lockDurationMs: 2_000, stalledIntervalMs: 1_000 });
+    const done = await h.waitForTask(taskId, ["completed", "failed"], 90_000);
+    expect(done).toMatchObject({ status: "completed", processedCount: 3_000 });
+    // each participant's change counted once, and each written once
+    expect((await readResult(h, done.resultFile)).participantStateChangedPerRule).toEqual([3_000]);
+    const [rows] = await h.database.db.execute<{ done: number; once: number }>(sql`
+      select count(*) filter (where flags ->> 'bulk' = 'done')::int as done, count(*) filter (where version = 2)::int as once
+      from participants`);
+    expect(rows).toEqual({ done: 3_000, once: 3_000 });
   });
 
   it("a dropped Redis connection mid-task still completes", async () => {

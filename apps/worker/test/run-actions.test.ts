@@ -1,9 +1,7 @@
-import { readFile } from "node:fs/promises";
-import path from "node:path";
 import { and, eq, inArray, sql } from "drizzle-orm";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { participants, reports, ruleFailures, studyCounters, taskChunks, tasks } from "@studyflow/db";
-import { addSyntheticParticipants, submitResponse, type RunActionsResult } from "@studyflow/domain";
+import { addSyntheticParticipants, submitResponse } from "@studyflow/domain";
 import { RUN_ACTIONS_QUEUE } from "@studyflow/queue";
 import { sweepStaleTasks } from "../src/processors/stale-task-sweeper";
 import {
@@ -12,6 +10,7 @@ import {
   exp,
   num,
   onCustom,
+  readResult,
   str,
   studyWithRules,
   type WorkerHarness,
@@ -29,10 +28,6 @@ const rules = [
   ),
   call("IFTHEN", exp(call("hasParticipantFlag", str("bulk"), str("never"))), exp(call("REMOVE_FLAG", str("bulk")))),
 ];
-
-async function readResult(h: WorkerHarness, resultFile: string): Promise<RunActionsResult> {
-  return JSON.parse(await readFile(path.join(h.resultDir, resultFile), "utf8")) as RunActionsResult;
-}
 
 describe("bulk run-actions in the worker", () => {
   let h: WorkerHarness;

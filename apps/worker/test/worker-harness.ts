@@ -1,11 +1,17 @@
-import { mkdtemp } from "node:fs/promises";
+import { mkdtemp, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { Queue } from "bullmq";
 import { eq } from "drizzle-orm";
 import { pino } from "pino";
 import { tasks } from "@studyflow/db";
-import { createRunActionsTask, createStudy, setStudyRules, type TaskRow } from "@studyflow/domain";
+import {
+  createRunActionsTask,
+  createStudy,
+  setStudyRules,
+  type RunActionsResult,
+  type TaskRow,
+} from "@studyflow/domain";
 import type { Expression } from "@studyflow/engine";
 import {
   RUN_ACTIONS_QUEUE,
@@ -125,6 +131,11 @@ export async function createWorkerHarness(): Promise<WorkerHarness> {
     },
   };
   return harness;
+}
+
+/** A finished task's result document. */
+export async function readResult(h: WorkerHarness, resultFile: string): Promise<RunActionsResult> {
+  return JSON.parse(await readFile(path.join(h.resultDir, resultFile), "utf8")) as RunActionsResult;
 }
 
 export async function studyWithRules(harness: WorkerHarness, key: string, rules?: Expression[]) {
