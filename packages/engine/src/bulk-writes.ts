@@ -103,14 +103,15 @@ async function stepsOf(node: Expression, translator: Translator): Promise<WriteS
       kind === "ifthen" ? { then: data.slice(1), else: [] } : { then: data.slice(1, 2), else: data.slice(2, 3) };
     if (condition.decided === "holds") return sequence(branches.then, translator);
     if (condition.decided === "fails") return sequence(branches.else, translator);
-    // a condition the translation knows nothing of would send every batch to the engine
-    if (isConst(condition.holds, true) && isConst(condition.otherwise, true)) return null;
     const then = await sequence(branches.then, translator);
     const otherwise = await sequence(branches.else, translator);
     // an else branch would need the condition's value from before the then branch's writes
     if (!then || !then.every(always) || otherwise?.length !== 0) return null;
     const writes = then.flatMap((step) => step.writes);
-    return writes.length === 0 ? [] : [{ holds: condition.holds, otherwise: condition.otherwise, writes }];
+    if (writes.length === 0) return [];
+    // a condition the translation knows nothing of would send every batch to the engine
+    if (isConst(condition.holds, true) && isConst(condition.otherwise, true)) return null;
+    return [{ holds: condition.holds, otherwise: condition.otherwise, writes }];
   }
   if (!spec.bulkWrite || spec.precheck || spec.usesServices) return null;
   const values = await translator.constantArguments(spec, data);
