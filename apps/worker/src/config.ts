@@ -68,7 +68,7 @@ const schema = z.object({
     .max(MAX_TIMER_INTERVAL_SECONDS)
     .default(DEFAULT_TIMER_INTERVAL_SECONDS),
   /**
-   * Whether bulk batches of rule sets that only set flags and the study status run in the
+   * Whether bulk batches of rule sets that only write flags, the study status and assigned surveys run in the
    * database as one statement each (see the engine README, "Bulk writes in SQL"); "off" runs every
    * batch in the engine. The results are the same; the switch is there to compare or to rule the
    * database path out.

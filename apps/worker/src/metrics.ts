@@ -104,7 +104,7 @@ export function createWorkerMetrics(deps: WorkerMetricsDeps): WorkerMetrics {
   for (const outcome of ["queued", "skipped"]) timerTicks.inc({ outcome }, 0);
   const bulkBatches = new Counter({
     name: "studyflow_bulk_batches_total",
-    help: "Bulk batches this process committed, by where their rules ran: database (flag and status rules as one SQL statement) or engine.",
+    help: "Bulk batches this process committed, by where their rules ran: database (flag, status and survey rules as one SQL statement) or engine.",
     labelNames: ["ran_in"],
     registers: [registry],
   });

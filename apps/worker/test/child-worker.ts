@@ -21,5 +21,6 @@ startWorkerRuntime({
   lockDurationMs: Number(env.LOCK_DURATION_MS ?? 2_000),
   stalledIntervalMs: Number(env.STALLED_INTERVAL_MS ?? 1_000),
   maintenance: false,
+  bulkWritesInDatabase: env.BULK_WRITES_IN_DATABASE !== "off",
 });
 process.stdout.write("ready\n");

@@ -35,12 +35,13 @@ import {
   participantState,
   storeParticipants,
   str,
+  survey,
 } from "./rule-arbitraries";
 
 const STUDY = "pushdown";
 const WRITTEN_AT = NOW + 5;
 
-/** Actions with a bulk write, their values literal or the same for the whole batch. */
+/** Actions with a bulk write (flags, status, assigned surveys), their values literal or the same for the whole batch. */
 const flagAction: fc.Arbitrary<Expression> = fc.oneof(
   {
     weight: 4,
@@ -51,6 +52,16 @@ const flagAction: fc.Arbitrary<Expression> = fc.oneof(
     weight: 2,
     arbitrary: fc.constantFrom(...STATUSES, "accountDeleted").map((status) => call("UPDATE_STUDY_STATUS", str(status))),
   },
+  {
+    weight: 2,
+    arbitrary: fc
+      .tuple(survey, offset, fc.constantFrom(num(0), str("x"), num(1.5)))
+      .map(([key, from, until]) =>
+        call("ADD_NEW_SURVEY", str(key), exp(call("timestampWithOffset", num(from))), until, str("normal")),
+      ),
+  },
+  { weight: 1, arbitrary: survey.map((key) => call("REMOVE_SURVEYS_BY_KEY", str(key))) },
+  { weight: 1, arbitrary: fc.constant(call("REMOVE_ALL_SURVEYS")) },
   // a number becomes six-decimal text, a timestamp of the batch's instant too
   { weight: 1, arbitrary: flagKey.map((key) => call("UPDATE_FLAG", str(key), num(1))) },
   {
@@ -98,7 +109,7 @@ const eventHandler: fc.Arbitrary<Expression> = fc
             .tuple(eventCheck, flagAction, fc.option(flagAction, { nil: undefined }))
             .map(([c, then, otherwise]) => call("IF", c, exp(then), ...(otherwise ? [exp(otherwise)] : []))),
         },
-        { weight: 1, arbitrary: fc.constant(call("ADD_NEW_SURVEY", str("weekly"), num(0), num(0), str("normal"))) },
+        { weight: 1, arbitrary: fc.constant(call("INIT_REPORT", str("r"))) },
       ),
       { minLength: 1, maxLength: 3 },
     ),
@@ -113,7 +124,7 @@ const rule: fc.Arbitrary<Expression> = fc.oneof(
   {
     weight: 1,
     arbitrary: fc.constantFrom(
-      call("ADD_NEW_SURVEY", str("weekly"), num(0), num(0), str("normal")),
+      call("REMOVE_SURVEY_BY_KEY", str("weekly"), str("first")),
       call("UPDATE_FLAG", str("bad"), exp(call("getStudyVariableInt", str("missing")))),
       call(
         "IFTHEN",
@@ -135,6 +146,7 @@ const scenario = fc.record({
 interface StoredRow {
   participant_id: string;
   flags: Record<string, unknown>;
+  assigned_surveys: unknown[];
   study_status: string;
   version: number;
   modified_at: string;
@@ -154,7 +166,7 @@ describe("bulk writes made by the database", () => {
     new Map(
       (
         await database.sql<StoredRow[]>`
-          select participant_id, flags, study_status, version, modified_at from participants
+          select participant_id, flags, study_status, assigned_surveys, version, modified_at from participants
           where study_key = ${STUDY} order by participant_id`
       ).map((row) => [row.participant_id, row]),
     );
@@ -217,10 +229,11 @@ describe("bulk writes made by the database", () => {
         for (const [id, { state, changed }] of expected) {
           const row = after.get(id) as StoredRow;
           const old = before.get(id) as StoredRow;
-          expect({ id, flags: row.flags, status: row.study_status }, context).toEqual({
+          expect({ id, flags: row.flags, status: row.study_status, surveys: row.assigned_surveys }, context).toEqual({
             id,
             flags: state.flags,
             status: state.studyStatus,
+            surveys: state.assignedSurveys,
           });
           // written rows carry the write's time and a new version; the others are untouched
           expect([row.version, Number(row.modified_at)]).toEqual(

@@ -1,5 +1,5 @@
-// Bulk writes in SQL: for a rule set whose every rule sets or removes flags or sets the study
-// status with values fixed for the batch, a bulk run can make the whole change in the database,
+// Bulk writes in SQL: for a rule set whose every rule writes flags, the study status or assigned
+// surveys with values fixed for the batch, a bulk run can make the whole change in the database,
 // one statement per batch, without reading the rows into the process (see
 // packages/domain/src/bulk/pushdown-sql.ts). A rule becomes a list of steps: writes guarded by a
 // condition the prefilter translates. Conditions that are the same for the whole batch (the event
@@ -135,7 +135,7 @@ async function sequence(args: readonly ExpressionArg[], translator: Translator):
 
 /**
  * The SQL form of a rule set for one batch of a bulk run, or null when some rule can do more than
- * set or remove flags and set the status with batch-constant values (see "Bulk writes in SQL" in
+ * write flags, the status and assigned surveys with batch-constant values (see "Bulk writes in SQL" in
  * the README). `env` and `event` as for bulkPrefilter: the batch's instant and ports, an event the
  * same for every participant. Never for SUBMIT, which records a submission for every participant.
  */

@@ -111,7 +111,19 @@ export type ActionPrefilter = { readonly kind: "if" | "ifthen" | "do" };
 export type StateWrite =
   | { readonly kind: "set-flag"; readonly key: string; readonly value: string }
   | { readonly kind: "remove-flag"; readonly key: string }
-  | { readonly kind: "set-status"; readonly status: string };
+  | { readonly kind: "set-status"; readonly status: string }
+  /** Appends the survey to assignedSurveys. */
+  | {
+      readonly kind: "add-survey";
+      readonly survey: {
+        readonly surveyKey: string;
+        readonly validFrom: number;
+        readonly validUntil: number;
+        readonly category: string;
+      };
+    }
+  /** Removes every assigned survey whose surveyKey is the key; all of them without a key. */
+  | { readonly kind: "remove-surveys"; readonly surveyKey?: string };
 
 interface SignatureFields {
   readonly minArgs: number;

@@ -107,6 +107,21 @@ describe("bulkWritePlan", () => {
     ]);
   });
 
+  it("hands over survey assignments: appended with times in whole seconds, removed by key or all", async () => {
+    const result = await plan([
+      call("ADD_NEW_SURVEY", str("weekly"), exp("timestampWithOffset", num(0.5)), str("not a time"), str("normal")),
+      call("REMOVE_SURVEYS_BY_KEY", str("intake")),
+      call("REMOVE_ALL_SURVEYS"),
+    ]);
+    expect(result?.rules.map((rule) => rule.steps.flatMap((step) => step.writes))).toEqual([
+      [{ kind: "add-survey", survey: { surveyKey: "weekly", validFrom: NOW, validUntil: 0, category: "normal" } }],
+      [{ kind: "remove-surveys", surveyKey: "intake" }],
+      [{ kind: "remove-surveys" }],
+    ]);
+    // a time beyond what a timestamp can hold fails the action for everyone: the engine reports it
+    expect(await plan([call("ADD_NEW_SURVEY", str("w"), num(1e300), num(0), str("normal"))])).toBeNull();
+  });
+
   it("keeps a partly translatable condition as 'could be anything' where it cannot tell, for the engine", async () => {
     const result = await plan([
       call(
@@ -133,7 +148,7 @@ describe("bulkWritePlan", () => {
       "a condition the translation knows nothing of",
       [call("IFTHEN", exp("gt", exp("generateRandomNumber", num(0), num(9)), num(4)), exp("REMOVE_FLAG", str("k")))],
     ],
-    ["an action the database cannot run", [call("ADD_NEW_SURVEY", str("s"), num(0), num(0), str("normal"))]],
+    ["an action the database cannot run", [call("REMOVE_SURVEY_BY_KEY", str("s"), str("first"))]],
     [
       "control flow under a condition that varies",
       [

@@ -44,7 +44,7 @@ export interface ChunkRunOptions extends DomainContext {
    */
   onBatch?: (processedInChunk: number, batch: { ranIn: BatchRunner }) => Promise<void> | void;
   /**
-   * Whether batches of flag and status rules may run in the database (default true); false runs
+   * Whether batches of flag, status and survey rules may run in the database (default true); false runs
    * every batch in the engine.
    */
   writesInDatabase?: boolean;
@@ -213,7 +213,7 @@ export async function processChunk(
           ...(selectsAll ? {} : { where: renderPrefilter(prefilter) }),
         };
 
-        // Rules that only set flags and the status are run by the database, in one statement.
+        // Rules that only write flags, the status and assigned surveys are run by the database, in one statement.
         const plan =
           selectsNone || !tryDatabase
             ? null

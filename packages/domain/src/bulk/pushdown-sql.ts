@@ -1,10 +1,10 @@
-// A batch of a bulk run made in the database: the engine's BulkWritePlan (rules that set or remove
-// flags and set the study status with batch-constant values, under translatable conditions)
+// A batch of a bulk run made in the database: the engine's BulkWritePlan (rules that write flags,
+// the study status and assigned surveys with batch-constant values, under translatable conditions)
 // rendered as one statement that selects the batch, runs the rules on each row in order, writes
 // the rows that changed and counts what changed per rule. Nothing crosses the wire but counts.
 //
 // The statement is a chain of materialized steps, each a row per participant of the batch: the
-// state a step of a rule leaves (flags, study_status), whether the translation could not tell its
+// state a step of a rule leaves (flags, study_status, assigned_surveys), whether the translation could not tell its
 // condition (see the engine's bulk-writes.ts), and per rule whether it changed the row. A step
 // renders its condition with the prefilter's renderer over the previous step's columns, which carry
 // the participants table's names; materializing each step keeps it evaluated once per row.
@@ -43,44 +43,98 @@ export interface PushdownOutcome {
   leftEligible: number;
 }
 
-/** A step's writes reduced to their net effect: the last write of each key and of the status wins. */
-function netWrites(writes: readonly StateWrite[]) {
+/** The columns a plan can write, each with the field it stores. */
+const WRITABLE = [
+  { column: "flags", field: "flags" },
+  { column: "study_status", field: "studyStatus" },
+  { column: "assigned_surveys", field: "assignedSurveys" },
+] as const satisfies readonly { column: string; field: ParticipantFieldName }[];
+type WrittenColumn = (typeof WRITABLE)[number]["column"];
+
+const COLUMN_OF: Record<StateWrite["kind"], WrittenColumn> = {
+  "set-flag": "flags",
+  "remove-flag": "flags",
+  "set-status": "study_status",
+  "add-survey": "assigned_surveys",
+  "remove-surveys": "assigned_surveys",
+};
+
+/**
+ * A step's writes as the new value of each column they touch, an expression over the step's input
+ * row. Flag writes are reduced to their net effect (the last write of a key wins, so the order of
+ * keys does not matter); the status is the last one set; survey writes apply in order, an append
+ * before a removal by its key being removed with the others.
+ */
+function newValues(writes: readonly StateWrite[]): Map<WrittenColumn, SQL> {
   const flags = new Map<string, string | null>();
   let status: string | undefined;
+  let surveys: SQL | undefined;
   for (const write of writes) {
-    if (write.kind === "set-flag") flags.set(write.key, write.value);
-    else if (write.kind === "remove-flag") flags.set(write.key, null);
-    else status = write.status;
+    switch (write.kind) {
+      case "set-flag":
+        flags.set(write.key, write.value);
+        break;
+      case "remove-flag":
+        flags.set(write.key, null);
+        break;
+      case "set-status":
+        status = write.status;
+        break;
+      case "add-survey":
+        surveys = sql`(${surveys ?? sql`assigned_surveys`} || ${JSON.stringify([write.survey])}::jsonb)`;
+        break;
+      case "remove-surveys":
+        // every element but those whose surveyKey is the key, in order (a JSON comparison: a key
+        // stored as another type is kept, as the engine keeps it)
+        surveys =
+          write.surveyKey === undefined
+            ? sql`'[]'::jsonb`
+            : sql`coalesce((select jsonb_agg(e order by i) from jsonb_array_elements(${surveys ?? sql`assigned_surveys`})
+                with ordinality as t(e, i) where (e -> 'surveyKey') is distinct from to_jsonb(${write.surveyKey}::text)), '[]'::jsonb)`;
+        break;
+    }
   }
-  const set: Record<string, string> = {};
-  const removed: string[] = [];
-  for (const [key, value] of flags) {
-    if (value === null) removed.push(key);
-    else Object.defineProperty(set, key, { value, enumerable: true, writable: true, configurable: true });
+  const values = new Map<WrittenColumn, SQL>();
+  if (flags.size > 0) {
+    const set: Record<string, string> = {};
+    let value = sql`flags`;
+    for (const [key, flag] of flags) {
+      if (flag === null) value = sql`(${value} - ${key}::text)`;
+      else Object.defineProperty(set, key, { value: flag, enumerable: true, writable: true, configurable: true });
+    }
+    if (Object.keys(set).length > 0) value = sql`(${value} || ${JSON.stringify(set)}::jsonb)`;
+    values.set("flags", value);
   }
-  return { set, removed, status };
+  if (status !== undefined) values.set("study_status", sql`${status}::text`);
+  if (surveys) values.set("assigned_surveys", surveys);
+  return values;
 }
 
-/** Whether the row's state differs from the one it had at `flagsColumn` / `statusColumn`. */
-const differsFrom = (flagsColumn: string, statusColumn: string) =>
-  sql.raw(`(flags <> ${flagsColumn} or study_status <> ${statusColumn})`);
+/** Whether any written column differs from its copy named `<column>_<suffix>`. */
+const differsFrom = (columns: readonly WrittenColumn[], suffix: string) =>
+  sql.raw(`(${columns.map((column) => `${column} <> ${column}_${suffix}`).join(" or ")})`);
 
 /**
  * One step over the previous one: its condition's two predicates computed once per row (the
  * `offset 0` keeps the planner from copying them into every use), then its writes where the
  * condition surely holds. `extra` are columns the step adds, computed from its input row.
  */
-function stepSql(step: WriteStep, kept: readonly string[], extra: readonly SQL[], from: string): SQL {
-  const { set, removed, status } = netWrites(step.writes);
-  let flags = sql`flags`;
-  for (const key of removed) flags = sql`(${flags} - ${key}::text)`;
-  if (Object.keys(set).length > 0) flags = sql`(${flags} || ${JSON.stringify(set)}::jsonb)`;
-  const newStatus =
-    status === undefined ? sql`study_status` : sql`case when sure then ${status}::text else study_status end`;
+function stepSql(
+  step: WriteStep,
+  kept: readonly string[],
+  written: readonly WrittenColumn[],
+  extra: readonly SQL[],
+  from: string,
+): SQL {
+  const values = newValues(step.writes);
+  const outputs = written.map((column) => {
+    const value = values.get(column);
+    return value
+      ? sql`case when sure then ${value} else ${sql.raw(column)} end as ${sql.raw(column)}`
+      : sql.raw(column);
+  });
   return sql`
-    select ${sql.raw(kept.join(", "))}, ${sql.join([...extra, sql``], sql`, `)}
-      case when sure then ${flags} else flags end as flags,
-      ${newStatus} as study_status,
+    select ${sql.join([...kept.map((column) => sql.raw(column)), ...extra, ...outputs], sql`, `)},
       undecided or (holds and not sure) as undecided
     from (
       select *, holds and not otherwise as sure
@@ -95,7 +149,7 @@ function stepSql(step: WriteStep, kept: readonly string[], extra: readonly SQL[]
  * row) compares the state after its last step with the state before its first, so it is computed
  * by the next CTE, which also remembers the state its own rule starts from.
  */
-function ruleChain(plan: BulkWritePlan, columns: readonly string[]) {
+function ruleChain(plan: BulkWritePlan, columns: readonly string[], written: readonly WrittenColumn[]) {
   const ctes: SQL[] = [];
   let from = "step0";
   let bits: string[] = [];
@@ -111,24 +165,29 @@ function ruleChain(plan: BulkWritePlan, columns: readonly string[]) {
     const bit = `r${pending}`;
     bits = [...bits, bit];
     pending = null;
-    return [sql`${differsFrom("rule_flags", "rule_status")} as ${sql.raw(bit)}`];
+    return [sql`${differsFrom(written, "rule")} as ${sql.raw(bit)}`];
   };
+  const base = [
+    ...columns.filter((column) => !(written as readonly string[]).includes(column)),
+    ...written.map((column) => `${column}_before`),
+  ];
+  const ruleStart = written.map((column) => `${column}_rule`);
   plan.rules.forEach((rule, index) => {
     rule.steps.forEach((step, stepIndex) => {
-      const base = [...columns.filter((c) => c !== "flags" && c !== "study_status"), "flags_before", "status_before"];
-      const carriedBits = [...bits];
       if (stepIndex === 0) {
-        const extra = [...pendingBit(), sql`flags as rule_flags`, sql`study_status as rule_status`];
-        next(stepSql(step, [...base, ...carriedBits], extra, from));
+        // the bits so far are kept; the previous rule's is computed here
+        const kept = [...base, ...bits];
+        const extra = [...pendingBit(), ...written.map((column) => sql.raw(`${column} as ${column}_rule`))];
+        next(stepSql(step, kept, written, extra, from));
       } else {
-        next(stepSql(step, [...base, ...carriedBits, "rule_flags", "rule_status"], [], from));
+        next(stepSql(step, [...base, ...bits, ...ruleStart], written, [], from));
       }
     });
     if (rule.steps.length > 0) pending = index;
   });
   if (pending !== null) {
-    const extra = pendingBit();
-    next(sql`select *, ${extra[0] as SQL} from ${sql.raw(from)}`);
+    const [bit] = pendingBit();
+    next(sql`select *, ${bit as SQL} from ${sql.raw(from)}`);
   }
   return { ctes, last: from, bits: new Set(bits) };
 }
@@ -139,16 +198,23 @@ function ruleChain(plan: BulkWritePlan, columns: readonly string[]) {
  */
 export async function runPushdownBatch(tx: Executor, batch: PushdownBatch): Promise<PushdownOutcome> {
   const { plan } = batch;
+  const writes = plan.rules.flatMap((rule) => rule.steps.flatMap((step) => step.writes));
+  // the columns the plan can change, in table order (flags and the status always: never none)
+  const writable = WRITABLE.filter(
+    ({ column }) => column !== "assigned_surveys" || writes.some((write) => COLUMN_OF[write.kind] === column),
+  );
+  const writtenColumns = writable.map(({ column }) => column);
   const fields = new Set<ParticipantFieldName>(batch.fields ?? []);
-  fields.add("flags");
+  for (const { field } of writable) fields.add(field);
   const columns = batchColumns(batch.fields ? fields : undefined);
   const upper = batch.upTo === null ? sql`` : sql`and participant_id <= ${batch.upTo}`;
   const where = batch.where ? sql`and (${batch.where})` : sql``;
   const lock = batch.lock ? sql`for update` : sql``;
-  const chain = ruleChain(plan, columns);
+  const chain = ruleChain(plan, columns, writtenColumns);
+  const before = writtenColumns.map((column) => `${column} as ${column}_before`).join(", ");
   const steps: SQL[] = [
     sql`step0 as materialized (
-      select ${sql.raw(columns.join(", "))}, flags as flags_before, study_status as status_before, false as undecided
+      select ${sql.raw(columns.join(", "))}, ${sql.raw(before)}, false as undecided
       from participants
       where study_key = ${batch.studyKey} and participant_id > ${batch.after} ${upper} and ${eligibleForBulk} ${where}
       order by participant_id
@@ -159,16 +225,14 @@ export async function runPushdownBatch(tx: Executor, batch: PushdownBatch): Prom
   // a rule without steps never changes a row
   const ruleBits = plan.rules.map((_, i) => (chain.bits.has(`r${i}`) ? `r${i}` : null));
   const last = sql.raw(chain.last);
-  const writesStatus = plan.rules.some((rule) =>
-    rule.steps.some((step) => step.writes.some((write) => write.kind === "set-status")),
-  );
   const assignments = [
-    sql`flags = s.flags`,
-    ...(writesStatus ? [sql`study_status = s.study_status`] : []),
+    ...writtenColumns
+      .filter((column) => writes.some((write) => COLUMN_OF[write.kind] === column))
+      .map((column) => sql.raw(`${column} = s.${column}`)),
     sql`modified_at = ${batch.nowSeconds}`,
     sql`version = p.version + 1`,
   ];
-  const changed = sql`(s.flags <> s.flags_before or s.study_status <> s.status_before)`;
+  const changed = sql.raw(`(${writtenColumns.map((column) => `s.${column} <> s.${column}_before`).join(" or ")})`);
   const write = batch.dryRun
     ? sql``
     : sql`, written as (

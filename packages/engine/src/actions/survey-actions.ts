@@ -3,6 +3,7 @@ import { reject } from "../eval-context";
 import { finiteTimestamp } from "../finite-numbers";
 import { actionFamily, anyArg, strArg } from "../function-spec";
 import { appendItem, keepItems, replaceContainer } from "../state-writes";
+import { textProblem } from "../text-values";
 
 const PARSE = "could not parse arguments";
 const POSITIONS = ["first", "last"] as const;
@@ -20,6 +21,14 @@ export const surveyActions = actionFamily("survey", [
       "appends {surveyKey, validFrom, validUntil, category}; times truncated to whole seconds (non-numbers become 0; non-finite or beyond ±(2^53 − 1) is an error); duplicates allowed",
     participantFields: { reads: ["assignedSurveys"], writes: ["assignedSurveys"] },
     args: [strArg("surveyKey", PARSE), anyArg("validFrom"), anyArg("validUntil"), strArg("category", PARSE)],
+    bulkWrite: ([surveyKey, from, until, category]) => {
+      const validFrom = seconds(from, "validFrom");
+      const validUntil = seconds(until, "validUntil");
+      if (typeof surveyKey !== "string" || typeof category !== "string") return null;
+      if (typeof validFrom === "string" || typeof validUntil === "string") return null;
+      if (textProblem(surveyKey) !== null || textProblem(category) !== null) return null;
+      return { kind: "add-survey", survey: { surveyKey, validFrom, validUntil, category } };
+    },
     perform: (ctx, [surveyKey, from, until, category]) => {
       const validFrom = seconds(from, "validFrom");
       if (typeof validFrom === "string") return reject(ctx, validFrom);
@@ -37,6 +46,7 @@ export const surveyActions = actionFamily("survey", [
     name: "REMOVE_ALL_SURVEYS",
     summary: "assignedSurveys = [] (takes no arguments)",
     participantFields: { reads: [], writes: ["assignedSurveys"] },
+    bulkWrite: () => ({ kind: "remove-surveys" }),
     perform: (ctx) => replaceContainer(ctx, "assignedSurveys", []),
   },
   {
@@ -58,6 +68,8 @@ export const surveyActions = actionFamily("survey", [
     summary: "removes every assignment with the key",
     participantFields: { reads: ["assignedSurveys"], writes: ["assignedSurveys"] },
     args: [strArg("surveyKey", PARSE)],
+    bulkWrite: ([surveyKey]) =>
+      typeof surveyKey === "string" && textProblem(surveyKey) === null ? { kind: "remove-surveys", surveyKey } : null,
     perform: (ctx, [surveyKey]) => keepItems(ctx, "assignedSurveys", (s) => s.surveyKey !== surveyKey),
   },
 ]);
