@@ -20,7 +20,7 @@ import type { StateWrite } from "./function-spec";
 import { actionSpec } from "./registry";
 import type { RowPredicate } from "./row-predicate";
 import { TRUE, FALSE } from "./row-predicate";
-import { Translator, notTrue, validated } from "./sql-prefilter";
+import { batchTranslation, notTrue, type Translator } from "./sql-prefilter";
 import type { EngineEnv, Expression, ExpressionArg, StudyEvent } from "./types";
 
 export type { StateWrite } from "./function-spec";
@@ -140,13 +140,11 @@ async function sequence(args: readonly ExpressionArg[], translator: Translator):
  * same for every participant. Never for SUBMIT, which records a submission for every participant.
  */
 export async function bulkWritePlan(rules: unknown, event: StudyEvent, env: EngineEnv): Promise<BulkWritePlan | null> {
-  if (event.type === "SUBMIT") return null;
-  const checked = validated(rules);
-  if (!checked) return null;
-  const translator = new Translator(event, env, checked.readsPortsOnly);
+  const translation = batchTranslation(rules, event, env);
+  if (!translation) return null;
   const planned: RuleWrites[] = [];
-  for (const rule of checked.rules) {
-    const steps = await stepsOf(rule, translator);
+  for (const rule of translation.rules) {
+    const steps = await stepsOf(rule, translation.translator);
     if (!steps) return null;
     planned.push({ steps });
   }

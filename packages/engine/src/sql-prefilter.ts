@@ -122,7 +122,7 @@ function namesIn(node: unknown, visit: (name: string) => void): void {
 }
 
 /** A port is used only to read: nothing a rule evaluates changes study data or calls out. */
-export function readsPortsOnly(rules: readonly Expression[]): boolean {
+function readsPortsOnly(rules: readonly Expression[]): boolean {
   let only = true;
   for (const rule of rules) {
     namesIn(rule, (name) => {
@@ -355,7 +355,7 @@ export class Translator {
 /** Rule sets already validated, by identity: a bulk run asks for every batch with the same array. */
 const validatedRules = new WeakMap<object, { rules: readonly Expression[]; readsPortsOnly: boolean } | null>();
 
-export function validated(rules: unknown): { rules: readonly Expression[]; readsPortsOnly: boolean } | null {
+function validated(rules: unknown): { rules: readonly Expression[]; readsPortsOnly: boolean } | null {
   const cacheable = typeof rules === "object" && rules !== null;
   const known = cacheable ? validatedRules.get(rules) : undefined;
   if (known !== undefined) return known;
@@ -363,6 +363,20 @@ export function validated(rules: unknown): { rules: readonly Expression[]; reads
   const entry = result.ok ? { rules: result.rules, readsPortsOnly: readsPortsOnly(result.rules) } : null;
   if (cacheable) validatedRules.set(rules, entry);
   return entry;
+}
+
+/**
+ * The rule set's validated rules and a translator for one batch; null for a SUBMIT event (every
+ * action records a submission) or an invalid rule set, which nothing can be said of.
+ */
+export function batchTranslation(
+  rules: unknown,
+  event: StudyEvent,
+  env: EngineEnv,
+): { rules: readonly Expression[]; translator: Translator } | null {
+  if (event.type === "SUBMIT") return null;
+  const checked = validated(rules);
+  return checked && { rules: checked.rules, translator: new Translator(event, env, checked.readsPortsOnly) };
 }
 
 /**
@@ -375,13 +389,11 @@ export function validated(rules: unknown): { rules: readonly Expression[]; reads
  * calls.
  */
 export async function bulkPrefilter(rules: unknown, event: StudyEvent, env: EngineEnv): Promise<RowPredicate> {
-  if (event.type === "SUBMIT") return TRUE;
-  const checked = validated(rules);
-  if (!checked) return TRUE;
-  const translator = new Translator(event, env, checked.readsPortsOnly);
+  const translation = batchTranslation(rules, event, env);
+  if (!translation) return TRUE;
   const parts: RowPredicate[] = [];
-  for (const rule of checked.rules) {
-    const part = await translator.action(rule);
+  for (const rule of translation.rules) {
+    const part = await translation.translator.action(rule);
     if (part.kind === "const" && part.value) return TRUE;
     parts.push(part);
   }
