@@ -20,7 +20,7 @@ import type { StateWrite } from "./function-spec";
 import { actionSpec } from "./registry";
 import type { RowPredicate } from "./row-predicate";
 import { TRUE, FALSE } from "./row-predicate";
-import { batchTranslation, notTrue, type Translator } from "./sql-prefilter";
+import { batchTranslation, notTrue, prefilterOf, type BatchTranslation, type Translator } from "./sql-prefilter";
 import type { EngineEnv, Expression, ExpressionArg, StudyEvent } from "./types";
 
 export type { StateWrite } from "./function-spec";
@@ -139,8 +139,28 @@ async function sequence(args: readonly ExpressionArg[], translator: Translator):
  * the README). `env` and `event` as for bulkPrefilter: the batch's instant and ports, an event the
  * same for every participant. Never for SUBMIT, which records a submission for every participant.
  */
-export async function bulkWritePlan(rules: unknown, event: StudyEvent, env: EngineEnv): Promise<BulkWritePlan | null> {
+export function bulkWritePlan(rules: unknown, event: StudyEvent, env: EngineEnv): Promise<BulkWritePlan | null> {
+  return writePlanOf(batchTranslation(rules, event, env));
+}
+
+/**
+ * What a bulk run needs for one batch, from one translation, so the constants of the rules (a
+ * study variable read through a port among them) are evaluated once: the prefilter, and with
+ * `writes` the write plan (none where the prefilter selects no row).
+ */
+export async function bulkBatchPlan(
+  rules: unknown,
+  event: StudyEvent,
+  env: EngineEnv,
+  options: { writes: boolean },
+): Promise<{ prefilter: RowPredicate; writes: BulkWritePlan | null }> {
   const translation = batchTranslation(rules, event, env);
+  const prefilter = await prefilterOf(translation);
+  const selectsNone = isConst(prefilter, false);
+  return { prefilter, writes: options.writes && !selectsNone ? await writePlanOf(translation) : null };
+}
+
+async function writePlanOf(translation: BatchTranslation | null): Promise<BulkWritePlan | null> {
   if (!translation) return null;
   const planned: RuleWrites[] = [];
   for (const rule of translation.rules) {

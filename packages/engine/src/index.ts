@@ -38,7 +38,14 @@ export {
 export { PARTICIPANT_FIELDS, normalizeParticipantState, statesEqual } from "./participant-state";
 export { fieldsUsedBy } from "./field-usage";
 export { bulkPrefilter } from "./sql-prefilter";
-export { bulkWritePlan, type BulkWritePlan, type RuleWrites, type StateWrite, type WriteStep } from "./bulk-writes";
+export {
+  bulkBatchPlan,
+  bulkWritePlan,
+  type BulkWritePlan,
+  type RuleWrites,
+  type StateWrite,
+  type WriteStep,
+} from "./bulk-writes";
 export type { ColumnField, CompareOp, ListField, MapField, RowPredicate, ValueTest } from "./row-predicate";
 export { rulesHandleEvent } from "./event-handling";
 export { isTimeZoneName } from "./zoned-calendar";

@@ -172,10 +172,19 @@ export class Translator {
     });
   }
 
-  private async evaluate(node: Expression): Promise<unknown> {
-    // the participant is never read: the node is constant
-    const { value, error } = await evaluateExpression(node, EMPTY_PARTICIPANT, this.event, this.env);
-    return error === undefined ? value : FAILED;
+  /** Constant nodes evaluated for this batch: the prefilter and the write plan read them once. */
+  private readonly values = new Map<Expression, Promise<unknown>>();
+
+  private evaluate(node: Expression): Promise<unknown> {
+    let value = this.values.get(node);
+    if (!value) {
+      // the participant is never read: the node is constant
+      value = evaluateExpression(node, EMPTY_PARTICIPANT, this.event, this.env).then((result) =>
+        result.error === undefined ? result.value : FAILED,
+      );
+      this.values.set(node, value);
+    }
+    return value;
   }
 
   /** An argument's value, for arguments known to be constant. */
@@ -365,15 +374,17 @@ function validated(rules: unknown): { rules: readonly Expression[]; readsPortsOn
   return entry;
 }
 
+/** A rule set's validated rules and the translator of one batch. */
+export interface BatchTranslation {
+  readonly rules: readonly Expression[];
+  readonly translator: Translator;
+}
+
 /**
  * The rule set's validated rules and a translator for one batch; null for a SUBMIT event (every
  * action records a submission) or an invalid rule set, which nothing can be said of.
  */
-export function batchTranslation(
-  rules: unknown,
-  event: StudyEvent,
-  env: EngineEnv,
-): { rules: readonly Expression[]; translator: Translator } | null {
+export function batchTranslation(rules: unknown, event: StudyEvent, env: EngineEnv): BatchTranslation | null {
   if (event.type === "SUBMIT") return null;
   const checked = validated(rules);
   return checked && { rules: checked.rules, translator: new Translator(event, env, checked.readsPortsOnly) };
@@ -388,8 +399,12 @@ export function batchTranslation(
  * per array object (a bulk run passes the same one for every batch), so it must not change between
  * calls.
  */
-export async function bulkPrefilter(rules: unknown, event: StudyEvent, env: EngineEnv): Promise<RowPredicate> {
-  const translation = batchTranslation(rules, event, env);
+export function bulkPrefilter(rules: unknown, event: StudyEvent, env: EngineEnv): Promise<RowPredicate> {
+  return prefilterOf(batchTranslation(rules, event, env));
+}
+
+/** bulkPrefilter over a batch translation (null: every row). */
+export async function prefilterOf(translation: BatchTranslation | null): Promise<RowPredicate> {
   if (!translation) return TRUE;
   const parts: RowPredicate[] = [];
   for (const rule of translation.rules) {

@@ -3,7 +3,7 @@
 // packages/domain/test/pushdown-exactness.test.ts; here the shapes.
 import { describe, expect, it } from "vitest";
 import type { Expression, RowPredicate, StateWrite, StudyEvent } from "../src/index";
-import { bulkWritePlan } from "../src/index";
+import { bulkBatchPlan, bulkPrefilter, bulkWritePlan, createInMemoryServices } from "../src/index";
 import { NOW, call, environment, exp, num, str } from "./builders";
 
 const CUSTOM: StudyEvent = { type: "CUSTOM", studyKey: "study1" };
@@ -185,6 +185,38 @@ describe("bulkWritePlan", () => {
     ["an invalid rule set", [call("UPDATE_FLAG")]],
   ])("hands over nothing for %s", async (_, rules, event) => {
     expect(await plan(rules, event)).toBeNull();
+  });
+
+  it("gives a batch its prefilter and its plan from one translation: a study variable is read once", async () => {
+    const services = createInMemoryServices({ variables: [{ key: "limit", type: "int", value: NOW }] });
+    let reads = 0;
+    const env = environment(
+      {},
+      {
+        ...services,
+        getStudyVariable: (key) => {
+          reads++;
+          return services.getStudyVariable(key);
+        },
+      },
+    );
+    const rules = [
+      call(
+        "IFTHEN",
+        exp("lt", exp("getStudyEntryTime"), exp("getStudyVariableInt", str("limit"))),
+        exp("UPDATE_FLAG", str("early"), str("yes")),
+      ),
+    ];
+    const both = await bulkBatchPlan(rules, CUSTOM, env, { writes: true });
+    expect(reads).toBe(1);
+    expect(both.prefilter).toEqual(
+      await bulkPrefilter(rules, CUSTOM, environment({ variables: [{ key: "limit", type: "int", value: NOW }] })),
+    );
+    expect(both.writes?.rules[0]?.steps[0]?.writes).toEqual([{ kind: "set-flag", key: "early", value: "yes" }]);
+    // without writes, or where no row is selected, no plan
+    expect((await bulkBatchPlan(rules, CUSTOM, env, { writes: false })).writes).toBeNull();
+    const never = [call("IFTHEN", exp("checkEventType", str("TIMER")), exp("UPDATE_FLAG", str("k"), str("v")))];
+    expect(await bulkBatchPlan(never, CUSTOM, env, { writes: true })).toEqual({ prefilter: NONE, writes: null });
   });
 
   it("hands over a rule set of several rules only when every rule can go", async () => {

@@ -1,8 +1,7 @@
 import { eq } from "drizzle-orm";
 import {
   applyRules,
-  bulkPrefilter,
-  bulkWritePlan,
+  bulkBatchPlan,
   compileRules,
   fieldsUsedBy,
   statesEqual,
@@ -194,10 +193,12 @@ export async function processChunk(
         // one instant for the batch: its prefilter and its evaluation see the same time
         const batchNow = options.clock();
         const batchContext: DomainContext = { ...options, clock: () => batchNow };
-        const prefilter = await bulkPrefilter(
+        // Rules that only write flags, the status and assigned surveys are run by the database, in one statement.
+        const { prefilter, writes: plan } = await bulkBatchPlan(
           ruleSet.rules,
           { type: eventType, studyKey: study.key },
           engineEnvFor(tx, study, batchContext),
+          { writes: tryDatabase },
         );
         const selectsAll = prefilter.kind === "const" && prefilter.value;
         const selectsNone = prefilter.kind === "const" && !prefilter.value;
@@ -213,15 +214,6 @@ export async function processChunk(
           ...(selectsAll ? {} : { where: renderPrefilter(prefilter) }),
         };
 
-        // Rules that only write flags, the status and assigned surveys are run by the database, in one statement.
-        const plan =
-          selectsNone || !tryDatabase
-            ? null
-            : await bulkWritePlan(
-                ruleSet.rules,
-                { type: eventType, studyKey: study.key },
-                engineEnvFor(tx, study, batchContext),
-              );
         const pushed = plan && (await runPushdownBatch(tx, { ...range, plan, dryRun, nowSeconds }));
         // undecided: some condition the translation could not tell; the engine runs the batch
         if (pushed?.undecided) tryDatabase = false;
