@@ -24,6 +24,18 @@ export const STUDY_ACTIONS = [
   "manage-message-templates",
   /** who receives the study's researcher notifications */
   "manage-subscriptions",
+  /** read the study configuration needed to read its data: export config, survey codebooks (CASE's read-study-config) */
+  "read-study-config",
+  /** export and browse survey responses (CASE's get-responses) */
+  "get-responses",
+  /** delete survey responses in the data explorer (CASE's delete-responses) */
+  "delete-responses",
+  /** export and browse participant states (CASE's get-participant-states) */
+  "get-participant-states",
+  /** export and browse reports (CASE's get-reports) */
+  "get-reports",
+  /** export confidential responses (CASE's get-confidential-responses): kept apart from get-responses */
+  "get-confidential-responses",
 ] as const;
 export type StudyAction = (typeof STUDY_ACTIONS)[number];
 
