@@ -24,5 +24,10 @@ export const reports = pgTable(
     timestamp: unixSeconds("timestamp").notNull(),
     data: jsonb("data").$type<StoredReportData[]>().notNull().default([]),
   },
-  (t) => [index("reports_participant_idx").on(t.studyKey, t.participantId)],
+  (t) => [
+    index("reports_participant_idx").on(t.studyKey, t.participantId),
+    // Exports and the data explorer page a study's reports (or one key's) by (timestamp, id).
+    index("reports_study_timestamp_idx").on(t.studyKey, t.timestamp, t.id),
+    index("reports_study_key_timestamp_idx").on(t.studyKey, t.key, t.timestamp, t.id),
+  ],
 );

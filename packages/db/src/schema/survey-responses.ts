@@ -22,5 +22,9 @@ export const surveyResponses = pgTable(
     // checkConditionForOldResponses reads a participant's most recent responses first.
     index("survey_responses_participant_idx").on(t.studyKey, t.participantId, t.arrivedAt.desc()),
     index("survey_responses_study_key_idx").on(t.studyKey, t.key),
+    // Exports and the data explorer page a study's responses (or one survey's) in submission order,
+    // keyset on (submitted_at, id): these serve both directions without a sort.
+    index("survey_responses_study_submitted_idx").on(t.studyKey, t.submittedAt, t.id),
+    index("survey_responses_study_key_submitted_idx").on(t.studyKey, t.key, t.submittedAt, t.id),
   ],
 );
