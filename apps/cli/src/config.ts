@@ -1,5 +1,14 @@
 import { z } from "zod";
-import { parseEnv, postgresUrl, nodeEnv, tokenSettings, withDevSecrets } from "@studyflow/config";
+import {
+  parseEnv,
+  postgresUrl,
+  nodeEnv,
+  queuePrefix,
+  redisUrl,
+  resultDir,
+  tokenSettings,
+  withDevSecrets,
+} from "@studyflow/config";
 
 /**
  * The part of the API's environment the CLI and the demo seed use, with the API's defaults: the
@@ -10,6 +19,12 @@ const schema = z.object({
   /** PostgreSQL connection string. */
   DATABASE_URL: postgresUrl,
   ...tokenSettings,
+  /** Redis of the job queue: the export commands queue their task there for the workers. */
+  REDIS_URL: redisUrl,
+  /** Key prefix of every BullMQ key; the same as the API's and the workers'. */
+  QUEUE_PREFIX: queuePrefix,
+  /** Directory of task result files, shared with the workers: the export commands download from it. */
+  RESULT_DIR: resultDir,
 });
 
 export type CliConfig = z.output<typeof schema>;

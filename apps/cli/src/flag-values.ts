@@ -79,3 +79,19 @@ export const baseUrl = text.transform((raw, ctx) => {
   }
   return raw.replace(/\/$/, "");
 });
+
+/** A JSON object typed on the command line (`--filter '{"key": "weekly"}'`), parsed. */
+export const jsonObject = text.transform((raw, ctx) => {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch (error) {
+    ctx.addIssue({ code: "custom", message: `must be a JSON object: ${(error as Error).message}` });
+    return z.NEVER;
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    ctx.addIssue({ code: "custom", message: `must be a JSON object, got ${Array.isArray(parsed) ? "an array" : raw}` });
+    return z.NEVER;
+  }
+  return parsed as Record<string, unknown>;
+});
