@@ -47,3 +47,4 @@ export * from "./access/api-keys";
 export * from "./timer/index";
 export * from "./messages/index";
 export * from "./notifications/index";
+export * from "./case-filter/index";
