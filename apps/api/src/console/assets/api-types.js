@@ -83,4 +83,49 @@
  * @typedef {{ path: string, message: string }} RuleIssue
  */
 
+/**
+ * A participant as the data explorer returns it (CASE's shape; times in Unix seconds).
+ * @typedef {object} ParticipantState
+ * @property {string} participantId
+ * @property {string} studyStatus
+ * @property {string} [currentStudySession]
+ * @property {number} enteredAt
+ * @property {number} modifiedAt
+ * @property {Record<string, string> | null} flags
+ * @property {Record<string, string> | null} [linkingCodes]
+ * @property {{ surveyKey: string, category?: string, validFrom?: number, validUntil?: number }[] | null} assignedSurveys
+ * @property {Record<string, number> | null} lastSubmissions
+ * @property {{ id: string, type: string, scheduledFor: number }[] | null} [messages]
+ */
+
+/**
+ * CASE's page of a list: page numbers from 1.
+ * @typedef {{ totalCount: number, currentPage: number, totalPages: number, pageSize: number }} Pagination
+ */
+
+/**
+ * A report as the data explorer returns it.
+ * @typedef {object} ExplorerReport
+ * @property {string} id
+ * @property {string} key
+ * @property {string} participantID
+ * @property {number} timestamp
+ * @property {{ key: string, value: string, dtype?: string }[] | null} data
+ */
+
+/**
+ * A task as the data exporter's routes return it (CASE's Task).
+ * @typedef {object} ExportTask
+ * @property {string} id
+ * @property {string} createdAt
+ * @property {string} createdBy
+ * @property {string} updatedAt
+ * @property {TaskStatus} status
+ * @property {number} targetCount
+ * @property {number} processedCount
+ * @property {string} resultFile
+ * @property {string} fileType
+ * @property {string} [error]
+ */
+
 export {};

@@ -161,3 +161,54 @@ function parseFrame(frame) {
   }
   return { name, data: data.join("\n") };
 }
+
+/**
+ * A file the API sent as an attachment, read whole into the page's memory.
+ * @typedef {object} DownloadedFile
+ * @property {Blob} blob
+ * @property {string} fileName
+ */
+
+/**
+ * Fetches a file with the signed-in credential (a plain link could not send the Authorization
+ * header), named as the API's Content-Disposition names it, else `fallbackName`.
+ * @param {string} path
+ * @param {string} fallbackName
+ * @param {AbortSignal} [signal]
+ * @returns {Promise<DownloadedFile>}
+ */
+export async function fetchFile(path, fallbackName, signal) {
+  /** @type {RequestInit} */
+  const init = { headers: { Accept: "*/*", ...authHeaders() }, cache: "no-store", credentials: "omit" };
+  if (signal) init.signal = signal;
+  const response = await fetch(path, init);
+  if (!response.ok) throw await errorOf(response);
+  const disposition = response.headers.get("Content-Disposition") ?? "";
+  const named = /filename\*?=(?:UTF-8'')?"?([^";]+)"?/i.exec(disposition)?.[1];
+  let fileName = fallbackName;
+  if (named) {
+    try {
+      fileName = decodeURIComponent(named.trim());
+    } catch {
+      fileName = named.trim();
+    }
+  }
+  return { blob: await response.blob(), fileName };
+}
+
+/**
+ * Hands a file to the browser's downloads: a link to an object URL, clicked, then released.
+ * @param {DownloadedFile} file
+ */
+export function saveFile(file) {
+  const url = URL.createObjectURL(file.blob);
+  const link = document.createElement("a");
+  link.href = url;
+  link.download = file.fileName;
+  link.hidden = true;
+  document.body.append(link);
+  link.click();
+  link.remove();
+  // The download has taken the bytes by the time the click's task ends; a minute is generous.
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+}

@@ -1,10 +1,12 @@
 // @ts-check
 // The console's entry: sign-in, the page header, and the pages, chosen by the address's fragment
-// (#/studies, #/studies/{key}/run, …/tasks, …/tasks/{id}, …/failures). Leaving a page stops its
-// requests and event streams.
+// (#/studies, #/studies/{key}/run, …/tasks, …/tasks/{id}, …/failures, …/participants[/{id}],
+// …/exports). Leaving a page stops its requests and event streams.
 import { whenUnauthorized } from "./api.js";
 import { h, replace } from "./dom.js";
+import { renderExports } from "./page-exports.js";
 import { renderFailures } from "./page-failures.js";
+import { renderParticipant, renderParticipants } from "./page-participants.js";
 import { renderRun } from "./page-run.js";
 import { renderSignIn } from "./page-sign-in.js";
 import { renderStudies } from "./page-studies.js";
@@ -13,8 +15,9 @@ import { clearCredential, describeCredential, loadCredential } from "./session.j
 import { studyHref } from "./study-links.js";
 
 /**
- * @typedef {{ name: "studies" } | { name: "run" | "tasks" | "failures", studyKey: string } |
- *   { name: "task", studyKey: string, taskId: string } | { name: "unknown" }} Route
+ * @typedef {{ name: "studies" } | { name: "run" | "tasks" | "failures" | "participants" | "exports", studyKey: string } |
+ *   { name: "task", studyKey: string, taskId: string } |
+ *   { name: "participant", studyKey: string, participantId: string } | { name: "unknown" }} Route
  */
 
 const main = /** @type {HTMLElement} */ (document.getElementById("main"));
@@ -39,8 +42,18 @@ function routeOf(hash) {
     return { name: "unknown" };
   }
   const page = parts[2];
-  if (parts.length === 3 && (page === "run" || page === "tasks" || page === "failures"))
+  if (
+    parts.length === 3 &&
+    (page === "run" || page === "tasks" || page === "failures" || page === "participants" || page === "exports")
+  )
     return { name: page, studyKey };
+  if (parts.length === 4 && page === "participants" && parts[3]) {
+    try {
+      return { name: "participant", studyKey, participantId: decodeURIComponent(parts[3]) };
+    } catch {
+      return { name: "unknown" };
+    }
+  }
   if (parts.length === 4 && page === "tasks" && parts[3]) {
     try {
       return { name: "task", studyKey, taskId: decodeURIComponent(parts[3]) };
@@ -62,6 +75,12 @@ function renderNav(route) {
       link(studyHref(studyKey, "run"), "Run actions", route.name === "run"),
       link(studyHref(studyKey, "tasks"), "Tasks", route.name === "tasks" || route.name === "task"),
       link(studyHref(studyKey, "failures"), "Rule failures", route.name === "failures"),
+      link(
+        studyHref(studyKey, "participants"),
+        "Participants",
+        route.name === "participants" || route.name === "participant",
+      ),
+      link(studyHref(studyKey, "exports"), "Exports", route.name === "exports"),
     );
   }
   replace(
@@ -138,6 +157,15 @@ function render() {
       break;
     case "failures":
       renderFailures(main, route.studyKey, signal);
+      break;
+    case "participants":
+      renderParticipants(main, route.studyKey, signal);
+      break;
+    case "participant":
+      void renderParticipant(main, route.studyKey, route.participantId, signal);
+      break;
+    case "exports":
+      renderExports(main, route.studyKey, signal, onLeave);
       break;
     case "unknown":
       replace(

@@ -210,13 +210,14 @@ export function createTaskProgress({ studyKey, task, ruleNames = [], headingLeve
  * last samples and the time left at that rate.
  * @param {Pick<Task, "status" | "targetCount" | "processedCount">} task
  * @param {{ at: number, processed: number }[]} samples milliseconds and processed counts, oldest first
+ * @param {string} [unit] what is counted (an export counts responses or reports)
  */
-export function describeProgress(task, samples) {
+export function describeProgress(task, samples, unit = "participants") {
   const target = task.targetCount;
   const processed = task.status === "completed" ? Math.max(task.processedCount, target) : task.processedCount;
   // An empty study's task is all done once completed, and not before.
   const share = target === 0 ? (task.status === "completed" ? 100 : 0) : percent(processed, target);
-  const parts = [`${count(processed)} of ${count(target)} participants (${share} %)`];
+  const parts = [`${count(processed)} of ${count(target)} ${unit} (${share} %)`];
   const first = samples[0];
   const last = samples.at(-1);
   const seconds = first && last ? (last.at - first.at) / 1_000 : 0;
