@@ -1,3 +1,4 @@
 export * from "./run-actions";
 export * from "./connection";
 export * from "./scheduled-work";
+export * from "./task-queue";

@@ -13,9 +13,10 @@ export type RunActionsJob = z.infer<typeof runActionsJobSchema>;
 
 /**
  * The name of a task job on the queue: what the dashboard lists. The processor reads only the
- * payload; a timer tick's task job is named apart so that ticks stand out among researchers' runs.
+ * payload; timer ticks and exports are named apart so that they stand out among researchers' runs.
  */
-export const taskJobName = (kind: "run-actions" | "timer") => (kind === "timer" ? "timer-tick" : RUN_ACTIONS_QUEUE);
+export const taskJobName = (kind: string) =>
+  kind === "timer" ? "timer-tick" : kind.startsWith("export-") ? kind : RUN_ACTIONS_QUEUE;
 
 /** jobId = taskId makes a second enqueue of the same task a no-op in BullMQ. */
 export const taskJobId = (taskId: string) => taskId;

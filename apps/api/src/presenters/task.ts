@@ -1,13 +1,15 @@
 import { z } from "@hono/zod-openapi";
-import { TASK_STATUSES, type RunActionsInput } from "@studyflow/db";
+import { TASK_KINDS, TASK_STATUSES, type RunActionsInput } from "@studyflow/db";
 import { isTimerTask, type StudyTimerState, type TaskRow, type TimerTaskRow } from "@studyflow/domain";
 
 /** The Task of the interface: timestamps as ISO 8601 strings. */
 export const taskSchema = z
   .object({
     id: z.string(),
-    kind: z.enum(["run-actions", "timer"]).openapi({
-      description: "run-actions: a researcher's rules over every participant; timer: one tick of the study timer",
+    kind: z.enum(TASK_KINDS).openapi({
+      description:
+        "run-actions: a researcher's rules over every participant; timer: one tick of the study timer; " +
+        "export-responses, export-participants, export-reports: a study's data written into a file",
     }),
     createdAt: z.string().openapi({ format: "date-time" }),
     createdBy: z.string().openapi({ description: 'the researcher; "study-timer" for timer ticks' }),

@@ -3,7 +3,7 @@ import { and, eq, inArray, lt, sql } from "drizzle-orm";
 import type { Logger } from "pino";
 import { taskChunks, tasks, type DbHandle } from "@studyflow/db";
 import { failTask } from "@studyflow/domain";
-import { chunkJobId, runActionsJobOptions, taskJobId, taskJobName, type RunActionsJob } from "@studyflow/queue";
+import { chunkJobId, queueTask, taskJobId } from "@studyflow/queue";
 
 /**
  * A task untouched this long is checked against the queue. Running chunks touch their task every
@@ -54,9 +54,8 @@ export async function sweepStaleTasks(deps: {
       );
       if (states.some((state) => LIVE_STATES.has(state))) continue;
       if (task.status === "queued") {
-        const job: RunActionsJob = { kind: "task", taskId: task.id };
         await deps.queue.remove(taskJobId(task.id));
-        await deps.queue.add(taskJobName(task.kind), job, { ...runActionsJobOptions, jobId: taskJobId(task.id) });
+        await queueTask(deps.queue, task);
         await tx
           .update(tasks)
           .set({ updatedAt: new Date(clock()) })

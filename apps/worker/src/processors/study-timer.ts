@@ -2,7 +2,7 @@ import type { Processor, Queue } from "bullmq";
 import type { Logger } from "pino";
 import type { DbHandle } from "@studyflow/db";
 import { startDueTimerTicks } from "@studyflow/domain";
-import { runActionsJobOptions, taskJobId, taskJobName, timerJobSchema, type RunActionsJob } from "@studyflow/queue";
+import { queueTask, timerJobSchema } from "@studyflow/queue";
 
 export interface StudyTimerProcessorDeps {
   database: DbHandle;
@@ -28,13 +28,7 @@ export function createStudyTimerProcessor(deps: StudyTimerProcessorDeps): Proces
     const started = await startDueTimerTicks(deps.database.db, {
       now: clock(),
       defaultIntervalSeconds: deps.defaultIntervalSeconds,
-      enqueue: async (taskId) => {
-        const data: RunActionsJob = { kind: "task", taskId };
-        await deps.runActionsQueue.add(taskJobName("timer"), data, {
-          ...runActionsJobOptions,
-          jobId: taskJobId(taskId),
-        });
-      },
+      enqueue: (taskId) => queueTask(deps.runActionsQueue, { id: taskId, kind: "timer" }),
     });
     for (const tick of started) {
       deps.onTick?.(tick.status);

@@ -17,3 +17,4 @@ export * from "./audit-log";
 export * from "./api-keys";
 export * from "./study-timer";
 export * from "./study-messages";
+export * from "./stored-files";

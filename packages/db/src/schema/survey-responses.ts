@@ -26,5 +26,8 @@ export const surveyResponses = pgTable(
     // keyset on (submitted_at, id): these serve both directions without a sort.
     index("survey_responses_study_submitted_idx").on(t.studyKey, t.submittedAt, t.id),
     index("survey_responses_study_key_submitted_idx").on(t.studyKey, t.key, t.submittedAt, t.id),
+    // A survey's export in arrival order (the default, as CASE's natural order) and a daily export's
+    // arrivedAt window.
+    index("survey_responses_study_key_arrived_idx").on(t.studyKey, t.key, t.arrivedAt, t.id),
   ],
 );

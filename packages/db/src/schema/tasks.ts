@@ -6,8 +6,19 @@ import { studies } from "./studies";
 /** `skipped`: a timer tick that fell due while another bulk task of the study ran; it never ran. */
 export const TASK_STATUSES = ["queued", "in_progress", "completed", "failed", "canceled", "skipped"] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
-/** `run-actions`: a researcher's rules over every participant; `timer`: one tick of the study timer. */
-export type TaskKind = "run-actions" | "timer";
+/**
+ * `run-actions`: a researcher's rules over every participant; `timer`: one tick of the study timer;
+ * `export-*`: a study's responses, participants or reports streamed into a stored file.
+ */
+export const TASK_KINDS = [
+  "run-actions",
+  "timer",
+  "export-responses",
+  "export-participants",
+  "export-reports",
+] as const;
+export type TaskKind = (typeof TASK_KINDS)[number];
+export type ExportTaskKind = Extract<TaskKind, `export-${string}`>;
 
 export interface RunActionsInput {
   rules: unknown[];
@@ -27,8 +38,43 @@ export interface TimerTickInput {
   defaultInterval: boolean;
 }
 
-/** A task's input; `kind` says which: RunActionsInput for "run-actions", TimerTickInput for "timer". */
-export type TaskInput = RunActionsInput | TimerTickInput;
+/** The row order of a response export: CASE's `sort` on submittedAt or arrivedAt, ties broken by id. */
+export interface ResponseExportOrder {
+  field: "submittedAt" | "arrivedAt";
+  direction: "asc" | "desc";
+}
+
+/** What every export persists: its (already validated) Mongo-style filter and whether parts are gzip members. */
+interface ExportInputBase {
+  /** CASE's Mongo-style filter as the caller sent it; translated to SQL by each batch. */
+  filter?: unknown;
+  gzip: boolean;
+  /** A daily export: only responses that arrived in [fromArrivedAt, toArrivedAt) (Unix seconds). */
+  arrivedWindow?: { from: number; to: number };
+}
+
+export interface ResponseExportInput extends ExportInputBase {
+  surveyKey: string;
+  format: "wide" | "long" | "json";
+  questionOptionSep: string;
+  shortKeys: boolean;
+  extraContextColumns: string[];
+  includeMeta: Record<string, boolean>;
+  order: ResponseExportOrder;
+}
+
+export type ParticipantExportInput = ExportInputBase;
+
+export interface ReportExportInput extends ExportInputBase {
+  reportKey?: string;
+}
+
+/**
+ * A task's input; `kind` says which: RunActionsInput for "run-actions", TimerTickInput for "timer",
+ * the export inputs for the export kinds.
+ */
+export type TaskInput =
+  RunActionsInput | TimerTickInput | ResponseExportInput | ParticipantExportInput | ReportExportInput;
 
 export const tasks = pgTable(
   "tasks",
@@ -65,11 +111,14 @@ export const taskChunks = pgTable(
       .notNull()
       .references(() => tasks.id, { onDelete: "cascade" }),
     chunkIndex: integer("chunk_index").notNull(),
-    /** Exclusive lower bound of participant ids ("" = from the start). */
+    /**
+     * Exclusive lower bound of the kind's keys ("" = from the start): participant ids for the
+     * participant kinds, an encoded (instant, id) for responses and reports.
+     */
     fromKey: text("from_key").notNull(),
-    /** Inclusive upper bound of participant ids (null = to the end). */
+    /** Inclusive upper bound of the kind's keys (null = to the end). */
     toKey: text("to_key"),
-    /** Last participant id whose batch committed; processing resumes after it. */
+    /** Last key whose batch committed; processing resumes after it. */
     cursor: text("cursor").notNull(),
     status: text("status").$type<ChunkStatus>().notNull().default("pending"),
     processedCount: integer("processed_count").notNull().default(0),

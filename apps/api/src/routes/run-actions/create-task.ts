@@ -1,7 +1,7 @@
 import { createRoute, z, type OpenAPIHono, type RouteHandler } from "@hono/zod-openapi";
 import { validateRules } from "@studyflow/engine";
 import { Invalid, assertStudyPermission, createRunActionsTask } from "@studyflow/domain";
-import { RUN_ACTIONS_QUEUE, runActionsJobOptions, taskJobId, type RunActionsJob } from "@studyflow/queue";
+import { queueTask } from "@studyflow/queue";
 import { managementOf, type AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
 import { presentTask, taskEnvelope } from "../../presenters/task";
@@ -61,10 +61,7 @@ export function registerCreateTask(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
     const task = await createRunActionsTask(
       deps.database.db,
       { studyKey, rules: validation.rules, dryRun: body.dryRun ?? false, createdBy: who.subject },
-      async (taskId) => {
-        const job: RunActionsJob = { kind: "task", taskId };
-        await deps.runActionsQueue.add(RUN_ACTIONS_QUEUE, job, { ...runActionsJobOptions, jobId: taskJobId(taskId) });
-      },
+      (taskId) => queueTask(deps.runActionsQueue, { id: taskId, kind: "run-actions" }),
     );
     return c.json({ task: presentTask(task) }, 202);
   };
