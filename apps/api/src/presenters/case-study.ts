@@ -1,0 +1,119 @@
+import type { ResearcherSubscription, RulesVersion, StudyRow, SurveyVersion } from "@studyflow/domain";
+
+/**
+ * studyflow's study, rules and surveys in the JSON shapes CASE's management API uses (its Study,
+ * StudyRules and Survey documents), for the CASE-shaped routes such as export-config.
+ */
+
+/** CASE's LocalisedObject: a language code and text parts (expression arguments). */
+export interface CaseLocalisedText {
+  code: string;
+  parts: { dtype: "str"; str: string }[];
+}
+
+export interface CaseStudy {
+  key: string;
+  status: string;
+  props: {
+    name: CaseLocalisedText[];
+    description: CaseLocalisedText[];
+    tags: { label: CaseLocalisedText[] }[];
+    startDate: number;
+    endDate: number;
+    systemDefaultStudy: boolean;
+  };
+  configs: { participantFileUploadRule: null; idMappingMethod: string; trackAccount: boolean };
+  notificationSubscriptions: { messageType: string; email: string }[];
+  stats: { participantCount: number; tempParticipantCount: number; responseCount: number };
+  nextTimerEvent: number;
+  rules: unknown[];
+  /** studyflow's own settings (strict rules, time zone, …), which CASE's Study has no place for. */
+  studyflowConfig: Record<string, unknown>;
+}
+
+/**
+ * The language code given to study tags: studyflow's tags are plain strings, CASE's carry a text per
+ * language; "en" is the language CASE's exporter falls back to.
+ */
+const TAG_LANGUAGE = "en";
+
+/** How studyflow derives participant ids; not one of CASE's methods, so named for what it is. */
+export const STUDYFLOW_ID_MAPPING_METHOD = "hmac-sha256";
+
+/** Texts per language, by language code: the stored JSON keeps no order of its own. */
+const localised = (texts: Record<string, string> | undefined): CaseLocalisedText[] =>
+  Object.entries(texts ?? {})
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([code, str]) => ({ code, parts: [{ dtype: "str", str }] }));
+
+/** YYYY-MM-DD → Unix seconds at 00:00 UTC, as CASE keeps dates; 0 (CASE's "not set") otherwise. */
+function unixDay(date: string | undefined): number {
+  if (!date) return 0;
+  const at = Date.parse(`${date}T00:00:00Z`);
+  return Number.isNaN(at) ? 0 : Math.floor(at / 1000);
+}
+
+/**
+ * The study as CASE's Study document, without its secret: CASE's export-config hands the study's
+ * secret key out with the config; studyflow never lets the secret that derives participant ids
+ * leave the server. Statistics and the timer field are zero, as CASE exports them.
+ */
+export function presentCaseStudy(study: StudyRow, subscriptions: readonly ResearcherSubscription[]): CaseStudy {
+  return {
+    key: study.key,
+    status: study.status,
+    props: {
+      name: localised(study.props.name),
+      description: localised(study.props.description),
+      tags: (study.props.tags ?? []).map((tag) => ({
+        label: [{ code: TAG_LANGUAGE, parts: [{ dtype: "str", str: tag }] }],
+      })),
+      startDate: unixDay(study.props.startDate),
+      endDate: 0,
+      systemDefaultStudy: false,
+    },
+    configs: {
+      participantFileUploadRule: null,
+      idMappingMethod: STUDYFLOW_ID_MAPPING_METHOD,
+      trackAccount: study.trackAccount,
+    },
+    notificationSubscriptions: subscriptions.map((s) => ({ messageType: s.messageType, email: s.email })),
+    stats: { participantCount: 0, tempParticipantCount: 0, responseCount: 0 },
+    nextTimerEvent: 0,
+    rules: [],
+    studyflowConfig: { ...study.config },
+  };
+}
+
+export interface CaseStudyRules {
+  studyKey: string;
+  uploadedAt: number;
+  uploadedBy: string;
+  rules: unknown[];
+  /** studyflow's version number of this rule set. */
+  version: number;
+}
+
+/** The current rules as CASE's StudyRules; the uploader is left empty, as CASE's export-config does. */
+export function presentCaseStudyRules(studyKey: string, rules: RulesVersion): CaseStudyRules {
+  return {
+    studyKey,
+    uploadedAt: Math.floor(rules.uploadedAt.getTime() / 1000),
+    uploadedBy: "",
+    rules: rules.rules,
+    version: rules.version,
+  };
+}
+
+/**
+ * A survey version as CASE's Survey: the definition as uploaded, with the server's fields
+ * (versionId, published, unpublished in Unix seconds) put back.
+ */
+export function presentCaseSurvey(version: SurveyVersion): Record<string, unknown> {
+  return {
+    ...version.definition,
+    versionId: version.versionId,
+    published: Math.floor(version.publishedAt.getTime() / 1000),
+    ...(version.unpublishedAt ? { unpublished: Math.floor(version.unpublishedAt.getTime() / 1000) } : {}),
+  };
+}
