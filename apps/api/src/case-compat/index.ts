@@ -1,0 +1,14 @@
+/** What every CASE-shaped route shares: body reading, pagination, trailing slashes, error statuses. */
+export { caseJsonBody, caseJsonReader } from "./json-body";
+export { matchKeysToSchema } from "./key-matching";
+export {
+  casePageQuery,
+  casePagination,
+  caseOffset,
+  casePaginationSchema,
+  CASE_DEFAULT_PAGE_SIZE,
+  CASE_MAX_PAGE_SIZE,
+  type CasePagination,
+} from "./pagination";
+export { openapiBothSlashes } from "./trailing-slash";
+export { CASE_STATUS_OF, handleCaseError } from "./case-errors";

@@ -1,0 +1,64 @@
+import type { z } from "@hono/zod-openapi";
+import type { MiddlewareHandler } from "hono";
+import { createMiddleware } from "hono/factory";
+import { jsonInputProblem } from "@studyflow/engine";
+import type { AppEnv } from "../app-env";
+import { errorBody } from "../errors";
+import { MAX_JSON_DEPTH } from "../middleware/input-boundary";
+import { matchKeysToSchema } from "./key-matching";
+
+/**
+ * Reads a CASE client's JSON body whatever its Content-Type says: case-admin and the participant
+ * apps send `text/plain;charset=UTF-8` (a fetch with a string body), no type at all, or
+ * application/json, and case-backend (gin's ShouldBindJSON) parses them all as JSON. The body is
+ * checked as the input boundary checks JSON bodies (no NUL, no lone surrogate, bounded depth; the
+ * boundary skips bodies that do not call themselves JSON), its keys are matched to the schema's
+ * case-insensitively (see key-matching.ts), and the request goes on as application/json with the
+ * matched body, so the route's own zod validator checks it and the OpenAPI document shows it.
+ * The body-size limit ran before this (app.ts).
+ */
+export function caseJsonReader(schema: z.ZodType): MiddlewareHandler<AppEnv> {
+  return createMiddleware<AppEnv>(async (c, next) => {
+    const text = await c.req.text();
+    if (text.trim() === "") return c.json(errorBody("body: required (a JSON document)"), 400);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      return c.json(errorBody("body: not valid JSON"), 400);
+    }
+    const problem = jsonInputProblem(parsed, "body", {
+      maxDepth: MAX_JSON_DEPTH,
+      tooDeep: `body is nested deeper than ${MAX_JSON_DEPTH} levels`,
+    });
+    if (problem) return c.json(errorBody(problem), 400);
+    const matched = JSON.stringify(matchKeysToSchema(parsed, schema));
+    const headers = new Headers(c.req.raw.headers);
+    headers.set("content-type", "application/json");
+    headers.delete("content-length");
+    headers.delete("transfer-encoding");
+    c.req.raw = new Request(c.req.raw.url, { method: c.req.method, headers, body: matched });
+    // the parsed original (input boundary, the read above) must not be what the validator sees
+    c.req.bodyCache = {};
+    await next();
+  });
+}
+
+/**
+ * A CASE-shaped route's body: the `request.body` entry for createRoute (documented as JSON) and
+ * the middleware that makes any CASE client's body acceptable to it. Use both:
+ * `createRoute({ ..., middleware: [caseBody.middleware], request: { body: caseBody.body } })`.
+ */
+export function caseJsonBody<T extends z.ZodType>(schema: T, description?: string) {
+  return {
+    body: {
+      required: true,
+      description:
+        (description ? `${description}. ` : "") +
+        "Read as JSON whatever the Content-Type (text/plain as CASE clients send it, too); keys match the " +
+        "schema's case-insensitively, as case-backend's decoder matches them.",
+      content: { "application/json": { schema } },
+    },
+    middleware: caseJsonReader(schema),
+  };
+}
