@@ -1,1 +1,15 @@
-export {};
+export type {
+  ExportFormatter,
+  ExportResponse,
+  FormattedBatch,
+  IncludeMeta,
+  ResponseExportFormat,
+  ResponseExportOptions,
+  ResponseFormatter,
+  SurveyVersionInput,
+} from "./types";
+export { DEFAULT_QUESTION_OPTION_SEP } from "./types";
+export { createResponseFormatter, responseExportColumns } from "./response-formatter";
+export { surveyInfo, type SurveyInfoFile, type SurveyInfoOptions } from "./survey-info";
+export { csvField, csvRecord } from "./go-csv";
+export { compareGoStrings, goJsonString } from "./go-json";

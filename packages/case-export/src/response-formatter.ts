@@ -1,0 +1,398 @@
+/**
+ * Survey responses in CASE's export files: the wide and long CSV and the JSON document, cell for
+ * cell as case-backend writes them for the same definitions and responses.
+ *
+ * Everything that depends only on the definitions (the header, each version's questions, where
+ * each named cell lands) is planned once per formatter; a row then fills preallocated arrays.
+ */
+import { findSurveyVersion } from "./find-survey-version";
+import { csvField } from "./go-csv";
+import { compareGoStrings, goJsonNumber, goJsonString } from "./go-json";
+import { questionCells, questionColumns, type CellSink, type CellValue } from "./question-handlers";
+import { keysKnown, readItemResponses, responseItemJson, type ItemResponse, type ResponseItem } from "./response-items";
+import {
+  previewVersions,
+  shortenKeys,
+  sortedUnique,
+  type SurveyQuestion,
+  type SurveyVersionPreview,
+} from "./survey-questions";
+import type { ExportResponse, ResponseExportOptions, ResponseFormatter, SurveyVersionInput } from "./types";
+
+const FIXED_COLUMNS = ["ID", "participantID", "version", "opened", "submitted", "arrived"] as const;
+const ACCOUNT_ID_COLUMN = "accountID";
+const MAIN_PROFILE_COLUMN = "mainProfile";
+const DEFAULT_CONTEXT_COLUMNS = ["language", "engineVersion", "session"] as const;
+
+const enum Meta {
+  Init,
+  Displayed,
+  Response,
+  Position,
+}
+/** CASE tells a meta column's kind by the first of these its name contains, in this order. */
+const META_SUFFIXES = ["metaInit", "metaDisplayed", "metaResponse", "metaPosition"] as const;
+
+/** What a row holds for a column: text, a Unix time, a flag, meta timestamps, a raw response tree. */
+type SlotValue = string | number | boolean | readonly number[] | ResponseItem;
+
+interface MetaEntry {
+  metaIndex: number;
+  kind: Meta;
+  question: number;
+}
+
+interface VersionPlan {
+  preview: SurveyVersionPreview;
+  questionById: Map<string, SurveyQuestion>;
+  /** Meta cells a response read with this version fills (the others stay ""). */
+  meta: MetaEntry[];
+}
+
+interface ExportPlan {
+  versions: SurveyVersionPreview[];
+  plans: Map<SurveyVersionPreview, VersionPlan>;
+  fixedColumns: string[];
+  contextColumns: string[];
+  responseColumns: string[];
+  metaColumns: string[];
+  responseIndex: Map<string, number>;
+  /** Column → value slot; a name in several groups shares one slot, later groups overwriting. */
+  fixedSlots: number[];
+  contextSlots: number[];
+  responseSlots: number[];
+  metaSlots: number[];
+  slotCount: number;
+  /** JSON members in Go's key order: the encoded `"name":` and its slot. */
+  jsonMembers: { prefix: string; slot: number }[];
+}
+
+function planExport(
+  surveyKey: string,
+  versions: readonly SurveyVersionInput[],
+  options: ResponseExportOptions,
+): ExportPlan {
+  const sep = options.questionOptionSep;
+  const previews = previewVersions(versions, "");
+  if (options.shortKeys) shortenKeys(previews, surveyKey);
+
+  const fixedColumns: string[] = [...FIXED_COLUMNS];
+  if (options.accountColumns) fixedColumns.push(ACCOUNT_ID_COLUMN, MAIN_PROFILE_COLUMN);
+  // The account columns come from the participant, never from the response context.
+  const contextColumns = [...DEFAULT_CONTEXT_COLUMNS, ...options.extraContextColumns].filter(
+    (c) => c !== ACCOUNT_ID_COLUMN && c !== MAIN_PROFILE_COLUMN,
+  );
+
+  const responseNames: string[] = [];
+  const metaNames: string[] = [];
+  const m = options.includeMeta;
+  for (const v of previews) {
+    for (const q of v.questions) {
+      responseNames.push(...questionColumns(q, sep));
+      if (m.initTimes) metaNames.push(q.id + sep + META_SUFFIXES[Meta.Init]);
+      if (m.displayedTimes) metaNames.push(q.id + sep + META_SUFFIXES[Meta.Displayed]);
+      if (m.responsedTimes) metaNames.push(q.id + sep + META_SUFFIXES[Meta.Response]);
+      if (m.position) metaNames.push(q.id + sep + META_SUFFIXES[Meta.Position]);
+    }
+  }
+  const responseColumns = sortedUnique(responseNames);
+  const metaColumns = sortedUnique(metaNames);
+
+  const slotOf = new Map<string, number>();
+  const slotsFor = (names: readonly string[]): number[] =>
+    names.map((name) => {
+      let slot = slotOf.get(name);
+      if (slot === undefined) slotOf.set(name, (slot = slotOf.size));
+      return slot;
+    });
+  const fixedSlots = slotsFor(fixedColumns);
+  const contextSlots = slotsFor(contextColumns);
+  const responseSlots = slotsFor(responseColumns);
+  const metaSlots = slotsFor(metaColumns);
+  const jsonMembers = [...slotOf.keys()]
+    .sort(compareGoStrings)
+    .map((name) => ({ prefix: goJsonString(name) + ":", slot: slotOf.get(name)! }));
+
+  const metaKindOf = (name: string): Meta | -1 => {
+    for (let k = 0; k < META_SUFFIXES.length; k++) if (name.includes(META_SUFFIXES[k]!)) return k;
+    return -1;
+  };
+  const plans = new Map<SurveyVersionPreview, VersionPlan>();
+  for (const v of previews) {
+    const questionById = new Map<string, SurveyQuestion>();
+    // Per meta kind, the question whose name it is (a later question with the same id wins, as in CASE's maps).
+    const byKind = META_SUFFIXES.map(() => new Map<string, number>());
+    v.questions.forEach((q, i) => {
+      if (!questionById.has(q.id)) questionById.set(q.id, q);
+      for (let k = 0; k < META_SUFFIXES.length; k++) byKind[k]!.set(q.id + sep + META_SUFFIXES[k]!, i);
+    });
+    const meta: MetaEntry[] = [];
+    metaColumns.forEach((name, metaIndex) => {
+      const kind = metaKindOf(name);
+      if (kind === -1) return;
+      const question = byKind[kind]!.get(name);
+      if (question !== undefined) meta.push({ metaIndex, kind, question });
+    });
+    plans.set(v, { preview: v, questionById, meta });
+  }
+
+  return {
+    versions: previews,
+    plans,
+    fixedColumns,
+    contextColumns,
+    responseColumns,
+    metaColumns,
+    responseIndex: new Map(responseColumns.map((c, i) => [c, i])),
+    fixedSlots,
+    contextSlots,
+    responseSlots,
+    metaSlots,
+    slotCount: slotOf.size,
+    jsonMembers,
+  };
+}
+
+/** CASE's text of a cell value in the CSV files. */
+function cellText(v: SlotValue): string {
+  if (typeof v === "string") return v;
+  if (typeof v === "number") return String(v);
+  if (typeof v === "boolean") return v ? "true" : "false";
+  if (Array.isArray(v)) return v.join(",");
+  return responseItemJson(v as ResponseItem);
+}
+
+function cellJson(v: SlotValue): string {
+  if (typeof v === "string") return goJsonString(v);
+  if (typeof v === "number") return goJsonNumber(v);
+  if (typeof v === "boolean") return v ? "true" : "false";
+  if (Array.isArray(v)) return "[" + v.join(",") + "]";
+  return responseItemJson(v as ResponseItem);
+}
+
+/** Response cells keep their line breaks out of the CSV: CASE writes `<br />` for them. */
+function withoutNewlines(s: string): string {
+  return s.includes("\n") ? s.replaceAll("\r\n", "<br />").replaceAll("\n", "<br />") : s;
+}
+
+function hasOwnString(record: Record<string, string>, key: string): string | undefined {
+  if (!Object.prototype.hasOwnProperty.call(record, key)) return undefined;
+  const v: unknown = record[key];
+  return typeof v === "string" ? v : v === null || v === undefined ? "" : String(v);
+}
+
+/** Fills one row's values; reused for every row of a formatter. */
+class RowBuilder implements CellSink {
+  readonly slots: SlotValue[];
+  private readonly cells: (CellValue | undefined)[];
+  private readonly owner: Int32Array;
+  private readonly meta: SlotValue[];
+  private question = -1;
+  private readonly now: number;
+
+  constructor(
+    private readonly plan: ExportPlan,
+    private readonly options: ResponseExportOptions,
+    private readonly surveyKeyPrefix: string | null,
+  ) {
+    this.slots = new Array<SlotValue>(plan.slotCount).fill("");
+    this.cells = new Array<CellValue | undefined>(plan.responseColumns.length);
+    this.owner = new Int32Array(plan.responseColumns.length);
+    this.meta = new Array<SlotValue>(plan.metaColumns.length).fill("");
+    this.now = options.now ?? Math.floor(Date.now() / 1000);
+  }
+
+  /**
+   * A named cell of the current question. Cells that are no column are dropped; a cell an earlier
+   * question already filled keeps the earlier value (CASE merges questions first-come).
+   */
+  put(column: string, value: CellValue): void {
+    const i = this.plan.responseIndex.get(column);
+    if (i === undefined) return;
+    const owner = this.owner[i]!;
+    if (owner !== -1 && owner !== this.question) return;
+    this.cells[i] = value;
+    this.owner[i] = this.question;
+  }
+
+  /** Fills `slots` for one response; returns whether it did not match its definition. */
+  fill(r: ExportResponse): boolean {
+    const plan = this.plan;
+    const slots = this.slots;
+    const items = readItemResponses(r.responses);
+    const version = findSurveyVersion(r.versionId, r.arrivedAt, plan.versions, this.now);
+
+    let versionLabel = r.versionId;
+    if (version !== null && version.versionId !== r.versionId && version.versionId !== "") {
+      versionLabel = r.versionId === "" ? version.versionId : r.versionId + " (" + version.versionId + ")";
+    }
+    const fixed = plan.fixedSlots;
+    slots[fixed[0]!] = r.id;
+    slots[fixed[1]!] = r.participantId;
+    slots[fixed[2]!] = versionLabel;
+    slots[fixed[3]!] = r.openedAt;
+    slots[fixed[4]!] = r.submittedAt;
+    slots[fixed[5]!] = r.arrivedAt;
+    if (this.options.accountColumns) {
+      slots[fixed[6]!] = r.account?.accountId ?? "";
+      slots[fixed[7]!] = r.account?.mainProfile ?? "";
+    }
+    // A row stored without context reads as an empty map, as in CASE.
+    const context: Record<string, string> = r.context ?? {};
+    for (let i = 0; i < plan.contextColumns.length; i++) {
+      slots[plan.contextSlots[i]!] = hasOwnString(context, plan.contextColumns[i]!) ?? "";
+    }
+
+    this.cells.fill(undefined);
+    this.owner.fill(-1);
+    const meta = this.meta.fill("");
+    // Without a version nothing of the response can be read: CASE fails the whole export there.
+    let mismatch = version === null;
+    if (version !== null) {
+      const vplan = plan.plans.get(version)!;
+      const byKey = new Map<string, ItemResponse>();
+      for (const it of items) {
+        const key = this.shortKey(it.key);
+        if (!byKey.has(key)) byKey.set(key, it);
+        if (it.response !== null && !mismatch) {
+          const q = vplan.questionById.get(key);
+          mismatch = q === undefined ? !version.itemKeys.has(key) : !keysKnown(it.response, q.knownKeys);
+        }
+      }
+      const questions = version.questions;
+      const sep = this.options.questionOptionSep;
+      for (let qi = 0; qi < questions.length; qi++) {
+        this.question = qi;
+        const q = questions[qi]!;
+        questionCells(q, byKey.get(q.id), sep, this);
+      }
+      for (const e of vplan.meta) {
+        const it = byKey.get(questions[e.question]!.id);
+        switch (e.kind) {
+          case Meta.Init:
+            meta[e.metaIndex] = it?.rendered ?? [];
+            break;
+          case Meta.Displayed:
+            meta[e.metaIndex] = it?.displayed ?? [];
+            break;
+          case Meta.Response:
+            meta[e.metaIndex] = it?.responded ?? [];
+            break;
+          case Meta.Position:
+            meta[e.metaIndex] = it?.position ?? 0;
+            break;
+        }
+      }
+    }
+    for (let i = 0; i < plan.responseColumns.length; i++) slots[plan.responseSlots[i]!] = this.cells[i] ?? "";
+    for (let i = 0; i < plan.metaColumns.length; i++) slots[plan.metaSlots[i]!] = meta[i]!;
+    return mismatch;
+  }
+
+  private shortKey(key: string): string {
+    const prefix = this.surveyKeyPrefix;
+    return prefix !== null && key.startsWith(prefix) ? key.slice(prefix.length) : key;
+  }
+}
+
+export function createResponseFormatter(
+  surveyKey: string,
+  versions: readonly SurveyVersionInput[],
+  options: ResponseExportOptions,
+): ResponseFormatter {
+  const plan = planExport(surveyKey, versions, options);
+  const guard = options.guardFormulas === true && options.format !== "json";
+  const row = new RowBuilder(plan, options, options.shortKeys && surveyKey !== "" ? surveyKey + "." : null);
+  const csv = (s: string): string => csvField(s, guard);
+
+  if (options.format === "json") {
+    return {
+      contentType: "application/json",
+      extension: ".json",
+      start: () => '{ "responses": [',
+      format(batch, leadingSeparator) {
+        let text = "";
+        let mismatches = 0;
+        for (let i = 0; i < batch.length; i++) {
+          if (row.fill(batch[i]!)) mismatches++;
+          let obj = "{";
+          const members = plan.jsonMembers;
+          for (let j = 0; j < members.length; j++) {
+            const m = members[j]!;
+            obj += (j === 0 ? "" : ",") + m.prefix + cellJson(row.slots[m.slot]!);
+          }
+          text += (i > 0 || leadingSeparator ? "," : "") + obj + "}";
+        }
+        return { text, rows: batch.length, mismatches };
+      },
+      end: () => "]}",
+    };
+  }
+
+  const fixedAndContextSlots = [...plan.fixedSlots, ...plan.contextSlots];
+  const prefixOf = (): string => {
+    let line = "";
+    for (let j = 0; j < fixedAndContextSlots.length; j++)
+      line += (j === 0 ? "" : ",") + csv(cellText(row.slots[fixedAndContextSlots[j]!]!));
+    return line;
+  };
+
+  if (options.format === "long") {
+    const header = [...plan.fixedColumns, ...plan.contextColumns, "responseSlot", "value"].map(csv).join(",") + "\n";
+    const responseNames = plan.responseColumns.map((c) => "," + csv(c) + ",");
+    const metaNames = plan.metaColumns.map((c) => "," + csv(c) + ",");
+    return {
+      contentType: "text/csv",
+      extension: ".csv",
+      start: () => header,
+      format(batch) {
+        let text = "";
+        let mismatches = 0;
+        for (const r of batch) {
+          if (row.fill(r)) mismatches++;
+          const prefix = prefixOf();
+          for (let j = 0; j < responseNames.length; j++)
+            text +=
+              prefix + responseNames[j]! + csv(withoutNewlines(cellText(row.slots[plan.responseSlots[j]!]!))) + "\n";
+          for (let j = 0; j < metaNames.length; j++)
+            text += prefix + metaNames[j]! + csv(cellText(row.slots[plan.metaSlots[j]!]!)) + "\n";
+        }
+        return { text, rows: batch.length, mismatches };
+      },
+      end: () => "",
+    };
+  }
+
+  const header =
+    [...plan.fixedColumns, ...plan.contextColumns, ...plan.responseColumns, ...plan.metaColumns].map(csv).join(",") +
+    "\n";
+  return {
+    contentType: "text/csv",
+    extension: ".csv",
+    start: () => header,
+    format(batch) {
+      let text = "";
+      let mismatches = 0;
+      for (const r of batch) {
+        if (row.fill(r)) mismatches++;
+        let line = prefixOf();
+        for (let j = 0; j < plan.responseSlots.length; j++)
+          line += "," + csv(withoutNewlines(cellText(row.slots[plan.responseSlots[j]!]!)));
+        for (let j = 0; j < plan.metaSlots.length; j++) line += "," + csv(cellText(row.slots[plan.metaSlots[j]!]!));
+        text += line + "\n";
+      }
+      return { text, rows: batch.length, mismatches };
+    },
+    end: () => "",
+  };
+}
+
+/** The columns of a wide export, in file order (for callers that show or validate them). */
+export function responseExportColumns(
+  surveyKey: string,
+  versions: readonly SurveyVersionInput[],
+  options: ResponseExportOptions,
+): string[] {
+  const plan = planExport(surveyKey, versions, options);
+  return [...plan.fixedColumns, ...plan.contextColumns, ...plan.responseColumns, ...plan.metaColumns];
+}

@@ -1,0 +1,95 @@
+/** One stored version of a survey, as studyflow keeps it. Times in Unix seconds. */
+export interface SurveyVersionInput {
+  versionId: string;
+  publishedAt: number;
+  unpublishedAt: number | null;
+  /** The survey JSON as uploaded (case-editor-tools shape: {versionId?, surveyDefinition:{key, items...}, props...}). */
+  definition: Record<string, unknown>;
+}
+
+export type ResponseExportFormat = "wide" | "long" | "json";
+
+/** CASE's `questionOptionSep` when the query does not name one. */
+export const DEFAULT_QUESTION_OPTION_SEP = "-";
+
+/**
+ * Per-question meta columns, as CASE's IncludeMeta: `<question><sep>metaPosition`,
+ * `…metaInit`, `…metaDisplayed`, `…metaResponse`. CASE's HTTP API never turns them on (its query
+ * parser leaves them false); they are here for callers that want them.
+ */
+export interface IncludeMeta {
+  position: boolean;
+  initTimes: boolean;
+  displayedTimes: boolean;
+  responsedTimes: boolean;
+}
+
+export interface ResponseExportOptions {
+  format: ResponseExportFormat;
+  /** Between a question key and its slot/option in column names. @defaultValue CASE's "-" ({@link DEFAULT_QUESTION_OPTION_SEP}) */
+  questionOptionSep: string;
+  /** Drop the `<surveyKey>.` prefix of item keys in column names. */
+  shortKeys: boolean;
+  /** Context keys written after CASE's `language`, `engineVersion`, `session` (`accountID`/`mainProfile` are always dropped). */
+  extraContextColumns: string[];
+  includeMeta: IncludeMeta;
+  /** The study's track-account flag at export time: adds exactly CASE's account columns. */
+  accountColumns: boolean;
+  /**
+   * Not in CASE: prefix `'` to CSV cells that start with `=`, `+`, `-`, `@`, tab or CR, so that
+   * spreadsheet programs do not run participants' text as formulas. @defaultValue false
+   */
+  guardFormulas?: boolean;
+  /** The clock of CASE's version lookup by time, in Unix seconds. @defaultValue now */
+  now?: number;
+}
+
+/** A stored response (studyflow's survey_responses row) plus, when accountColumns, its participant's account info. */
+export interface ExportResponse {
+  id: string;
+  participantId: string;
+  key: string;
+  versionId: string;
+  openedAt: number;
+  submittedAt: number;
+  arrivedAt: number;
+  /** survey-engine SurveyItemResponse[] as submitted */
+  responses: unknown[];
+  context: Record<string, string>;
+  /** The participant's hashed account id and main-profile flag; null/absent parts are written as "". */
+  account?: { accountId: string | null; mainProfile: boolean | null } | null;
+}
+
+export interface FormattedBatch {
+  text: string;
+  /** Records formatted: one per input row (a response in the long format spans several lines). */
+  rows: number;
+  /** Rows that did not match their definition (exported as far as possible, never thrown). */
+  mismatches: number;
+}
+
+/**
+ * A file written in batches: `start() + format(b1, false) + format(b2, true) + … + end()` is one
+ * file, equal to formatting all rows in one batch. Stateless between calls, so a resumed export can
+ * continue a file with a new formatter.
+ */
+export interface ExportFormatter<Row> {
+  /** As CASE's task fileType: "text/csv" or "application/json". */
+  readonly contentType: string;
+  /** ".csv" or ".json" */
+  readonly extension: string;
+  /** Everything before the first row: the CSV header line, or the JSON opening. */
+  start(): string;
+  /**
+   * The text of a batch of rows, in order. `leadingSeparator` (JSON only): whether the first row of
+   * this batch follows an earlier row (false only for the very first row of the file).
+   */
+  format(batch: readonly Row[], leadingSeparator: boolean): FormattedBatch;
+  /**
+   * Everything after the last row (JSON closing; "" for CSV). `wroteRows` matters only where CASE's
+   * empty file differs from a file whose rows were all removed (indented JSON). @defaultValue true
+   */
+  end(wroteRows?: boolean): string;
+}
+
+export type ResponseFormatter = ExportFormatter<ExportResponse>;
