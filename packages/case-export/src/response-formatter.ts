@@ -7,7 +7,7 @@
  */
 import { findSurveyVersion } from "./find-survey-version";
 import { csvField } from "./go-csv";
-import { compareGoStrings, goJsonNumber, goJsonString } from "./go-json";
+import { compareGoStrings, goJsonNumber, goJsonString, stringOf } from "./go-json";
 import { questionCells, questionColumns, type CellSink, type CellValue } from "./question-handlers";
 import { keysKnown, readItemResponses, responseItemJson, type ItemResponse, type ResponseItem } from "./response-items";
 import {
@@ -175,10 +175,9 @@ function withoutNewlines(s: string): string {
   return s.includes("\n") ? s.replaceAll("\r\n", "<br />").replaceAll("\n", "<br />") : s;
 }
 
-function hasOwnString(record: Record<string, string>, key: string): string | undefined {
-  if (!Object.prototype.hasOwnProperty.call(record, key)) return undefined;
-  const v: unknown = record[key];
-  return typeof v === "string" ? v : v === null || v === undefined ? "" : String(v);
+/** A context value (own keys only: a key like "constructor" must not read the prototype). */
+function contextValue(record: Record<string, string>, key: string): string {
+  return Object.prototype.hasOwnProperty.call(record, key) ? stringOf(record[key]) : "";
 }
 
 /** Fills one row's values; reused for every row of a formatter. */
@@ -240,7 +239,7 @@ class RowBuilder implements CellSink {
     // A row stored without context reads as an empty map, as in CASE.
     const context: Record<string, string> = r.context ?? {};
     for (let i = 0; i < plan.contextColumns.length; i++) {
-      slots[plan.contextSlots[i]!] = hasOwnString(context, plan.contextColumns[i]!) ?? "";
+      slots[plan.contextSlots[i]!] = contextValue(context, plan.contextColumns[i]!);
     }
 
     this.cells.fill(undefined);
