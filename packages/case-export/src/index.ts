@@ -13,3 +13,17 @@ export { createResponseFormatter, responseExportColumns } from "./response-forma
 export { surveyInfo, type SurveyInfoFile, type SurveyInfoOptions } from "./survey-info";
 export { csvField, csvRecord } from "./go-csv";
 export { compareGoStrings, goJsonString } from "./go-json";
+export {
+  createParticipantFormatter,
+  participantJson,
+  type ExportParticipant,
+  type ParticipantExportOptions,
+} from "./participant-formatter";
+export { createReportFormatter, reportJson, type ExportReport, type ReportExportOptions } from "./report-formatter";
+export {
+  confidentialResponseEntries,
+  createConfidentialResponseFormatter,
+  type ConfidentialExportOptions,
+  type ConfidentialResponseEntry,
+  type ExportConfidentialResponse,
+} from "./confidential-formatter";

@@ -62,7 +62,11 @@ export interface ExportResponse {
 
 export interface FormattedBatch {
   text: string;
-  /** Records formatted: one per input row (a response in the long format spans several lines). */
+  /**
+   * Records written: what `leadingSeparator` and `end(wroteRows)` count. One per response,
+   * participant or report (a response in the long format still counts once); one per answered slot
+   * in the confidential export.
+   */
   rows: number;
   /** Rows that did not match their definition (exported as far as possible, never thrown). */
   mismatches: number;
