@@ -1,0 +1,324 @@
+/**
+ * Response export benchmark: seeds a study with N responses of a weekly survey (~30 answer
+ * columns, two uploaded versions, N/10 participants; export-seed.ts) and measures, in one run on
+ * one machine,
+ *   (a) the floor: PostgreSQL's own COPY … TO STDOUT (FORMAT csv) of the same rows' raw columns
+ *       and JSON, streamed to this process (postgres.js) and counted;
+ *   (b) studyflow end to end: POST …/data-exporter/responses?surveyKey=…&format=… through the API
+ *       (in this process, over HTTP), worker processes until the Task is completed, then the
+ *       result file downloaded through the API; for the wide and long CSV layouts and JSON;
+ *   (c) where the time goes: the same export's stages (read, parse, format, write) timed in this
+ *       process (export-stages.ts).
+ * It prints rows/s, the ratio to (a), the file size and each worker's peak RSS per format; given
+ * several sizes it seeds a study per size and prints how the workers' peak grew between them.
+ *
+ *   npm run bench:export                                100,000 responses
+ *   npm run bench:export -- --responses 1000000
+ *   npm run bench:export -- --responses 100000,1000000  both, with the peak-RSS growth
+ *                                                       (or BENCH_MILLION=1; `npm run bench` runs this
+ *                                                       bench at its defaults after the run-actions one)
+ *   npm run bench:export -- --formats wide              one format
+ *   npm run bench:export -- --stages-only               the floor and the in-process stages only
+ *   BENCH_WORKER_PROFILE=<dir> npm run bench:export     a CPU profile of each worker process
+ */
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { once } from "node:events";
+import { mkdtemp, rm } from "node:fs/promises";
+import { cpus, loadavg, tmpdir, totalmem } from "node:os";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { serve } from "@hono/node-server";
+import { Queue } from "bullmq";
+import { pino } from "pino";
+import { createBenchDatabase } from "./bench-database";
+import { seedExportStudy, type SeededExportStudy } from "./export-seed";
+import { measureExportStages, type StageFigures } from "./export-stages";
+import { startWorkerProcesses, stopWorkerProcesses, type WorkerProcess } from "./worker-processes";
+import { createDb, runMigrations } from "@studyflow/db";
+import { grantPermission, mintManagementToken } from "@studyflow/domain";
+import { RUN_ACTIONS_QUEUE, createRedisConnection } from "@studyflow/queue";
+import { createApp } from "@studyflow/api";
+import { loadConfig } from "@studyflow/api/config";
+
+const FORMATS = ["wide", "long", "json"] as const;
+type Format = (typeof FORMATS)[number];
+
+const { values: args } = parseArgs({
+  options: {
+    // BENCH_MILLION=1 (as for the run-actions bench): 100,000 and a million, with the RSS growth
+    responses: { type: "string", default: process.env.BENCH_MILLION === "1" ? "100000,1000000" : "100000" },
+    workers: { type: "string", default: "2" },
+    formats: { type: "string", default: FORMATS.join(",") },
+    /** Rows per batch of the in-process stage breakdown. */
+    batch: { type: "string", default: "1000" },
+    /** The floor and the in-process stages only, without the API and the workers (quick profiling). */
+    "stages-only": { type: "boolean", default: false },
+  },
+});
+const SIZES = args.responses.split(",").map((size) => Number(size.replaceAll("_", "")));
+if (SIZES.some((size) => !Number.isInteger(size) || size < 10)) {
+  throw new Error(`--responses takes whole numbers of at least 10, comma separated: ${args.responses}`);
+}
+const WORKERS = Number(args.workers);
+const STAGE_BATCH = Number(args.batch);
+const STAGES_ONLY = args["stages-only"];
+const SELECTED_FORMATS = args.formats
+  .split(",")
+  .filter(Boolean)
+  .map((format) => {
+    if (!(FORMATS as readonly string[]).includes(format)) throw new Error(`--formats: unknown format "${format}"`);
+    return format as Format;
+  });
+const redisUrl = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
+/** Long enough for the slowest export of a million rows, polls and downloads included. */
+const TOKEN_TTL_SECONDS = 6 * 3600;
+/** How often the bench asks the API for the task: often enough to add little to a run of seconds. */
+const POLL_MS = 50;
+
+const fmt = (value: number) => Math.round(value).toLocaleString("en-US");
+const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+const literal = (value: string) => `'${value.replaceAll("'", "''")}'`;
+/** The machine's 1-minute load average: these figures are only comparable on a quiet machine. */
+const load = () => loadavg()[0]!.toFixed(1);
+
+interface Figures {
+  label: string;
+  rows: number;
+  seconds: number;
+  bytes: number;
+  /** Peak RSS of each worker process in KiB, for the pipeline's rows. */
+  workerPeakKb?: number[];
+  note?: string;
+}
+
+/**
+ * (a) COPY of the same rows in the order the exports write them, counted as it arrives. The columns
+ * are what an export reads: the response's ids, times, answers and context. psql consumes it:
+ * postgres.js's COPY stream stalls now and then once paused (porsager/postgres#917, #499).
+ */
+async function copyBaseline(url: string, study: SeededExportStudy): Promise<Figures> {
+  const statement =
+    `copy (select id, participant_id, version_id, opened_at, submitted_at, arrived_at, responses, context ` +
+    `from survey_responses where study_key = ${literal(study.studyKey)} and key = ${literal(study.surveyKey)} ` +
+    `order by submitted_at, id) to stdout (format csv)`;
+  const started = performance.now();
+  const psql = spawn("psql", [url, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-c", statement], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  let bytes = 0;
+  for await (const chunk of psql.stdout as AsyncIterable<Buffer>) bytes += chunk.length;
+  const [code] = (await once(psql, "close")) as [number | null];
+  if (code !== 0) throw new Error(`psql COPY exited with ${code}`);
+  return {
+    label: "COPY csv (floor)",
+    rows: study.responses,
+    seconds: (performance.now() - started) / 1000,
+    bytes,
+    note: `load ${load()}`,
+  };
+}
+
+interface TaskView {
+  id: string;
+  status: string;
+  error?: string;
+}
+
+/** (b) One export through the API and the workers, until completed, then its file downloaded. */
+async function exportThroughApi(
+  baseUrl: string,
+  token: string,
+  study: SeededExportStudy,
+  format: Format,
+  workers: readonly WorkerProcess[],
+): Promise<Figures> {
+  await Promise.all(workers.map((worker) => worker.resetPeak()));
+  const headers = { Authorization: `Bearer ${token}` };
+  const exporter = `${baseUrl}/v1/studies/${study.studyKey}/data-exporter/responses`;
+  const started = performance.now();
+  const response = await fetch(`${exporter}?surveyKey=${study.surveyKey}&format=${format}`, {
+    method: "POST",
+    headers,
+  });
+  if (response.status >= 300) throw new Error(`POST ${format} answered ${response.status}: ${await response.text()}`);
+  const { task } = (await response.json()) as { task: TaskView };
+  for (;;) {
+    const status = await fetch(`${exporter}/task/${task.id}`, { headers });
+    if (status.status !== 200) throw new Error(`task status answered ${status.status}: ${await status.text()}`);
+    const { task: current } = (await status.json()) as { task: TaskView };
+    if (current.status === "completed") break;
+    if (current.status !== "queued" && current.status !== "in_progress") {
+      throw new Error(`${format} export task ${current.status}: ${current.error ?? ""}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+  const completedAt = performance.now();
+  const workerPeakKb = await Promise.all(workers.map((worker) => worker.peakRssKb()));
+  const result = await fetch(`${exporter}/task/${task.id}/result`, { headers });
+  if (result.status !== 200 || !result.body) {
+    throw new Error(`result of ${format} answered ${result.status}: ${await result.text()}`);
+  }
+  let bytes = 0;
+  let lines = 0;
+  for await (const chunk of result.body) {
+    bytes += chunk.length;
+    for (const byte of chunk) if (byte === 10) lines++;
+  }
+  const finished = performance.now();
+  // A wide CSV holds a header and a line per response (no answer here holds a line break).
+  if (format === "wide" && lines !== study.responses + 1) {
+    throw new Error(`the wide export has ${lines} lines, expected ${study.responses + 1}`);
+  }
+  return {
+    label: `studyflow ${format}`,
+    rows: study.responses,
+    seconds: (finished - started) / 1000,
+    bytes,
+    workerPeakKb,
+    note: `${((completedAt - started) / 1000).toFixed(1)} s to completed + ${((finished - completedAt) / 1000).toFixed(1)} s download, load ${load()}`,
+  };
+}
+
+function printStages(stages: StageFigures[], floor: Figures) {
+  if (stages.length === 0) return;
+  console.log(`  where the time goes, in one process (batches of ${fmt(STAGE_BATCH)} rows; seconds):`);
+  console.log(
+    `  ${"".padEnd(20)} ${"read".padStart(7)} ${"parse".padStart(7)} ${"format".padStart(7)} ${"write".padStart(7)} ${"total".padStart(7)} ${"rows/s".padStart(10)} ${"× COPY".padStart(7)}`,
+  );
+  const floorRate = floor.rows / floor.seconds;
+  for (const stage of stages) {
+    const total = stage.readSeconds + stage.parseSeconds + stage.formatSeconds + stage.writeSeconds;
+    const cells = [stage.readSeconds, stage.parseSeconds, stage.formatSeconds, stage.writeSeconds, total];
+    console.log(
+      `  ${`stages ${stage.format}`.padEnd(20)} ${cells.map((cell) => cell.toFixed(2).padStart(7)).join(" ")} ` +
+        `${fmt(stage.rows / total).padStart(10)} ${(stage.rows / total / floorRate).toFixed(2).padStart(7)}`,
+    );
+  }
+}
+
+function printTable(study: SeededExportStudy, averageJsonBytes: number, floor: Figures, rows: Figures[]) {
+  console.log(
+    `\n[${fmt(study.responses)} responses of "${study.surveyKey}" (${fmt(averageJsonBytes)} bytes of JSON each on average), ` +
+      `${fmt(study.participants)} participants, ${WORKERS} worker process(es)]`,
+  );
+  const rate = (figures: Figures) => figures.rows / figures.seconds;
+  console.log(
+    `  ${"".padEnd(20)} ${"rows/s".padStart(10)} ${"× COPY".padStart(7)} ${"time".padStart(8)} ${"file".padStart(10)}   worker peak RSS`,
+  );
+  for (const figures of [floor, ...rows]) {
+    const peaks = figures.workerPeakKb?.map((kb) => `${(kb / 1024).toFixed(0)} MB`).join(", ") ?? "";
+    console.log(
+      `  ${figures.label.padEnd(20)} ${fmt(rate(figures)).padStart(10)} ${(rate(figures) / rate(floor)).toFixed(2).padStart(7)} ` +
+        `${`${figures.seconds.toFixed(1)} s`.padStart(8)} ${mb(figures.bytes).padStart(10)}   ${peaks}${figures.note ? `   (${figures.note})` : ""}`,
+    );
+  }
+}
+
+async function main() {
+  const benchDatabase = await createBenchDatabase("sf_bench_export");
+  const url = benchDatabase.url;
+  const resultDir = await mkdtemp(path.join(tmpdir(), "sf-bench-export-"));
+  const prefix = `sf-bench-${randomBytes(4).toString("hex")}`;
+  const db = createDb(url, { max: 4 });
+  const apiDb = createDb(url, { max: 10 });
+  const redis = createRedisConnection(redisUrl, "producer");
+  const queue = new Queue(RUN_ACTIONS_QUEUE, { connection: createRedisConnection(redisUrl, "producer"), prefix });
+  let server: ReturnType<typeof serve> | undefined;
+  let workers: WorkerProcess[] = [];
+  try {
+    await runMigrations(url);
+    const [server_] = await db.sql<{ version: string }[]>`select current_setting('server_version') as version`;
+    console.log(
+      `machine: ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, ` +
+        `PostgreSQL ${server_?.version ?? "?"}, Node ${process.version}; load average ${load()}`,
+    );
+    const config = loadConfig({
+      DATABASE_URL: url,
+      REDIS_URL: redisUrl,
+      QUEUE_PREFIX: prefix,
+      LOG_LEVEL: "silent",
+      RESULT_DIR: resultDir,
+    });
+    const app = createApp({
+      config,
+      database: apiDb,
+      redis,
+      runActionsQueue: queue,
+      logger: pino({ level: "silent" }),
+    });
+    const port = await new Promise<number>((resolve) => {
+      server = serve({ fetch: app.fetch, port: 0, hostname: "127.0.0.1" }, (info) => resolve(info.port));
+    });
+    const baseUrl = `http://127.0.0.1:${port}`;
+    const token = await mintManagementToken({
+      subject: "bench",
+      isAdmin: false,
+      secret: config.MANAGEMENT_JWT_SECRET,
+      ttlSeconds: TOKEN_TTL_SECONDS,
+    });
+
+    const peaksBySize: { size: number; peakKb: number }[] = [];
+    for (const size of SIZES) {
+      const studyKey = `export-${size}`;
+      const seedStarted = performance.now();
+      process.stdout.write(`seeding ${fmt(size)} responses…`);
+      const study = await seedExportStudy(db, studyKey, size, (seeded) =>
+        process.stdout.write(`\rseeding ${fmt(size)} responses… ${fmt(seeded)}`),
+      );
+      const [stats] = await db.sql<{ average: number }[]>`
+        select avg(octet_length(responses::text) + octet_length(context::text))::float8 as average
+        from survey_responses tablesample system (5) where study_key = ${studyKey}`;
+      console.log(`\rseeded ${fmt(size)} responses in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s`);
+      await grantPermission(db.db, "bench", studyKey, "get-responses");
+
+      // Fresh workers per size, so each size's peak is that of processes that saw only it.
+      await stopWorkerProcesses(workers);
+      if (!STAGES_ONLY)
+        workers = await startWorkerProcesses({
+          count: WORKERS,
+          databaseUrl: url,
+          redisUrl,
+          queuePrefix: prefix,
+          env: { RESULT_DIR: resultDir },
+          cpuProfileDir: process.env.BENCH_WORKER_PROFILE,
+        });
+      // The floor twice, the better kept: the first pass may still read the table from disk.
+      const floor = [await copyBaseline(url, study), await copyBaseline(url, study)].reduce((best, next) =>
+        next.seconds < best.seconds ? next : best,
+      );
+      const rows: Figures[] = [];
+      const stages: StageFigures[] = [];
+      for (const format of SELECTED_FORMATS) {
+        if (!STAGES_ONLY) rows.push(await exportThroughApi(baseUrl, token, study, format, workers));
+        stages.push(await measureExportStages(db, studyKey, study.surveyKey, format, resultDir, STAGE_BATCH));
+      }
+      printTable(study, stats?.average ?? 0, floor, rows);
+      printStages(stages, floor);
+      const peakKb = Math.max(0, ...rows.flatMap((figures) => figures.workerPeakKb ?? []));
+      peaksBySize.push({ size, peakKb });
+    }
+    if (peaksBySize.length > 1 && SELECTED_FORMATS.length > 0) {
+      const [first] = peaksBySize;
+      console.log("\nworker peak RSS by size (largest of any worker in any format):");
+      for (const { size, peakKb } of peaksBySize) {
+        console.log(
+          `  ${fmt(size).padStart(10)} responses   ${(peakKb / 1024).toFixed(0).padStart(5)} MB   ${(peakKb / (first?.peakKb ?? peakKb)).toFixed(2)}×`,
+        );
+      }
+    }
+  } finally {
+    await stopWorkerProcesses(workers);
+    server?.close();
+    await queue.obliterate({ force: true }).catch(() => undefined);
+    await queue.close();
+    redis.disconnect();
+    await apiDb.close();
+    await db.close();
+    await rm(resultDir, { recursive: true, force: true });
+    await benchDatabase.drop();
+  }
+}
+
+await main();
+process.exit(0);
