@@ -5,6 +5,8 @@ import { demoSeedCommand } from "./commands/demo-seed";
 import { demoWalkthroughCommand } from "./commands/demo-walkthrough";
 import { migrateCommand } from "./commands/migrate";
 import { participantsAddCommand } from "./commands/participants-add";
+import { participantsListCommand } from "./commands/participants-list";
+import { participantsShowCommand } from "./commands/participants-show";
 import { passwordResetTokenCommand } from "./commands/password-reset-token";
 import { permissionGrantCommand } from "./commands/permission-grant";
 import { ruleFailuresListCommand } from "./commands/rule-failures-list";
@@ -35,6 +37,8 @@ export const COMMANDS: readonly CliCommand[] = [
   ...MESSAGE_TEMPLATE_COMMANDS,
   ...SUBSCRIPTION_COMMANDS,
   participantsAddCommand,
+  participantsListCommand,
+  participantsShowCommand,
   userCreateCommand,
   permissionGrantCommand,
   tokenManagementCommand,
