@@ -16,7 +16,7 @@
 /**
  * @typedef {object} Task
  * @property {string} id
- * @property {"run-actions" | "timer"} kind
+ * @property {"run-actions" | "timer" | "export-responses" | "export-participants" | "export-reports"} kind
  * @property {string} createdAt
  * @property {string} createdBy
  * @property {string} updatedAt

@@ -19,8 +19,11 @@ const TERMINAL = new Set(["completed", "failed", "canceled", "skipped"]);
  * (about as often), and one small read per second per open page costs the API nothing.
  */
 const POLL_MS = 1_000;
-/** The most recent exports of each kind the page lists. */
-const RECENT_EXPORTS = 10;
+/** The most recent exports the page lists… */
+const RECENT_EXPORTS = 20;
+/** …found among this many pages of the study's tasks, of this size (the API's largest page). */
+const RECENT_PAGES = 5;
+const TASK_PAGE = 100;
 const RATE_WINDOW_MS = 5_000;
 
 /** @type {Record<ExportKind, string>} */
@@ -373,27 +376,29 @@ function downloadButton(path, fallback, message, signal, text = "Download the fi
 
 /**
  * The study's most recent export tasks the credential may see, newest first, with their files.
+ * The task list has every kind; exports are picked from its most recent pages, so a study with
+ * hourly timer ticks still shows its exports of the last days.
  * @param {HTMLElement} target
  * @param {string} studyKey
  * @param {AbortSignal} signal
  */
 async function loadRecent(target, studyKey, signal) {
   try {
-    const pages = await Promise.all(
-      Object.keys(KIND_OF_TASK).map(
-        async (kind) =>
-          /** @type {{ tasks: TaskListItem[] }} */ (
-            await get(
-              studyPath(
-                studyKey,
-                `/run-actions/participants/tasks?limit=${RECENT_EXPORTS}&kind=${encodeURIComponent(kind)}`,
-              ),
-              signal,
-            )
-          ).tasks,
-      ),
-    );
-    const tasks = pages.flat().sort((a, b) => Date.parse(b.createdAt) - Date.parse(a.createdAt));
+    /** @type {TaskListItem[]} */
+    const exports = [];
+    /** @type {string | null} */
+    let cursor = null;
+    for (let pages = 0; pages < RECENT_PAGES && exports.length < RECENT_EXPORTS; pages++) {
+      const query = new URLSearchParams({ limit: String(TASK_PAGE) });
+      if (cursor) query.set("cursor", cursor);
+      const page = /** @type {{ tasks: TaskListItem[], nextCursor: string | null }} */ (
+        await get(studyPath(studyKey, `/run-actions/participants/tasks?${query.toString()}`), signal)
+      );
+      exports.push(...page.tasks.filter((task) => task.kind in KIND_OF_TASK));
+      cursor = page.nextCursor;
+      if (cursor === null) break;
+    }
+    const tasks = exports.slice(0, RECENT_EXPORTS);
     if (tasks.length === 0) {
       replace(target, h("p", { className: "muted" }, "No exports yet."));
       return;
