@@ -1,8 +1,10 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
+import { handleCaseError } from "../../../case-compat";
 import { managementAuth } from "../../../middleware/auth";
 import { validationHook } from "../../../validation";
+import { registerExportConfidentialResponses } from "./export-confidential-responses";
 import { registerGetConfidentialExport } from "./get-confidential-export";
 import { registerListConfidentialExports } from "./list-confidential-exports";
 
@@ -15,6 +17,8 @@ import { registerListConfidentialExports } from "./list-confidential-exports";
 export function createDataExporterRouter(deps: AppDeps) {
   const router = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   router.use(managementAuth(deps));
+  router.onError(handleCaseError);
+  registerExportConfidentialResponses(router, deps);
   registerListConfidentialExports(router, deps);
   registerGetConfidentialExport(router, deps);
   return router;

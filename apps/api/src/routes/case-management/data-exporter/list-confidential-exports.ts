@@ -1,7 +1,8 @@
-import { createRoute, z, type OpenAPIHono, type RouteHandler } from "@hono/zod-openapi";
+import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { assertStudyPermission, getStudy } from "@studyflow/domain";
 import { managementOf, type AppEnv } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
+import { openapiBothSlashes } from "../../../case-compat";
 import { errorResponses } from "../../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent, studyKeyParam } from "../../schemas";
 
@@ -24,12 +25,10 @@ const route = createRoute({
 
 export function registerListConfidentialExports(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
   const db = deps.database.db;
-  const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
+  openapiBothSlashes(router, route, async (c) => {
     const { studyKey } = c.req.valid("param");
     await assertStudyPermission(db, managementOf(c), studyKey, "get-confidential-responses");
     await getStudy(db, studyKey);
-    return c.json({ availableFiles: [] }, 200);
-  };
-  router.openapi(route, handler);
-  router.openapi(createRoute({ ...route, path: "/confidential-responses", hide: true }), handler);
+    return c.json({ availableFiles: [] as string[] }, 200);
+  });
 }
