@@ -11,6 +11,7 @@ import { inputBoundary } from "./middleware/input-boundary";
 import { httpMetrics } from "./middleware/metrics";
 import { requestId } from "./middleware/request-id";
 import { createRedisRateLimiter } from "./rate-limit";
+import { createDataExplorerRouter } from "./routes/case-management/data-explorer";
 import { createDataExporterRouter } from "./routes/case-management/data-exporter";
 import { createExportConfigRouter } from "./routes/case-management/export-config";
 import { createHealthRouter } from "./routes/health";
@@ -64,6 +65,7 @@ export function createApp(appDeps: AppDeps) {
   app.route("/v1/studies/:studyKey/run-actions", createRunActionsRouter(deps));
   app.route("/v1/studies/:studyKey/surveys", createSurveysRouter(deps));
   app.route("/v1/studies/:studyKey/data-exporter", createDataExporterRouter(deps));
+  app.route("/v1/studies/:studyKey/data-explorer", createDataExplorerRouter(deps));
   app.route("/v1/studies/:studyKey/export-config", createExportConfigRouter(deps));
   app.route("/v1/studies", createStudiesRouter(deps));
   app.route("/v1/study-service/events", createStudyEventsRouter(deps, limiter));

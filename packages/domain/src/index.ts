@@ -48,3 +48,4 @@ export * from "./timer/index";
 export * from "./messages/index";
 export * from "./notifications/index";
 export * from "./case-filter/index";
+export * from "./data-explorer/index";

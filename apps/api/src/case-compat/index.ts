@@ -12,3 +12,4 @@ export {
 } from "./pagination";
 export { openapiBothSlashes } from "./trailing-slash";
 export { CASE_STATUS_OF, handleCaseError } from "./case-errors";
+export { caseBoolQuery, caseSecondsQuery, caseJsonQueryParam } from "./query-params";

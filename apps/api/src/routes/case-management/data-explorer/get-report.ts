@@ -1,0 +1,31 @@
+import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { assertStudyPermission, getExplorerReport } from "@studyflow/domain";
+import { managementOf, type AppEnv } from "../../../app-env";
+import type { AppDeps } from "../../../deps";
+import { errorResponses } from "../../openapi-errors";
+import { MANAGEMENT_SECURITY, jsonContent } from "../../schemas";
+import { idParam, studyKeyField } from "./explorer-query";
+import { caseReportSchema, presentCaseReport } from "./present";
+
+const route = createRoute({
+  method: "get",
+  path: "/reports/{reportID}",
+  tags: ["data-explorer"],
+  summary: "One report",
+  description: "Requires `get-reports`.",
+  security: MANAGEMENT_SECURITY,
+  request: { params: z.object({ studyKey: studyKeyField, reportID: idParam("reportID") }) },
+  responses: {
+    200: jsonContent(z.object({ report: caseReportSchema }), "the report"),
+    ...errorResponses([400, 401, 403, 404], { 404: "study not found, or no such report in it" }),
+  },
+});
+
+export function registerGetReport(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
+  const db = deps.database.db;
+  router.openapi(route, async (c) => {
+    const { studyKey, reportID } = c.req.valid("param");
+    await assertStudyPermission(db, managementOf(c), studyKey, "get-reports");
+    return c.json({ report: presentCaseReport(await getExplorerReport(db, studyKey, reportID)) }, 200);
+  });
+}

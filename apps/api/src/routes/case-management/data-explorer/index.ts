@@ -1,0 +1,43 @@
+import { OpenAPIHono } from "@hono/zod-openapi";
+import { ExplorerPageCache } from "@studyflow/domain";
+import type { AppEnv } from "../../../app-env";
+import { handleCaseError } from "../../../case-compat";
+import type { AppDeps } from "../../../deps";
+import { managementAuth } from "../../../middleware/auth";
+import { validationHook } from "../../../validation";
+import { registerDeleteResponse } from "./delete-response";
+import { registerDeleteResponses } from "./delete-responses";
+import { registerGetParticipant } from "./get-participant";
+import { registerGetReport } from "./get-report";
+import { registerGetResponse } from "./get-response";
+import { registerListParticipants } from "./list-participants";
+import { registerListReportKeys } from "./list-report-keys";
+import { registerListReports } from "./list-reports";
+import { registerListResponses } from "./list-responses";
+import { registerParticipantFiles } from "./participant-files";
+
+/**
+ * case-backend's data-explorer group at its paths and in its shapes, so case-admin's explorer pages
+ * work unchanged: a study's responses (flat, as exported), participants and reports, paged and
+ * filtered as CASE pages and filters them, and the deletes of responses. Mounted at
+ * /v1/studies/{studyKey}/data-explorer.
+ */
+export function createDataExplorerRouter(deps: AppDeps) {
+  const router = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+  // one per app: page boundaries and counts of the explorer's queries (see ExplorerPageCache)
+  const cache = new ExplorerPageCache(deps.clock ? { now: deps.clock } : {});
+  router.use(managementAuth(deps));
+  registerListResponses(router, deps, cache);
+  registerDeleteResponses(router, deps, cache);
+  registerGetResponse(router, deps);
+  registerDeleteResponse(router, deps, cache);
+  registerListParticipants(router, deps, cache);
+  registerGetParticipant(router, deps);
+  // before /reports/{reportID}, which would take "keys" for an id
+  registerListReportKeys(router, deps);
+  registerListReports(router, deps, cache);
+  registerGetReport(router, deps);
+  registerParticipantFiles(router, deps);
+  router.onError(handleCaseError);
+  return router;
+}

@@ -1,0 +1,42 @@
+import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { assertStudyPermission, listExplorerParticipants, type ExplorerPageCache } from "@studyflow/domain";
+import { managementOf, type AppEnv } from "../../../app-env";
+import { casePaginationSchema, openapiBothSlashes } from "../../../case-compat";
+import type { AppDeps } from "../../../deps";
+import { participantSchema, presentParticipant } from "../../../presenters/participant";
+import { errorResponses } from "../../openapi-errors";
+import { MANAGEMENT_SECURITY, jsonContent } from "../../schemas";
+import { LIST_DESCRIPTION, explorerListQuery, paginationOf, studyKeyField, toExplorerQuery } from "./explorer-query";
+
+const route = createRoute({
+  method: "get",
+  path: "/participants",
+  tags: ["data-explorer"],
+  summary: "A page of the study's participants",
+  description:
+    "Participants of every status that `filter` selects (fields participantID, studyStatus, currentStudySession, " +
+    "enteredAt, modifiedAt, flags.<key>, linkingCodes.<key>, lastSubmission.<surveyKey>), by participant id unless " +
+    "`sort` says otherwise. " +
+    LIST_DESCRIPTION +
+    " Requires `get-participant-states`.",
+  security: MANAGEMENT_SECURITY,
+  request: { params: z.object({ studyKey: studyKeyField }), query: explorerListQuery },
+  responses: {
+    200: jsonContent(
+      z.object({ participants: z.array(participantSchema), pagination: casePaginationSchema }),
+      "a page of participants",
+    ),
+    ...errorResponses([400, 401, 403, 404], { 400: "page, limit, filter or sort not valid", 404: "study not found" }),
+  },
+});
+
+export function registerListParticipants(router: OpenAPIHono<AppEnv>, deps: AppDeps, cache: ExplorerPageCache) {
+  const db = deps.database.db;
+  openapiBothSlashes(router, route, async (c) => {
+    const { studyKey } = c.req.valid("param");
+    const query = c.req.valid("query");
+    await assertStudyPermission(db, managementOf(c), studyKey, "get-participant-states");
+    const page = await listExplorerParticipants(db, studyKey, toExplorerQuery(query), cache);
+    return c.json({ participants: page.rows.map(presentParticipant), pagination: paginationOf(page) }, 200);
+  });
+}

@@ -1,0 +1,67 @@
+import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import {
+  assertStudyPermission,
+  listExplorerResponses,
+  surveyVersionsForFormatting,
+  type ExplorerPageCache,
+} from "@studyflow/domain";
+import { managementOf, type AppEnv } from "../../../app-env";
+import { casePaginationSchema, openapiBothSlashes } from "../../../case-compat";
+import type { AppDeps } from "../../../deps";
+import { errorResponses } from "../../openapi-errors";
+import { MANAGEMENT_SECURITY, jsonContent } from "../../schemas";
+import { LIST_DESCRIPTION, explorerListQuery, paginationOf, studyKeyField, toExplorerQuery } from "./explorer-query";
+import { flatResponseSchema, flattenResponses } from "./present";
+import { flatOptions, responseFormatQuery } from "./response-format-query";
+
+const route = createRoute({
+  method: "get",
+  path: "/responses",
+  tags: ["data-explorer"],
+  summary: "A page of one survey's responses, as flat CASE objects",
+  description:
+    "The responses of `surveyKey` (required) that `filter` selects (fields participantID, key, versionID, openedAt, " +
+    "submittedAt, arrivedAt, context.<key>; `key` is always the surveyKey), by submission time unless `sort` says " +
+    "otherwise, each flattened as CASE's data explorer and JSON export flatten them. " +
+    LIST_DESCRIPTION +
+    " Requires `get-responses`.",
+  security: MANAGEMENT_SECURITY,
+  request: {
+    params: z.object({ studyKey: studyKeyField }),
+    query: explorerListQuery.extend(responseFormatQuery.shape).extend({
+      surveyKey: z
+        .string()
+        .max(200, "surveyKey is longer than 200 characters")
+        .optional()
+        .openapi({ example: "weekly" }),
+    }),
+  },
+  responses: {
+    200: jsonContent(
+      z.object({ responses: z.array(flatResponseSchema), pagination: casePaginationSchema }),
+      "a page of responses",
+    ),
+    ...errorResponses([400, 401, 403, 404], {
+      400: "surveyKey missing; page, limit, filter or sort not valid",
+      404: "study not found",
+    }),
+  },
+});
+
+export function registerListResponses(router: OpenAPIHono<AppEnv>, deps: AppDeps, cache: ExplorerPageCache) {
+  const db = deps.database.db;
+  openapiBothSlashes(router, route, async (c) => {
+    const { studyKey } = c.req.valid("param");
+    const query = c.req.valid("query");
+    await assertStudyPermission(db, managementOf(c), studyKey, "get-responses");
+    const page = await listExplorerResponses(db, studyKey, query.surveyKey, toExplorerQuery(query), cache);
+    const versions = page.rows.length === 0 ? [] : await surveyVersionsForFormatting(db, studyKey, page.surveyKey);
+    const responses = flattenResponses(
+      page.surveyKey,
+      versions,
+      page.rows,
+      flatOptions(query, page.study.trackAccount),
+    );
+    return c.json({ responses, pagination: paginationOf(page) }, 200);
+  });
+}
