@@ -6,6 +6,7 @@ import { managementAuth } from "../../../middleware/auth";
 import { validationHook } from "../../../validation";
 import { registerExportConfidentialResponses } from "./export-confidential-responses";
 import { registerGetConfidentialExport } from "./get-confidential-export";
+import { registerGetSurveyInfo } from "./get-survey-info";
 import { registerListConfidentialExports } from "./list-confidential-exports";
 
 /**
@@ -18,6 +19,7 @@ export function createDataExporterRouter(deps: AppDeps) {
   const router = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   router.use(managementAuth(deps));
   router.onError(handleCaseError);
+  registerGetSurveyInfo(router, deps);
   registerExportConfidentialResponses(router, deps);
   registerListConfidentialExports(router, deps);
   registerGetConfidentialExport(router, deps);
