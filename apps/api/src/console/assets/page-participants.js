@@ -249,16 +249,11 @@ export async function renderParticipant(main, studyKey, participantId, signal) {
     failures,
   );
   const byParticipant = encodeURIComponent(JSON.stringify({ participantID: participantId }));
-  void fill(
-    responses,
-    signal,
-    studyPath(studyKey, `/data-explorer/responses?limit=${RECENT}&filter=${byParticipant}`),
-    (body) => responseTable(/** @type {{ responses: Record<string, unknown>[] | null }} */ (body).responses ?? []),
-  );
+  const newestReports = encodeURIComponent(JSON.stringify({ timestamp: -1 }));
   void fill(
     reports,
     signal,
-    studyPath(studyKey, `/data-explorer/reports?limit=${RECENT}&filter=${byParticipant}`),
+    studyPath(studyKey, `/data-explorer/reports?limit=${RECENT}&sort=${newestReports}&filter=${byParticipant}`),
     (body) => reportTable(/** @type {{ reports: ExplorerReport[] | null }} */ (body).reports ?? []),
   );
   void fill(
@@ -267,26 +262,58 @@ export async function renderParticipant(main, studyKey, participantId, signal) {
     studyPath(studyKey, `/rule-failures?limit=${RECENT}&participantId=${encodeURIComponent(participantId)}`),
     (body) => failureList(studyKey, /** @type {{ ruleFailures: RuleFailure[] }} */ (body).ruleFailures),
   );
+  /** @type {ParticipantState} */
+  let participant;
   try {
     const answer = /** @type {{ participant: ParticipantState }} */ (
       await get(studyPath(studyKey, `/data-explorer/participants/${encodeURIComponent(participantId)}`), signal)
     );
-    replace(state, participantState(answer.participant));
+    participant = answer.participant;
+    replace(state, participantState(participant));
   } catch (error) {
-    if (!signal.aborted) replace(state, notice(`The participant could not be read: ${errorText(error)}`, "error"));
+    if (signal.aborted) return;
+    replace(state, notice(`The participant could not be read: ${errorText(error)}`, "error"));
+    replace(responses, h("p", { className: "muted" }, "not shown: the participant could not be read"));
+    return;
   }
+  // The data explorer reads one survey's responses at a time (as CASE's does): the surveys the
+  // participant submitted or has assigned, each newest first, merged.
+  const surveyKeys = [
+    ...new Set([
+      ...Object.keys(participant.lastSubmissions ?? {}),
+      ...(participant.assignedSurveys ?? []).map((survey) => survey.surveyKey),
+    ]),
+  ];
+  const newestFirst = encodeURIComponent(JSON.stringify({ submittedAt: -1 }));
+  void fill(responses, signal, null, async () => {
+    const pages = await Promise.all(
+      surveyKeys.map(async (surveyKey) => {
+        const query = `surveyKey=${encodeURIComponent(surveyKey)}&limit=${RECENT}&sort=${newestFirst}&filter=${byParticipant}`;
+        const body = /** @type {{ responses: Record<string, unknown>[] | null }} */ (
+          await get(studyPath(studyKey, `/data-explorer/responses?${query}`), signal)
+        );
+        return (body.responses ?? []).map((row) => /** @type {Record<string, unknown>} */ ({ ...row, surveyKey }));
+      }),
+    );
+    const rows = pages
+      .flat()
+      .sort((a, b) => Number(b["submitted"] ?? 0) - Number(a["submitted"] ?? 0))
+      .slice(0, RECENT);
+    return responseTable(rows);
+  });
 }
 
 /**
- * Reads one panel's data; a 403 becomes a note that the credential lacks the right.
+ * Reads one panel's data (from `path`, or as `render` reads it when path is null); a 403 becomes
+ * a note that the credential lacks the right.
  * @param {Element} target
  * @param {AbortSignal} signal
- * @param {string} path
- * @param {(body: unknown) => Node | string} render
+ * @param {string | null} path
+ * @param {(body: unknown) => Node | string | Promise<Node | string>} render
  */
 async function fill(target, signal, path, render) {
   try {
-    replace(target, render(await get(path, signal)));
+    replace(target, await render(path === null ? null : await get(path, signal)));
   } catch (error) {
     if (signal.aborted) return;
     if (error instanceof ApiError && error.status === 403)
