@@ -5,14 +5,21 @@
  * choice, or an option the definition does not know.
  */
 import { itemAtPath, itemByShortKey, type ItemResponse, type ResponseItem } from "./response-items";
+
 import { OptionType, QuestionType, type ResponseSlot, type SurveyQuestion } from "./survey-questions";
 
 /** A response cell: text, or the raw response tree for slots of unknown type. */
 export type CellValue = string | ResponseItem;
 
-/** Receives the cells of one question's response. */
+/**
+ * Receives the cells of one question's response. A cell is named `prefix + suffix`, with `prefix`
+ * one of the question's prepared strings: the sink resolves the pair without building the name
+ * (hashing a freshly concatenated string per cell dominated the export's time).
+ */
 export interface CellSink {
-  put(column: string, value: CellValue): void;
+  put(prefix: string, suffix: string, value: CellValue): void;
+  /** A cell named by a string built from response keys (rare: inputs inside a cloze option). */
+  putName(column: string, value: CellValue): void;
 }
 
 const TRUE = "TRUE";
@@ -20,7 +27,7 @@ const FALSE = "FALSE";
 const OPEN_FIELD_SUFFIX = "open";
 const ROOT = "rg";
 
-const enum Kind {
+export const enum Kind {
   SingleChoice,
   SingleChoiceGroup,
   MultipleChoice,
@@ -158,69 +165,88 @@ export function questionColumns(q: SurveyQuestion, sep: string): string[] {
   return cols;
 }
 
+/** A question with the names and paths its cells use, computed once per export. */
+export interface PreparedQuestion {
+  readonly question: SurveyQuestion;
+  readonly kind: Kind;
+  readonly single: boolean;
+  /** `<question><sep>` */
+  readonly questionPrefix: string;
+  /** Per slot: `<question><sep><slot>` */
+  readonly slotKeys: readonly string[];
+  /** Per slot: `<question><sep><slot>.` */
+  readonly slotPrefixes: readonly string[];
+  /** Per slot: the path `rg.<slot>` split at its dots. */
+  readonly slotPaths: readonly (readonly string[])[];
+  /** `<sep>open` */
+  readonly openSuffix: string;
+}
+
+export function prepareQuestion(question: SurveyQuestion, sep: string): PreparedQuestion {
+  const id = question.id;
+  return {
+    question,
+    kind: kindOf(question.questionType),
+    single: question.responses.length === 1,
+    questionPrefix: id + sep,
+    slotKeys: question.responses.map((s) => id + sep + s.id),
+    slotPrefixes: question.responses.map((s) => id + sep + s.id + "."),
+    slotPaths: question.responses.map((s) => [ROOT, ...s.id.split(".")]),
+    openSuffix: sep + OPEN_FIELD_SUFFIX,
+  };
+}
+
 /** A question's cells for one response (`response` undefined when the item was not answered). */
-export function questionCells(
-  q: SurveyQuestion,
-  response: ItemResponse | undefined,
-  sep: string,
-  sink: CellSink,
-): void {
-  const single = q.responses.length === 1;
-  switch (kindOf(q.questionType)) {
+export function questionCells(p: PreparedQuestion, response: ItemResponse | undefined, sink: CellSink): void {
+  const q = p.question;
+  const slots = q.responses;
+  switch (p.kind) {
     case Kind.SingleChoice:
-      if (single) singleChoice(q.id, q.responses[0]!, response, sep, sink);
-      else singleChoiceList(q.id, q.responses, response, sep, sink);
+      if (p.single) singleChoice(p, response, sink);
+      else singleChoiceList(p, response, sink);
       break;
     case Kind.SingleChoiceGroup:
-      singleChoiceList(q.id, q.responses, response, sep, sink);
+      singleChoiceList(p, response, sink);
       break;
     case Kind.MultipleChoice:
-      for (const s of q.responses) {
-        const prefix = single ? q.id + sep : q.id + sep + s.id + ".";
-        multipleChoice(prefix, q.id + sep, s, response, sep, sink);
-      }
+      for (let i = 0; i < slots.length; i++) multipleChoice(p, i, response, sink);
       break;
     case Kind.Consent:
-      if (single) sink.put(q.id, itemAtPath(response, ROOT + "." + q.responses[0]!.id) !== null ? TRUE : FALSE);
-      else
-        for (const s of q.responses)
-          sink.put(q.id + sep + s.id, itemAtPath(response, ROOT + "." + s.id) !== null ? TRUE : FALSE);
+      for (let i = 0; i < slots.length; i++) {
+        const answered = itemAtPath(response, p.slotPaths[i]!) !== null;
+        sink.put(p.single ? q.id : p.slotKeys[i]!, "", answered ? TRUE : FALSE);
+      }
       break;
     case Kind.InputValue:
-      if (single) {
-        const item = itemAtPath(response, ROOT + "." + q.responses[0]!.id);
-        if (item !== null) sink.put(q.id, item.value);
+      if (p.single) {
+        const item = itemAtPath(response, p.slotPaths[0]!);
+        if (item !== null) sink.put(q.id, "", item.value);
       } else {
-        for (const s of q.responses) {
-          const item = itemAtPath(response, ROOT + "." + s.id);
-          sink.put(q.id + sep + s.id, item === null ? "" : item.value);
+        for (let i = 0; i < slots.length; i++) {
+          const item = itemAtPath(response, p.slotPaths[i]!);
+          sink.put(p.slotKeys[i]!, "", item === null ? "" : item.value);
         }
       }
       break;
     case Kind.ResponsiveTable:
-      for (const s of q.responses) {
-        const item = itemByShortKey(response, s.id);
-        if (item !== null) sink.put(q.id + sep + s.id, item.value);
+      for (let i = 0; i < slots.length; i++) {
+        const item = itemByShortKey(response, slots[i]!.id);
+        if (item !== null) sink.put(p.slotKeys[i]!, "", item.value);
       }
       break;
     case Kind.Matrix:
-      for (const s of q.responses) matrixCell(q.id + sep + s.id, s, response, sink);
+      for (let i = 0; i < slots.length; i++) matrixCell(p, i, response, sink);
       break;
     case Kind.Cloze:
-      if (single) {
-        const group = itemAtPath(response, ROOT + "." + q.responses[0]!.id);
-        if (group !== null) clozeCells(q.id + sep, q.responses[0]!, group, sink);
-      } else {
-        for (const s of q.responses) {
-          const group = itemByShortKey(response, s.id);
-          if (group !== null) clozeCells(q.id + sep + s.id + ".", s, group, sink);
-        }
+      for (let i = 0; i < slots.length; i++) {
+        const group = p.single ? itemAtPath(response, p.slotPaths[0]!) : itemByShortKey(response, slots[i]!.id);
+        if (group !== null) clozeCells(p.single ? p.questionPrefix : p.slotPrefixes[i]!, slots[i]!, group, sink);
       }
       break;
     case Kind.Unknown:
-      for (const s of q.responses) {
-        const item = itemAtPath(response, ROOT + "." + s.id);
-        if (item !== null) sink.put(q.id + sep + s.id, item);
+      for (let i = 0; i < slots.length; i++) {
+        const item = itemAtPath(response, p.slotPaths[i]!);
+        if (item !== null) sink.put(p.slotKeys[i]!, "", item);
       }
       break;
     case Kind.Empty:
@@ -233,41 +259,30 @@ export function questionCells(
 function clozeOptionCells(valueKey: string, selection: ResponseItem, sink: CellSink): void {
   for (const item of selection.items) {
     const only = item.items.length === 1 ? item.items[0]! : null;
-    sink.put(valueKey + "." + item.key, item.value === "" && only !== null ? only.key : item.value);
+    sink.putName(valueKey + "." + item.key, item.value === "" && only !== null ? only.key : item.value);
   }
 }
 
-function singleChoice(
-  questionKey: string,
-  slot: ResponseSlot,
-  response: ItemResponse | undefined,
-  sep: string,
-  sink: CellSink,
-): void {
-  const group = itemAtPath(response, ROOT + "." + slot.id);
+function singleChoice(p: PreparedQuestion, response: ItemResponse | undefined, sink: CellSink): void {
+  const slot = p.question.responses[0]!;
+  const group = itemAtPath(response, p.slotPaths[0]!);
   if (group === null || group.items.length !== 1) return;
   const selection = group.items[0]!;
-  sink.put(questionKey, selection.key);
-  const valueKey = questionKey + sep + selection.key;
-  if (isClozeOption(slot, selection.key)) clozeOptionCells(valueKey, selection, sink);
-  else sink.put(valueKey, selection.value);
+  sink.put(p.question.id, "", selection.key);
+  if (isClozeOption(slot, selection.key)) clozeOptionCells(p.questionPrefix + selection.key, selection, sink);
+  else sink.put(p.questionPrefix, selection.key, selection.value);
 }
 
-function singleChoiceList(
-  questionKey: string,
-  slots: readonly ResponseSlot[],
-  response: ItemResponse | undefined,
-  sep: string,
-  sink: CellSink,
-): void {
-  for (const slot of slots) {
+function singleChoiceList(p: PreparedQuestion, response: ItemResponse | undefined, sink: CellSink): void {
+  const slots = p.question.responses;
+  for (let i = 0; i < slots.length; i++) {
+    const slot = slots[i]!;
     const group = itemByShortKey(response, slot.id);
     if (group === null || group.items.length !== 1) continue;
     const selection = group.items[0]!;
-    sink.put(questionKey + sep + slot.id, selection.key);
-    const valueKey = questionKey + sep + slot.id + "." + selection.key;
-    if (isClozeOption(slot, selection.key)) clozeOptionCells(valueKey, selection, sink);
-    else sink.put(valueKey, selection.value);
+    sink.put(p.slotKeys[i]!, "", selection.key);
+    if (isClozeOption(slot, selection.key)) clozeOptionCells(p.slotPrefixes[i]! + selection.key, selection, sink);
+    else sink.put(p.slotPrefixes[i]!, selection.key, selection.value);
   }
 }
 
@@ -277,49 +292,45 @@ function singleChoiceList(
  * under `<question><sep>` even for a slot of a multi-slot question, where no such column exists and
  * the cell is dropped; kept so for parity.
  */
-function multipleChoice(
-  prefix: string,
-  questionPrefix: string,
-  slot: ResponseSlot,
-  response: ItemResponse | undefined,
-  sep: string,
-  sink: CellSink,
-): void {
-  const group = itemAtPath(response, ROOT + "." + slot.id);
+function multipleChoice(p: PreparedQuestion, i: number, response: ItemResponse | undefined, sink: CellSink): void {
+  const slot = p.question.responses[i]!;
+  const prefix = p.single ? p.questionPrefix : p.slotPrefixes[i]!;
+  const group = itemAtPath(response, p.slotPaths[i]!);
   if (group === null || group.items.length === 0) return;
   for (const o of slot.options ?? []) {
-    sink.put(prefix + o.id, FALSE);
-    if (isEmbeddedCloze(o.optionType)) sink.put(questionPrefix + o.id, "");
+    sink.put(prefix, o.id, FALSE);
+    if (isEmbeddedCloze(o.optionType)) sink.put(p.questionPrefix, o.id, "");
   }
   for (const item of group.items) {
-    sink.put(prefix + item.key, TRUE);
-    const valueKey = prefix + item.key;
-    if (isClozeOption(slot, item.key)) clozeOptionCells(valueKey, item, sink);
-    else sink.put(valueKey + sep + OPEN_FIELD_SUFFIX, item.value);
+    sink.put(prefix, item.key, TRUE);
+    if (isClozeOption(slot, item.key)) clozeOptionCells(prefix + item.key, item, sink);
+    else sink.put(prefix, item.key + p.openSuffix, item.value);
   }
 }
 
-function matrixCell(column: string, slot: ResponseSlot, response: ItemResponse | undefined, sink: CellSink): void {
-  const group = itemAtPath(response, ROOT + "." + slot.id);
+function matrixCell(p: PreparedQuestion, i: number, response: ItemResponse | undefined, sink: CellSink): void {
+  const slot = p.question.responses[i]!;
+  const column = p.slotKeys[i]!;
+  const group = itemAtPath(response, p.slotPaths[i]!);
   if (group === null) return;
   if (slot.responseType === QuestionType.matrixRadioRow) {
-    if (group.items.length === 1) sink.put(column, group.items[0]!.key);
+    if (group.items.length === 1) sink.put(column, "", group.items[0]!.key);
   } else if (slot.responseType === QuestionType.matrixDropdown) {
     if (group.items.length === 1) {
       const selection = group.items[0]!;
-      sink.put(column, selection.value !== "" ? selection.value : selection.key);
+      sink.put(column, "", selection.value !== "" ? selection.value : selection.key);
     }
   } else {
-    sink.put(column, group.value);
+    sink.put(column, "", group.value);
   }
 }
 
 function clozeCells(prefix: string, slot: ResponseSlot, group: ResponseItem, sink: CellSink): void {
   for (const item of group.items) {
     if (isDropdownOption(slot, item.key)) {
-      if (item.items.length === 1) sink.put(prefix + item.key, item.items[0]!.key);
+      if (item.items.length === 1) sink.put(prefix, item.key, item.items[0]!.key);
     } else {
-      sink.put(prefix + item.key, item.value);
+      sink.put(prefix, item.key, item.value);
     }
   }
 }

@@ -8,7 +8,14 @@
 import { findSurveyVersion } from "./find-survey-version";
 import { csvField } from "./go-csv";
 import { compareGoStrings, goJsonNumber, goJsonString, stringOf } from "./go-json";
-import { questionCells, questionColumns, type CellSink, type CellValue } from "./question-handlers";
+import {
+  prepareQuestion,
+  questionCells,
+  questionColumns,
+  type CellSink,
+  type CellValue,
+  type PreparedQuestion,
+} from "./question-handlers";
 import { keysKnown, readItemResponses, responseItemJson, type ItemResponse, type ResponseItem } from "./response-items";
 import {
   previewVersions,
@@ -44,6 +51,7 @@ interface MetaEntry {
 
 interface VersionPlan {
   preview: SurveyVersionPreview;
+  questions: PreparedQuestion[];
   questionById: Map<string, SurveyQuestion>;
   /** Meta cells a response read with this version fills (the others stay ""). */
   meta: MetaEntry[];
@@ -133,7 +141,7 @@ function planExport(
       const question = byKind[kind]!.get(name);
       if (question !== undefined) meta.push({ metaIndex, kind, question });
     });
-    plans.set(v, { preview: v, questionById, meta });
+    plans.set(v, { preview: v, questions: v.questions.map((q) => prepareQuestion(q, sep)), questionById, meta });
   }
 
   return {
@@ -187,6 +195,7 @@ class RowBuilder implements CellSink {
   private readonly owner: Int32Array;
   private readonly meta: SlotValue[];
   private question = -1;
+  private readonly byPrefix = new Map<string, Map<string, number>>();
   private readonly now: number;
 
   constructor(
@@ -202,12 +211,29 @@ class RowBuilder implements CellSink {
   }
 
   /**
-   * A named cell of the current question. Cells that are no column are dropped; a cell an earlier
+   * A cell of the current question. Cells that are no column are dropped; a cell an earlier
    * question already filled keeps the earlier value (CASE merges questions first-come).
    */
-  put(column: string, value: CellValue): void {
+  put(prefix: string, suffix: string, value: CellValue): void {
+    let bySuffix = this.byPrefix.get(prefix);
+    if (bySuffix === undefined) {
+      // Prefixes are the questions' prepared strings: a bounded set, each resolved once.
+      bySuffix = new Map();
+      this.plan.responseColumns.forEach((c, i) => {
+        if (c.startsWith(prefix)) bySuffix!.set(c.slice(prefix.length), i);
+      });
+      this.byPrefix.set(prefix, bySuffix);
+    }
+    const i = bySuffix.get(suffix);
+    if (i !== undefined) this.set(i, value);
+  }
+
+  putName(column: string, value: CellValue): void {
     const i = this.plan.responseIndex.get(column);
-    if (i === undefined) return;
+    if (i !== undefined) this.set(i, value);
+  }
+
+  private set(i: number, value: CellValue): void {
     const owner = this.owner[i]!;
     if (owner !== -1 && owner !== this.question) return;
     this.cells[i] = value;
@@ -259,11 +285,10 @@ class RowBuilder implements CellSink {
         }
       }
       const questions = version.questions;
-      const sep = this.options.questionOptionSep;
-      for (let qi = 0; qi < questions.length; qi++) {
+      const prepared = vplan.questions;
+      for (let qi = 0; qi < prepared.length; qi++) {
         this.question = qi;
-        const q = questions[qi]!;
-        questionCells(q, byKey.get(q.id), sep, this);
+        questionCells(prepared[qi]!, byKey.get(questions[qi]!.id), this);
       }
       for (const e of vplan.meta) {
         const it = byKey.get(questions[e.question]!.id);

@@ -66,17 +66,13 @@ export function readItemResponses(raw: readonly unknown[]): ItemResponse[] {
   return out;
 }
 
-/** The node at a dotted path from the root (`rg.scg.1`); the first segment names the root. */
-export function itemAtPath(response: ItemResponse | undefined, path: string): ResponseItem | null {
+/** The node at a path from the root (`["rg", "scg", "1"]`); the first segment names the root. */
+export function itemAtPath(response: ItemResponse | undefined, path: readonly string[]): ResponseItem | null {
   const root = response?.response;
-  if (root === null || root === undefined) return null;
-  let dot = path.indexOf(".");
-  if ((dot === -1 ? path : path.slice(0, dot)) !== root.key) return null;
+  if (root === null || root === undefined || path[0] !== root.key) return null;
   let node: ResponseItem = root;
-  while (dot !== -1) {
-    const from = dot + 1;
-    dot = path.indexOf(".", from);
-    const key = dot === -1 ? path.slice(from) : path.slice(from, dot);
+  for (let p = 1; p < path.length; p++) {
+    const key = path[p];
     let found: ResponseItem | null = null;
     for (const child of node.items) {
       if (child.key === key) {
