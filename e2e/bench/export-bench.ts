@@ -93,7 +93,8 @@ interface Figures {
 }
 
 /**
- * (a) COPY of the same rows in the order the exports write them, counted as it arrives. The columns
+ * (a) COPY of the same rows in the order the exports write them by default (arrival, then id; an
+ * index serves it), counted as it arrives. The columns
  * are what an export reads: the response's ids, times, answers and context. psql consumes it:
  * postgres.js's COPY stream stalls now and then once paused (porsager/postgres#917, #499).
  */
@@ -101,7 +102,7 @@ async function copyBaseline(url: string, study: SeededExportStudy): Promise<Figu
   const statement =
     `copy (select id, participant_id, version_id, opened_at, submitted_at, arrived_at, responses, context ` +
     `from survey_responses where study_key = ${literal(study.studyKey)} and key = ${literal(study.surveyKey)} ` +
-    `order by submitted_at, id) to stdout (format csv)`;
+    `order by arrived_at, id) to stdout (format csv)`;
   const started = performance.now();
   const psql = spawn("psql", [url, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-c", statement], {
     stdio: ["ignore", "pipe", "inherit"],
@@ -119,10 +120,13 @@ async function copyBaseline(url: string, study: SeededExportStudy): Promise<Figu
   };
 }
 
+/** The Task as the data-exporter routes show it (CASE's shape: a failure is `completed` with an `error`). */
 interface TaskView {
   id: string;
   status: string;
   error?: string;
+  /** studyflow's own status, beside CASE's two. */
+  studyflowStatus?: string;
 }
 
 /** (b) One export through the API and the workers, until completed, then its file downloaded. */
@@ -147,10 +151,9 @@ async function exportThroughApi(
     const status = await fetch(`${exporter}/task/${task.id}`, { headers });
     if (status.status !== 200) throw new Error(`task status answered ${status.status}: ${await status.text()}`);
     const { task: current } = (await status.json()) as { task: TaskView };
+    if (current.error)
+      throw new Error(`${format} export task ${current.studyflowStatus ?? "failed"}: ${current.error}`);
     if (current.status === "completed") break;
-    if (current.status !== "queued" && current.status !== "in_progress") {
-      throw new Error(`${format} export task ${current.status}: ${current.error ?? ""}`);
-    }
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
   const completedAt = performance.now();

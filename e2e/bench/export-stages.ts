@@ -1,6 +1,6 @@
 /**
  * Where an export's time goes, measured in this process without the queue and the file store: the
- * same rows read in keyset batches (submitted_at, id) as the exports read them, with the JSON
+ * same rows read in keyset batches on (arrived_at, id), the exports' default order, with the JSON
  * columns fetched as text so that parsing is timed apart from reading, then formatted by
  * @studyflow/case-export and written to a local file. The sum is what one process can do at best
  * with this driver and formatter; comparing it with the pipeline's figure shows what the task
@@ -90,7 +90,7 @@ export async function measureExportStages(
   };
   try {
     await write(formatter.start());
-    let after: { submittedAt: string; id: string } | null = null;
+    let after: { arrivedAt: string; id: string } | null = null;
     for (;;) {
       let started = performance.now();
       const rows: RawRow[] = await db.sql<RawRow[]>`
@@ -98,12 +98,12 @@ export async function measureExportStages(
           responses::text as responses, context::text as context
         from survey_responses
         where study_key = ${studyKey} and key = ${surveyKey}
-          ${after ? db.sql`and (submitted_at, id) > (${after.submittedAt}, ${after.id})` : db.sql``}
-        order by submitted_at, id limit ${batchSize}`;
+          ${after ? db.sql`and (arrived_at, id) > (${after.arrivedAt}, ${after.id})` : db.sql``}
+        order by arrived_at, id limit ${batchSize}`;
       figures.readSeconds += seconds(started);
       const last = rows.at(-1);
       if (!last) break;
-      after = { submittedAt: last.submitted_at, id: last.id };
+      after = { arrivedAt: last.arrived_at, id: last.id };
 
       started = performance.now();
       const batch: ExportResponse[] = rows.map((row) => ({
