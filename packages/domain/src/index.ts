@@ -49,3 +49,7 @@ export * from "./messages/index";
 export * from "./notifications/index";
 export * from "./case-filter/index";
 export * from "./data-explorer/index";
+export * from "./bulk/task-kind";
+export * from "./bulk/task-kinds";
+export * from "./files/index";
+export * from "./exports/index";

@@ -8,6 +8,7 @@ import {
   processChunk,
   type BatchRunner,
   type ExternalServiceCaller,
+  type FileStore,
   type RuleFailureRecord,
 } from "@studyflow/domain";
 import {
@@ -23,6 +24,8 @@ export interface RunActionsProcessorDeps {
   /** Producer of the chunk jobs a task is split into. */
   queue: Queue;
   resultDir: string;
+  /** Where export tasks write their files (the PostgreSQL store unless configured otherwise). */
+  files?: FileStore;
   logger: Logger;
   clock?: () => number;
   /** The study rules' external services; absent = none configured. */
@@ -54,17 +57,18 @@ export function taskIdOf(data: unknown): string | null {
 }
 
 /**
- * One processor for both job kinds of the run-actions queue, for every kind of bulk task
- * (run-actions and timer ticks): a task job plans the task into
- * key-range chunks and queues a job per chunk; a chunk job runs its range, and whoever finishes
- * the last chunk writes the result and completes the task.
+ * One processor for both job kinds of the task queue, for every task kind (run-actions, timer
+ * ticks, exports; the kind's plan, batch step and finalisation are looked up by tasks.kind in the
+ * domain's task-kind table): a task job plans the task into key-range chunks and queues a job per
+ * chunk; a chunk job runs its range, and whoever finishes the last chunk writes the result (a
+ * result document, or an export's file) and completes the task.
  */
 export function createRunActionsProcessor(deps: RunActionsProcessorDeps): Processor {
   const db = deps.database.db;
   const clock = deps.clock ?? Date.now;
 
   async function runTaskJob(job: Job, data: Extract<RunActionsJob, { kind: "task" }>, token: string | undefined) {
-    const planned = await planTask(db, data.taskId, deps.chunkSize);
+    const planned = await planTask(db, data.taskId, deps.chunkSize, deps.files);
     if (planned.status === "ended") return { skipped: "task is gone or has ended" };
     if (planned.status === "skipped") {
       // A timer tick that found another task of its study ahead: recorded as skipped, never run.
@@ -82,7 +86,7 @@ export function createRunActionsProcessor(deps: RunActionsProcessorDeps): Proces
     }
     const pending = planned.chunks.filter((chunk) => chunk.status === "pending");
     if (pending.length === 0) {
-      await finalizeIfComplete(db, data.taskId, deps.resultDir, clock);
+      await finalizeIfComplete(db, data.taskId, deps.resultDir, clock, deps.files);
       return { chunks: planned.chunks.length };
     }
     // Deterministic ids: a planner that runs again adds no second job for a chunk already queued.
@@ -105,6 +109,7 @@ export function createRunActionsProcessor(deps: RunActionsProcessorDeps): Proces
       ...(deps.callExternalService ? { callExternalService: deps.callExternalService } : {}),
       ...(deps.onRuleFailures ? { onRuleFailures: deps.onRuleFailures } : {}),
       ...(deps.batchSize ? { batchSize: deps.batchSize } : {}),
+      ...(deps.files ? { files: deps.files } : {}),
       ...(deps.writesInDatabase === false ? { writesInDatabase: false } : {}),
       onBatch: (processed, { ranIn }) => {
         deps.onParticipantsProcessed?.(processed - reported, ranIn);
@@ -120,7 +125,7 @@ export function createRunActionsProcessor(deps: RunActionsProcessorDeps): Proces
       throw new DelayedError();
     }
     if (outcome === "done") {
-      const finalized = await finalizeIfComplete(db, data.taskId, deps.resultDir, clock);
+      const finalized = await finalizeIfComplete(db, data.taskId, deps.resultDir, clock, deps.files);
       if (finalized === "completed") deps.logger.info({ taskId: data.taskId }, "task completed");
     }
     return { outcome };

@@ -61,12 +61,20 @@ export interface ResponseExportInput extends ExportInputBase {
   extraContextColumns: string[];
   includeMeta: Record<string, boolean>;
   order: ResponseExportOrder;
+  /** The study's track-account flag when the export was asked for: adds CASE's account columns. */
+  accountColumns: boolean;
+  /** When the export was asked for (Unix seconds): the instant CASE's version lookup by time uses. */
+  now: number;
 }
 
 export type ParticipantExportInput = ExportInputBase;
 
 export interface ReportExportInput extends ExportInputBase {
   reportKey?: string;
+  /** CASE's `type`: "raw" (its JSON document) or "csv" (a column per data key). */
+  format: "raw" | "csv";
+  /** The csv header's data keys, fixed when the task is planned (every chunk writes the same columns). */
+  dataKeys?: string[];
 }
 
 /**

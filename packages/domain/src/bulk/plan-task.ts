@@ -1,9 +1,9 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
 import { taskChunks, tasks, type Database, type Executor } from "@studyflow/db";
-import { countEligibleParticipants, type TaskRow } from "../tasks/task-service";
-import { isTimerTask } from "../tasks/task-rules";
-import { CHUNK_SIZE } from "./bulk-tuning";
-import { eligibleForBulk } from "./participant-batch";
+import type { FileStore } from "../files/file-store";
+import { createPostgresFileStore } from "../files/postgres-file-store";
+import type { TaskRow } from "../tasks/task-service";
+import { PARTICIPANT_WRITING_KINDS, taskKindOf } from "./task-kinds";
 
 export interface PlannedChunk {
   chunkIndex: number;
@@ -34,48 +34,38 @@ export function skipReason(other: { id: string; kind: string; status: string }):
 }
 
 /**
- * Every `chunkSize`-th eligible participant key of the study, in key order. Each step jumps
- * `chunkSize` keys from the last boundary in participants_bulk_eligible_idx, reading the index
- * alone: on a million participants 0.12 s, where numbering every eligible row with a window
- * function visited each row for its status (1.3–1.8 s).
- */
-async function chunkBoundaries(tx: Executor, studyKey: string, chunkSize: number): Promise<string[]> {
-  const rows = await tx.execute<{ participant_id: string }>(sql`
-    with recursive boundary(participant_id) as (
-      (select participant_id from participants where study_key = ${studyKey} and ${eligibleForBulk}
-        order by participant_id offset ${chunkSize - 1} limit 1)
-      union all
-      (select (select p.participant_id from participants p
-          where p.study_key = ${studyKey} and p.participant_id > boundary.participant_id and ${eligibleForBulk}
-          order by p.participant_id offset ${chunkSize - 1} limit 1)
-        from boundary where boundary.participant_id is not null)
-    )
-    select participant_id from boundary where participant_id is not null`);
-  return rows.map((row) => row.participant_id);
-}
-
-/**
- * Starts a task: marks it in_progress and splits its participants into contiguous key ranges.
- * Idempotent: a planner that runs again (after a crash) finds the chunks already there.
+ * Starts a task: marks it in_progress and splits its rows into contiguous key ranges over its
+ * kind's key space (task-kinds.ts). Idempotent: a planner that runs again (after a crash) finds
+ * the chunks already there.
  *
- * One bulk task per study runs at a time, in the order they were created: two rule sets
- * interleaving batch by batch over the same participants would leave states no researcher
- * asked for. Planners of one study are serialised by an advisory lock, so two cannot both see
- * the study free. A timer tick never waits: one that finds another task ahead of it is skipped
- * (the next slot's tick does its housekeeping), so ticks never pile up behind a long run.
+ * One participant-writing task per study runs at a time, in the order they were created: two rule
+ * sets interleaving batch by batch over the same participants would leave states no researcher
+ * asked for. Planners of one study are serialised by an advisory lock, so two cannot both see the
+ * study free. A kind that skips when busy (a timer tick) is recorded as skipped instead of waiting.
+ * Exports only read: they neither wait nor make anyone wait.
  */
-export async function planTask(db: Database, taskId: string, chunkSize = CHUNK_SIZE): Promise<PlanOutcome> {
+export async function planTask(
+  db: Database,
+  taskId: string,
+  chunkSize?: number,
+  files: FileStore = createPostgresFileStore(db),
+): Promise<PlanOutcome> {
   return db.transaction(async (tx): Promise<PlanOutcome> => {
     const [task] = await tx.select().from(tasks).where(eq(tasks.id, taskId)).for("update");
     if (!task || !["queued", "in_progress"].includes(task.status)) return { status: "ended" };
-    if (task.status === "queued") {
+    const kind = taskKindOf(task.kind);
+    if (task.status === "queued" && kind.writesParticipants) {
       await lockStudyBulkTasks(tx, task.studyKey);
       const [ahead] = await tx.execute<{ id: string; kind: string; status: string }>(sql`
         select id, kind, status from tasks
         where study_key = ${task.studyKey} and id <> ${task.id}
+          and kind in (${sql.join(
+            PARTICIPANT_WRITING_KINDS.map((name) => sql`${name}`),
+            sql`, `,
+          )})
           and (status = 'in_progress' or (status = 'queued' and created_at < (select created_at from tasks where id = ${task.id})))
         limit 1`);
-      if (ahead && isTimerTask(task)) {
+      if (ahead && kind.skipWhenBusy) {
         const reason = skipReason(ahead);
         const now = new Date();
         await tx
@@ -93,8 +83,8 @@ export async function planTask(db: Database, taskId: string, chunkSize = CHUNK_S
       .orderBy(taskChunks.chunkIndex);
     if (existing.length > 0) return { status: "planned", task, chunks: existing };
 
-    const eligible = await countEligibleParticipants(tx, task.studyKey);
-    const boundaries = eligible > chunkSize ? await chunkBoundaries(tx, task.studyKey, chunkSize) : [];
+    const plan = await kind.plan(tx, task, chunkSize ?? kind.chunkSize);
+    const { boundaries } = plan;
     // Chunk i covers (boundary[i-1], boundary[i]]; the last one is open-ended so late arrivals are included.
     const ranges = [...boundaries, null].map((toKey, index) => ({
       taskId,
@@ -104,10 +94,11 @@ export async function planTask(db: Database, taskId: string, chunkSize = CHUNK_S
       cursor: index === 0 ? "" : (boundaries[index - 1] ?? ""),
     }));
     await tx.insert(taskChunks).values(ranges);
+    await kind.afterPlan?.(tx, task, ranges.length, files);
     const now = new Date();
     const [started] = await tx
       .update(tasks)
-      .set({ status: "in_progress", startedAt: task.startedAt ?? now, updatedAt: now, targetCount: eligible })
+      .set({ status: "in_progress", startedAt: task.startedAt ?? now, updatedAt: now, targetCount: plan.targetCount })
       .where(and(eq(tasks.id, taskId), inArray(tasks.status, ["queued", "in_progress"])))
       .returning();
     return {

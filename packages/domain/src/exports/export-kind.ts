@@ -1,0 +1,135 @@
+import { eq } from "drizzle-orm";
+import type { SQL } from "drizzle-orm";
+import type { ExportFormatter } from "@studyflow/case-export";
+import { storedFiles, type Executor } from "@studyflow/db";
+import type { BatchTally, TaskKindDefinition } from "../bulk/task-kind";
+import { FOOTER_PART, HEADER_PART, separatorPart, type FileStore, type StoredFileRow } from "../files/file-store";
+import type { TaskRow } from "../tasks/task-service";
+import { countSelection, readSelection, selectionBoundaries, type ExportSelection } from "./export-keyset";
+import { EXPORT_BATCH_SIZE, EXPORT_CHUNK_SIZE } from "./export-tuning";
+
+/** What an export kind knows of its rows; the chunk loop, parts and file are shared (exportKind). */
+export interface ExportSource<Row> {
+  /** The rows of this task's export, in its order. */
+  selection(tx: Executor, task: TaskRow): Promise<ExportSelection>;
+  /** The select list of a batch read. */
+  columns: SQL;
+  /** A read row as the formatter takes it. */
+  toExportRow(row: Record<string, unknown>): Row;
+  /** The task's formatter; the same for every chunk and for finalisation (it is stateless). */
+  formatter(tx: Executor, task: TaskRow): Promise<ExportFormatter<Row>>;
+  /** The download's name without extension, e.g. `responses_intake_20260131-120000`. */
+  baseName(task: TaskRow): string;
+  /** Whether the task's parts are gzip members. */
+  gzip(task: TaskRow): boolean;
+  /** Fixes what every chunk must agree on before the first one runs; returns the task as updated. */
+  beforePlan?(tx: Executor, task: TaskRow): Promise<TaskRow>;
+}
+
+/**
+ * The text that joins a row to the rows before it (JSON's comma; "" for CSV), learnt from the
+ * formatter itself: a row formatted as following another minus the same row formatted as first.
+ */
+function separatorOf<Row>(formatter: ExportFormatter<Row>, row: Row): string {
+  const following = formatter.format([row], true).text;
+  const first = formatter.format([row], false).text;
+  return following.endsWith(first) ? following.slice(0, following.length - first.length) : "";
+}
+
+export async function fileOfTask(tx: Executor, taskId: string): Promise<StoredFileRow> {
+  const [file] = await tx.select().from(storedFiles).where(eq(storedFiles.taskId, taskId)).limit(1);
+  if (!file) throw new Error(`the export file of task ${taskId} does not exist`);
+  return file;
+}
+
+const timestampOf = (date: Date) => date.toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15);
+/** A key safe in a file name: anything but letters, digits, dot, dash and underscore becomes "_". */
+export const fileNamePart = (value: string) => value.replace(/[^A-Za-z0-9._-]/g, "_");
+export const exportTimestamp = timestampOf;
+
+/**
+ * A task kind that streams its rows into a stored file. Each batch reads the next rows of its
+ * chunk by keyset, formats them and writes one part, keyed by (chunk, rows of the chunk before
+ * it), in the transaction that moves the checkpoint: a batch redone after a crash writes the same
+ * part again, never a second one. A JSON array's separator before a chunk's first row is a part
+ * of its own; completing the file drops the one before the file's first row, so the file reads as
+ * if formatted at once, whichever chunks were empty. The header (`start()`) and footer (`end()`)
+ * are written when the last chunk finishes.
+ */
+export function exportKind<Row>(source: ExportSource<Row>): TaskKindDefinition {
+  return {
+    writesParticipants: false,
+    skipWhenBusy: false,
+    chunkSize: EXPORT_CHUNK_SIZE,
+    batchSize: EXPORT_BATCH_SIZE,
+
+    async plan(tx, planned, chunkSize) {
+      const task = source.beforePlan ? await source.beforePlan(tx, planned) : planned;
+      const selection = await source.selection(tx, task);
+      const targetCount = await countSelection(tx, selection);
+      const boundaries = targetCount > chunkSize ? await selectionBoundaries(tx, selection, chunkSize) : [];
+      return { targetCount, boundaries };
+    },
+
+    async afterPlan(tx, task, _chunkCount, files: FileStore) {
+      const formatter = await source.formatter(tx, task);
+      const gzip = source.gzip(task);
+      await files.create(tx, {
+        studyKey: task.studyKey,
+        taskId: task.id,
+        name: `${source.baseName(task)}${formatter.extension}${gzip ? ".gz" : ""}`,
+        contentType: formatter.contentType,
+        gzip,
+      });
+    },
+
+    async openChunk(db, task, options) {
+      const files = options.files;
+      if (!files) throw new Error("an export chunk needs a file store");
+      const selection = await source.selection(db, task);
+      const formatter = await source.formatter(db, task);
+      const file = await fileOfTask(db, task.id);
+      return {
+        async runBatch(tx, { chunkIndex, chunk, batchSize }) {
+          const { rows, lastKey } = await readSelection(tx, selection, source.columns, {
+            after: chunk.cursor,
+            upTo: chunk.to_key,
+            limit: batchSize,
+          });
+          const tally: BatchTally = { processed: rows.length, changedPerRule: [], errors: [], errorCount: 0 };
+          const batch = rows.map((row) => source.toExportRow(row));
+          const first = batch[0];
+          if (first !== undefined) {
+            const firstOfChunk = chunk.processed_count === 0;
+            const formatted = formatter.format(batch, !firstOfChunk);
+            if (firstOfChunk && chunkIndex > 0) {
+              const separator = separatorOf(formatter, first);
+              if (separator !== "")
+                await files.writePart(tx, file, separatorPart(chunkIndex), separator, { rows: 0, separator: true });
+            }
+            await files.writePart(tx, file, { chunkIndex, seq: chunk.processed_count }, formatted.text, {
+              rows: formatted.rows,
+            });
+            // rows that did not match their survey definition are exported as far as possible and counted
+            tally.errorCount = formatted.mismatches;
+          }
+          return { last: lastKey ?? chunk.cursor, finished: rows.length < batchSize, tally };
+        },
+      };
+    },
+
+    async finalize(tx, task, chunks, context) {
+      const formatter = await source.formatter(tx, task);
+      const file = await fileOfTask(tx, task.id);
+      const rows = chunks.reduce((sum, chunk) => sum + chunk.processedCount, 0);
+      await context.files.writePart(tx, file, HEADER_PART, formatter.start(), { rows: 0 });
+      await context.files.writePart(tx, file, FOOTER_PART, formatter.end(rows > 0), { rows: 0 });
+      const completed = await context.files.complete(tx, file.id, rows);
+      return { resultFile: completed.name, processedCount: rows, fileType: completed.contentType };
+    },
+  };
+}
+
+/** Mismatches an export counted: rows exported as far as their definition allowed. */
+export const mismatchesOf = (chunks: { errorCount: number }[]) =>
+  chunks.reduce((sum, chunk) => sum + chunk.errorCount, 0);

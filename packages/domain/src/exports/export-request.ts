@@ -1,0 +1,9 @@
+import type { z } from "zod";
+import { Invalid } from "../errors";
+
+/** A zod failure of an export request as one Invalid naming the field, e.g. `format: invalid option`. */
+export function invalidFrom(error: z.ZodError): Invalid {
+  const issue = error.issues[0];
+  const path = issue?.path.join(".") || "request";
+  return new Invalid(`${path}: ${issue?.message ?? "invalid"}`);
+}

@@ -1,0 +1,66 @@
+import type { Readable } from "node:stream";
+import { and, eq, sql } from "drizzle-orm";
+import { storedFiles, taskChunks, type Database, type Executor } from "@studyflow/db";
+import { Conflict, NotFound } from "../errors";
+import type { FileStore, StoredFileRow } from "../files/file-store";
+import type { TaskRow } from "../tasks/task-service";
+
+export interface OpenedFile {
+  fileName: string;
+  contentType: string;
+  contentEncoding?: "gzip";
+  /** Bytes as sent (compressed when gzip). */
+  size: number;
+  /** Data rows in the file. */
+  rows: number;
+  body: Readable;
+}
+
+/** A file the caller may read: complete, not expired; otherwise a NotFound/Conflict saying why. */
+export function openStoredFile(store: FileStore, file: StoredFileRow): OpenedFile {
+  if (file.expiredAt) {
+    throw new NotFound(
+      `the export file "${file.name}" expired on ${file.expiredAt.toISOString()} and was removed; export again`,
+    );
+  }
+  if (!file.complete) throw new Conflict(`the export file "${file.name}" is not complete yet`);
+  return {
+    fileName: file.name,
+    contentType: file.contentType,
+    ...(file.contentEncoding === "gzip" ? { contentEncoding: "gzip" as const } : {}),
+    size: file.size,
+    rows: file.rows,
+    body: store.read(file),
+  };
+}
+
+/**
+ * The file of a completed export task, streamed from the store. The caller has checked that the
+ * caller may see the task (getVisibleTask). A task that is not an export, not completed, or whose
+ * file retention removed answers with a NotFound or Conflict that says which.
+ */
+export async function openTaskFile(db: Database, store: FileStore, task: TaskRow): Promise<OpenedFile> {
+  if (!task.kind.startsWith("export-"))
+    throw new NotFound(`task ${task.id} is a ${task.kind} task and has no export file`);
+  if (task.status !== "completed")
+    throw new Conflict(`task ${task.id} is ${task.status}; its file is there once it completes`);
+  const [file] = await db
+    .select()
+    .from(storedFiles)
+    .where(and(eq(storedFiles.taskId, task.id), eq(storedFiles.studyKey, task.studyKey)))
+    .limit(1);
+  if (!file) throw new NotFound(`the export file of task ${task.id} was removed`);
+  return openStoredFile(store, file);
+}
+
+/**
+ * Rows of an export that did not match their survey definition: exported as far as possible and
+ * counted per chunk (task_chunks.error_count), never failing the export.
+ */
+export async function exportMismatches(db: Executor, taskId: string): Promise<number> {
+  const [row] = await db
+    .select({ mismatches: sql<number>`coalesce(sum(${taskChunks.errorCount}), 0)::int` })
+    .from(taskChunks)
+    .where(eq(taskChunks.taskId, taskId));
+  return row?.mismatches ?? 0;
+}

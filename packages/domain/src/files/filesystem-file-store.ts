@@ -1,0 +1,88 @@
+import { createReadStream } from "node:fs";
+import { mkdir, readdir, rename, rm, stat, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { Readable } from "node:stream";
+import { encodePart, type FileStore, type PartKey } from "./file-store";
+import { insertStoredFile, markComplete } from "./postgres-file-store";
+
+/**
+ * Part file names sort in part order: the chunk index shifted to be non-negative and the seq,
+ * both zero-padded; a separator part is marked in its name.
+ */
+function partName(key: PartKey, separator: boolean): string {
+  const chunk = String(key.chunkIndex + 1).padStart(10, "0");
+  const seq = String(key.seq + 1).padStart(15, "0");
+  return `${chunk}-${seq}${separator ? ".sep" : ""}.part`;
+}
+
+const DATA_PART = /^(\d{10})-(\d{15})\.part$/;
+
+/**
+ * The filesystem backend: a file's parts in `<directory>/files/<file id>/`, on a volume every
+ * process mounts. Parts are written to a temporary name and renamed, so a reader never sees half a
+ * part; a part's name comes from its key, so a batch retried after a crash replaces its own part.
+ * The write is not in the batch's transaction: a crash after the rename and before the commit
+ * leaves a part the retried batch overwrites with the same rows.
+ */
+export function createFilesystemFileStore(directory: string): FileStore {
+  const folderOf = (fileId: string) => path.join(directory, "files", fileId);
+  const sortedParts = async (fileId: string) => {
+    try {
+      return (await readdir(folderOf(fileId))).filter((name) => name.endsWith(".part")).sort();
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+      throw error;
+    }
+  };
+  return {
+    backend: "filesystem",
+    create: insertStoredFile,
+
+    async writePart(_tx, file, key, text, meta) {
+      const folder = folderOf(file.id);
+      await mkdir(folder, { recursive: true });
+      const target = path.join(folder, partName(key, meta.separator ?? false));
+      const temporary = `${target}.${process.pid}.tmp`;
+      await writeFile(temporary, encodePart(file, text));
+      await rename(temporary, target);
+    },
+
+    async complete(tx, fileId, rows) {
+      const parts = await sortedParts(fileId);
+      // a data part is one with rows: header and footer sit at chunk indexes 0 and the last
+      const firstData = parts.find((name) => {
+        const match = DATA_PART.exec(name);
+        return match && match[1] !== "0000000000" && match[1] !== String(2_147_483_648).padStart(10, "0");
+      });
+      let size = 0;
+      for (const name of parts) {
+        const full = path.join(folderOf(fileId), name);
+        if (name.endsWith(".sep.part") && (!firstData || name < firstData)) {
+          await rm(full);
+          continue;
+        }
+        size += (await stat(full)).size;
+      }
+      return markComplete(tx, fileId, size, rows);
+    },
+
+    read(file) {
+      const folder = folderOf(file.id);
+      let parts: string[] | undefined;
+      let next = 0;
+      // One part file open at a time, streamed through: the consumer's pace sets the reads.
+      async function* bytes() {
+        parts ??= await sortedParts(file.id);
+        while (next < parts.length) {
+          const name = parts[next++] as string;
+          for await (const chunk of createReadStream(path.join(folder, name))) yield chunk as Buffer;
+        }
+      }
+      return Readable.from(bytes(), { objectMode: false });
+    },
+
+    async removeContents(_tx, file) {
+      await rm(folderOf(file.id), { recursive: true, force: true });
+    },
+  };
+}
