@@ -5,7 +5,6 @@ import {
   nodeEnv,
   queuePrefix,
   redisUrl,
-  resultDir,
   tokenSettings,
   withDevSecrets,
 } from "@studyflow/config";
@@ -23,8 +22,6 @@ const schema = z.object({
   REDIS_URL: redisUrl,
   /** Key prefix of every BullMQ key; the same as the API's and the workers'. */
   QUEUE_PREFIX: queuePrefix,
-  /** Directory of task result files, shared with the workers: the export commands download from it. */
-  RESULT_DIR: resultDir,
 });
 
 export type CliConfig = z.output<typeof schema>;

@@ -3,6 +3,7 @@ import { z } from "zod";
 import type { BoundCommand, CliCommand } from "./command-definition";
 import { demoSeedCommand } from "./commands/demo-seed";
 import { demoWalkthroughCommand } from "./commands/demo-walkthrough";
+import { EXPORT_COMMANDS } from "./commands/export-commands";
 import { migrateCommand } from "./commands/migrate";
 import { participantsAddCommand } from "./commands/participants-add";
 import { participantsListCommand } from "./commands/participants-list";
@@ -47,6 +48,7 @@ export const COMMANDS: readonly CliCommand[] = [
   ...SERVICE_KEY_COMMANDS,
   passwordResetTokenCommand,
   ruleFailuresListCommand,
+  ...EXPORT_COMMANDS,
   demoSeedCommand,
   demoWalkthroughCommand,
 ];

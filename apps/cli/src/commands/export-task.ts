@@ -1,0 +1,289 @@
+import { createWriteStream } from "node:fs";
+import { access, rename, rm } from "node:fs/promises";
+import { basename, resolve } from "node:path";
+import { pipeline } from "node:stream/promises";
+import { Option } from "commander";
+import { z } from "zod";
+import {
+  Conflict,
+  TERMINAL_STATUSES,
+  cancelTask,
+  createFileStore,
+  getVisibleTask,
+  openTaskFile,
+  type ManagementSubject,
+  type TaskRow,
+} from "@studyflow/domain";
+import { createTaskQueue, createRedisConnection, queueTask } from "@studyflow/queue";
+import type { CliContext } from "../command-definition";
+import { fieldLines } from "../output";
+import { createProgressReporter, progressModeFor, statusWord, type ProgressStream } from "../progress";
+import { switchFlag, text } from "../flag-values";
+import { UPLOADED_BY } from "../command-support";
+
+/**
+ * What every export command shares: queue the task the domain recorded, follow it until it
+ * ends (a bar on a terminal, lines otherwise, nothing under --json), download its file, and say
+ * where it went. Ctrl-C while following stops following and leaves the task running (the workers
+ * finish it; `export:follow` picks it up again), unless --cancel-on-interrupt asks to cancel it:
+ * an export someone started on purpose is rarely worth throwing away because a terminal closed.
+ */
+
+/** The operator, as the creator of the tasks the CLI starts; an admin, so it may see any task. */
+export const OPERATOR: ManagementSubject = { subject: UPLOADED_BY, isAdmin: true };
+
+/**
+ * The Task row is read this often while following: a read by primary key per half second costs
+ * Postgres nothing, and the workers commit progress once per batch, which takes about that long.
+ */
+export const POLL_INTERVAL_MS = 500;
+
+/** What tests (and only they) put into the context: progress output and a stand-in for Ctrl-C. */
+export interface FollowHooks {
+  /** Where progress goes; process.stderr by default. */
+  progress: ProgressStream;
+  /** Aborted = the operator pressed Ctrl-C; by default SIGINT while following. */
+  interrupt: AbortSignal;
+  /** Overrides POLL_INTERVAL_MS. */
+  pollIntervalMs: number;
+}
+
+export type ExportContext = CliContext & Partial<FollowHooks>;
+
+/** The flags every export command ends with. */
+export const followFlags = () => [
+  new Option("--out <FILE>", "where to write the file (default: the export's own name, in this directory)"),
+  new Option("--cancel-on-interrupt", "cancel the task on Ctrl-C (default: leave it running and say how to follow it)"),
+];
+export const startFlags = () => [
+  ...followFlags(),
+  new Option("--no-wait", "queue the task, print it and return, without following or downloading it"),
+];
+
+export const followValues = { out: text.optional(), cancelOnInterrupt: switchFlag };
+export const startValues = { ...followValues, wait: z.boolean().default(true) };
+
+export interface FollowOptions {
+  studyKey: string;
+  out?: string | undefined;
+  cancelOnInterrupt: boolean;
+}
+export interface StartOptions extends FollowOptions {
+  wait: boolean;
+}
+
+/** Following stopped by Ctrl-C; the message says what became of the task. Exit code 2. */
+export class FollowInterrupted extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "FollowInterrupted";
+  }
+}
+
+const followCommand = (studyKey: string, taskId: string) =>
+  `npm run cli -- export:follow --study ${studyKey} --task ${taskId}`;
+
+/** The counted things of a task kind, for the progress line. */
+function unitOf(task: TaskRow): string {
+  switch (task.kind) {
+    case "export-responses":
+      return "responses";
+    case "export-reports":
+      return "reports";
+    default:
+      return "participants";
+  }
+}
+
+function taskData(task: TaskRow) {
+  return {
+    id: task.id,
+    kind: task.kind,
+    status: task.status,
+    targetCount: task.targetCount,
+    processedCount: task.processedCount,
+    createdBy: task.createdBy,
+    createdAt: task.createdAt.toISOString(),
+    ...(task.error ? { error: task.error } : {}),
+  };
+}
+
+/**
+ * Queues a task the caller has just recorded (`record` runs the domain's create function), then
+ * follows and downloads it unless --no-wait.
+ */
+export async function startExport(
+  ctx: ExportContext,
+  options: StartOptions,
+  record: () => Promise<TaskRow>,
+): Promise<Record<string, unknown>> {
+  const task = await record();
+  await enqueue(ctx, task);
+  if (!options.wait) {
+    const data = { studyKey: options.studyKey, task: taskData(task), follow: followCommand(options.studyKey, task.id) };
+    ctx.output.result(data, [
+      `export task ${task.id} ${statusWord(task.status)} (${task.targetCount} ${unitOf(task)})`,
+      `follow it and download its file with: ${data.follow}`,
+    ]);
+    return data;
+  }
+  return followAndDownload(ctx, options, task);
+}
+
+/** One producer connection for the one job; closed whatever happens. */
+async function enqueue(ctx: CliContext, task: TaskRow): Promise<void> {
+  const connection = createRedisConnection(ctx.config.REDIS_URL, "producer");
+  const queue = createTaskQueue(connection, ctx.config.QUEUE_PREFIX);
+  try {
+    await queueTask(queue, task);
+  } finally {
+    await queue.close().catch(() => undefined);
+    connection.disconnect();
+  }
+}
+
+/** Follows a task that exists (export:follow, or right after starting it) and downloads its file. */
+export async function followAndDownload(
+  ctx: ExportContext,
+  options: FollowOptions,
+  started: TaskRow,
+): Promise<Record<string, unknown>> {
+  const finished = await follow(ctx, options, started);
+  if (finished.status !== "completed") {
+    const why = finished.error ? `: ${finished.error}` : "";
+    throw new Error(`export task ${finished.id} ${statusWord(finished.status)}${why}`);
+  }
+  const file = await download(ctx, finished, options.out);
+  const data = { studyKey: options.studyKey, task: taskData(finished), file };
+  ctx.output.result(data, [
+    `exported ${file.rows} ${unitOf(finished)} to ${file.path}`,
+    ...fieldLines([
+      ["task", finished.id],
+      ["rows", file.rows],
+      ["size", `${formatBytes(file.size)}${file.contentEncoding ? ` (${file.contentEncoding})` : ""}`],
+      ["type", file.contentType],
+    ]).map((line) => `  ${line}`),
+  ]);
+  return data;
+}
+
+/** Polls the Task row until it ends, or until Ctrl-C. */
+async function follow(ctx: ExportContext, options: FollowOptions, started: TaskRow): Promise<TaskRow> {
+  const stream = ctx.progress ?? process.stderr;
+  const reporter = createProgressReporter({
+    mode: progressModeFor(stream, ctx.output.json),
+    stream,
+    label: `export ${started.id.slice(0, 8)}`,
+    unit: unitOf(started),
+  });
+  const { signal, release } = interruptSignal(ctx.interrupt);
+  let task = started;
+  try {
+    for (;;) {
+      reporter.update(task);
+      if (TERMINAL_STATUSES.includes(task.status)) return task;
+      await pause(ctx.pollIntervalMs ?? POLL_INTERVAL_MS, signal);
+      if (signal.aborted) break;
+      task = await getVisibleTask(ctx.database.db, options.studyKey, task.id, OPERATOR);
+    }
+  } finally {
+    reporter.stop();
+    release();
+  }
+  // Ctrl-C: the task is the workers', not this process's; only an explicit flag ends it.
+  if (!options.cancelOnInterrupt) {
+    throw new FollowInterrupted(
+      `interrupted: export task ${task.id} keeps running; follow it and download its file with: ${followCommand(options.studyKey, task.id)}`,
+    );
+  }
+  try {
+    const canceled = await cancelTask(ctx.database.db, task, OPERATOR);
+    throw new FollowInterrupted(`interrupted: export task ${canceled.id} canceled`);
+  } catch (error) {
+    // It ended between the last read and the cancel: say so rather than claim a cancel.
+    if (error instanceof Conflict)
+      throw new FollowInterrupted(`interrupted: export task ${task.id} not canceled: ${error.message}`);
+    throw error;
+  }
+}
+
+/** SIGINT as an AbortSignal for as long as the command follows; a test's own signal otherwise. */
+function interruptSignal(given: AbortSignal | undefined): { signal: AbortSignal; release: () => void } {
+  if (given) return { signal: given, release: () => undefined };
+  const controller = new AbortController();
+  const onInterrupt = () => controller.abort();
+  process.once("SIGINT", onInterrupt);
+  return { signal: controller.signal, release: () => process.off("SIGINT", onInterrupt) };
+}
+
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((done) => {
+    if (signal.aborted) return done();
+    const timer = setTimeout(finish, ms);
+    function finish() {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", finish);
+      done();
+    }
+    signal.addEventListener("abort", finish, { once: true });
+  });
+}
+
+export interface DownloadedFile {
+  path: string;
+  size: number;
+  rows: number;
+  contentType: string;
+  contentEncoding?: string;
+}
+
+/**
+ * Streams the task's file to `out` (or its own name in the working directory). It is written
+ * beside the target under a temporary name and renamed when complete, so an interrupted
+ * download never leaves a file that looks whole. A default name never overwrites a file.
+ */
+async function download(ctx: CliContext, task: TaskRow, out: string | undefined): Promise<DownloadedFile> {
+  // The store every api and worker process writes export files to: PostgreSQL itself.
+  const store = createFileStore(ctx.database.db);
+  const file = await openTaskFile(ctx.database.db, store, task);
+  const target = resolve(ctx.workingDirectory, out ?? basename(file.fileName));
+  const partial = `${target}.part-${process.pid}`;
+  try {
+    if (out === undefined) await refuseExisting(target);
+    await pipeline(file.body, createWriteStream(partial, { flags: "wx" }));
+    if (out === undefined) await refuseExisting(target);
+    await rename(partial, target);
+  } catch (error) {
+    file.body.destroy();
+    await rm(partial, { force: true });
+    throw error;
+  }
+  return {
+    path: target,
+    size: file.size,
+    rows: file.rows,
+    contentType: file.contentType,
+    ...(file.contentEncoding ? { contentEncoding: file.contentEncoding } : {}),
+  };
+}
+
+async function refuseExisting(target: string): Promise<void> {
+  const exists = await access(target).then(
+    () => true,
+    () => false,
+  );
+  if (exists) throw new Conflict(`${target} exists already; name another file with --out`);
+}
+
+const UNITS = ["B", "kB", "MB", "GB", "TB"];
+
+/** 1234567 → "1.2 MB" (decimal units, as file managers show them). */
+export function formatBytes(bytes: number): string {
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1000 && unit < UNITS.length - 1) {
+    value /= 1000;
+    unit += 1;
+  }
+  return unit === 0 ? `${value} B` : `${value.toFixed(1)} ${UNITS[unit]}`;
+}
