@@ -32,7 +32,7 @@ interface Entry {
   studyKey: string;
   learnedAt: number;
   count?: number;
-  /** position → the order values of the row just before it (rows after them start at position). */
+  /** position → the order values of the row at that position (a page starting there starts with it). */
   boundaries: Map<number, unknown[]>;
 }
 
@@ -92,7 +92,7 @@ export class ExplorerPageCache {
     return best;
   }
 
-  /** Remembers that the rows after `values` (in the query's order) start at `position`. */
+  /** Remembers the order values of the row at `position` (in the query's order). */
   remember(key: string, studyKey: string, position: number, values: unknown[]): void {
     const entry = this.entry(key, studyKey, true)!;
     if (entry.boundaries.size >= MAX_BOUNDARIES && !entry.boundaries.has(position)) return;

@@ -38,10 +38,13 @@ export function orderColumns(target: CaseFilterTarget, sort: readonly CaseSortKe
 const column = (name: string) => sql.identifier(name);
 const param = (value: unknown, type: OrderColumn["sqlType"]) => sql`${value}::${sql.raw(type)}`;
 
-/** Rows after `values` in the order: a row comparison when every key runs one way (an index range), else spelled out. */
-function after(order: readonly OrderColumn[], values: readonly unknown[]): SQL {
+/**
+ * Rows from `values` on in the order, that row included: a row comparison when every key runs one
+ * way (an index range), else spelled out.
+ */
+function from(order: readonly OrderColumn[], values: readonly unknown[]): SQL {
   if (order.every((key) => key.direction === order[0]!.direction)) {
-    const op = order[0]!.direction === "asc" ? sql`>` : sql`<`;
+    const op = order[0]!.direction === "asc" ? sql`>=` : sql`<=`;
     const left = sql.join(
       order.map((key) => column(key.column)),
       sql`, `,
@@ -56,8 +59,10 @@ function after(order: readonly OrderColumn[], values: readonly unknown[]): SQL {
     const equal = order
       .slice(0, i)
       .map((prior, j) => sql`${column(prior.column)} = ${param(values[j], prior.sqlType)}`);
-    const beyond = sql`${column(key.column)} ${key.direction === "asc" ? sql`>` : sql`<`} ${param(values[i], key.sqlType)}`;
-    return sql.join([...equal, beyond], sql` and `);
+    // the last key (the unique column) lets the row itself in
+    const last = i === order.length - 1;
+    const op = key.direction === "asc" ? (last ? sql`>=` : sql`>`) : last ? sql`<=` : sql`<`;
+    return sql.join([...equal, sql`${column(key.column)} ${op} ${param(values[i], key.sqlType)}`], sql` and `);
   });
   return sql`(${sql.join(branches, sql` or `)})`;
 }
@@ -93,17 +98,18 @@ export async function countCaseRows(db: Executor, request: Omit<CasePageRequest,
 
 /**
  * The unique-column values of one page, in order. The page is found from the nearest remembered
- * boundary at or before it (a keyset seek, then a short skip) rather than by skipping every row
- * from the first; the page's end is remembered for the next one. Only the ordering columns are
- * read, so with a matching index and no filter on other columns the read never visits the table.
+ * page start at or before it (a keyset seek, then a short skip) rather than by skipping every row
+ * from the first. One row past the page is read: it starts the next page and is remembered with
+ * this page's own start, so paging on, back or again seeks. Only the ordering columns are read, so
+ * with a matching index and no filter on other columns the read never visits the table.
  */
 export async function readCasePageKeys(db: Executor, request: CasePageRequest): Promise<string[]> {
   const { table, unique } = TABLES[request.target];
   const where = translateCaseFilter(request.target, request.filter);
   const key = cacheKey(request);
-  const boundary = request.cache?.nearestBoundary(key, request.studyKey, request.offset);
-  const seek = boundary ? sql` and ${after(request.order, boundary.values)}` : sql``;
-  const skip = request.offset - (boundary?.position ?? 0);
+  const start = request.cache?.nearestBoundary(key, request.studyKey, request.offset);
+  const seek = start ? sql` and ${from(request.order, start.values)}` : sql``;
+  const skip = request.offset - (start?.position ?? 0);
   const selected = sql.join(
     request.order.map((key, i) => sql`${column(key.column)}::text as ${column(`k${i}`)}`),
     sql`, `,
@@ -115,19 +121,17 @@ export async function readCasePageKeys(db: Executor, request: CasePageRequest): 
   const rows = await db.execute<Record<string, string>>(
     sql`select ${selected} from ${column(table)}
         where ${column("study_key")} = ${request.studyKey} and ${where}${seek}
-        order by ${orderBy} offset ${skip} limit ${request.limit}`,
+        order by ${orderBy} offset ${skip} limit ${request.limit + 1}`,
   );
-  const uniqueIndex = request.order.findIndex((key) => key.column === unique.column);
-  const last = rows.at(-1);
-  if (request.cache && last && rows.length === request.limit) {
-    request.cache.remember(
-      key,
-      request.studyKey,
-      request.offset + rows.length,
-      request.order.map((_, i) => last[`k${i}`]),
-    );
+  const valuesOf = (row: Record<string, string>) => request.order.map((_, i) => row[`k${i}`]);
+  if (request.cache) {
+    const first = rows[0];
+    if (first) request.cache.remember(key, request.studyKey, request.offset, valuesOf(first));
+    const next = rows[request.limit];
+    if (next) request.cache.remember(key, request.studyKey, request.offset + request.limit, valuesOf(next));
   }
-  return rows.map((row) => row[`k${uniqueIndex}`]!);
+  const uniqueIndex = request.order.findIndex((key) => key.column === unique.column);
+  return rows.slice(0, request.limit).map((row) => row[`k${uniqueIndex}`]!);
 }
 
 /** Puts rows read by their unique values back in the page's order. */
