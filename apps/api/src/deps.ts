@@ -2,7 +2,7 @@ import type { Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { DbHandle } from "@studyflow/db";
-import type { ExternalServiceCaller, ReadCache, RuleFailureRecord } from "@studyflow/domain";
+import type { ExternalServiceCaller, FileStore, ReadCache, RuleFailureRecord } from "@studyflow/domain";
 import type { ApiConfig } from "./config";
 
 /** Everything the API needs from outside, passed in so tests build the real app on their own services. */
@@ -23,6 +23,11 @@ export interface AppDeps {
    * request reads them from the database.
    */
   readCache?: ReadCache;
+  /**
+   * Where export files are read from: the store the workers write them to. Absent = the
+   * PostgreSQL store over `database` (the default backend, which every process reaches already).
+   */
+  fileStore?: FileStore;
   /** Told of every recorded rule failure; createApp counts them in its metrics. */
   onRuleFailures?: (failures: readonly RuleFailureRecord[]) => void;
 }

@@ -1,13 +1,21 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
+import { createFileStore } from "@studyflow/domain";
 import type { AppEnv } from "../../../app-env";
-import type { AppDeps } from "../../../deps";
 import { handleCaseError } from "../../../case-compat";
+import type { AppDeps } from "../../../deps";
 import { managementAuth } from "../../../middleware/auth";
 import { validationHook } from "../../../validation";
+import { registerCountResponses } from "./count-responses";
 import { registerExportConfidentialResponses } from "./export-confidential-responses";
+import { EXPORT_GROUP_LIST } from "./export-groups";
 import { registerGetConfidentialExport } from "./get-confidential-export";
+import { registerGetExportTask } from "./get-export-task";
+import { registerGetExportTaskResult } from "./get-export-task-result";
 import { registerGetSurveyInfo } from "./get-survey-info";
 import { registerListConfidentialExports } from "./list-confidential-exports";
+import { registerParticipantsExport } from "./participants-export";
+import { registerReportsExport } from "./reports-export";
+import { registerStartResponsesExport } from "./start-responses-export";
 
 /**
  * case-backend's data-exporter group, at its paths and in its shapes, so case-admin's exporter pages
@@ -19,7 +27,16 @@ export function createDataExporterRouter(deps: AppDeps) {
   const router = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   router.use(managementAuth(deps));
   router.onError(handleCaseError);
+  const fileStore = deps.fileStore ?? createFileStore(deps.database.db);
   registerGetSurveyInfo(router, deps);
+  registerCountResponses(router, deps);
+  registerStartResponsesExport(router, deps);
+  registerParticipantsExport(router, deps);
+  registerReportsExport(router, deps);
+  for (const group of EXPORT_GROUP_LIST) {
+    registerGetExportTask(router, deps, group);
+    registerGetExportTaskResult(router, deps, group, fileStore);
+  }
   registerExportConfidentialResponses(router, deps);
   registerListConfidentialExports(router, deps);
   registerGetConfidentialExport(router, deps);
