@@ -104,9 +104,9 @@ describe("explorer pages equal skip-and-limit pages, whatever the cache remember
     let now = 0;
     const cache = new ExplorerPageCache({ ttlMs: 1_000, now: () => now });
     let loads = 0;
-    const load = async () => {
+    const load = () => {
       loads += 1;
-      return 5;
+      return Promise.resolve(5);
     };
     await cache.count("q", STUDY, load);
     await cache.count("q", STUDY, load);
@@ -123,7 +123,7 @@ describe("explorer pages equal skip-and-limit pages, whatever the cache remember
     expect(loads).toBe(3);
   });
 
-  it("drops the least recently used query beyond maxEntries", async () => {
+  it("drops the least recently used query beyond maxEntries", () => {
     const cache = new ExplorerPageCache({ maxEntries: 2 });
     cache.remember("a", STUDY, 0, [1]);
     cache.remember("b", STUDY, 0, [2]);
