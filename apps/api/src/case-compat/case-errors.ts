@@ -11,8 +11,8 @@ import { errorBody, handleError } from "../errors";
  * deliberate differences from case-backend, listed so that a reader knows them:
  * - not-found: 404 where case-backend answers 500 ("failed to get study response by ID");
  * - conflict: 409 where case-backend answers 500 (a duplicate key);
- * - rule-failed: 422 where case-backend answers 400 ("error when …") — its event routes fail so;
- *   no data-explorer route can raise it.
+ * - rule-failed: 422; case-backend has no such failure (its rules never reject an event), so no
+ *   CASE client expects it; no data-explorer route can raise it.
  * Everything else (invalid 400, unauthorized 401, forbidden 403, 413, 429, 503) is the same.
  */
 export const CASE_STATUS_OF: Record<DomainErrorKind, ContentfulStatusCode> = {
