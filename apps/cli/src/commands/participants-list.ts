@@ -1,8 +1,6 @@
 import { Option } from "commander";
-import { and, asc, count, desc, eq, sql } from "drizzle-orm";
 import { z } from "zod";
-import { participants } from "@studyflow/db";
-import { translateCaseFilter, translateCaseSort } from "@studyflow/domain";
+import { listExplorerParticipants } from "@studyflow/domain";
 import { defineCommand, type CliContext } from "../command-definition";
 import { requireStudy } from "../command-support";
 import { jsonObject, studyKey, wholeNumber } from "../flag-values";
@@ -20,26 +18,21 @@ export const isoOfSeconds = (seconds: number) => (seconds > 0 ? new Date(seconds
 
 /**
  * A page of a study's participants in CASE's page/limit terms, filtered and sorted as case-admin's
- * data explorer does (the same Mongo-style filter translation as the API's routes).
+ * data explorer does, through the same domain read as the API's data-explorer route.
  */
 export async function participantsList(ctx: CliContext, input: ParticipantsListInput) {
   const db = ctx.database.db;
   await requireStudy(db, input.studyKey);
-  // Both translations throw Invalid naming the field, before any row is read.
-  const where = and(eq(participants.studyKey, input.studyKey), translateCaseFilter("participants", input.filter));
-  const order = translateCaseSort("participants", input.sort).map((key) =>
-    key.direction === "asc" ? asc(sql.identifier(key.column)) : desc(sql.identifier(key.column)),
-  );
-  const [total] = await db.select({ n: count() }).from(participants).where(where);
-  const totalCount = total?.n ?? 0;
-  const rows = await db
-    .select()
-    .from(participants)
-    .where(where)
-    // the participant id last, so that a page is the same on every read whatever the sort's ties
-    .orderBy(...order, asc(participants.participantId))
-    .limit(input.limit)
-    .offset((input.page - 1) * input.limit);
+  // The data explorer's own read: the filter and sort translated (Invalid naming the field before
+  // anything is read), counted and paged as case-backend pages.
+  const page = await listExplorerParticipants(db, input.studyKey, {
+    ...(input.filter === undefined ? {} : { filter: input.filter }),
+    ...(input.sort === undefined ? {} : { sort: input.sort }),
+    page: input.page,
+    limit: input.limit,
+  });
+  const rows = page.rows;
+  const totalCount = page.totalCount;
   const list = rows.map((row) => ({
     participantId: row.participantId,
     studyStatus: row.studyStatus,
@@ -53,7 +46,7 @@ export async function participantsList(ctx: CliContext, input: ParticipantsListI
   const data = {
     studyKey: input.studyKey,
     participants: list,
-    pagination: { totalCount, currentPage: input.page, totalPages, pageSize: input.limit },
+    pagination: { totalCount, currentPage: page.page, totalPages, pageSize: input.limit },
   };
   const flagsOf = (flags: Record<string, string>) =>
     Object.entries(flags)
@@ -62,7 +55,7 @@ export async function participantsList(ctx: CliContext, input: ParticipantsListI
   ctx.output.result(data, [
     `${totalCount} participant${totalCount === 1 ? "" : "s"} in study "${input.studyKey}"${
       input.filter ? " match the filter" : ""
-    }; page ${input.page} of ${Math.max(totalPages, 1)}`,
+    }; page ${page.page} of ${Math.max(totalPages, 1)}`,
     ...list.map((p) =>
       [p.participantId, p.studyStatus, isoOfSeconds(p.enteredAt) ?? "-", flagsOf(p.flags) || "-"].join("  "),
     ),

@@ -1,8 +1,12 @@
 import { Option } from "commander";
-import { and, desc, eq } from "drizzle-orm";
 import { z } from "zod";
-import { participants, reports, surveyResponses } from "@studyflow/db";
-import { NotFound, listRuleFailures } from "@studyflow/domain";
+import {
+  NotFound,
+  getExplorerParticipant,
+  listExplorerReports,
+  listExplorerResponses,
+  listRuleFailures,
+} from "@studyflow/domain";
 import { defineCommand, type CliContext } from "../command-definition";
 import { requireStudy } from "../command-support";
 import { fieldLines } from "../output";
@@ -20,35 +24,48 @@ export interface ParticipantsShowInput {
 export async function participantsShow(ctx: CliContext, input: ParticipantsShowInput) {
   const db = ctx.database.db;
   await requireStudy(db, input.studyKey);
-  const ofParticipant = (table: typeof surveyResponses | typeof reports) =>
-    and(eq(table.studyKey, input.studyKey), eq(table.participantId, input.participantId));
-  const [row] = await db
-    .select()
-    .from(participants)
-    .where(and(eq(participants.studyKey, input.studyKey), eq(participants.participantId, input.participantId)))
-    .limit(1);
-  if (!row) throw new NotFound(`no participant "${input.participantId}" in study "${input.studyKey}"`);
-  const [responses, reportRows, failures] = await Promise.all([
-    db
-      .select({
-        id: surveyResponses.id,
-        surveyKey: surveyResponses.key,
-        versionId: surveyResponses.versionId,
-        submittedAt: surveyResponses.submittedAt,
-        arrivedAt: surveyResponses.arrivedAt,
-      })
-      .from(surveyResponses)
-      .where(ofParticipant(surveyResponses))
-      .orderBy(desc(surveyResponses.arrivedAt), desc(surveyResponses.id))
-      .limit(input.recent),
-    db
-      .select({ id: reports.id, key: reports.key, timestamp: reports.timestamp, data: reports.data })
-      .from(reports)
-      .where(ofParticipant(reports))
-      .orderBy(desc(reports.timestamp), desc(reports.id))
-      .limit(input.recent),
-    listRuleFailures(db, { studyKey: input.studyKey, participantId: input.participantId, limit: input.recent }),
-  ]);
+  const row = await getExplorerParticipant(db, input.studyKey, input.participantId).catch((error: unknown) => {
+    // the study exists (checked above): what is missing is the participant the flag names
+    if (error instanceof NotFound)
+      throw new NotFound(`no participant "${input.participantId}" in study "${input.studyKey}"`);
+    throw error;
+  });
+  // The data explorer reads one survey's responses at a time (as case-backend's does): each survey
+  // the participant submitted or has assigned, newest first, merged.
+  const surveyKeys = [
+    ...new Set([...Object.keys(row.lastSubmissions), ...row.assignedSurveys.map((survey) => survey.surveyKey)]),
+  ];
+  const byParticipant = { participantID: input.participantId };
+  const recentPage = { page: 1, limit: input.recent };
+  const responsePages = [];
+  for (const surveyKey of surveyKeys) {
+    responsePages.push(
+      await listExplorerResponses(db, input.studyKey, surveyKey, {
+        ...recentPage,
+        filter: byParticipant,
+        sort: { submittedAt: -1 },
+      }),
+    );
+  }
+  const responses = responsePages
+    .flatMap((page) => page.rows)
+    .sort((a, b) => b.submittedAt - a.submittedAt)
+    .slice(0, input.recent)
+    .map((response) => ({
+      id: response.id,
+      surveyKey: response.key,
+      versionId: response.versionId,
+      submittedAt: response.submittedAt,
+      arrivedAt: response.arrivedAt,
+    }));
+  const reportRows = (
+    await listExplorerReports(db, input.studyKey, recentPage, { participantId: input.participantId })
+  ).rows.map((report) => ({ id: report.id, key: report.key, timestamp: report.timestamp, data: report.data }));
+  const failures = await listRuleFailures(db, {
+    studyKey: input.studyKey,
+    participantId: input.participantId,
+    limit: input.recent,
+  });
   const participant = {
     participantId: row.participantId,
     studyStatus: row.studyStatus,
