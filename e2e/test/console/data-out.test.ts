@@ -6,15 +6,18 @@ import { fileURLToPath } from "node:url";
 import { serve, type ServerType } from "@hono/node-server";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { participants, reports, studies } from "@studyflow/db";
+import { participants, reports, studies, tasks } from "@studyflow/db";
 import {
   createStudy,
   grantPermission,
   mintManagementToken,
   recordRuleFailures,
+  setDailyExportConfig,
   setStudyRules,
+  startDailyExports,
   updateStudy,
 } from "@studyflow/domain";
+import { queueTask } from "@studyflow/queue";
 import { call, exp, onEvent, str } from "@studyflow/testkit";
 import { createTestApp, type TestApp } from "@studyflow/api/testing";
 import { startWorkerBesideApi } from "@studyflow/worker/testing";
@@ -35,7 +38,11 @@ const MARKUP = "markup-check";
 const XSS = '<img src=x onerror="window.__xss=1">';
 /** Responses of the weekly survey: ten weeks of 12 participants. */
 const RESPONSES = 120;
+/** The seed's first week of responses arrives on this day (2023-11-14, UTC). */
+const FIRST_DAY = 1_699_920_000;
 const DOCS = fileURLToPath(new URL("../../../docs/", import.meta.url));
+
+const csvRows = (text: string) => text.trim().split("\n");
 
 describe("the console's participants and exports pages", () => {
   let t: TestApp;
@@ -183,6 +190,37 @@ describe("the console's participants and exports pages", () => {
     strangerToken = await mintManagementToken({ subject: "visitor", isAdmin: false, secret });
 
     worker = startWorkerBesideApi(t, resultDir, { batchSize: 50, chunkSize: 60 });
+    // A daily export of the weekly survey, for the first week's day (the seed's responses of that
+    // day), run by the worker like the nightly job's.
+    await setDailyExportConfig(
+      db,
+      STUDY,
+      {
+        surveyKeys: ["weekly"],
+        options: {
+          format: "wide",
+          questionOptionSep: "-",
+          shortKeys: false,
+          extraContextColumns: [],
+          includeMeta: { position: false, initTimes: false, displayedTimes: false, responsedTimes: false },
+          gzip: false,
+        },
+        enabled: true,
+      },
+      "seed",
+    );
+    const [daily] = await startDailyExports(db, {
+      now: (FIRST_DAY + 86_400) * 1000,
+      queue: (task) => queueTask(t.deps.runActionsQueue, task),
+    });
+    expect(daily?.task).toBeDefined();
+    for (let deadline = Date.now() + 20_000; ;) {
+      const [row] = await db.select({ status: tasks.status }).from(tasks).where(eq(tasks.id, daily!.task!.id));
+      if (row?.status === "completed") break;
+      if (Date.now() > deadline) throw new Error(`the daily export did not complete: ${row?.status}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+
     server = serve({ fetch: t.app.fetch, port: 0, hostname: "127.0.0.1" });
     await new Promise<void>((resolve) => server.once("listening", () => resolve()));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -281,8 +319,7 @@ describe("the console's participants and exports pages", () => {
       run.getByRole("button", { name: "Download the file" }).click(),
     ]);
     const file = await download.path();
-    const text = await readFile(file, "utf8");
-    const lines = text.trim().split("\n");
+    const lines = csvRows(await readFile(file, "utf8"));
     expect(lines[0]).toMatch(/^ID,/);
     expect(lines).toHaveLength(RESPONSES + 1);
     expect(download.suggestedFilename()).toMatch(/\.csv$/);
@@ -292,6 +329,17 @@ describe("the console's participants and exports pages", () => {
     expect(await page.locator("table.exports tbody tr").first().innerText()).toMatch(/responses\s+completed/);
     await page.screenshot({ path: path.join(DOCS, "console-exports.png"), fullPage: true });
     await screenshot(page, "exports");
+
+    // The daily export of the first week's day, downloaded by its name.
+    const dailyItem = page.locator(".daily-exports li").first();
+    await dailyItem.waitFor();
+    const dailyName = await dailyItem.locator("code").innerText();
+    expect(dailyName).toContain("weekly");
+    const [dailyFile] = await Promise.all([
+      page.waitForEvent("download"),
+      dailyItem.getByRole("button", { name: "Download" }).click(),
+    ]);
+    expect(csvRows(await readFile(await dailyFile.path(), "utf8")).length).toBeGreaterThan(1);
 
     // The codebook of the survey.
     await page.locator("#codebook-survey").fill("weekly");
@@ -308,7 +356,7 @@ describe("the console's participants and exports pages", () => {
     await page.getByText("The study has no participants yet.").waitFor();
     await open(`#/studies/${EMPTY}/exports`);
     await page.getByText("No exports yet.").waitFor();
-    // TODO(daily exports): assert "No daily exports yet." once the daily-exports route is mounted.
+    await page.getByText("No daily exports yet.").waitFor();
     await page.locator("#export-survey").fill("weekly");
     await page.getByRole("button", { name: "Start the export" }).click();
     await page.locator(".export-form .notice-error").waitFor();
