@@ -76,6 +76,16 @@ const schema = z.object({
   BULK_WRITES_IN_DATABASE: z.enum(["on", "off"]).default("on"),
   /** How often the timer looks for due ticks: a tick starts at most this late. Tests shorten it. */
   TIMER_SCAN_INTERVAL_MS: milliseconds(TIMER_SCAN_EVERY_MS),
+  /**
+   * Where export files are kept: "postgres" (default; every process already reaches it, and a
+   * batch's part commits with its checkpoint) or "filesystem" (parts under RESULT_DIR/files, which
+   * must then be a volume every api and worker process mounts).
+   */
+  EXPORT_FILE_STORE: z.enum(["postgres", "filesystem"]).default("postgres"),
+  /** Days an export task's file is kept before retention removes it (a download then says it expired). */
+  EXPORT_RETENTION_DAYS: z.coerce.number().int().min(1).max(3_650).default(30),
+  /** Days a daily export's file is kept: longer than a task's, as nobody asked for it by hand. */
+  DAILY_EXPORT_RETENTION_DAYS: z.coerce.number().int().min(1).max(3_650).default(90),
   ...externalServiceSettings,
   LOG_LEVEL: logLevel,
 });

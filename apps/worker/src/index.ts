@@ -30,6 +30,11 @@ const runtime = startWorkerRuntime({
   resultDir: config.RESULT_DIR,
   logger,
   temporaryParticipantRetentionSeconds: config.TEMP_PARTICIPANT_RETENTION_SECONDS,
+  fileStore: config.EXPORT_FILE_STORE,
+  exportRetention: {
+    taskExportDays: config.EXPORT_RETENTION_DAYS,
+    dailyExportDays: config.DAILY_EXPORT_RETENTION_DAYS,
+  },
   timer: { defaultIntervalSeconds: config.TIMER_INTERVAL_SECONDS, scanEveryMs: config.TIMER_SCAN_INTERVAL_MS },
   ...(config.SMTP_URL
     ? {

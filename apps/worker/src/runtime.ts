@@ -2,7 +2,12 @@ import { Queue, Worker, type Processor } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { DbHandle } from "@studyflow/db";
-import type { ExternalServiceCaller } from "@studyflow/domain";
+import {
+  createFileStore,
+  type ExportRetention,
+  type ExternalServiceCaller,
+  type FileStoreConfig,
+} from "@studyflow/domain";
 import { MAINTENANCE_QUEUE, OUTBOX_QUEUE, RUN_ACTIONS_QUEUE, TIMER_QUEUE } from "@studyflow/queue";
 import { createWorkerMetrics, type WorkerMetrics } from "./metrics";
 import { createOutboxProcessor } from "./outbox/outbox-delivery";
@@ -32,6 +37,8 @@ export const LOCK_DURATION_MS = 10_000;
 export const STALLED_INTERVAL_MS = 5_000;
 /** A job that stalls this often is failed (and its task with it) rather than retried forever. */
 export const MAX_STALLED_COUNT = 5;
+/** The defaults of EXPORT_RETENTION_DAYS and DAILY_EXPORT_RETENTION_DAYS. */
+const DEFAULT_EXPORT_RETENTION: ExportRetention = { taskExportDays: 30, dailyExportDays: 90 };
 /** A week: far beyond the day within which a temporary participant can still be merged. */
 const DEFAULT_TEMP_RETENTION_SECONDS = 7 * 86_400;
 
@@ -54,6 +61,10 @@ export interface WorkerRuntimeDeps {
   bulkWritesInDatabase?: boolean;
   /** Set false in tests that drive housekeeping themselves: no maintenance schedules, no maintenance worker. */
   maintenance?: boolean;
+  /** EXPORT_FILE_STORE: where export files are kept (PostgreSQL by default; the directory is RESULT_DIR). */
+  fileStore?: FileStoreConfig["backend"];
+  /** EXPORT_RETENTION_DAYS, DAILY_EXPORT_RETENTION_DAYS. */
+  exportRetention?: ExportRetention;
   /** Age after which temporary participants are removed; see TEMP_PARTICIPANT_RETENTION_SECONDS. */
   temporaryParticipantRetentionSeconds?: number;
   /** Overrides of the lock timings, for tests that kill workers and cannot wait 45 s. */
@@ -95,9 +106,11 @@ export function startWorkerRuntime(deps: WorkerRuntimeDeps): WorkerRuntime {
   // Filled below with every queue this runtime consumes; metrics read it at scrape time.
   const queues: Queue[] = [queue];
   const metrics = createWorkerMetrics({ database: deps.database, queues, logger: deps.logger });
+  const files = createFileStore(deps.database.db, { backend: deps.fileStore ?? "postgres", directory: deps.resultDir });
   const processor = createRunActionsProcessor({
     database: deps.database,
     queue,
+    files,
     resultDir: deps.resultDir,
     logger: deps.logger,
     isClosing: () => closing,
@@ -155,6 +168,8 @@ export function startWorkerRuntime(deps: WorkerRuntimeDeps): WorkerRuntime {
         logger: deps.logger,
         temporaryParticipantRetentionSeconds:
           deps.temporaryParticipantRetentionSeconds ?? DEFAULT_TEMP_RETENTION_SECONDS,
+        files,
+        exportRetention: deps.exportRetention ?? DEFAULT_EXPORT_RETENTION,
         ...(deps.clock ? { clock: deps.clock } : {}),
       }),
       1,

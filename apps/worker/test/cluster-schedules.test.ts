@@ -1,10 +1,23 @@
 import { Queue } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { participants } from "@studyflow/db";
-import { createStudy } from "@studyflow/domain";
+import { gunzipSync } from "node:zlib";
+import { participants, surveyResponses } from "@studyflow/db";
+import {
+  createFileStore,
+  createStudy,
+  listDailyExports,
+  openDailyExport,
+  publishSurveyVersion,
+  setDailyExportConfig,
+} from "@studyflow/domain";
 import { MAINTENANCE_QUEUE, OUTBOX_QUEUE, createRedisConnection } from "@studyflow/queue";
 import { testRedisUrl } from "@studyflow/testkit";
-import { EXPIRE_TEMPORARY_EVERY_MS, SWEEP_STALE_TASKS_EVERY_MS } from "../src/schedules/cluster-schedules";
+import {
+  DAILY_EXPORTS_EVERY_MS,
+  EXPIRE_TEMPORARY_EVERY_MS,
+  REMOVE_EXPIRED_EXPORTS_EVERY_MS,
+  SWEEP_STALE_TASKS_EVERY_MS,
+} from "../src/schedules/cluster-schedules";
 import { createWorkerHarness, type WorkerHarness } from "./worker-harness";
 
 const DAY = 86_400;
@@ -39,6 +52,38 @@ describe("periodic work runs on cluster-wide BullMQ job schedulers", () => {
     await harness.database.db
       .insert(participants)
       .values(rows.map((row) => ({ ...row, studyKey: "s", modifiedAt: row.enteredAt })));
+    // A study with a daily export of its "weekly" survey: two responses yesterday, one today, one the day before.
+    const survey = { surveyDefinition: { key: "weekly", items: [] } };
+    await publishSurveyVersion(
+      harness.database.db,
+      { studyKey: "s", actor: "t", survey },
+      { clock: () => now - DAY * 5_000 },
+    );
+    await setDailyExportConfig(
+      harness.database.db,
+      "s",
+      {
+        surveyKeys: ["weekly"],
+        enabled: true,
+        options: {
+          format: "json",
+          questionOptionSep: "-",
+          shortKeys: false,
+          extraContextColumns: [],
+          includeMeta: { position: false, initTimes: false, displayedTimes: false, responsedTimes: false },
+          gzip: true,
+        },
+      },
+      "researcher",
+    );
+    await harness.database.db.insert(surveyResponses).values(
+      [-DAY - 1, -DAY, -1, 0].map((offset, index) => ({
+        studyKey: "s",
+        participantId: `p${index}`,
+        key: "weekly",
+        arrivedAt: nowSeconds + offset,
+      })),
+    );
 
     const mail = { smtpUrl: "smtp://127.0.0.1:1", from: "studyflow <x@studyflow.test>", pollIntervalMs: 60_000 };
     const replicas = [1, 2].map(() =>
@@ -49,6 +94,8 @@ describe("periodic work runs on cluster-wide BullMQ job schedulers", () => {
     const schedulers = await maintenance.getJobSchedulers();
     expect(schedulers.map((s) => [s.key, s.every]).sort()).toEqual([
       ["expire-temporary-participants", EXPIRE_TEMPORARY_EVERY_MS],
+      ["remove-expired-exports", REMOVE_EXPIRED_EXPORTS_EVERY_MS],
+      ["start-daily-exports", DAILY_EXPORTS_EVERY_MS],
       ["sweep-stale-tasks", SWEEP_STALE_TASKS_EVERY_MS],
     ]);
     expect((await outbox.getJobSchedulers()).map((s) => [s.key, s.every])).toEqual([["deliver-due-messages", 60_000]]);
@@ -58,23 +105,45 @@ describe("periodic work runs on cluster-wide BullMQ job schedulers", () => {
     // The first run of each schedule is due at once; one replica takes it.
     const deadline = Date.now() + 15_000;
     let completed = await maintenance.getJobs(["completed"]);
-    while (completed.length < 2 && Date.now() < deadline) {
+    while (completed.length < 4 && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 50));
       completed = await maintenance.getJobs(["completed"]);
     }
-    expect(completed.map((job) => job.name).sort()).toEqual(["expire-temporary-participants", "sweep-stale-tasks"]);
+    expect(completed.map((job) => job.name).sort()).toEqual([
+      "expire-temporary-participants",
+      "remove-expired-exports",
+      "start-daily-exports",
+      "sweep-stale-tasks",
+    ]);
     // No second run by the other replica: the next runs wait for their interval.
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(await maintenance.getJobCounts("completed", "active", "waiting", "delayed")).toEqual({
-      completed: 2,
+      completed: 4,
       active: 0,
       waiting: 0,
-      delayed: 2,
+      delayed: 4,
     });
     const expired = completed.find((job) => job.name === "expire-temporary-participants");
     expect(expired?.returnvalue).toEqual({ removed: 1 });
     const left = await harness.database.db.select({ id: participants.participantId }).from(participants);
     expect(left.map((row) => row.id).sort()).toEqual(["new-temp", "old-active"]);
+
+    // Yesterday's daily export: one task, run by the replicas' task workers, whose file holds yesterday's responses.
+    const daily = completed.find((job) => job.name === "start-daily-exports");
+    const started = (daily?.returnvalue as { started: { taskId: string; day: string }[] }).started;
+    expect(started).toEqual([{ studyKey: "s", surveyKey: "weekly", day: "2030-12-31", taskId: expect.any(String) }]);
+    await harness.waitForTask(started[0]!.taskId, ["completed"]);
+    const listed = await listDailyExports(harness.database.db, "s");
+    expect(listed).toEqual([
+      expect.objectContaining({ surveyKey: "weekly", date: "2030-12-31", fileName: "weekly_json_2030-12-31.json.gz" }),
+    ]);
+    const file = await openDailyExport(harness.database.db, createFileStore(harness.database.db), "s", listed[0]!.id);
+    const parts: Buffer[] = [];
+    for await (const part of file.body) parts.push(part as Buffer);
+    const exported = JSON.parse(gunzipSync(Buffer.concat(parts)).toString("utf8")) as {
+      responses: { participantID: string }[];
+    };
+    expect(exported.responses.map((response) => response.participantID)).toEqual(["p1", "p2"]);
   });
 
   it("a runtime with maintenance off consumes no maintenance queue and keeps no schedule", async () => {

@@ -12,6 +12,10 @@ export const maintenanceJobSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("sweep-stale-tasks") }),
   /** Temporary participants past retention, with their confidential responses. */
   z.object({ kind: z.literal("expire-temporary-participants") }),
+  /** Yesterday's export of every survey of every study with daily exports on (once per day, see the domain). */
+  z.object({ kind: z.literal("start-daily-exports") }),
+  /** Export files past retention: contents removed, files marked expired. */
+  z.object({ kind: z.literal("remove-expired-exports") }),
 ]);
 export type MaintenanceJob = z.infer<typeof maintenanceJobSchema>;
 

@@ -1,8 +1,14 @@
 import type { Processor, Queue } from "bullmq";
 import type { Logger } from "pino";
 import type { DbHandle } from "@studyflow/db";
-import { expireTemporaryParticipants } from "@studyflow/domain";
-import { maintenanceJobSchema } from "@studyflow/queue";
+import {
+  expireTemporaryParticipants,
+  removeExpiredExportFiles,
+  startDailyExports,
+  type ExportRetention,
+  type FileStore,
+} from "@studyflow/domain";
+import { maintenanceJobSchema, queueTask } from "@studyflow/queue";
 import { sweepStaleTasks } from "./stale-task-sweeper";
 
 export interface MaintenanceProcessorDeps {
@@ -13,6 +19,10 @@ export interface MaintenanceProcessorDeps {
   clock?: () => number;
   /** Age after which temporary participants are removed. */
   temporaryParticipantRetentionSeconds: number;
+  /** The export file store, whose files past retention are removed. */
+  files: FileStore;
+  /** EXPORT_RETENTION_DAYS, DAILY_EXPORT_RETENTION_DAYS. */
+  exportRetention: ExportRetention;
 }
 
 /** Runs the cluster's housekeeping jobs; what each returns is kept on the job for the dashboard. */
@@ -32,6 +42,32 @@ export function createMaintenanceProcessor(deps: MaintenanceProcessorDeps): Proc
         const cutoff = Math.floor(clock() / 1000) - deps.temporaryParticipantRetentionSeconds;
         const removed = await expireTemporaryParticipants(deps.database.db, cutoff);
         if (removed > 0) deps.logger.info({ removed }, "expired temporary participants removed");
+        return { removed };
+      }
+      case "start-daily-exports": {
+        const started = await startDailyExports(deps.database.db, {
+          now: clock(),
+          queue: (task) => queueTask(deps.runActionsQueue, task),
+        });
+        for (const daily of started) {
+          if (daily.skipped) deps.logger.warn(daily, "daily export skipped");
+          else deps.logger.info({ ...daily, task: daily.task?.id }, "daily export queued");
+        }
+        return {
+          started: started.map((daily) => ({
+            studyKey: daily.studyKey,
+            surveyKey: daily.surveyKey,
+            day: daily.day,
+            ...(daily.task ? { taskId: daily.task.id } : { skipped: daily.skipped }),
+          })),
+        };
+      }
+      case "remove-expired-exports": {
+        const removed = await removeExpiredExportFiles(deps.database.db, deps.files, {
+          now: clock(),
+          ...deps.exportRetention,
+        });
+        if (removed > 0) deps.logger.info({ removed }, "export files past retention removed");
         return { removed };
       }
     }

@@ -20,7 +20,24 @@ export const SWEEP_STALE_TASKS_EVERY_MS = 60_000;
  */
 export const EXPIRE_TEMPORARY_EVERY_MS = 60 * 60_000;
 
+/**
+ * How often the daily exports are looked at. A day is exported once whatever the frequency (the
+ * (study, survey, day) row is claimed with the task), so a round that finds the day done costs one
+ * insert attempt per survey. Hourly means yesterday's files exist by 01:00 UTC, and a cluster that
+ * was down at midnight catches up within the hour after it is back.
+ */
+export const DAILY_EXPORTS_EVERY_MS = 60 * 60_000;
+
+/** How often export files past retention are removed; retention is counted in days. */
+export const REMOVE_EXPIRED_EXPORTS_EVERY_MS = 60 * 60_000;
+
 export const MAINTENANCE_SCHEDULES: readonly ClusterSchedule<MaintenanceJob>[] = [
+  { id: "start-daily-exports", every: DAILY_EXPORTS_EVERY_MS, data: { kind: "start-daily-exports" } },
+  {
+    id: "remove-expired-exports",
+    every: REMOVE_EXPIRED_EXPORTS_EVERY_MS,
+    data: { kind: "remove-expired-exports" },
+  },
   { id: "sweep-stale-tasks", every: SWEEP_STALE_TASKS_EVERY_MS, data: { kind: "sweep-stale-tasks" } },
   {
     id: "expire-temporary-participants",

@@ -89,7 +89,7 @@ export interface DailyExportOptions {
   questionOptionSep: string;
   shortKeys: boolean;
   extraContextColumns: string[];
-  includeMeta: Record<string, boolean>;
+  includeMeta: { position: boolean; initTimes: boolean; displayedTimes: boolean; responsedTimes: boolean };
   gzip: boolean;
 }
 

@@ -168,7 +168,11 @@ export const responseExportKind = exportKind<ExportResponse>({
   },
   baseName(task) {
     const input = inputOf(task);
-    return `${fileNamePart(input.surveyKey)}_${input.format}_${exportTimestamp(task.createdAt)}`;
+    // a daily export is named by the day it covers
+    const when = input.arrivedWindow
+      ? new Date(input.arrivedWindow.from * 1000).toISOString().slice(0, 10)
+      : exportTimestamp(task.createdAt);
+    return `${fileNamePart(input.surveyKey)}_${input.format}_${when}`;
   },
   gzip: (task) => inputOf(task).gzip,
 });
@@ -184,51 +188,72 @@ export async function createResponseExportTask(
   studyKey: string,
   request: ResponseExportRequest,
   createdBy: string,
-  window?: { arrivedWindow: { from: number; to: number } },
 ): Promise<TaskRow> {
+  const checked = checkResponseExportRequest(request);
+  return db.transaction((tx) => recordResponseExportTask(tx, studyKey, checked, createdBy));
+}
+
+/** A request whose options, filter and sort passed; what recordResponseExportTask takes. */
+export interface CheckedResponseExportRequest {
+  options: z.output<typeof requestSchema>;
+  order: ResponseExportOrder;
+  filter?: unknown;
+  /** A daily export's window of arrival times, [from, to) in Unix seconds. */
+  arrivedWindow?: { from: number; to: number };
+}
+
+export function checkResponseExportRequest(request: ResponseExportRequest): CheckedResponseExportRequest {
   const parsed = requestSchema.safeParse(request);
   if (!parsed.success) throw invalidFrom(parsed.error);
-  const options = parsed.data;
   const order = responseExportOrder(request.sort);
   if (request.filter !== undefined) translateCaseFilter("responses", request.filter);
-  return db.transaction(async (tx) => {
-    const study = await getStudy(tx, studyKey);
-    const versions = await versionsOf(tx, studyKey, options.surveyKey);
-    if (versions.length === 0) throw new Invalid(`surveyKey: no survey "${options.surveyKey}" in study "${studyKey}"`);
-    const input: ResponseExportInput = {
-      surveyKey: options.surveyKey,
-      format: options.format,
-      questionOptionSep: options.questionOptionSep,
-      shortKeys: options.shortKeys,
-      extraContextColumns: options.extraContextColumns,
-      includeMeta: options.includeMeta,
-      order,
-      accountColumns: study.trackAccount,
-      now: Math.floor(Date.now() / 1000),
-      gzip: options.gzip,
-      ...(request.filter === undefined ? {} : { filter: request.filter }),
-      ...(window ? { arrivedWindow: window.arrivedWindow } : {}),
-    };
-    const formatter = formatterFor(versions, input);
-    const targetCount = await countSelection(tx, {
-      from: sql`${surveyResponses}`,
-      where: responsesWhere(studyKey, input),
-      keys: [],
-      direction: "asc",
-    });
-    const [row] = await tx
-      .insert(tasks)
-      .values({
-        studyKey,
-        kind: "export-responses",
-        input,
-        createdBy,
-        status: "queued",
-        targetCount,
-        fileType: formatter.contentType,
-      })
-      .returning();
-    if (!row) throw new Error("task insert returned nothing");
-    return row;
+  return { options: parsed.data, order, ...(request.filter === undefined ? {} : { filter: request.filter }) };
+}
+
+/** Records a checked response export in the caller's transaction (see createResponseExportTask). */
+export async function recordResponseExportTask(
+  tx: Executor,
+  studyKey: string,
+  request: CheckedResponseExportRequest,
+  createdBy: string,
+): Promise<TaskRow> {
+  const { options, order } = request;
+  const study = await getStudy(tx, studyKey);
+  const versions = await versionsOf(tx, studyKey, options.surveyKey);
+  if (versions.length === 0) throw new Invalid(`surveyKey: no survey "${options.surveyKey}" in study "${studyKey}"`);
+  const input: ResponseExportInput = {
+    surveyKey: options.surveyKey,
+    format: options.format,
+    questionOptionSep: options.questionOptionSep,
+    shortKeys: options.shortKeys,
+    extraContextColumns: options.extraContextColumns,
+    includeMeta: options.includeMeta,
+    order,
+    accountColumns: study.trackAccount,
+    now: Math.floor(Date.now() / 1000),
+    gzip: options.gzip,
+    ...(request.filter === undefined ? {} : { filter: request.filter }),
+    ...(request.arrivedWindow ? { arrivedWindow: request.arrivedWindow } : {}),
+  };
+  const formatter = formatterFor(versions, input);
+  const targetCount = await countSelection(tx, {
+    from: sql`${surveyResponses}`,
+    where: responsesWhere(studyKey, input),
+    keys: [],
+    direction: "asc",
   });
+  const [row] = await tx
+    .insert(tasks)
+    .values({
+      studyKey,
+      kind: "export-responses",
+      input,
+      createdBy,
+      status: "queued",
+      targetCount,
+      fileType: formatter.contentType,
+    })
+    .returning();
+  if (!row) throw new Error("task insert returned nothing");
+  return row;
 }
