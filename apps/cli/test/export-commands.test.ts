@@ -427,7 +427,17 @@ describe("export commands", () => {
     expect(JSON.parse(await readFile(asJson.file.path as string, "utf8"))).toMatchObject({ key: SURVEY });
   });
 
+  it("exports an empty study as an empty file", async () => {
+    const data = await json(["export:participants", "--study", "no-data", "--out", "nobody.json"]);
+    expect(data.task).toMatchObject({ status: "completed", targetCount: 0 });
+    expect(data.file).toMatchObject({ rows: 0 });
+  });
+
   it("refuses bad input with one error line and a non-zero exit, creating no task", async () => {
+    const [runActions] = await database.db
+      .insert(tasks)
+      .values({ studyKey: STUDY, kind: "run-actions", input: { rules: [], dryRun: true }, createdBy: "someone" })
+      .returning();
     const before = await database.db.select({ id: tasks.id }).from(tasks);
     const cases: [string[], RegExp][] = [
       [["export:responses", "--study", "nope", "--survey", SURVEY], /no study "nope"/],
@@ -446,6 +456,8 @@ describe("export commands", () => {
       [["export:participants", "--study", STUDY, "--filter", '{"studyStatus": {"$regex": "a"}}'], /\$regex/],
       [["export:follow", "--study", STUDY, "--task", "00000000-0000-4000-8000-000000000000"], /not found/],
       [["export:survey-info", "--study", STUDY, "--survey", "nosuch"], /no survey "nosuch"/],
+      [["export:follow", "--study", STUDY, "--task", runActions!.id], /is a run-actions task, not an export/],
+      [["export:follow", "--study", "no-data", "--task", runActions!.id], /not found/],
       [
         ["export:survey-info", "--study", STUDY, "--survey", SURVEY, "--format", "xlsx"],
         /--format must be one of csv, json/,
