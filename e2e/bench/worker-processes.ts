@@ -6,17 +6,35 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFile, writeFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
+import { freePort } from "@studyflow/testkit";
 
 /** The worker process entry, found through the worker package's exports. */
 const workerEntry = fileURLToPath(import.meta.resolve("@studyflow/worker/main"));
 
-/** A worker needs a moment to connect to Redis and Postgres before its first job. */
-const START_GRACE_MS = 1_500;
+/**
+ * How long a worker may take to answer its health endpoint. Loading the worker's TypeScript through
+ * tsx takes a second or two on a quiet machine and half a minute on a busy one; a first job
+ * measured before that would count the start-up as export time.
+ */
+const START_TIMEOUT_MS = 120_000;
+
+async function untilRunning(child: ChildProcess, port: number): Promise<void> {
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`a worker process exited at start with code ${child.exitCode}`);
+    const response = await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => undefined);
+    if (response?.status === 200) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`a worker process did not start within ${START_TIMEOUT_MS / 1000} s`);
+}
 
 export interface WorkerProcess {
   child: ChildProcess;
   /** The process's peak resident set (VmHWM) in KiB since it started or since resetPeak. */
   peakRssKb: () => Promise<number>;
+  /** Its resident set now (VmRSS) in KiB. */
+  rssKb: () => Promise<number>;
   /**
    * Starts the peak over from the current resident set (writing 5 to /proc/<pid>/clear_refs), so
    * one process's peak can be read per measured phase. False where the kernel does not allow it.
@@ -37,7 +55,8 @@ export interface WorkerProcessOptions {
 
 export async function startWorkerProcesses(options: WorkerProcessOptions): Promise<WorkerProcess[]> {
   const profiling = options.cpuProfileDir ? ["--cpu-prof", `--cpu-prof-dir=${options.cpuProfileDir}`] : [];
-  const workers = Array.from({ length: options.count }, (): WorkerProcess => {
+  const ports = await Promise.all(Array.from({ length: options.count }, () => freePort()));
+  const workers = ports.map((port): WorkerProcess => {
     const child = spawn(process.execPath, [...profiling, "--import", "tsx", workerEntry], {
       env: {
         ...process.env,
@@ -46,19 +65,21 @@ export async function startWorkerProcesses(options: WorkerProcessOptions): Promi
         REDIS_URL: options.redisUrl,
         QUEUE_PREFIX: options.queuePrefix,
         WORKER_CONCURRENCY: "1",
-        HEALTH_PORT: "0",
+        HEALTH_PORT: String(port),
         LOG_LEVEL: "warn",
         ...options.env,
       },
       stdio: ["ignore", "ignore", "inherit"],
     });
     const statusFile = `/proc/${child.pid}/status`;
+    const readKb = async (field: "VmHWM" | "VmRSS") => {
+      const status = await readFile(statusFile, "utf8").catch(() => "");
+      return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
+    };
     return {
       child,
-      peakRssKb: async () => {
-        const status = await readFile(statusFile, "utf8").catch(() => "");
-        return Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
-      },
+      peakRssKb: () => readKb("VmHWM"),
+      rssKb: () => readKb("VmRSS"),
       resetPeak: () =>
         writeFile(`/proc/${child.pid}/clear_refs`, "5").then(
           () => true,
@@ -66,9 +87,12 @@ export async function startWorkerProcesses(options: WorkerProcessOptions): Promi
         ),
     };
   });
-  await new Promise((resolve) => setTimeout(resolve, START_GRACE_MS));
-  const exited = workers.find((worker) => worker.child.exitCode !== null);
-  if (exited) throw new Error(`a worker process exited at start with code ${exited.child.exitCode}`);
+  try {
+    await Promise.all(workers.map((worker, index) => untilRunning(worker.child, ports[index]!)));
+  } catch (error) {
+    await stopWorkerProcesses(workers);
+    throw error;
+  }
   return workers;
 }
 
