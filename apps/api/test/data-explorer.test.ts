@@ -178,6 +178,8 @@ describe("data explorer: /v1/studies/{studyKey}/data-explorer", () => {
       const { status, body } = await get(`${BASE}/participants/p03`);
       expect(status).toBe(200);
       expect(body.participant).toMatchObject({ participantId: "p03", studyStatus: "exited", flags: { group: "a" } });
+      // gin redirects the trailing slash; both are served
+      expect((await get(`${BASE}/participants/p03/`)).status).toBe(200);
       expect((await get(`${BASE}/participants/nobody`)).status).toBe(404);
       expect((await get(`${BASE}/participants/q1`)).status).toBe(404);
       expect((await get(`/v1/studies/no-such-study/data-explorer/participants/p03`)).status).toBe(404);
@@ -425,6 +427,7 @@ describe("data explorer: /v1/studies/{studyKey}/data-explorer", () => {
       const { status, body } = await get(`${BASE}/reports/${reportIds[0]}`);
       expect(status).toBe(200);
       expect(body.report).toMatchObject({ id: reportIds[0], responseID: responseIds[0], participantID: "p00" });
+      expect((await get(`${BASE}/reports/${reportIds[0]}/`)).status).toBe(200);
       expect((await get(`${BASE}/reports/${otherReportId}`)).status).toBe(404);
       expect((await get(`${BASE}/reports/00000000-0000-4000-8000-000000000000`)).status).toBe(404);
     });

@@ -1,6 +1,7 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { assertStudyPermission, deleteExplorerResponse, type ExplorerPageCache } from "@studyflow/domain";
 import { managementOf, type AppEnv } from "../../../app-env";
+import { openapiBothSlashes } from "../../../case-compat";
 import type { AppDeps } from "../../../deps";
 import { errorResponses } from "../../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent, messageSchema } from "../../schemas";
@@ -22,7 +23,7 @@ const route = createRoute({
 
 export function registerDeleteResponse(router: OpenAPIHono<AppEnv>, deps: AppDeps, cache: ExplorerPageCache) {
   const db = deps.database.db;
-  router.openapi(route, async (c) => {
+  openapiBothSlashes(router, route, async (c) => {
     const { studyKey, responseID } = c.req.valid("param");
     const who = managementOf(c);
     await assertStudyPermission(db, who, studyKey, "delete-responses");

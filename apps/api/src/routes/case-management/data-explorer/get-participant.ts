@@ -1,6 +1,7 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { assertStudyPermission, getExplorerParticipant } from "@studyflow/domain";
 import { managementOf, type AppEnv } from "../../../app-env";
+import { openapiBothSlashes } from "../../../case-compat";
 import type { AppDeps } from "../../../deps";
 import { participantSchema, presentParticipant } from "../../../presenters/participant";
 import { errorResponses } from "../../openapi-errors";
@@ -23,7 +24,7 @@ const route = createRoute({
 
 export function registerGetParticipant(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
   const db = deps.database.db;
-  router.openapi(route, async (c) => {
+  openapiBothSlashes(router, route, async (c) => {
     const { studyKey, participantID } = c.req.valid("param");
     await assertStudyPermission(db, managementOf(c), studyKey, "get-participant-states");
     return c.json({ participant: presentParticipant(await getExplorerParticipant(db, studyKey, participantID)) }, 200);

@@ -1,6 +1,7 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { assertStudyPermission, getExplorerReport } from "@studyflow/domain";
 import { managementOf, type AppEnv } from "../../../app-env";
+import { openapiBothSlashes } from "../../../case-compat";
 import type { AppDeps } from "../../../deps";
 import { errorResponses } from "../../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent } from "../../schemas";
@@ -23,7 +24,7 @@ const route = createRoute({
 
 export function registerGetReport(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
   const db = deps.database.db;
-  router.openapi(route, async (c) => {
+  openapiBothSlashes(router, route, async (c) => {
     const { studyKey, reportID } = c.req.valid("param");
     await assertStudyPermission(db, managementOf(c), studyKey, "get-reports");
     return c.json({ report: presentCaseReport(await getExplorerReport(db, studyKey, reportID)) }, 200);

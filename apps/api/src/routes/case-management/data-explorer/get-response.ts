@@ -1,6 +1,7 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { assertStudyPermission, getExplorerResponse, surveyVersionsForFormatting } from "@studyflow/domain";
 import { managementOf, type AppEnv } from "../../../app-env";
+import { openapiBothSlashes } from "../../../case-compat";
 import type { AppDeps } from "../../../deps";
 import { errorResponses } from "../../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent } from "../../schemas";
@@ -28,7 +29,7 @@ const route = createRoute({
 
 export function registerGetResponse(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
   const db = deps.database.db;
-  router.openapi(route, async (c) => {
+  openapiBothSlashes(router, route, async (c) => {
     const { studyKey, responseID } = c.req.valid("param");
     const query = c.req.valid("query");
     await assertStudyPermission(db, managementOf(c), studyKey, "get-responses");

@@ -75,13 +75,13 @@ export function registerParticipantFiles(router: OpenAPIHono<AppEnv>, deps: AppD
     await getStudy(db, studyKey);
     return c.json({ fileInfos: [], pagination: casePagination(0, page, limit) }, 200);
   });
-  router.openapi(getRoute, async (c) => {
+  openapiBothSlashes(router, getRoute, async (c) => {
     const { studyKey, fileID } = c.req.valid("param");
     await assertStudyPermission(db, managementOf(c), studyKey, "get-participant-states");
     await getStudy(db, studyKey);
     throw new NotFound(`file "${fileID}" not found in study "${studyKey}"`);
   });
-  router.openapi(deleteRoute, async (c) => {
+  openapiBothSlashes(router, deleteRoute, async (c) => {
     const { studyKey, fileID } = c.req.valid("param");
     await assertStudyPermission(db, managementOf(c), studyKey, "edit-participant-data");
     await getStudy(db, studyKey);
