@@ -9,10 +9,12 @@ import { registerCountResponses } from "./count-responses";
 import { registerExportConfidentialResponses } from "./export-confidential-responses";
 import { EXPORT_GROUP_LIST } from "./export-groups";
 import { registerGetConfidentialExport } from "./get-confidential-export";
+import { registerGetDailyExport } from "./get-daily-export";
 import { registerGetExportTask } from "./get-export-task";
 import { registerGetExportTaskResult } from "./get-export-task-result";
 import { registerGetSurveyInfo } from "./get-survey-info";
 import { registerListConfidentialExports } from "./list-confidential-exports";
+import { registerListDailyExports } from "./list-daily-exports";
 import { registerParticipantsExport } from "./participants-export";
 import { registerReportsExport } from "./reports-export";
 import { registerStartResponsesExport } from "./start-responses-export";
@@ -37,6 +39,8 @@ export function createDataExporterRouter(deps: AppDeps) {
     registerGetExportTask(router, deps, group);
     registerGetExportTaskResult(router, deps, group, fileStore);
   }
+  registerListDailyExports(router, deps);
+  registerGetDailyExport(router, deps, fileStore);
   registerExportConfidentialResponses(router, deps);
   registerListConfidentialExports(router, deps);
   registerGetConfidentialExport(router, deps);

@@ -1,0 +1,42 @@
+import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { assertStudyPermission, listDailyExports } from "@studyflow/domain";
+import { managementOf, type AppEnv } from "../../../app-env";
+import type { AppDeps } from "../../../deps";
+import { caseDailyExportName } from "../../../presenters/case-daily-export";
+import { errorResponses } from "../../openapi-errors";
+import { MANAGEMENT_SECURITY, jsonContent, studyKeyParam } from "../../schemas";
+import { EXPORT_GROUPS } from "./export-groups";
+
+const group = EXPORT_GROUPS.responses;
+
+const route = createRoute({
+  method: "get",
+  path: "/responses/daily-exports",
+  tags: ["data-exporter"],
+  summary: "The study's daily response exports (CASE)",
+  description:
+    "File names as case-backend lists them, `<YYYY-MM-DD>##responses##<surveyKey>##<format>.<ext>`, newest day " +
+    "first; download one with …/daily-exports/{base64 of the name}. Files removed by retention are not listed. " +
+    `Requires \`${group.permission}\`.`,
+  security: MANAGEMENT_SECURITY,
+  request: { params: studyKeyParam },
+  responses: {
+    200: jsonContent(
+      z.object({
+        dailyExports: z.array(z.string().openapi({ example: "2026-11-25##responses##weekly##wide.csv" })),
+      }),
+      "the daily export files",
+    ),
+    ...errorResponses([400, 401, 403, 404], { 404: "study not found" }),
+  },
+});
+
+export function registerListDailyExports(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
+  const db = deps.database.db;
+  router.openapi(route, async (c) => {
+    const { studyKey } = c.req.valid("param");
+    await assertStudyPermission(db, managementOf(c), studyKey, group.permission);
+    const listings = await listDailyExports(db, studyKey);
+    return c.json({ dailyExports: listings.map(caseDailyExportName) }, 200);
+  });
+}
