@@ -1152,6 +1152,21 @@ function applyMutation(w: World, op: Operation, st: State, m: Mutation): void {
 
 /** The permission an operation needs; "any" for one any right on the study allows (reading the study). */
 function actionOf(op: Operation): string {
+  // CASE's data-exporter group (and export-config): CASE's read actions, one per kind of data
+  if (op.template.includes("/data-exporter/confidential-responses")) return "get-confidential-responses";
+  if (op.template.includes("/data-exporter/survey-info") || op.template.endsWith("/export-config")) {
+    return "read-study-config";
+  }
+  if (op.template.includes("/data-exporter/responses")) return "get-responses";
+  if (op.template.includes("/data-exporter/participants")) return "get-participant-states";
+  if (op.template.includes("/data-exporter/reports")) return "get-reports";
+  // CASE's data-explorer group
+  if (op.template.includes("/data-explorer/responses"))
+    return op.method === "DELETE" ? "delete-responses" : "get-responses";
+  if (op.template.includes("/data-explorer/participants") || op.template.includes("/data-explorer/files")) {
+    return "get-participant-states";
+  }
+  if (op.template.includes("/data-explorer/reports")) return "get-reports";
   if (op.template.includes("/run-actions/")) return "run-study-action";
   if (op.template.endsWith("/responses")) return "edit-participant-data";
   if (op.template.endsWith("/track-account")) return "update-study-props";
