@@ -324,10 +324,13 @@ describe("export commands", () => {
     expect(result.stdout).toMatch(/size +.+ \(gzip\)/);
     const { responses } = JSON.parse(gunzipSync(await readFile(written)).toString("utf8")) as { responses: unknown[] };
     expect(responses).toHaveLength(RESPONSES);
-    // a default name never overwrites: the same export again is refused, nothing changed
-    const again = await run(["export:responses", "--study", STUDY, "--survey", SURVEY, "--format", "json", "--gzip"]);
+    // a default name never overwrites: following the same task again is refused, the file kept
+    const taskId = /task +([0-9a-f-]{36})/.exec(result.stdout)?.[1] ?? "";
+    const before = await readFile(written);
+    const again = await run(["export:follow", "--study", STUDY, "--task", taskId]);
     expect(again.exitCode).toBe(1);
-    expect(again.stderr).toMatch(/exists already; name another file with --out/);
+    expect(again.stderr).toBe(`error: ${written} exists already; name another file with --out\n`);
+    expect(await readFile(written)).toEqual(before);
   });
 
   it("export:participants and export:reports export theirs", async () => {

@@ -1,4 +1,4 @@
-import { mkdtemp, readFile } from "node:fs/promises";
+import { copyFile, mkdtemp, readFile } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -41,6 +41,8 @@ const RESPONSES = 120;
 /** The seed's first week of responses arrives on this day (2023-11-14, UTC). */
 const FIRST_DAY = 1_699_920_000;
 const DOCS = fileURLToPath(new URL("../../../docs/", import.meta.url));
+/** Set to refresh the README's screenshots in docs/ from this run (every run refreshes e2e/screenshots/). */
+const UPDATE_DOCS = process.env.UPDATE_DOCS_SCREENSHOTS === "1";
 
 const csvRows = (text: string) => text.trim().split("\n");
 
@@ -56,6 +58,11 @@ describe("the console's participants and exports pages", () => {
   let someParticipant: string;
   const policyViolations: string[] = [];
 
+  /** A screenshot in e2e/screenshots/, copied to docs/ when UPDATE_DOCS_SCREENSHOTS=1. */
+  const documented = async (name: string) => {
+    const file = await screenshot(page, name);
+    if (UPDATE_DOCS) await copyFile(file, path.join(DOCS, `console-${name}.png`));
+  };
   const open = async (hash: string) => {
     await page.goto(`${base}/console${hash}`);
     await page.locator("#page-title").waitFor();
@@ -248,7 +255,7 @@ describe("the console's participants and exports pages", () => {
     const card = page.locator(`.study-card[data-study-key="${STUDY}"]`);
     await card.getByText("active 11").waitFor();
     expect(await page.locator(".study-card").count()).toBe(2);
-    await page.screenshot({ path: path.join(DOCS, "console-studies.png"), fullPage: true });
+    await documented("studies");
 
     await open(`#/studies/${STUDY}/participants`);
     expect(await page.locator("#page-title").innerText()).toBe(`Participants of ${STUDY}`);
@@ -257,8 +264,7 @@ describe("the console's participants and exports pages", () => {
     expect(await rows.count()).toBe(12);
     expect(await page.locator(".page-text").innerText()).toBe("Page 1 of 1 · 12 participants");
     expect(await rows.first().innerText()).toMatch(/consent = yes/);
-    await page.screenshot({ path: path.join(DOCS, "console-participants.png"), fullPage: true });
-    await screenshot(page, "participants");
+    await documented("participants");
 
     await page.locator("#filter-status").selectOption("exited");
     await page.getByRole("button", { name: "Apply" }).click();
@@ -302,7 +308,7 @@ describe("the console's participants and exports pages", () => {
     expect(await page.locator("table.reports tbody tr").count()).toBe(3);
     expect(await page.locator("table.reports").innerText()).toContain("fever = yes");
     await page.getByText('no response item "weekly.Q11" in the response').waitFor();
-    await page.screenshot({ path: path.join(DOCS, "console-participant.png"), fullPage: true });
+    await documented("participant");
   });
 
   it("starts a responses export, follows it and downloads the file", async () => {
@@ -327,8 +333,7 @@ describe("the console's participants and exports pages", () => {
     // The export shows up among the recent ones, with its file.
     await page.locator("table.exports tbody tr").first().waitFor();
     expect(await page.locator("table.exports tbody tr").first().innerText()).toMatch(/responses\s+completed/);
-    await page.screenshot({ path: path.join(DOCS, "console-exports.png"), fullPage: true });
-    await screenshot(page, "exports");
+    await documented("exports");
 
     // The daily export of the first week's day, downloaded by its name.
     const dailyItem = page.locator(".daily-exports li").first();
