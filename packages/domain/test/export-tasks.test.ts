@@ -354,6 +354,83 @@ describe("export tasks", () => {
     }
   });
 
+  it("adds the account columns when the study tracks accounts, from the participant's row", async () => {
+    await createStudy(database.db, { key: "tracked", trackAccount: true });
+    await publishSurveyVersion(database.db, { studyKey: "tracked", actor: "t", survey }, { clock: () => NOW_MS });
+    await database.db.insert(participants).values([
+      {
+        studyKey: "tracked",
+        participantId: "a",
+        studyStatus: "active",
+        enteredAt: 1,
+        modifiedAt: 1,
+        hashedAccountId: "h-a",
+        isMainProfile: true,
+      },
+      {
+        studyKey: "tracked",
+        participantId: "b",
+        studyStatus: "active",
+        enteredAt: 1,
+        modifiedAt: 1,
+        hashedAccountId: "h-b",
+        isMainProfile: false,
+      },
+    ]);
+    await database.db
+      .insert(surveyResponses)
+      .values(
+        ["a", "b", "c"].map((participantId, i) => ({
+          studyKey: "tracked",
+          participantId,
+          key: "intake",
+          arrivedAt: 10 + i,
+        })),
+      );
+    const created = await createResponseExportTask(database.db, "tracked", request({ format: "json" }), "r");
+    expect((created.input as ResponseExportInput).accountColumns).toBe(true);
+    const { task } = await runExport(created, postgresStore, 2, 1);
+    const { text } = await download(task, postgresStore);
+    const rows = await database.db
+      .select()
+      .from(surveyResponses)
+      .where(eq(surveyResponses.studyKey, "tracked"))
+      .orderBy(asc(surveyResponses.arrivedAt), asc(surveyResponses.id));
+    const accounts: Record<string, { accountId: string | null; mainProfile: boolean | null }> = {
+      a: { accountId: "h-a", mainProfile: true },
+      b: { accountId: "h-b", mainProfile: false },
+      c: { accountId: null, mainProfile: null },
+    };
+    const [version] = await database.db.select().from(surveyVersions).where(eq(surveyVersions.studyKey, "tracked"));
+    const formatter = createResponseFormatter(
+      "intake",
+      [
+        {
+          versionId: version!.versionId,
+          publishedAt: Math.floor(version!.publishedAt.getTime() / 1000),
+          unpublishedAt: null,
+          definition: version!.definition,
+        },
+      ],
+      {
+        format: "json",
+        questionOptionSep: "-",
+        shortKeys: false,
+        extraContextColumns: [],
+        includeMeta: NO_META,
+        accountColumns: true,
+        now: (task.input as ResponseExportInput).now,
+      },
+    );
+    expect(text).toBe(
+      atOnce(
+        formatter,
+        rows.map((row) => ({ ...row, account: accounts[row.participantId] ?? null })),
+      ),
+    );
+    expect(text).toContain("h-b");
+  });
+
   it("refuses a bad request with an error naming the field and records no task", async () => {
     const before = await database.db.$count(tasks);
     const cases: [() => Promise<unknown>, RegExp][] = [
