@@ -41,7 +41,7 @@ export interface RunActionsProcessorDeps {
   /** False: every batch runs in the engine, none in the database. */
   writesInDatabase?: boolean;
   /** Told the participants of every committed batch, and where the batch ran (metrics). */
-  onParticipantsProcessed?: (count: number, ranIn: BatchRunner) => void;
+  onParticipantsProcessed?: (count: number, ranIn: Exclude<BatchRunner, "export">) => void;
   /** Told when a timer tick is skipped at its start because another task of its study was ahead (metrics). */
   onTimerTickSkipped?: () => void;
 }
@@ -112,7 +112,7 @@ export function createRunActionsProcessor(deps: RunActionsProcessorDeps): Proces
       ...(deps.files ? { files: deps.files } : {}),
       ...(deps.writesInDatabase === false ? { writesInDatabase: false } : {}),
       onBatch: (processed, { ranIn }) => {
-        deps.onParticipantsProcessed?.(processed - reported, ranIn);
+        if (ranIn !== "export") deps.onParticipantsProcessed?.(processed - reported, ranIn);
         reported = processed;
         return job.updateProgress(processed);
       },

@@ -4,8 +4,11 @@ import type { RuleFailureRecord } from "../events/rule-failures";
 import type { FileStore } from "../files/file-store";
 import type { TaskRow } from "../tasks/task-service";
 
-/** Where a batch's rules ran: in the database as one statement, or in the engine over read rows. */
-export type BatchRunner = "database" | "engine";
+/**
+ * Where a batch's rules ran: in the database as one statement, or in the engine over read rows;
+ * "export" for an export's batch, which runs no rules (and whose rows are no participants).
+ */
+export type BatchRunner = "database" | "engine" | "export";
 
 /** The task_chunks columns a batch reads, as postgres.js returns them. */
 export interface RawChunk {

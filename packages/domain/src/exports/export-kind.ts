@@ -113,7 +113,7 @@ export function exportKind<Row>(source: ExportSource<Row>): TaskKindDefinition {
             // rows that did not match their survey definition are exported as far as possible and counted
             tally.errorCount = formatted.mismatches;
           }
-          return { last: lastKey ?? chunk.cursor, finished: rows.length < batchSize, tally };
+          return { last: lastKey ?? chunk.cursor, finished: rows.length < batchSize, tally, ranIn: "export" };
         },
       };
     },
