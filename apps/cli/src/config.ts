@@ -5,6 +5,7 @@ import {
   nodeEnv,
   queuePrefix,
   redisUrl,
+  resultDir,
   tokenSettings,
   withDevSecrets,
 } from "@studyflow/config";
@@ -22,6 +23,13 @@ const schema = z.object({
   REDIS_URL: redisUrl,
   /** Key prefix of every BullMQ key; the same as the API's and the workers'. */
   QUEUE_PREFIX: queuePrefix,
+  /**
+   * Where the workers keep export files, as they are configured: "postgres" (default) or
+   * "filesystem" (under RESULT_DIR, a volume this process must then mount too).
+   */
+  EXPORT_FILE_STORE: z.enum(["postgres", "filesystem"]).default("postgres"),
+  /** The workers' result directory; read only with EXPORT_FILE_STORE=filesystem. */
+  RESULT_DIR: resultDir,
 });
 
 export type CliConfig = z.output<typeof schema>;

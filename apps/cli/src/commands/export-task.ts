@@ -243,8 +243,11 @@ export interface DownloadedFile {
  * download never leaves a file that looks whole. A default name never overwrites a file.
  */
 async function download(ctx: CliContext, task: TaskRow, out: string | undefined): Promise<DownloadedFile> {
-  // The store every api and worker process writes export files to: PostgreSQL itself.
-  const store = createFileStore(ctx.database.db);
+  // The store the workers write export files to, configured as theirs is.
+  const store = createFileStore(ctx.database.db, {
+    backend: ctx.config.EXPORT_FILE_STORE,
+    directory: ctx.config.RESULT_DIR,
+  });
   const file = await openTaskFile(ctx.database.db, store, task);
   const target = resolve(ctx.workingDirectory, out ?? basename(file.fileName));
   const partial = `${target}.part-${process.pid}`;
