@@ -277,7 +277,8 @@ describe("argument errors name the flag", () => {
       ["permission:grant", "--subject", "r", "--study", "s", "--action", "delete-everything"],
       "permission:grant: --action must be one of edit-participant-data, run-study-action, update-study-props, " +
         "read-rule-failures, manage-surveys, manage-code-lists, manage-study-variables, manage-rules, " +
-        "read-audit-log, manage-timer, manage-message-templates, manage-subscriptions, *; " +
+        "read-audit-log, manage-timer, manage-message-templates, manage-subscriptions, read-study-config, " +
+        "get-responses, delete-responses, get-participant-states, get-reports, get-confidential-responses, *; " +
         'got "delete-everything"',
     ],
     [["frobnicate"], 'unknown command "frobnicate" (run "help" for the list)'],
