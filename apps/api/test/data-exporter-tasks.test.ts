@@ -1,5 +1,7 @@
 import { gunzipSync } from "node:zlib";
 import { eq } from "drizzle-orm";
+import { Queue } from "bullmq";
+import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { reports, storedFiles, surveyResponses, tasks, type Database } from "@studyflow/db";
 import { FOOTER_PART, HEADER_PART, createFileStore, type TaskRow } from "@studyflow/domain";
@@ -15,6 +17,8 @@ import {
   str,
 } from "./fixtures";
 import { caseResponse, caseSurvey, uploadSurvey } from "./survey-fixtures";
+import { RUN_ACTIONS_QUEUE } from "@studyflow/queue";
+import { createApp } from "../src/app";
 import { createTestApp, type TestApp } from "./test-app";
 
 const exporter = (study: string) => `/v1/studies/${study}/data-exporter`;
@@ -208,6 +212,28 @@ describe("data-exporter export tasks (CASE)", () => {
       expect((await post(`${exporter("nope")}/responses?surveyKey=weekly`, admin)).status).toBe(404);
       expect((await get(`${exporter("nope")}/responses/count`, admin)).status).toBe(404);
     });
+  });
+
+  it("answers the recorded task when the job queue refuses it (the sweeper queues it later)", async () => {
+    // a queue whose Redis cannot be reached and which does not wait for it
+    const unreachable = new Redis({ port: 1, lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0 });
+    const queue = new Queue(RUN_ACTIONS_QUEUE, { connection: unreachable, prefix: t.config.QUEUE_PREFIX });
+    queue.on("error", () => undefined);
+    try {
+      const app = createApp({ ...t.deps, runActionsQueue: queue });
+      const res = await app.request(`${base}/responses?surveyKey=weekly`, {
+        method: "POST",
+        headers: bearer(owner.token),
+      });
+      expect(res.status).toBe(200);
+      const { task } = (await res.json()) as { task: { id: string; studyflowStatus: string } };
+      expect(task.studyflowStatus).toBe("queued");
+      const [row] = await t.database.db.select().from(tasks).where(eq(tasks.id, task.id));
+      expect(row?.status).toBe("queued");
+    } finally {
+      await queue.close().catch(() => undefined);
+      unreachable.disconnect();
+    }
   });
 
   describe("participants and reports", () => {

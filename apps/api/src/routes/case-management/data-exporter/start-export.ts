@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { TaskRow } from "@studyflow/domain";
 import { queueTask } from "@studyflow/queue";
-import type { AppEnv } from "../../../app-env";
+import { loggerOf, type AppEnv } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import { caseTaskSchema, presentCaseTask } from "../../../presenters/case-task";
 import type { ExportGroup } from "./export-groups";
@@ -29,7 +29,9 @@ export const gzipQuery = goBoolQuery(
  * The steps every export POST takes once its input is read: count what the export would hold —
  * nothing is answered as case-backend answers it (200 `{"error": "no <noun> to export"}`, no task)
  * — then record the task (the domain validates and counts again in its transaction) and queue it
- * for the workers.
+ * for the workers. The task is committed before it is queued: if Redis refuses the job, the answer
+ * is still the task (a retry would record a second one), and the workers' stale-task sweeper
+ * queues a queued task that has no job.
  */
 export async function startExport(
   c: Context<AppEnv>,
@@ -39,6 +41,10 @@ export async function startExport(
 ) {
   if ((await steps.count()) === 0) return c.json({ error: `no ${group.noun} to export` }, 200);
   const task = await steps.create();
-  await queueTask(deps.runActionsQueue, task);
+  try {
+    await queueTask(deps.runActionsQueue, task);
+  } catch (error) {
+    loggerOf(c).warn({ err: error, taskId: task.id }, "export task recorded but not queued; the sweeper will queue it");
+  }
   return c.json({ task: presentCaseTask(task) }, 200);
 }
