@@ -13,7 +13,7 @@ export interface ExportSource<Row> {
   /** The rows of this task's export, in its order. */
   selection(tx: Executor, task: TaskRow): Promise<ExportSelection>;
   /** The select list of a batch read. */
-  columns: SQL;
+  columns(task: TaskRow): SQL;
   /** A read row as the formatter takes it. */
   toExportRow(row: Record<string, unknown>): Row;
   /** The task's formatter; the same for every chunk and for finalisation (it is stateless). */
@@ -89,9 +89,10 @@ export function exportKind<Row>(source: ExportSource<Row>): TaskKindDefinition {
       const selection = await source.selection(db, task);
       const formatter = await source.formatter(db, task);
       const file = await fileOfTask(db, task.id);
+      const columns = source.columns(task);
       return {
         async runBatch(tx, { chunkIndex, chunk, batchSize }) {
-          const { rows, lastKey } = await readSelection(tx, selection, source.columns, {
+          const { rows, lastKey } = await readSelection(tx, selection, columns, {
             after: chunk.cursor,
             upTo: chunk.to_key,
             limit: batchSize,

@@ -66,7 +66,7 @@ export const participantExportKind = exportKind<ExportParticipant>({
       direction: "asc",
     });
   },
-  columns: sql`${participants.id} as id, ${participants.participantId} as participant_id,
+  columns: () => sql`${participants.id} as id, ${participants.participantId} as participant_id,
     ${participants.currentStudySession} as current_study_session, ${participants.studyStatus} as study_status,
     ${participants.enteredAt} as entered_at, ${participants.modifiedAt} as modified_at,
     ${participants.flags} as flags, ${participants.linkingCodes} as linking_codes,

@@ -90,7 +90,7 @@ export const reportExportKind = exportKind<ExportReport>({
       direction: input.direction ?? "asc",
     });
   },
-  columns: sql`${reports.id} as id, ${reports.key} as key, ${reports.participantId} as participant_id,
+  columns: () => sql`${reports.id} as id, ${reports.key} as key, ${reports.participantId} as participant_id,
     ${reports.responseId} as response_id, ${reports.timestamp} as timestamp, ${reports.data} as data`,
   toExportRow(row) {
     return {

@@ -119,12 +119,12 @@ function formatterFor(versions: Awaited<ReturnType<typeof versionsOf>>, input: R
   });
 }
 
-const responseColumns = sql`
+const responseColumns = (accountColumns: boolean) => sql`
   ${surveyResponses.id} as id, ${surveyResponses.participantId} as participant_id, ${surveyResponses.key} as key,
   ${surveyResponses.versionId} as version_id, ${surveyResponses.openedAt} as opened_at,
   ${surveyResponses.submittedAt} as submitted_at, ${surveyResponses.arrivedAt} as arrived_at,
   ${surveyResponses.responses} as responses, ${surveyResponses.context} as context,
-  p.hashed_account_id as hashed_account_id, p.is_main_profile as is_main_profile`;
+  ${accountColumns ? sql`p.hashed_account_id as hashed_account_id, p.is_main_profile as is_main_profile` : sql`null as hashed_account_id, null as is_main_profile`}`;
 
 /** `export-responses`: one survey's responses in CASE's wide, long or JSON file. */
 export const responseExportKind = exportKind<ExportResponse>({
@@ -133,9 +133,11 @@ export const responseExportKind = exportKind<ExportResponse>({
     const instant = input.order.field === "submittedAt" ? surveyResponses.submittedAt : surveyResponses.arrivedAt;
     return Promise.resolve({
       // The participant's account info rides along for studies that track accounts; the join is on
-      // the participants' unique (study, participant id) index, one probe per row.
-      from: sql`${surveyResponses} left join participants p
-        on p.study_key = ${surveyResponses.studyKey} and p.participant_id = ${surveyResponses.participantId}`,
+      // the participants' unique (study, participant id) index, one probe per row, and only then.
+      from: input.accountColumns
+        ? sql`${surveyResponses} left join participants p
+          on p.study_key = ${surveyResponses.studyKey} and p.participant_id = ${surveyResponses.participantId}`
+        : sql`${surveyResponses}`,
       where: responsesWhere(task.studyKey, input),
       keys: [
         { expression: sql`${instant}`, cast: "bigint" },
@@ -144,7 +146,7 @@ export const responseExportKind = exportKind<ExportResponse>({
       direction: input.order.direction,
     });
   },
-  columns: responseColumns,
+  columns: (task) => responseColumns(inputOf(task).accountColumns),
   toExportRow(row) {
     return {
       id: textValue(row.id),
