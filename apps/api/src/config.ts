@@ -39,6 +39,11 @@ const schema = z.object({
   MANAGEMENT_JWKS_URL: z.url().optional(),
   /** Directory of task result files, shared with the worker (a volume in compose). */
   RESULT_DIR: resultDir,
+  /**
+   * Where the workers keep export files, as they are configured: "postgres" (default) or
+   * "filesystem" (under RESULT_DIR). The export downloads read them from there.
+   */
+  EXPORT_FILE_STORE: z.enum(["postgres", "filesystem"]).default("postgres"),
   /** Age after which a temporary participant can no longer be merged. */
   TEMP_PARTICIPANT_MAX_AGE_SECONDS: z.coerce.number().int().min(60).default(86_400),
   /** Time given to in-flight requests at shutdown before connections are cut. */

@@ -24,8 +24,8 @@ export interface AppDeps {
    */
   readCache?: ReadCache;
   /**
-   * Where export files are read from: the store the workers write them to. Absent = the
-   * PostgreSQL store over `database` (the default backend, which every process reaches already).
+   * Where export files are read from: the store the workers write them to. Absent = the store
+   * EXPORT_FILE_STORE names (PostgreSQL over `database` by default).
    */
   fileStore?: FileStore;
   /** Told of every recorded rule failure; createApp counts them in its metrics. */

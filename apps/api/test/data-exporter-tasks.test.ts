@@ -1,3 +1,6 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { gunzipSync } from "node:zlib";
 import { eq } from "drizzle-orm";
 import { Queue } from "bullmq";
@@ -425,5 +428,50 @@ describe("data-exporter export tasks (CASE)", () => {
       expect(gone.status).toBe(404);
       expect((await gone.json()).error).toMatch(/expired .* and was removed; export again/);
     });
+  });
+});
+
+describe("data-exporter downloads from the filesystem file store (EXPORT_FILE_STORE=filesystem)", () => {
+  let t: TestApp;
+  let resultDir: string;
+
+  beforeAll(async () => {
+    resultDir = await mkdtemp(path.join(tmpdir(), "sf-export-files-"));
+    t = await createTestApp({ env: { EXPORT_FILE_STORE: "filesystem", RESULT_DIR: resultDir } });
+    await setupStudy(t, { key: "flu-watch" });
+  });
+  afterAll(async () => {
+    await t.close();
+    await rm(resultDir, { recursive: true, force: true });
+  });
+
+  it("reads the file where the workers, configured alike, wrote it", async () => {
+    const owner = await researcher(t, "flu-watch", "get-participant-states");
+    await insertParticipant(t.database.db, { studyKey: "flu-watch", participantId: "p1" });
+    const res = await t.app.request("/v1/studies/flu-watch/data-exporter/participants", {
+      method: "POST",
+      headers: bearer(owner.token),
+    });
+    const { task } = (await res.json()) as { task: { id: string } };
+    const store = createFileStore(t.database.db, { backend: "filesystem", directory: resultDir });
+    await t.database.db.transaction(async (tx) => {
+      const file = await store.create(tx, {
+        studyKey: "flu-watch",
+        taskId: task.id,
+        name: "participants.json",
+        contentType: "application/json",
+        gzip: false,
+      });
+      await store.writePart(tx, file, HEADER_PART, '{"participants": [', { rows: 0 });
+      await store.writePart(tx, file, { chunkIndex: 0, seq: 0 }, '{"participantId":"p1"}', { rows: 1 });
+      await store.writePart(tx, file, FOOTER_PART, "]}", { rows: 0 });
+      await store.complete(tx, file.id, 1);
+      await tx.update(tasks).set({ status: "completed" }).where(eq(tasks.id, task.id));
+    });
+    const file = await t.app.request(`/v1/studies/flu-watch/data-exporter/participants/task/${task.id}/result`, {
+      headers: bearer(owner.token),
+    });
+    expect(file.status).toBe(200);
+    expect(await file.json()).toEqual({ participants: [{ participantId: "p1" }] });
   });
 });

@@ -29,7 +29,10 @@ export function createDataExporterRouter(deps: AppDeps) {
   const router = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   router.use(managementAuth(deps));
   router.onError(handleCaseError);
-  const fileStore = deps.fileStore ?? createFileStore(deps.database.db);
+  // The store the workers write export files to, configured as theirs is.
+  const fileStore =
+    deps.fileStore ??
+    createFileStore(deps.database.db, { backend: deps.config.EXPORT_FILE_STORE, directory: deps.config.RESULT_DIR });
   registerGetSurveyInfo(router, deps);
   registerCountResponses(router, deps);
   registerStartResponsesExport(router, deps);
