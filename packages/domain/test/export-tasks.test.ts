@@ -377,16 +377,14 @@ describe("export tasks", () => {
         isMainProfile: false,
       },
     ]);
-    await database.db
-      .insert(surveyResponses)
-      .values(
-        ["a", "b", "c"].map((participantId, i) => ({
-          studyKey: "tracked",
-          participantId,
-          key: "intake",
-          arrivedAt: 10 + i,
-        })),
-      );
+    await database.db.insert(surveyResponses).values(
+      ["a", "b", "c"].map((participantId, i) => ({
+        studyKey: "tracked",
+        participantId,
+        key: "intake",
+        arrivedAt: 10 + i,
+      })),
+    );
     const created = await createResponseExportTask(database.db, "tracked", request({ format: "json" }), "r");
     expect((created.input as ResponseExportInput).accountColumns).toBe(true);
     const { task } = await runExport(created, postgresStore, 2, 1);
