@@ -90,13 +90,25 @@ export function exportKind<Row>(source: ExportSource<Row>): TaskKindDefinition {
       const formatter = await source.formatter(db, task);
       const file = await fileOfTask(db, task.id);
       const columns = source.columns(task);
+      // The next batch's rows, read on another pooled connection while this batch is formatted and
+      // written: the database's work (reading, jsonb to text) and the worker's (parsing, formatting)
+      // then overlap instead of taking turns. Keyed by the checkpoint it starts after, so it is used
+      // only by the batch that starts there. Reading a moment earlier than the batch's transaction
+      // changes nothing an export promises: its own writes (file parts) are not what it reads, and
+      // a row that arrives later lands after the keys already read, as it would have anyway.
+      let readAhead: { after: string; rows: ReturnType<typeof readSelection> } | undefined;
       return {
         async runBatch(tx, { chunkIndex, chunk, batchSize }) {
-          const { rows, lastKey } = await readSelection(tx, selection, columns, {
-            after: chunk.cursor,
-            upTo: chunk.to_key,
-            limit: batchSize,
-          });
+          const range = { after: chunk.cursor, upTo: chunk.to_key, limit: batchSize };
+          const ahead = readAhead?.after === chunk.cursor ? readAhead.rows : undefined;
+          readAhead = undefined;
+          const { rows, lastKey } = await (ahead ?? readSelection(tx, selection, columns, range));
+          if (rows.length === batchSize && lastKey !== null) {
+            const next = readSelection(db, selection, columns, { ...range, after: lastKey });
+            // a read-ahead nobody takes (the chunk stopped) must not end the process as unhandled
+            next.catch(() => undefined);
+            readAhead = { after: lastKey, rows: next };
+          }
           const tally: BatchTally = { processed: rows.length, changedPerRule: [], errors: [], errorCount: 0 };
           const batch = rows.map((row) => source.toExportRow(row));
           const first = batch[0];
