@@ -84,13 +84,26 @@ const cacheKey = (request: CasePageRequest) =>
   JSON.stringify([request.target, request.studyKey, request.filter ?? null, request.order]);
 
 /** The number of rows of the study the filter selects (remembered briefly, see ExplorerPageCache). */
+/** No filter at all: absent, null or `{}`. */
+const isEmptyFilter = (filter: unknown) =>
+  filter === undefined ||
+  filter === null ||
+  (typeof filter === "object" && !Array.isArray(filter) && Object.keys(filter).length === 0);
+
 export async function countCaseRows(db: Executor, request: Omit<CasePageRequest, "offset" | "limit">): Promise<number> {
   const { table } = TABLES[request.target];
   const where = translateCaseFilter(request.target, request.filter);
   const load = async () => {
-    const rows = await db.execute<{ count: string }>(
-      sql`select count(*) as count from ${column(table)} where ${column("study_key")} = ${request.studyKey} and ${where}`,
-    );
+    // A study's participants, unfiltered, are counted by triggers (study_participant_counts): one
+    // indexed read instead of counting a million index entries (about 100 ms) for page 1.
+    const rows =
+      isEmptyFilter(request.filter) && request.target === "participants"
+        ? await db.execute<{ count: string }>(
+            sql`select coalesce(sum(count), 0) as count from study_participant_counts where study_key = ${request.studyKey}`,
+          )
+        : await db.execute<{ count: string }>(
+            sql`select count(*) as count from ${column(table)} where ${column("study_key")} = ${request.studyKey} and ${where}`,
+          );
     return Number(rows[0]?.count ?? 0);
   };
   return request.cache ? request.cache.count(cacheKey(request as CasePageRequest), request.studyKey, load) : load();
