@@ -1,6 +1,7 @@
 // @ts-check
 // The studies the credential may see, each with its participants by status, rules version,
-// timer and most recent rule failures. A panel the credential has no right for says so.
+// timer and most recent rule failures, and links to its pages. A panel the credential has no
+// right for says so.
 import { ApiError, get, studyPath } from "./api.js";
 import { details, h, notice, replace } from "./dom.js";
 import { count, instant } from "./format.js";
@@ -79,6 +80,8 @@ function studyCard(study, index, signal) {
       { className: "study-actions", "aria-labelledby": headingId },
       studyLink(study.key, "run", "Run actions"),
       studyLink(study.key, "tasks", "Tasks"),
+      studyLink(study.key, "participants", "Participants"),
+      studyLink(study.key, "exports", "Exports"),
       studyLink(study.key, "failures", "Rule failures"),
     ),
   );

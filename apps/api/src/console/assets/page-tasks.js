@@ -1,9 +1,9 @@
 // @ts-check
-// A study's tasks, run-actions and timer ticks, newest first; and one task, live or final.
+// A study's tasks (run-actions, timer ticks, exports), newest first; and one task, live or final.
 import { get, studyPath, taskPath } from "./api.js";
 import { h, notice, replace } from "./dom.js";
 import { between, count, instant } from "./format.js";
-import { createTaskProgress, errorText } from "./task-progress.js";
+import { createTaskProgress, errorText, isExportTask, progressUnit, taskKindName } from "./task-progress.js";
 import { studyHref, studyLink } from "./study-links.js";
 
 /**
@@ -48,7 +48,7 @@ export function renderTasks(main, studyKey, signal) {
       h(
         "tr",
         {},
-        ["Created", "Kind", "Status", "Started by", "Duration", "Processed"].map((label) =>
+        ["Created", "Kind", "Status", "Started by", "Duration", "Processed", "File"].map((label) =>
           h("th", { scope: "col" }, label),
         ),
       ),
@@ -92,8 +92,10 @@ export function renderTasks(main, studyKey, signal) {
     h(
       "p",
       {},
-      "Your run-actions and the study's timer ticks (an admin sees every task). ",
+      "Your run-actions and exports, and the study's timer ticks (an admin sees every task). ",
       studyLink(studyKey, "run", "Start a run"),
+      " or ",
+      studyLink(studyKey, "exports", "an export"),
       ".",
     ),
     h("div", { className: "filters" }, h("label", { for: "task-kind" }, "Show"), kind),
@@ -109,26 +111,34 @@ export function renderTasks(main, studyKey, signal) {
  * @param {TaskListItem} task
  */
 function taskRow(studyKey, task) {
-  const kind =
-    task.kind === "timer"
-      ? `timer tick (rules v${task.tick?.rulesVersion ?? "?"})`
-      : task.dryRun
-        ? "run-actions (dry run)"
-        : "run-actions";
+  const unit = progressUnit(task.kind);
   return h(
     "tr",
-    { "data-task-id": task.id, "data-status": task.status },
+    { "data-task-id": task.id, "data-status": task.status, "data-kind": task.kind },
     h(
       "td",
       {},
       h("a", { href: `${studyHref(studyKey, "tasks")}/${encodeURIComponent(task.id)}` }, instant(task.createdAt)),
     ),
-    h("td", {}, kind),
+    h("td", {}, taskKindName(task)),
     h("td", {}, h("span", { className: `status status-${task.status}` }, STATUS_WORDS[task.status] ?? task.status)),
     h("td", {}, task.createdBy),
     h("td", {}, between(task.startedAt, task.finishedAt)),
-    h("td", { className: "number" }, `${count(task.processedCount)} / ${count(task.targetCount)}`),
+    h("td", { className: "number" }, `${count(task.processedCount)} / ${count(task.targetCount)} ${unit}`),
+    h("td", {}, fileCell(studyKey, task)),
   );
+}
+
+/**
+ * A completed export's file is downloaded on the exports page, which reads it through the data
+ * exporter with the file's name and type. A run's result file is on the task's own page (the
+ * row's first link), so its cell stays empty.
+ * @param {string} studyKey
+ * @param {TaskListItem} task
+ */
+function fileCell(studyKey, task) {
+  if (task.status !== "completed" || !isExportTask(task.kind)) return "—";
+  return studyLink(studyKey, "exports", "Download on the exports page");
 }
 
 /**

@@ -5,6 +5,7 @@
 import { ApiError, call, get, readTaskEvents, taskPath } from "./api.js";
 import { details, h, notice, replace } from "./dom.js";
 import { count, duration, instant, percent } from "./format.js";
+import { studyLink } from "./study-links.js";
 
 /**
  * @typedef {import("./api-types.js").Task} Task
@@ -30,6 +31,55 @@ const STATUS_WORDS = {
 };
 
 /**
+ * Each kind of task by the name a researcher knows it by. An export counts the rows it writes
+ * (responses, participants or reports), not the study's participants.
+ * @type {Record<Task["kind"], { name: string, unit: string, heading: string }>}
+ */
+const KINDS = {
+  "run-actions": { name: "run-actions", unit: "participants", heading: "Task" },
+  timer: { name: "timer tick", unit: "participants", heading: "Timer tick" },
+  "export-responses": { name: "responses export", unit: "rows", heading: "Responses export" },
+  "export-participants": { name: "participants export", unit: "rows", heading: "Participants export" },
+  "export-reports": { name: "reports export", unit: "rows", heading: "Reports export" },
+};
+
+/**
+ * A kind this console does not know yet (a newer API) still reads as its own name.
+ * @param {string} kind
+ */
+function kindOf(kind) {
+  return KINDS[/** @type {Task["kind"]} */ (kind)] ?? { name: kind, unit: "participants", heading: "Task" };
+}
+
+/**
+ * An export's file is downloaded from the exports page, which reads it through the data
+ * exporter's routes; the run-actions result routes know only run-actions and timer results.
+ * @param {string} kind
+ */
+export function isExportTask(kind) {
+  return kind.startsWith("export-");
+}
+
+/**
+ * The readable name of a task's kind ("responses export", "timer tick (rules v3)", "run-actions
+ * (dry run)"), as the task list shows it.
+ * @param {Pick<import("./api-types.js").TaskListItem, "kind" | "dryRun" | "tick">} task
+ */
+export function taskKindName(task) {
+  if (task.kind === "timer") return `timer tick (rules v${task.tick?.rulesVersion ?? "?"})`;
+  if (task.kind === "run-actions" && task.dryRun) return "run-actions (dry run)";
+  return kindOf(task.kind).name;
+}
+
+/**
+ * What a task's progress counts: "rows" for an export, "participants" otherwise.
+ * @param {string} kind
+ */
+export function progressUnit(kind) {
+  return kindOf(kind).unit;
+}
+
+/**
  * @param {{ studyKey: string, task: Task, ruleNames?: string[], headingLevel?: "h2" | "h3" }} options
  */
 export function createTaskProgress({ studyKey, task, ruleNames = [], headingLevel = "h2" }) {
@@ -43,12 +93,7 @@ export function createTaskProgress({ studyKey, task, ruleNames = [], headingLeve
   const element = h(
     "section",
     { className: "task-progress", "aria-labelledby": `task-heading-${task.id}`, "data-task-id": task.id },
-    h(
-      headingLevel,
-      { id: `task-heading-${task.id}` },
-      task.kind === "timer" ? "Timer tick " : "Task ",
-      h("code", {}, task.id),
-    ),
+    h(headingLevel, { id: `task-heading-${task.id}` }, `${kindOf(task.kind).heading} `, h("code", {}, task.id)),
     facts,
     h("label", { for: `progress-${task.id}` }, "Progress"),
     bar,
@@ -77,7 +122,7 @@ export function createTaskProgress({ studyKey, task, ruleNames = [], headingLeve
     const done = next.status === "completed";
     bar.max = Math.max(target, 1);
     bar.value = target === 0 ? (done ? 1 : 0) : Math.min(done ? target : next.processedCount, target);
-    const summary = describeProgress(next, samples);
+    const summary = describeProgress(next, samples, progressUnit(next.kind));
     bar.setAttribute("aria-valuetext", `${summary.percent} %`);
     progressText.textContent = summary.text;
 
@@ -94,9 +139,18 @@ export function createTaskProgress({ studyKey, task, ruleNames = [], headingLeve
     if (next.error) replace(message, notice(next.error, next.status === "failed" ? "error" : "note"));
     if (done && !resultShown) {
       resultShown = true;
-      void showResult();
+      if (isExportTask(next.kind)) showExportFile();
+      else void showResult();
     }
   };
+
+  // An export's file can be large and is served by the data exporter's routes, which the exports
+  // page already calls (with the file's name and type); this page points there.
+  const showExportFile = () =>
+    replace(
+      result,
+      h("p", {}, "The file is ready: download it on ", studyLink(studyKey, "exports", "the exports page"), "."),
+    );
 
   const showResult = async () => {
     replace(result, notice("Reading the result…"));
