@@ -3,12 +3,14 @@ import { z } from "zod";
 import { Invalid, getVisibleTask } from "@studyflow/domain";
 import { defineCommand } from "../command-definition";
 import { requireStudy } from "../command-support";
-import { studyKey, text } from "../flag-values";
+import { text } from "../flag-values";
 import {
   OPERATOR,
   followAndDownload,
   followFlags,
+  followInput,
   followValues,
+  studyFlag,
   type ExportContext,
   type FollowOptions,
 } from "./export-task";
@@ -30,16 +32,13 @@ export const exportFollowCommand = defineCommand({
   name: "export:follow",
   summary: "follow an export task already started (after Ctrl-C or --no-wait) and download its file",
   flags: () => [
-    new Option("--study <KEY>", "study key").makeOptionMandatory(),
+    studyFlag(),
     new Option("--task <ID>", "the export task's id, as the starting command printed it").makeOptionMandatory(),
     ...followFlags(),
   ],
-  values: z.object({ study: studyKey, task: text, ...followValues }).transform((values): ExportFollowInput => ({
-    studyKey: values.study,
-    taskId: values.task,
-    out: values.out,
-    cancelOnInterrupt: values.cancelOnInterrupt,
-  })),
+  values: z
+    .object({ task: text, ...followValues })
+    .transform((values): ExportFollowInput => ({ ...followInput(values), taskId: values.task })),
   uses: "database",
   run: exportFollow,
 });

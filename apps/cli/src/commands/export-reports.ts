@@ -3,14 +3,24 @@ import { z } from "zod";
 import { createReportExportTask } from "@studyflow/domain";
 import { defineCommand } from "../command-definition";
 import { requireStudy } from "../command-support";
-import { jsonObject, studyKey, switchFlag, text } from "../flag-values";
-import { OPERATOR, startExport, startFlags, startValues, type ExportContext, type StartOptions } from "./export-task";
+import { text } from "../flag-values";
+import {
+  OPERATOR,
+  selectionFlags,
+  selectionRequest,
+  selectionValues,
+  startExport,
+  startFlags,
+  startInput,
+  startValues,
+  studyFlag,
+  type ExportContext,
+  type SelectionOptions,
+  type StartOptions,
+} from "./export-task";
 
-export interface ExportReportsInput extends StartOptions {
+export interface ExportReportsInput extends StartOptions, SelectionOptions {
   reportKey?: string | undefined;
-  filter?: Record<string, unknown> | undefined;
-  sort?: Record<string, unknown> | undefined;
-  gzip: boolean;
 }
 
 export async function exportReports(ctx: ExportContext, input: ExportReportsInput) {
@@ -21,9 +31,7 @@ export async function exportReports(ctx: ExportContext, input: ExportReportsInpu
       input.studyKey,
       {
         ...(input.reportKey === undefined ? {} : { reportKey: input.reportKey }),
-        ...(input.filter === undefined ? {} : { filter: input.filter }),
-        ...(input.sort === undefined ? {} : { sort: input.sort }),
-        gzip: input.gzip,
+        ...selectionRequest(input),
       },
       OPERATOR.subject,
     ),
@@ -34,32 +42,18 @@ export const exportReportsCommand = defineCommand({
   name: "export:reports",
   summary: "export a study's reports (JSON, as CASE writes them), follow it and download the file",
   flags: () => [
-    new Option("--study <KEY>", "study key").makeOptionMandatory(),
+    studyFlag(),
     new Option("--report-key <KEY>", "only reports with this key"),
-    new Option("--filter <JSON>", 'only the reports this Mongo-style filter matches, e.g. \'{"participantID": "p1"}\''),
-    new Option("--sort <JSON>", "row order, e.g. '{\"timestamp\": -1}'"),
-    new Option("--gzip", "store and download the file gzip-compressed"),
+    ...selectionFlags({
+      rows: "reports",
+      filterExample: '{"participantID": "p1"}',
+      sortHelp: "row order, e.g. '{\"timestamp\": -1}'",
+    }),
     ...startFlags(),
   ],
   values: z
-    .object({
-      study: studyKey,
-      reportKey: text.optional(),
-      filter: jsonObject.optional(),
-      sort: jsonObject.optional(),
-      gzip: switchFlag,
-      ...startValues,
-    })
-    .transform((values): ExportReportsInput => ({
-      studyKey: values.study,
-      reportKey: values.reportKey,
-      filter: values.filter,
-      sort: values.sort,
-      gzip: values.gzip,
-      out: values.out,
-      wait: values.wait,
-      cancelOnInterrupt: values.cancelOnInterrupt,
-    })),
+    .object({ reportKey: text.optional(), ...selectionValues, ...startValues })
+    .transform((values): ExportReportsInput => ({ ...startInput(values), reportKey: values.reportKey })),
   uses: "database",
   run: exportReports,
 });

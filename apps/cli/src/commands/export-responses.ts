@@ -4,23 +4,33 @@ import { DEFAULT_QUESTION_OPTION_SEP, type IncludeMeta } from "@studyflow/case-e
 import { createResponseExportTask } from "@studyflow/domain";
 import { defineCommand } from "../command-definition";
 import { requireStudy } from "../command-support";
-import { commaList, jsonObject, oneOf, studyKey, switchFlag, text } from "../flag-values";
-import { OPERATOR, startExport, startFlags, startValues, type ExportContext, type StartOptions } from "./export-task";
+import { commaList, oneOf, switchFlag, text } from "../flag-values";
+import {
+  OPERATOR,
+  selectionFlags,
+  selectionRequest,
+  selectionValues,
+  startExport,
+  startFlags,
+  startInput,
+  startValues,
+  studyFlag,
+  type ExportContext,
+  type SelectionOptions,
+  type StartOptions,
+} from "./export-task";
 
 export const RESPONSE_EXPORT_FORMATS = ["wide", "long", "json"] as const;
 /** CASE's per-question meta columns, off unless named (CASE's HTTP API never turns them on). */
 export const META_COLUMNS = ["position", "initTimes", "displayedTimes", "responsedTimes"] as const;
 
-export interface ExportResponsesInput extends StartOptions {
+export interface ExportResponsesInput extends StartOptions, SelectionOptions {
   surveyKey: string;
   format: (typeof RESPONSE_EXPORT_FORMATS)[number];
   shortKeys: boolean;
   questionOptionSep: string;
   extraContextColumns: string[];
   includeMeta: IncludeMeta;
-  filter?: Record<string, unknown> | undefined;
-  sort?: Record<string, unknown> | undefined;
-  gzip: boolean;
 }
 
 export async function exportResponses(ctx: ExportContext, input: ExportResponsesInput) {
@@ -36,9 +46,7 @@ export async function exportResponses(ctx: ExportContext, input: ExportResponses
         questionOptionSep: input.questionOptionSep,
         extraContextColumns: input.extraContextColumns,
         includeMeta: input.includeMeta,
-        ...(input.filter === undefined ? {} : { filter: input.filter }),
-        ...(input.sort === undefined ? {} : { sort: input.sort }),
-        gzip: input.gzip,
+        ...selectionRequest(input),
       },
       OPERATOR.subject,
     ),
@@ -49,7 +57,7 @@ export const exportResponsesCommand = defineCommand({
   name: "export:responses",
   summary: "export a survey's responses (CASE's CSV or JSON) through the workers, follow it and download the file",
   flags: () => [
-    new Option("--study <KEY>", "study key").makeOptionMandatory(),
+    studyFlag(),
     new Option("--survey <KEY>", "survey key").makeOptionMandatory(),
     new Option("--format <FORMAT>", `${RESPONSE_EXPORT_FORMATS.join(", ")} (default wide: one row per response)`),
     new Option("--short-keys", "item keys without the survey key in front"),
@@ -59,17 +67,15 @@ export const exportResponsesCommand = defineCommand({
     ),
     new Option("--extra-context-columns <A,B>", "context fields of the responses to add as columns"),
     new Option("--include-meta <A,B>", `per-question meta columns: any of ${META_COLUMNS.join(", ")}`),
-    new Option(
-      "--filter <JSON>",
-      'only the responses this Mongo-style filter matches, e.g. \'{"participantID": "p1"}\'',
-    ),
-    new Option("--sort <JSON>", 'row order, {"submittedAt": 1|-1} or {"arrivedAt": 1|-1} (default: as they arrived)'),
-    new Option("--gzip", "store and download the file gzip-compressed"),
+    ...selectionFlags({
+      rows: "responses",
+      filterExample: '{"participantID": "p1"}',
+      sortHelp: 'row order, {"submittedAt": 1|-1} or {"arrivedAt": 1|-1} (default: as they arrived)',
+    }),
     ...startFlags(),
   ],
   values: z
     .object({
-      study: studyKey,
       survey: text,
       format: oneOf(RESPONSE_EXPORT_FORMATS).default("wide"),
       shortKeys: switchFlag,
@@ -78,13 +84,11 @@ export const exportResponsesCommand = defineCommand({
       includeMeta: commaList
         .pipe(z.array(z.enum(META_COLUMNS, { error: `lists any of ${META_COLUMNS.join(", ")}` })))
         .default([]),
-      filter: jsonObject.optional(),
-      sort: jsonObject.optional(),
-      gzip: switchFlag,
+      ...selectionValues,
       ...startValues,
     })
     .transform((values): ExportResponsesInput => ({
-      studyKey: values.study,
+      ...startInput(values),
       surveyKey: values.survey,
       format: values.format,
       shortKeys: values.shortKeys,
@@ -93,12 +97,6 @@ export const exportResponsesCommand = defineCommand({
       includeMeta: Object.fromEntries(
         META_COLUMNS.map((column) => [column, values.includeMeta.includes(column)]),
       ) as unknown as IncludeMeta,
-      filter: values.filter,
-      sort: values.sort,
-      gzip: values.gzip,
-      out: values.out,
-      wait: values.wait,
-      cancelOnInterrupt: values.cancelOnInterrupt,
     })),
   uses: "database",
   run: exportResponses,

@@ -8,7 +8,7 @@ import { defineCommand, type CliContext } from "../command-definition";
 import { requireStudy } from "../command-support";
 import { languageTag, oneOf, studyKey, switchFlag, text } from "../flag-values";
 import { fieldLines } from "../output";
-import { formatBytes } from "./export-task";
+import { formatBytes, studyFlag } from "./export-task";
 
 export interface ExportSurveyInfoInput {
   studyKey: string;
@@ -57,7 +57,7 @@ export const exportSurveyInfoCommand = defineCommand({
   name: "export:survey-info",
   summary: "write a survey's codebook (CASE's survey-info: questions, slots and option labels of every version)",
   flags: () => [
-    new Option("--study <KEY>", "study key").makeOptionMandatory(),
+    studyFlag(),
     new Option("--survey <KEY>", "survey key").makeOptionMandatory(),
     new Option("--language <TAG>", "language of titles and labels (default en)"),
     new Option("--format <FORMAT>", "csv or json (default csv)"),

@@ -18,7 +18,7 @@ import { createTaskQueue, createRedisConnection, queueTask } from "@studyflow/qu
 import type { CliContext } from "../command-definition";
 import { fieldLines } from "../output";
 import { createProgressReporter, progressModeFor, statusWord, type ProgressStream } from "../progress";
-import { switchFlag, text } from "../flag-values";
+import { jsonObject, studyKey, switchFlag, text } from "../flag-values";
 import { UPLOADED_BY } from "../command-support";
 
 /**
@@ -50,6 +50,26 @@ export interface FollowHooks {
 
 export type ExportContext = CliContext & Partial<FollowHooks>;
 
+/** The flag every export command starts with. */
+export const studyFlag = () => new Option("--study <KEY>", "study key").makeOptionMandatory();
+
+/** What the rows are called in the --filter help, with an example filter and the --sort help. */
+export interface SelectionHelp {
+  rows: string;
+  filterExample: string;
+  sortHelp: string;
+}
+
+/**
+ * The row selection and compression flags of the commands that start an export; only the help
+ * differs, as each kind of row has its own fields.
+ */
+export const selectionFlags = (help: SelectionHelp) => [
+  new Option("--filter <JSON>", `only the ${help.rows} this Mongo-style filter matches, e.g. '${help.filterExample}'`),
+  new Option("--sort <JSON>", help.sortHelp),
+  new Option("--gzip", "store and download the file gzip-compressed"),
+];
+
 /** The flags every export command ends with. */
 export const followFlags = () => [
   new Option("--out <FILE>", "where to write the file (default: the export's own name, in this directory)"),
@@ -60,8 +80,9 @@ export const startFlags = () => [
   new Option("--no-wait", "queue the task, print it and return, without following or downloading it"),
 ];
 
-export const followValues = { out: text.optional(), cancelOnInterrupt: switchFlag };
+export const followValues = { study: studyKey, out: text.optional(), cancelOnInterrupt: switchFlag };
 export const startValues = { ...followValues, wait: z.boolean().default(true) };
+export const selectionValues = { filter: jsonObject.optional(), sort: jsonObject.optional(), gzip: switchFlag };
 
 export interface FollowOptions {
   studyKey: string;
@@ -71,6 +92,38 @@ export interface FollowOptions {
 export interface StartOptions extends FollowOptions {
   wait: boolean;
 }
+export interface SelectionOptions {
+  filter?: Record<string, unknown> | undefined;
+  sort?: Record<string, unknown> | undefined;
+  gzip: boolean;
+}
+
+type FollowValues = z.output<z.ZodObject<typeof followValues>>;
+type StartValues = z.output<z.ZodObject<typeof startValues>>;
+type SelectionValues = z.output<z.ZodObject<typeof selectionValues>>;
+
+/** The parsed `followValues`, as a command's input names them. */
+export const followInput = (values: FollowValues): FollowOptions => ({
+  studyKey: values.study,
+  out: values.out,
+  cancelOnInterrupt: values.cancelOnInterrupt,
+});
+
+/** The parsed `startValues` and `selectionValues`, as a start command's input names them. */
+export const startInput = (values: StartValues & SelectionValues): StartOptions & SelectionOptions => ({
+  ...followInput(values),
+  wait: values.wait,
+  filter: values.filter,
+  sort: values.sort,
+  gzip: values.gzip,
+});
+
+/** The selection as the domain's export requests take it: a flag not given is left out, not undefined. */
+export const selectionRequest = (input: SelectionOptions) => ({
+  ...(input.filter === undefined ? {} : { filter: input.filter }),
+  ...(input.sort === undefined ? {} : { sort: input.sort }),
+  gzip: input.gzip,
+});
 
 /** Following stopped by Ctrl-C; the message says what became of the task. Exit code 2. */
 export class FollowInterrupted extends Error {
