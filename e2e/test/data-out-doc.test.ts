@@ -52,7 +52,7 @@ describe("docs/data-out.md: the walkthrough", () => {
     await t?.close();
   });
 
-  it("sets up, exports, lists and pages as the page says", { timeout: 120_000 }, async () => {
+  it("sets up, exports, lists and pages as the page says", { timeout: 180_000 }, async () => {
     const script = await walkthroughBlock();
     const { stdout } = await run("bash", ["-euo", "pipefail", "-c", script], {
       cwd: repository,
