@@ -429,6 +429,29 @@ describe("data-exporter export tasks (CASE)", () => {
       expect((await gone.json()).error).toMatch(/expired .* and was removed; export again/);
     });
   });
+  describe("export tasks among the study's tasks", () => {
+    it("lists them by kind, and the run-actions result route points to the exporter's download", async () => {
+      const started = await post(`${base}/responses?surveyKey=weekly&format=wide`, admin);
+      expect(started.status).toBe(200);
+      const { task } = (await started.json()) as { task: { id: string } };
+
+      const listed = await get(`/v1/studies/flu-watch/run-actions/participants/tasks?kind=export-responses`, admin);
+      expect(listed.status).toBe(200);
+      const { tasks: items } = (await listed.json()) as { tasks: { id: string; kind: string }[] };
+      expect(items.map((item) => item.id)).toContain(task.id);
+      expect(new Set(items.map((item) => item.kind))).toEqual(new Set(["export-responses"]));
+
+      const unknownKind = await get(`/v1/studies/flu-watch/run-actions/participants/tasks?kind=backup`, admin);
+      expect(unknownKind.status).toBe(400);
+      expect(((await unknownKind.json()) as { error: string }).error).toContain("export-responses");
+
+      const result = await get(`/v1/studies/flu-watch/run-actions/participants/task/${task.id}/result`, admin);
+      expect(result.status).toBe(404);
+      expect(await result.json()).toEqual({
+        error: `task ${task.id} is an export: download its file from /v1/studies/flu-watch/data-exporter/responses/task/${task.id}/result`,
+      });
+    });
+  });
 });
 
 describe("data-exporter downloads from the filesystem file store (EXPORT_FILE_STORE=filesystem)", () => {

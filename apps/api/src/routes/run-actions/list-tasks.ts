@@ -1,4 +1,5 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { TASK_KINDS } from "@studyflow/db";
 import { assertStudyPermission, listVisibleTasks } from "@studyflow/domain";
 import { managementOf, type AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
@@ -14,14 +15,14 @@ const route = createRoute({
   summary: "A study's bulk tasks, newest first: run-actions and timer ticks",
   description:
     "The tasks the caller may open with the task routes: an admin sees every task of the study; anyone else " +
-    "their own run-actions and the study's timer ticks. `kind` keeps one kind. Pages with `limit` and `cursor`. " +
+    "their own run-actions and exports, and the study's timer ticks. `kind` keeps one kind. Pages with `limit` and `cursor`. " +
     "Requires `run-study-action`.",
   security: MANAGEMENT_SECURITY,
   request: {
     params: studyKeyParam,
     query: pageQuery.extend({
       kind: z
-        .enum(["run-actions", "timer"], { error: 'kind must be "run-actions" or "timer"' })
+        .enum(TASK_KINDS, { error: `kind must be one of ${TASK_KINDS.join(", ")}` })
         .optional()
         .openapi({ description: "only this kind of task" }),
     }),

@@ -31,6 +31,13 @@ export function resultPath(resultDir: string, resultFile: string): string {
 
 /** The result document of a completed task, read from the file store the workers share. */
 export async function readResultDocument(resultDir: string, task: TaskRow): Promise<ResultDocument> {
+  if (task.kind.startsWith("export-")) {
+    // an export's result is its file, served (as CASE does) by the data exporter
+    const group = task.kind.slice("export-".length);
+    throw new NotFound(
+      `task ${task.id} is an export: download its file from /v1/studies/${task.studyKey}/data-exporter/${group}/task/${task.id}/result`,
+    );
+  }
   if (task.status !== "completed") throw new Conflict(`task has not completed (status "${task.status}")`);
   if (!task.resultFile) throw new NotFound("task has no result file");
   let text: string;
