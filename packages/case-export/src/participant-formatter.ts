@@ -3,6 +3,7 @@
  * each as Go marshals CASE's Participant struct (fields in struct order, maps with sorted keys).
  */
 import { goJsonNumber, goJsonNumberMap, goJsonString, goJsonStringMap, int64Of } from "./go-json";
+import { jsonArrayFormatter } from "./row-formatters";
 import type { ExportFormatter } from "./types";
 
 /** A participant row as studyflow stores it. Times in Unix seconds. */
@@ -97,16 +98,5 @@ export function participantJson(p: ExportParticipant, studyKey: string): string 
 }
 
 export function createParticipantFormatter(options: ParticipantExportOptions): ExportFormatter<ExportParticipant> {
-  return {
-    contentType: "application/json",
-    extension: ".json",
-    start: () => '{"participants": [',
-    format(batch, leadingSeparator) {
-      let text = "";
-      for (let i = 0; i < batch.length; i++)
-        text += (i > 0 || leadingSeparator ? "," : "") + participantJson(batch[i]!, options.studyKey);
-      return { text, rows: batch.length, mismatches: 0 };
-    },
-    end: () => "]}",
-  };
+  return jsonArrayFormatter('{"participants": [', (p) => participantJson(p, options.studyKey));
 }

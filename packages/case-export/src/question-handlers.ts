@@ -96,15 +96,10 @@ function hasOpenColumn(optionType: string): boolean {
   return optionType !== OptionType.checkbox && optionType !== OptionType.cloze && !isEmbeddedCloze(optionType);
 }
 
-function isClozeOption(slot: ResponseSlot, key: string): boolean {
+/** Whether the slot lists the option `key` as one of this type. */
+function hasOption(slot: ResponseSlot, key: string, optionType: string): boolean {
   if (slot.options === null) return false;
-  for (const o of slot.options) if (o.id === key && o.optionType === OptionType.cloze) return true;
-  return false;
-}
-
-function isDropdownOption(slot: ResponseSlot, key: string): boolean {
-  if (slot.options === null) return false;
-  for (const o of slot.options) if (o.id === key && o.optionType === OptionType.dropdown) return true;
+  for (const o of slot.options) if (o.id === key && o.optionType === optionType) return true;
   return false;
 }
 
@@ -269,7 +264,8 @@ function singleChoice(p: PreparedQuestion, response: ItemResponse | undefined, s
   if (group === null || group.items.length !== 1) return;
   const selection = group.items[0]!;
   sink.put(p.question.id, "", selection.key);
-  if (isClozeOption(slot, selection.key)) clozeOptionCells(p.questionPrefix + selection.key, selection, sink);
+  if (hasOption(slot, selection.key, OptionType.cloze))
+    clozeOptionCells(p.questionPrefix + selection.key, selection, sink);
   else sink.put(p.questionPrefix, selection.key, selection.value);
 }
 
@@ -281,7 +277,8 @@ function singleChoiceList(p: PreparedQuestion, response: ItemResponse | undefine
     if (group === null || group.items.length !== 1) continue;
     const selection = group.items[0]!;
     sink.put(p.slotKeys[i]!, "", selection.key);
-    if (isClozeOption(slot, selection.key)) clozeOptionCells(p.slotPrefixes[i]! + selection.key, selection, sink);
+    if (hasOption(slot, selection.key, OptionType.cloze))
+      clozeOptionCells(p.slotPrefixes[i]! + selection.key, selection, sink);
     else sink.put(p.slotPrefixes[i]!, selection.key, selection.value);
   }
 }
@@ -303,7 +300,7 @@ function multipleChoice(p: PreparedQuestion, i: number, response: ItemResponse |
   }
   for (const item of group.items) {
     sink.put(prefix, item.key, TRUE);
-    if (isClozeOption(slot, item.key)) clozeOptionCells(prefix + item.key, item, sink);
+    if (hasOption(slot, item.key, OptionType.cloze)) clozeOptionCells(prefix + item.key, item, sink);
     else sink.put(prefix, item.key + p.openSuffix, item.value);
   }
 }
@@ -327,7 +324,7 @@ function matrixCell(p: PreparedQuestion, i: number, response: ItemResponse | und
 
 function clozeCells(prefix: string, slot: ResponseSlot, group: ResponseItem, sink: CellSink): void {
   for (const item of group.items) {
-    if (isDropdownOption(slot, item.key)) {
+    if (hasOption(slot, item.key, OptionType.dropdown)) {
       if (item.items.length === 1) sink.put(prefix, item.key, item.items[0]!.key);
     } else {
       sink.put(prefix, item.key, item.value);

@@ -5,6 +5,7 @@
 import { csvField, csvRecord } from "./go-csv";
 import { goJsonNumber, goJsonString, int64Of } from "./go-json";
 import { GO_ZERO_TIME, goDateSeconds, goRfc3339 } from "./go-time";
+import { csvFormatter, jsonArrayFormatter } from "./row-formatters";
 import { sortedUnique } from "./survey-questions";
 import type { ExportFormatter } from "./types";
 
@@ -80,60 +81,37 @@ export function reportJson(r: ExportReport): string {
 }
 
 export function createReportFormatter(options: ReportExportOptions): ExportFormatter<ExportReport> {
-  if (options.format === "json") {
-    return {
-      contentType: "application/json",
-      extension: ".json",
-      start: () => '{"reports": [',
-      format(batch, leadingSeparator) {
-        let text = "";
-        for (let i = 0; i < batch.length; i++) text += (i > 0 || leadingSeparator ? "," : "") + reportJson(batch[i]!);
-        return { text, rows: batch.length, mismatches: 0 };
-      },
-      end: () => "]}",
-    };
-  }
+  if (options.format === "json") return jsonArrayFormatter('{"reports": [', reportJson);
 
   const guard = options.guardFormulas === true;
   const dataColumns = sortedUnique(options.dataKeys.map(dataColumn));
   const columnIndex = new Map(dataColumns.map((c, i) => [c, i]));
   const header = csvRecord([...RESERVED_COLUMNS, ...dataColumns], guard);
   const cells = new Array<string>(dataColumns.length);
-  return {
-    contentType: "text/csv",
-    extension: ".csv",
-    start: () => header,
-    format(batch) {
-      let text = "";
-      let mismatches = 0;
-      for (const r of batch) {
-        cells.fill("");
-        let unknownKey = false;
-        for (const d of r.data ?? []) {
-          const i = columnIndex.get(dataColumn(d.key));
-          if (i === undefined) {
-            unknownKey = true;
-            continue;
-          }
-          const seconds = d.dtype === "date" ? goDateSeconds(d.value) : null;
-          cells[i] = seconds === null ? d.value : goRfc3339(seconds);
-        }
-        if (unknownKey) mismatches++;
-        let line =
-          csvField(r.id, guard) +
-          "," +
-          csvField(r.key, guard) +
-          "," +
-          csvField(r.participantId, guard) +
-          "," +
-          goRfc3339(int64Of(r.timestamp)) +
-          "," +
-          csvField(r.responseId ?? "", guard);
-        for (const c of cells) line += "," + csvField(c, guard);
-        text += line + "\n";
+  return csvFormatter(header, (r, mismatch) => {
+    cells.fill("");
+    let unknownKey = false;
+    for (const d of r.data ?? []) {
+      const i = columnIndex.get(dataColumn(d.key));
+      if (i === undefined) {
+        unknownKey = true;
+        continue;
       }
-      return { text, rows: batch.length, mismatches };
-    },
-    end: () => "",
-  };
+      const seconds = d.dtype === "date" ? goDateSeconds(d.value) : null;
+      cells[i] = seconds === null ? d.value : goRfc3339(seconds);
+    }
+    if (unknownKey) mismatch();
+    let line =
+      csvField(r.id, guard) +
+      "," +
+      csvField(r.key, guard) +
+      "," +
+      csvField(r.participantId, guard) +
+      "," +
+      goRfc3339(int64Of(r.timestamp)) +
+      "," +
+      csvField(r.responseId ?? "", guard);
+    for (const c of cells) line += "," + csvField(c, guard);
+    return line + "\n";
+  });
 }

@@ -16,6 +16,7 @@ import {
   type CellValue,
   type PreparedQuestion,
 } from "./question-handlers";
+import { csvFormatter, jsonArrayFormatter } from "./row-formatters";
 import { keysKnown, readItemResponses, responseItemJson, type ItemResponse, type ResponseItem } from "./response-items";
 import {
   previewVersions,
@@ -330,27 +331,16 @@ export function createResponseFormatter(
   const csv = (s: string): string => csvField(s, guard);
 
   if (options.format === "json") {
-    return {
-      contentType: "application/json",
-      extension: ".json",
-      start: () => '{ "responses": [',
-      format(batch, leadingSeparator) {
-        let text = "";
-        let mismatches = 0;
-        for (let i = 0; i < batch.length; i++) {
-          if (row.fill(batch[i]!)) mismatches++;
-          let obj = "{";
-          const members = plan.jsonMembers;
-          for (let j = 0; j < members.length; j++) {
-            const m = members[j]!;
-            obj += (j === 0 ? "" : ",") + m.prefix + cellJson(row.slots[m.slot]!);
-          }
-          text += (i > 0 || leadingSeparator ? "," : "") + obj + "}";
-        }
-        return { text, rows: batch.length, mismatches };
-      },
-      end: () => "]}",
-    };
+    const members = plan.jsonMembers;
+    return jsonArrayFormatter('{ "responses": [', (r, mismatch) => {
+      if (row.fill(r)) mismatch();
+      let obj = "{";
+      for (let j = 0; j < members.length; j++) {
+        const m = members[j]!;
+        obj += (j === 0 ? "" : ",") + m.prefix + cellJson(row.slots[m.slot]!);
+      }
+      return obj + "}";
+    });
   }
 
   const fixedAndContextSlots = [...plan.fixedSlots, ...plan.contextSlots];
@@ -365,50 +355,29 @@ export function createResponseFormatter(
     const header = [...plan.fixedColumns, ...plan.contextColumns, "responseSlot", "value"].map(csv).join(",") + "\n";
     const responseNames = plan.responseColumns.map((c) => "," + csv(c) + ",");
     const metaNames = plan.metaColumns.map((c) => "," + csv(c) + ",");
-    return {
-      contentType: "text/csv",
-      extension: ".csv",
-      start: () => header,
-      format(batch) {
-        let text = "";
-        let mismatches = 0;
-        for (const r of batch) {
-          if (row.fill(r)) mismatches++;
-          const prefix = prefixOf();
-          for (let j = 0; j < responseNames.length; j++)
-            text +=
-              prefix + responseNames[j]! + csv(withoutNewlines(cellText(row.slots[plan.responseSlots[j]!]!))) + "\n";
-          for (let j = 0; j < metaNames.length; j++)
-            text += prefix + metaNames[j]! + csv(cellText(row.slots[plan.metaSlots[j]!]!)) + "\n";
-        }
-        return { text, rows: batch.length, mismatches };
-      },
-      end: () => "",
-    };
+    return csvFormatter(header, (r, mismatch) => {
+      if (row.fill(r)) mismatch();
+      const prefix = prefixOf();
+      let text = "";
+      for (let j = 0; j < responseNames.length; j++)
+        text += prefix + responseNames[j]! + csv(withoutNewlines(cellText(row.slots[plan.responseSlots[j]!]!))) + "\n";
+      for (let j = 0; j < metaNames.length; j++)
+        text += prefix + metaNames[j]! + csv(cellText(row.slots[plan.metaSlots[j]!]!)) + "\n";
+      return text;
+    });
   }
 
   const header =
     [...plan.fixedColumns, ...plan.contextColumns, ...plan.responseColumns, ...plan.metaColumns].map(csv).join(",") +
     "\n";
-  return {
-    contentType: "text/csv",
-    extension: ".csv",
-    start: () => header,
-    format(batch) {
-      let text = "";
-      let mismatches = 0;
-      for (const r of batch) {
-        if (row.fill(r)) mismatches++;
-        let line = prefixOf();
-        for (let j = 0; j < plan.responseSlots.length; j++)
-          line += "," + csv(withoutNewlines(cellText(row.slots[plan.responseSlots[j]!]!)));
-        for (let j = 0; j < plan.metaSlots.length; j++) line += "," + csv(cellText(row.slots[plan.metaSlots[j]!]!));
-        text += line + "\n";
-      }
-      return { text, rows: batch.length, mismatches };
-    },
-    end: () => "",
-  };
+  return csvFormatter(header, (r, mismatch) => {
+    if (row.fill(r)) mismatch();
+    let line = prefixOf();
+    for (let j = 0; j < plan.responseSlots.length; j++)
+      line += "," + csv(withoutNewlines(cellText(row.slots[plan.responseSlots[j]!]!)));
+    for (let j = 0; j < plan.metaSlots.length; j++) line += "," + csv(cellText(row.slots[plan.metaSlots[j]!]!));
+    return line + "\n";
+  });
 }
 
 /** The columns of a wide export, in file order (for callers that show or validate them). */

@@ -237,55 +237,35 @@ function translation(content: unknown, language: string): string {
 
 // ----- response slots per component role --------------------------------------------------------
 
+/** Text, date and number inputs have the same option type wherever they stand (choice or cloze). */
+const INPUT_OPTION_TYPES = new Map<string, string>([
+  ["input", OptionType.text],
+  ["dateInput", OptionType.date],
+  ["timeInput", OptionType.number],
+  ["numberInput", OptionType.number],
+]);
+
 function choiceOptionType(role: string, selectable: string): string {
-  switch (role) {
-    case "option":
-    case "formattedOption":
-      return selectable;
-    case "input":
-      return OptionType.text;
-    case "dateInput":
-      return OptionType.date;
-    case "timeInput":
-    case "numberInput":
-      return OptionType.number;
-    case "cloze":
-      return OptionType.cloze;
-    default:
-      return "";
-  }
+  if (role === "option" || role === "formattedOption") return selectable;
+  if (role === "cloze") return OptionType.cloze;
+  return INPUT_OPTION_TYPES.get(role) ?? "";
 }
 
 function clozeOptionType(role: string): string {
-  switch (role) {
-    case "input":
-      return OptionType.text;
-    case "dateInput":
-      return OptionType.date;
-    case "timeInput":
-    case "numberInput":
-      return OptionType.number;
-    case "dropDownGroup":
-      return OptionType.dropdown;
-    default:
-      return "";
-  }
+  if (role === "dropDownGroup") return OptionType.dropdown;
+  return INPUT_OPTION_TYPES.get(role) ?? "";
 }
 
+/** An input inside a choice's cloze option: the cloze type, marked as embedded. */
+const EMBEDDED_OPTION_TYPES = new Map<string, string>([
+  [OptionType.text, OptionType.embeddedClozeText],
+  [OptionType.date, OptionType.embeddedClozeDate],
+  [OptionType.number, OptionType.embeddedClozeNumber],
+  [OptionType.dropdown, OptionType.embeddedClozeDropdown],
+]);
+
 function embeddedClozeOptionType(role: string): string {
-  switch (role) {
-    case "input":
-      return OptionType.embeddedClozeText;
-    case "dateInput":
-      return OptionType.embeddedClozeDate;
-    case "timeInput":
-    case "numberInput":
-      return OptionType.embeddedClozeNumber;
-    case "dropDownGroup":
-      return OptionType.embeddedClozeDropdown;
-    default:
-      return "";
-  }
+  return EMBEDDED_OPTION_TYPES.get(clozeOptionType(role)) ?? "";
 }
 
 function choiceOptions(comp: Json, selectable: string, language: string): ResponseOption[] | null {
