@@ -14,7 +14,7 @@ import { getStudy } from "../studies/study-repository";
 import type { FileStore } from "../files/file-store";
 import type { TaskRow } from "../tasks/task-service";
 import { invalidFrom } from "./export-request";
-import { checkResponseExportRequest, recordResponseExportTask } from "./response-export";
+import { checkResponseExportRequest, recordResponseExportTask, responseFileOptionsSchema } from "./response-export";
 import { openStoredFile, type OpenedFile } from "./task-file";
 
 /** Who the daily exports' tasks name as their creator. */
@@ -28,23 +28,9 @@ export interface DailyExportConfigInput {
   enabled: boolean;
 }
 
-const optionsSchema = z.object({
-  format: z.enum(["wide", "long", "json"]),
-  questionOptionSep: z.string().max(10, "at most 10 characters"),
-  shortKeys: z.boolean(),
-  extraContextColumns: z.array(z.string().min(1, "must not be empty").max(200)).max(100),
-  includeMeta: z.object({
-    position: z.boolean(),
-    initTimes: z.boolean(),
-    displayedTimes: z.boolean(),
-    responsedTimes: z.boolean(),
-  }),
-  gzip: z.boolean(),
-});
-
 const configSchema = z.object({
   surveyKeys: z.array(z.string().min(1, "must not be empty").max(200)).max(100, "at most 100 surveys"),
-  options: optionsSchema,
+  options: responseFileOptionsSchema,
   enabled: z.boolean(),
 });
 

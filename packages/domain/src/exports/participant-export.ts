@@ -1,7 +1,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import { z } from "zod";
 import { createParticipantFormatter, type ExportParticipant } from "@studyflow/case-export";
-import { participants, tasks, type Database, type Executor, type ParticipantExportInput } from "@studyflow/db";
+import { participants, type Database, type Executor, type ParticipantExportInput } from "@studyflow/db";
 import { translateCaseFilter, translateCaseSort } from "../case-filter/index";
 import { Invalid } from "../errors";
 import { getStudy } from "../studies/study-repository";
@@ -9,6 +9,7 @@ import type { TaskRow } from "../tasks/task-service";
 import { countSelection, jsonValue, textValue, type ExportSelection } from "./export-keyset";
 import { exportKind, exportTimestamp } from "./export-kind";
 import { invalidFrom } from "./export-request";
+import { insertExportTask } from "./export-task-row";
 
 export interface ParticipantExportRequest {
   /** CASE's Mongo-style filter on participants (see case-filter/). */
@@ -118,19 +119,13 @@ export async function createParticipantExportTask(
       keys: [],
       direction: "asc",
     });
-    const [row] = await tx
-      .insert(tasks)
-      .values({
-        studyKey,
-        kind: "export-participants",
-        input,
-        createdBy,
-        status: "queued",
-        targetCount,
-        fileType: createParticipantFormatter({ studyKey }).contentType,
-      })
-      .returning();
-    if (!row) throw new Error("task insert returned nothing");
-    return row;
+    return insertExportTask(tx, {
+      studyKey,
+      kind: "export-participants",
+      input,
+      createdBy,
+      targetCount,
+      fileType: createParticipantFormatter({ studyKey }).contentType,
+    });
   });
 }

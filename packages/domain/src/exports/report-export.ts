@@ -9,6 +9,7 @@ import type { TaskRow } from "../tasks/task-service";
 import { countSelection, jsonValue, textValue, type ExportSelection } from "./export-keyset";
 import { exportKind, exportTimestamp, fileNamePart } from "./export-kind";
 import { invalidFrom } from "./export-request";
+import { insertExportTask } from "./export-task-row";
 
 export interface ReportExportRequest {
   /** Only reports of this key; all keys when absent. */
@@ -150,19 +151,13 @@ export async function createReportExportTask(
       direction: "asc",
     });
     const contentType = format === "csv" ? "text/csv" : createReportFormatter({ format: "json" }).contentType;
-    const [row] = await tx
-      .insert(tasks)
-      .values({
-        studyKey,
-        kind: "export-reports",
-        input,
-        createdBy,
-        status: "queued",
-        targetCount,
-        fileType: contentType,
-      })
-      .returning();
-    if (!row) throw new Error("task insert returned nothing");
-    return row;
+    return insertExportTask(tx, {
+      studyKey,
+      kind: "export-reports",
+      input,
+      createdBy,
+      targetCount,
+      fileType: contentType,
+    });
   });
 }

@@ -4,7 +4,6 @@ import { createResponseFormatter, type ExportResponse, type IncludeMeta } from "
 import {
   surveyResponses,
   surveyVersions,
-  tasks,
   type Database,
   type Executor,
   type ResponseExportInput,
@@ -17,6 +16,7 @@ import type { TaskRow } from "../tasks/task-service";
 import { countSelection, jsonValue, textValue, type ExportSelection } from "./export-keyset";
 import { exportKind, exportTimestamp, fileNamePart } from "./export-kind";
 import { invalidFrom } from "./export-request";
+import { insertExportTask } from "./export-task-row";
 
 export interface ResponseExportRequest {
   surveyKey: string;
@@ -32,8 +32,11 @@ export interface ResponseExportRequest {
   gzip: boolean;
 }
 
-const requestSchema = z.object({
-  surveyKey: z.string().min(1, "must not be empty").max(200),
+/**
+ * How a response export is written, without which survey: the options of a one-off export and of
+ * a study's daily exports alike.
+ */
+export const responseFileOptionsSchema = z.object({
   format: z.enum(["wide", "long", "json"]),
   questionOptionSep: z.string().max(10, "at most 10 characters"),
   shortKeys: z.boolean(),
@@ -45,6 +48,11 @@ const requestSchema = z.object({
     responsedTimes: z.boolean(),
   }),
   gzip: z.boolean(),
+});
+
+const requestSchema = z.object({
+  surveyKey: z.string().min(1, "must not be empty").max(200),
+  ...responseFileOptionsSchema.shape,
 });
 
 /**
@@ -244,18 +252,12 @@ export async function recordResponseExportTask(
     keys: [],
     direction: "asc",
   });
-  const [row] = await tx
-    .insert(tasks)
-    .values({
-      studyKey,
-      kind: "export-responses",
-      input,
-      createdBy,
-      status: "queued",
-      targetCount,
-      fileType: formatter.contentType,
-    })
-    .returning();
-  if (!row) throw new Error("task insert returned nothing");
-  return row;
+  return insertExportTask(tx, {
+    studyKey,
+    kind: "export-responses",
+    input,
+    createdBy,
+    targetCount,
+    fileType: formatter.contentType,
+  });
 }
