@@ -5,7 +5,8 @@ import { isDatabaseUnavailable } from "@studyflow/db";
 import { DomainError, RateLimited, Unavailable, type DomainErrorKind } from "@studyflow/domain";
 import { loggerOf, type AppEnv } from "./app-env";
 
-const statusOf: Record<DomainErrorKind, ContentfulStatusCode> = {
+/** The status of each domain error, on every route (CASE-shaped ones too: see case-compat/case-errors.ts). */
+export const STATUS_OF: Record<DomainErrorKind, ContentfulStatusCode> = {
   invalid: 400,
   unauthorized: 401,
   forbidden: 403,
@@ -28,7 +29,7 @@ export function handleError(error: Error, c: Context<AppEnv>): Response {
       c.header("Retry-After", String(error.retryAfterSeconds));
     }
     if (error instanceof Unavailable) loggerOf(c).warn({ err: error }, "dependency unavailable");
-    return c.json(errorBody(error.message), statusOf[error.kind]);
+    return c.json(errorBody(error.message), STATUS_OF[error.kind]);
   }
   if (isDatabaseUnavailable(error)) {
     // (Checked after DomainError: a domain error may carry a database error as its cause.)
