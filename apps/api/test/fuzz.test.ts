@@ -1159,7 +1159,9 @@ function actionOf(op: Operation): string {
   if (op.template.includes("/data-exporter/survey-info") || op.template.endsWith("/export-config")) {
     return "read-study-config";
   }
-  if (op.template.includes("/data-exporter/responses")) return "get-responses";
+  if (op.template.includes("/data-exporter/responses") || op.template.endsWith("/daily-export-config")) {
+    return "get-responses";
+  }
   if (op.template.includes("/data-exporter/participants")) return "get-participant-states";
   if (op.template.includes("/data-exporter/reports")) return "get-reports";
   // CASE's data-explorer group

@@ -3,6 +3,7 @@ import { z } from "zod";
 import type { BoundCommand, CliCommand } from "./command-definition";
 import { demoSeedCommand } from "./commands/demo-seed";
 import { demoWalkthroughCommand } from "./commands/demo-walkthrough";
+import { dailyExportSetCommand, dailyExportShowCommand } from "./commands/daily-export-set";
 import { EXPORT_COMMANDS } from "./commands/export-commands";
 import { migrateCommand } from "./commands/migrate";
 import { participantsAddCommand } from "./commands/participants-add";
@@ -49,6 +50,8 @@ export const COMMANDS: readonly CliCommand[] = [
   passwordResetTokenCommand,
   ruleFailuresListCommand,
   ...EXPORT_COMMANDS,
+  dailyExportSetCommand,
+  dailyExportShowCommand,
   demoSeedCommand,
   demoWalkthroughCommand,
 ];

@@ -9,6 +9,7 @@ import {
   type DailyExportOptions,
   type Executor,
 } from "@studyflow/db";
+import { recordAudit } from "../admin/audit";
 import { Invalid, NotFound } from "../errors";
 import { getStudy } from "../studies/study-repository";
 import type { FileStore } from "../files/file-store";
@@ -35,8 +36,9 @@ const configSchema = z.object({
 });
 
 /**
- * Sets which surveys of a study are exported every day, and how. Every survey must have an
- * uploaded version in the study; nothing is stored on a bad request.
+ * Sets which surveys of a study are exported every day, and how, audited in the same transaction
+ * (`daily-export.update`). Every survey must have an uploaded version in the study; nothing is
+ * stored on a bad request.
  */
 export async function setDailyExportConfig(
   db: Database,
@@ -69,6 +71,12 @@ export async function setDailyExportConfig(
       .onConflictDoUpdate({ target: dailyExportConfigs.studyKey, set: values })
       .returning();
     if (!row) throw new Error("daily export config upsert returned nothing");
+    await recordAudit(tx, {
+      studyKey,
+      actor: updatedBy,
+      action: "daily-export.update",
+      details: { surveyKeys, enabled: config.enabled, options: config.options },
+    });
     return row;
   });
 }

@@ -7,6 +7,7 @@ import { createCodeListsRouter } from "./code-lists";
 import { createMessageTemplatesRouter } from "./message-templates";
 import { createSubscriptionsRouter } from "./subscriptions";
 import { createTimerRouter } from "./timer";
+import { registerDailyExportConfig } from "./daily-export-config";
 import { registerGetParticipantCounts } from "./get-participant-counts";
 import { registerGetStudy } from "./get-study";
 import { registerListAuditLog } from "./list-audit-log";
@@ -31,6 +32,7 @@ export function createStudiesRouter(deps: AppDeps) {
   registerGetParticipantCounts(router, deps);
   registerUpdateStudy(router, deps);
   registerTrackAccount(router, deps);
+  registerDailyExportConfig(router, deps);
   registerListRuleFailures(router, deps);
   registerListAuditLog(router, deps);
   registerListMessages(router, deps);
