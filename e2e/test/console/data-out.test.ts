@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import { serve, type ServerType } from "@hono/node-server";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { participants, reports, studies, tasks } from "@studyflow/db";
+import { dailyExportConfigs, participants, permissions, reports, studies, tasks } from "@studyflow/db";
 import {
   createStudy,
   grantPermission,
@@ -21,7 +21,7 @@ import { queueTask } from "@studyflow/queue";
 import { call, exp, onEvent, str } from "@studyflow/testkit";
 import { createTestApp, type TestApp } from "@studyflow/api/testing";
 import { startWorkerBesideApi } from "@studyflow/worker/testing";
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { seedExportStudy } from "../../bench/export-seed";
 import { launchChromium, screenshot } from "./browser";
 
@@ -362,6 +362,8 @@ describe("the console's participants and exports pages", () => {
     await open(`#/studies/${EMPTY}/exports`);
     await page.getByText("No exports yet.").waitFor();
     await page.getByText("No daily exports yet.").waitFor();
+    await page.getByText("No daily exports are set up.").waitFor();
+    await page.locator(".daily-surveys").getByText("The study has no surveys yet.").waitFor();
     await page.locator("#export-survey").fill("weekly");
     await page.getByRole("button", { name: "Start the export" }).click();
     await page.locator(".export-form .notice-error").waitFor();
@@ -406,5 +408,66 @@ describe("the console's participants and exports pages", () => {
     await page.locator(".export-form .notice-error").waitFor();
     expect(await page.locator(".export-form .notice-error").innerText()).toMatch(/^The export did not start: /);
     expect(await page.locator(".export-progress").count()).toBe(0);
+    await page.getByText("Daily export settings").first().waitFor();
+    expect(await page.locator(".daily-settings").innerText()).toMatch(/^not shown: /);
+  });
+
+  it("sets up a study's daily exports, shows them as stored after a reload, and tells a refused save", async () => {
+    const db = t.database.db;
+    // From nothing: the seed's settings are gone (the daily export above has run).
+    await db.delete(dailyExportConfigs).where(eq(dailyExportConfigs.studyKey, STUDY));
+    await signIn(researcherToken);
+    await open(`#/studies/${STUDY}/exports`);
+    const settings = page.locator(".daily-settings");
+    await settings.getByText("No daily exports are set up.").waitFor();
+    const weekly = settings.getByRole("checkbox", { name: "weekly", exact: true });
+    expect(await weekly.isChecked()).toBe(false);
+    await weekly.check();
+    await page.locator("#daily-format").selectOption("long");
+    await page.locator("#daily-gzip").check();
+    await page.getByRole("button", { name: "Save the daily export settings" }).click();
+    await settings.getByText("The daily export settings are saved.").waitFor();
+    expect(await settings.locator(".daily-summary").innerText()).toMatch(/on: weekly every day/);
+
+    await page.reload();
+    await settings.locator(".daily-summary dl").waitFor();
+    const summary = await settings.locator(".daily-summary").innerText();
+    expect(summary).toMatch(/on: weekly every day/);
+    expect(summary).toMatch(/one row per answer \(long\), gzip-compressed/);
+    expect(summary).toMatch(/by dr-meier/);
+    expect(await weekly.isChecked()).toBe(true);
+    expect(await page.locator("#daily-format").inputValue()).toBe("long");
+    expect(await page.locator("#daily-gzip").isChecked()).toBe(true);
+    expect(await page.locator("#daily-enabled").isChecked()).toBe(true);
+    const [row] = await db.select().from(dailyExportConfigs).where(eq(dailyExportConfigs.studyKey, STUDY));
+    expect(row).toMatchObject({ surveyKeys: ["weekly"], enabled: true, updatedBy: "dr-meier" });
+    expect(row?.options).toMatchObject({ format: "long", gzip: true, questionOptionSep: "-", shortKeys: false });
+
+    // A researcher whose get-responses right is withdrawn while the page is open.
+    await grantPermission(db, "dr-roth", STUDY, "get-responses");
+    await grantPermission(db, "dr-roth", STUDY, "manage-surveys");
+    const secret = t.config.MANAGEMENT_JWT_SECRET;
+    await signIn(await mintManagementToken({ subject: "dr-roth", isAdmin: false, secret }));
+    await open(`#/studies/${STUDY}/exports`);
+    await settings.locator(".daily-summary dl").waitFor();
+    await db
+      .delete(permissions)
+      .where(
+        and(
+          eq(permissions.subjectId, "dr-roth"),
+          eq(permissions.studyKey, STUDY),
+          eq(permissions.action, "get-responses"),
+        ),
+      );
+    await page.locator("#daily-enabled").uncheck();
+    await page.getByRole("button", { name: "Save the daily export settings" }).click();
+    const refused = settings.locator(".notice-error");
+    await refused.waitFor();
+    expect(await refused.innerText()).toMatch(/^The daily export settings were not saved: .*get-responses/);
+    expect(await refused.innerText()).not.toMatch(/\{|"error"/);
+    const [after] = await db.select().from(dailyExportConfigs).where(eq(dailyExportConfigs.studyKey, STUDY));
+    expect(after?.enabled).toBe(true);
+    expect(after?.updatedBy).toBe("dr-meier");
+    expect(policyViolations).toEqual([]);
   });
 });

@@ -128,4 +128,21 @@
  * @property {string} [error]
  */
 
+/**
+ * A study's daily export settings (studyflow's daily-export-config route).
+ * @typedef {object} DailyExportConfig
+ * @property {string[]} surveyKeys
+ * @property {boolean} enabled
+ * @property {{
+ *   format: "wide" | "long" | "json",
+ *   questionOptionSep: string,
+ *   shortKeys: boolean,
+ *   extraContextColumns: string[],
+ *   includeMeta: { position: boolean, initTimes: boolean, displayedTimes: boolean, responsedTimes: boolean },
+ *   gzip: boolean
+ * }} options
+ * @property {string} updatedBy
+ * @property {string} updatedAt
+ */
+
 export {};

@@ -1,13 +1,14 @@
 // @ts-check
 // A study's data out, through case-backend's data-exporter routes: start an export of responses,
 // participants or reports with its options and watch it run, then download its file; the study's
-// recent exports, its daily response exports, and a survey's codebook (survey info).
+// recent exports, its daily response exports and their settings, and a survey's codebook (survey info).
 import { ApiError, call, fetchFile, get, saveFile, studyPath } from "./api.js";
 import { details, h, notice, replace } from "./dom.js";
 import { between, count, instant } from "./format.js";
 import { describeProgress, errorText } from "./task-progress.js";
 
 /**
+ * @typedef {import("./api-types.js").DailyExportConfig} DailyExportConfig
  * @typedef {import("./api-types.js").ExportTask} ExportTask
  * @typedef {import("./api-types.js").TaskListItem} TaskListItem
  * @typedef {"responses" | "participants" | "reports"} ExportKind
@@ -75,6 +76,13 @@ export function renderExports(main, studyKey, signal, onLeave) {
   const daily = h("div", {}, "…");
   const surveyKeys = h("datalist", { id: "survey-keys" });
 
+  // Read once for the key suggestions and the daily settings' choices; null without the right to
+  // list surveys (the study's `manage-surveys`).
+  /** @type {Promise<string[] | null>} */
+  const surveysRead = get(studyPath(studyKey, "/surveys"), signal)
+    .then((answer) => /** @type {{ surveys: { surveyKey: string }[] }} */ (answer).surveys.map((s) => s.surveyKey))
+    .catch(() => null);
+
   const refreshRecent = () => void loadRecent(recent, studyKey, signal);
   const form = exportForm(studyKey, signal, (task, kind, label) => {
     const view = exportProgress(studyKey, kind, task, label, signal, refreshRecent);
@@ -98,6 +106,12 @@ export function renderExports(main, studyKey, signal, onLeave) {
     h("section", { "aria-labelledby": "daily-title" }, h("h2", { id: "daily-title" }, "Daily response exports"), daily),
     h(
       "section",
+      { "aria-labelledby": "daily-settings-title" },
+      h("h2", { id: "daily-settings-title" }, "Daily export settings"),
+      dailySettings(studyKey, surveysRead, signal),
+    ),
+    h(
+      "section",
       { "aria-labelledby": "codebook-title" },
       h("h2", { id: "codebook-title" }, "Survey codebook"),
       codebookForm(studyKey, signal),
@@ -106,15 +120,13 @@ export function renderExports(main, studyKey, signal, onLeave) {
   refreshRecent();
   void loadDaily(daily, studyKey, signal);
   // The survey keys are a convenience for typing; without the right to list surveys, type the key.
-  get(studyPath(studyKey, "/surveys"), signal)
-    .then((answer) => {
-      const { surveys } = /** @type {{ surveys: { surveyKey: string }[] }} */ (answer);
+  void surveysRead.then((keys) => {
+    if (keys)
       replace(
         surveyKeys,
-        surveys.map((survey) => h("option", { value: survey.surveyKey })),
+        keys.map((key) => h("option", { value: key })),
       );
-    })
-    .catch(() => undefined);
+  });
 }
 
 /**
@@ -528,6 +540,163 @@ async function loadDaily(target, studyKey, signal) {
       replace(target, h("p", { className: "muted" }, `not shown: ${error.message}`));
     else replace(target, notice(`The daily exports could not be read: ${errorText(error)}`, "error"));
   }
+}
+
+/** @type {Record<string, string>} */
+const FORMAT_WORDS = {
+  wide: "CSV, one row per response (wide)",
+  long: "CSV, one row per answer (long)",
+  json: "JSON",
+};
+
+/**
+ * The study's daily export settings: which surveys the nightly job exports, in which format. Read
+ * with the survey list (null when it cannot be read) before the form is shown.
+ * @param {string} studyKey
+ * @param {Promise<string[] | null>} surveysRead
+ * @param {AbortSignal} signal
+ */
+function dailySettings(studyKey, surveysRead, signal) {
+  const target = h("div", { className: "daily-settings" }, "…");
+  const path = studyPath(studyKey, "/daily-export-config");
+  Promise.all([get(path, signal), surveysRead])
+    .then(([answer, listed]) => {
+      const { config } = /** @type {{ config: DailyExportConfig | null }} */ (answer);
+      replace(target, dailySettingsForm(path, config, listed, signal));
+    })
+    .catch((/** @type {unknown} */ error) => {
+      if (signal.aborted) return;
+      if (error instanceof ApiError && error.status === 403)
+        replace(target, h("p", { className: "muted" }, `not shown: ${error.message}`));
+      else replace(target, notice(`The daily export settings could not be read: ${errorText(error)}`, "error"));
+    });
+  return target;
+}
+
+/**
+ * What is stored, in words.
+ * @param {DailyExportConfig | null} config
+ */
+function dailySummary(config) {
+  if (!config) return h("p", { className: "muted" }, "No daily exports are set up.");
+  const { options } = config;
+  const meta = Object.entries(options.includeMeta)
+    .filter(([, on]) => on)
+    .map(([name]) => name);
+  return details([
+    [
+      "Now",
+      config.enabled
+        ? config.surveyKeys.length === 0
+          ? "on, but no survey is chosen"
+          : `on: ${config.surveyKeys.join(", ")} every day`
+        : "off (the settings are kept)",
+    ],
+    ["Format", `${FORMAT_WORDS[options.format] ?? options.format}${options.gzip ? ", gzip-compressed" : ""}`],
+    // Set with the CLI or the API; a save here keeps them.
+    [
+      "Other options",
+      `separator "${options.questionOptionSep}", short keys ${options.shortKeys ? "yes" : "no"}, ` +
+        `extra columns ${options.extraContextColumns.join(", ") || "none"}, meta ${meta.join(", ") || "none"}`,
+    ],
+    ["Last changed", `${instant(config.updatedAt)} by ${config.updatedBy}`],
+  ]);
+}
+
+/**
+ * The form over the stored settings. A save sends what it shows and the stored options it does not
+ * show (the route would otherwise put CASE's defaults in their place).
+ * @param {string} path
+ * @param {DailyExportConfig | null} config
+ * @param {string[] | null} listed the study's surveys; null when they cannot be listed
+ * @param {AbortSignal} signal
+ */
+function dailySettingsForm(path, config, listed, signal) {
+  let stored = config;
+  const summary = h("div", { className: "daily-summary" }, dailySummary(stored));
+  const chosen = new Set(stored?.surveyKeys ?? []);
+  // A stored survey stays choosable (and can be unchosen) when the list cannot be read.
+  const keys = [...new Set([...(listed ?? []), ...chosen])].sort();
+  const boxes = keys.map((key, index) => {
+    const box = h("input", { type: "checkbox", id: `daily-survey-${index}`, value: key });
+    box.checked = chosen.has(key);
+    return box;
+  });
+  const enabled = h("input", { id: "daily-enabled", type: "checkbox" });
+  enabled.checked = stored?.enabled ?? true;
+  const format = h(
+    "select",
+    { id: "daily-format" },
+    Object.entries(FORMAT_WORDS).map(([value, words]) => h("option", { value }, words)),
+  );
+  format.value = stored?.options.format ?? "wide";
+  const gzip = h("input", { id: "daily-gzip", type: "checkbox" });
+  gzip.checked = stored?.options.gzip ?? false;
+  const submit = h("button", { type: "submit" }, "Save the daily export settings");
+  const message = h("div", { "aria-live": "polite" });
+
+  const form = h(
+    "form",
+    { className: "daily-settings-form", "aria-label": "Daily export settings" },
+    h(
+      "fieldset",
+      { className: "daily-surveys" },
+      h("legend", {}, "Surveys exported every day"),
+      boxes.length === 0
+        ? h(
+            "p",
+            { className: "muted" },
+            listed ? "The study has no surveys yet." : "The study's surveys cannot be listed.",
+          )
+        : boxes.map((box) =>
+            h("div", { className: "field choice" }, box, h("label", { for: box.id }, h("code", {}, box.value))),
+          ),
+      listed ? null : h("p", { className: "hint" }, "Listing the surveys takes the study's manage-surveys right."),
+    ),
+    h(
+      "div",
+      { className: "filters" },
+      field("daily-format", "Format", format),
+      h("div", { className: "field choice" }, gzip, h("label", { for: "daily-gzip" }, "Compress the files (gzip)")),
+      h("div", { className: "field choice" }, enabled, h("label", { for: "daily-enabled" }, "Export every day")),
+    ),
+    h("div", { className: "actions" }, submit),
+    message,
+  );
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const kept = stored
+      ? {
+          questionOptionSep: stored.options.questionOptionSep,
+          shortKeys: stored.options.shortKeys,
+          extraContextColumns: stored.options.extraContextColumns,
+          includeMeta: stored.options.includeMeta,
+        }
+      : {};
+    const body = {
+      ...kept,
+      surveyKeys: boxes.filter((box) => box.checked).map((box) => box.value),
+      enabled: enabled.checked,
+      format: format.value,
+      gzip: gzip.checked,
+    };
+    submit.disabled = true;
+    replace(message);
+    call("PUT", path, { body, signal })
+      .then((answer) => {
+        stored = /** @type {{ config: DailyExportConfig }} */ (answer).config;
+        replace(summary, dailySummary(stored));
+        replace(message, notice("The daily export settings are saved.", "note"));
+      })
+      .catch((/** @type {unknown} */ error) => {
+        if (!signal.aborted)
+          replace(message, notice(`The daily export settings were not saved: ${errorText(error)}`, "error"));
+      })
+      .finally(() => {
+        submit.disabled = false;
+      });
+  });
+  return h("div", {}, summary, form);
 }
 
 /**
