@@ -9,7 +9,6 @@ import { mkdtemp, readFile } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { serve, type ServerType } from "@hono/node-server";
 import { eq } from "drizzle-orm";
@@ -18,20 +17,10 @@ import { createTestApp, type TestApp } from "@studyflow/api/testing";
 import { surveyResponses, tasks } from "@studyflow/db";
 import { testRedisUrl } from "@studyflow/testkit";
 import { startWorkerBesideApi } from "@studyflow/worker/testing";
+import { repository, shellBlockBelow } from "./doc-shell-block";
 
 const run = promisify(execFile);
-const repository = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const HEADING = "## Walkthrough";
-
-/** The first ```sh block after the heading. */
-async function walkthroughBlock(): Promise<string> {
-  const page = await readFile(path.join(repository, "docs/data-out.md"), "utf8");
-  const section = page.slice(page.indexOf(HEADING));
-  expect(section.startsWith(HEADING)).toBe(true);
-  const block = /```sh\n([\s\S]*?)\n```/.exec(section);
-  if (!block?.[1]) throw new Error("no sh block below the heading");
-  return block[1];
-}
 
 describe("docs/data-out.md: the walkthrough", () => {
   let t: TestApp;
@@ -53,7 +42,7 @@ describe("docs/data-out.md: the walkthrough", () => {
   });
 
   it("sets up, exports, lists and pages as the page says", { timeout: 180_000 }, async () => {
-    const script = await walkthroughBlock();
+    const script = await shellBlockBelow("docs/data-out.md", HEADING);
     const { stdout } = await run("bash", ["-euo", "pipefail", "-c", script], {
       cwd: repository,
       env: {

@@ -5,30 +5,17 @@
  * it leaves in the database are checked, so README cannot drift from the product.
  */
 import { execFile } from "node:child_process";
-import { readFile } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { serve, type ServerType } from "@hono/node-server";
 import { asc, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestApp, type TestApp } from "@studyflow/api/testing";
 import { auditLog, participants, ruleFailures, surveyResponses, studyCodeLists } from "@studyflow/db";
+import { repository, shellBlockBelow } from "./doc-shell-block";
 
 const run = promisify(execFile);
-const repository = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const HEADING = "### Worked example: a study set up and run without SQL";
-
-/** The first ```sh block after the heading. */
-async function readmeBlock(): Promise<string> {
-  const readme = await readFile(path.join(repository, "README.md"), "utf8");
-  const section = readme.slice(readme.indexOf(HEADING));
-  expect(section.startsWith(HEADING)).toBe(true);
-  const block = /```sh\n([\s\S]*?)\n```/.exec(section);
-  if (!block?.[1]) throw new Error("no sh block below the heading");
-  return block[1];
-}
 
 describe("README: a study set up and run without SQL", () => {
   let t: TestApp;
@@ -47,7 +34,7 @@ describe("README: a study set up and run without SQL", () => {
   });
 
   it("runs every command of the block and the study ends as README says", { timeout: 180_000 }, async () => {
-    const script = await readmeBlock();
+    const script = await shellBlockBelow("README.md", HEADING);
     const { stdout } = await run("bash", ["-euo", "pipefail", "-c", script], {
       cwd: repository,
       env: {
