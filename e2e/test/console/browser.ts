@@ -44,3 +44,20 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   await page.screenshot({ path: file, fullPage: true });
   return file;
 }
+
+/** Opens a console route (`#/…`) and waits for its page to render. */
+export async function openConsole(page: Page, base: string, hash: string): Promise<void> {
+  await page.goto(`${base}/console${hash}`);
+  await page.locator("#page-title").waitFor();
+}
+
+/** Signs in to the console with a token, as a person pastes it, from a clean session. */
+export async function signInToConsole(page: Page, base: string, token: string): Promise<void> {
+  await page.goto(`${base}/console`);
+  // a string: the test project has no DOM types
+  await page.evaluate("sessionStorage.clear()");
+  await page.reload();
+  await page.locator("#credential").fill(token);
+  await page.keyboard.press("Enter");
+  await page.locator(".study-card, .notice").first().waitFor();
+}

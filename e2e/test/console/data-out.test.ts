@@ -23,7 +23,7 @@ import { createTestApp, type TestApp } from "@studyflow/api/testing";
 import { startWorkerBesideApi } from "@studyflow/worker/testing";
 import { and, eq } from "drizzle-orm";
 import { seedExportStudy } from "../../bench/export-seed";
-import { launchChromium, screenshot } from "./browser";
+import { launchChromium, screenshot, openConsole, signInToConsole } from "./browser";
 
 /**
  * The console's data-out pages in a real browser against the real API and an in-process worker:
@@ -63,19 +63,8 @@ describe("the console's participants and exports pages", () => {
     const file = await screenshot(page, name);
     if (UPDATE_DOCS) await copyFile(file, path.join(DOCS, `console-${name}.png`));
   };
-  const open = async (hash: string) => {
-    await page.goto(`${base}/console${hash}`);
-    await page.locator("#page-title").waitFor();
-  };
-  const signIn = async (token: string) => {
-    await page.goto(`${base}/console`);
-    // a string: the test project has no DOM types
-    await page.evaluate("sessionStorage.clear()");
-    await page.reload();
-    await page.locator("#credential").fill(token);
-    await page.keyboard.press("Enter");
-    await page.locator(".study-card, .notice").first().waitFor();
-  };
+  const open = (hash: string) => openConsole(page, base, hash);
+  const signIn = (token: string) => signInToConsole(page, base, token);
 
   beforeAll(async () => {
     const resultDir = await mkdtemp(path.join(tmpdir(), "sf-console-data-"));

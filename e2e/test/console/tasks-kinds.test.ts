@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { tasks, type ResponseExportInput } from "@studyflow/db";
 import { createStudy, grantPermission, mintManagementToken, updateStudy } from "@studyflow/domain";
 import { createTestApp, type TestApp } from "@studyflow/api/testing";
-import { launchChromium, screenshot } from "./browser";
+import { launchChromium, screenshot, openConsole, signInToConsole } from "./browser";
 
 /**
  * The console's task list with every kind of task a study has: a researcher's run-actions, the
@@ -47,18 +47,8 @@ describe("the console's task list knows every kind of task", () => {
   let runningExportId: string;
   const policyViolations: string[] = [];
 
-  const open = async (hash: string) => {
-    await page.goto(`${base}/console${hash}`);
-    await page.locator("#page-title").waitFor();
-  };
-  const signIn = async (token: string) => {
-    await page.goto(`${base}/console`);
-    await page.evaluate("sessionStorage.clear()");
-    await page.reload();
-    await page.locator("#credential").fill(token);
-    await page.keyboard.press("Enter");
-    await page.locator(".study-card, .notice").first().waitFor();
-  };
+  const open = (hash: string) => openConsole(page, base, hash);
+  const signIn = (token: string) => signInToConsole(page, base, token);
 
   beforeAll(async () => {
     const resultDir = await mkdtemp(path.join(tmpdir(), "sf-console-kinds-"));

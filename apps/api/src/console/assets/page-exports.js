@@ -5,7 +5,7 @@
 import { ApiError, call, fetchFile, get, saveFile, studyPath } from "./api.js";
 import { details, h, notice, replace } from "./dom.js";
 import { between, count, instant } from "./format.js";
-import { describeProgress, errorText } from "./task-progress.js";
+import { errorText, progressMeter } from "./task-progress.js";
 
 /**
  * @typedef {import("./api-types.js").DailyExportConfig} DailyExportConfig
@@ -25,7 +25,6 @@ const RECENT_EXPORTS = 20;
 /** …found among this many pages of the study's tasks, of this size (the API's largest page). */
 const RECENT_PAGES = 5;
 const TASK_PAGE = 100;
-const RATE_WINDOW_MS = 5_000;
 
 /** @type {Record<ExportKind, string>} */
 const UNITS = { responses: "responses", participants: "participants", reports: "reports" };
@@ -294,21 +293,13 @@ function exportProgress(studyKey, kind, task, label, pageSignal, onEnded) {
     actions,
     message,
   );
-  /** @type {{ at: number, processed: number }[]} */
-  const samples = [];
+  const meter = progressMeter(bar);
 
   /** @param {ExportTask} next */
   const show = (next) => {
     element.dataset.status = next.status;
-    const now = performance.now();
-    samples.push({ at: now, processed: next.processedCount });
-    while (samples.length > 2 && now - (samples[0]?.at ?? now) > RATE_WINDOW_MS) samples.shift();
-    const target = next.targetCount;
+    const summary = meter(next, UNITS[kind]);
     const done = next.status === "completed";
-    bar.max = Math.max(target, 1);
-    bar.value = target === 0 ? (done ? 1 : 0) : Math.min(done ? target : next.processedCount, target);
-    const summary = describeProgress(next, samples, UNITS[kind]);
-    bar.setAttribute("aria-valuetext", `${summary.percent} %`);
     progressText.textContent = summary.text;
     replace(
       facts,

@@ -103,8 +103,7 @@ export function createTaskProgress({ studyKey, task, ruleNames = [], headingLeve
     result,
   );
 
-  /** @type {{ at: number, processed: number }[]} */
-  const samples = [];
+  const meter = progressMeter(bar);
   let current = task;
   let resultShown = false;
   /** @type {string | undefined} the result file, kept by the page for its download link */
@@ -114,16 +113,8 @@ export function createTaskProgress({ studyKey, task, ruleNames = [], headingLeve
   const show = (next) => {
     current = next;
     element.dataset.status = next.status;
-    const now = performance.now();
-    samples.push({ at: now, processed: next.processedCount });
-    while (samples.length > 2 && now - (samples[0]?.at ?? now) > RATE_WINDOW_MS) samples.shift();
-
-    const target = next.targetCount;
+    const summary = meter(next, progressUnit(next.kind));
     const done = next.status === "completed";
-    bar.max = Math.max(target, 1);
-    bar.value = target === 0 ? (done ? 1 : 0) : Math.min(done ? target : next.processedCount, target);
-    const summary = describeProgress(next, samples, progressUnit(next.kind));
-    bar.setAttribute("aria-valuetext", `${summary.percent} %`);
     progressText.textContent = summary.text;
 
     replace(
@@ -256,6 +247,32 @@ export function createTaskProgress({ studyKey, task, ruleNames = [], headingLeve
       controller.abort();
       if (fileUrl) URL.revokeObjectURL(fileUrl);
     },
+  };
+}
+
+/**
+ * Keeps a progress bar current from a task's successive snapshots: its value, its accessible text,
+ * and the recent samples the rate is measured over. Returns what the progress line should say.
+ * @param {HTMLProgressElement} bar
+ */
+export function progressMeter(bar) {
+  /** @type {{ at: number, processed: number }[]} */
+  const samples = [];
+  /**
+   * @param {Pick<Task, "status" | "targetCount" | "processedCount">} next
+   * @param {string} unit what is counted
+   */
+  return (next, unit) => {
+    const now = performance.now();
+    samples.push({ at: now, processed: next.processedCount });
+    while (samples.length > 2 && now - (samples[0]?.at ?? now) > RATE_WINDOW_MS) samples.shift();
+    const target = next.targetCount;
+    const done = next.status === "completed";
+    bar.max = Math.max(target, 1);
+    bar.value = target === 0 ? (done ? 1 : 0) : Math.min(done ? target : next.processedCount, target);
+    const summary = describeProgress(next, samples, unit);
+    bar.setAttribute("aria-valuetext", `${summary.percent} %`);
+    return summary;
   };
 }
 
