@@ -16,6 +16,9 @@ import { createDataExporterRouter } from "./routes/case-management/data-exporter
 import { createExportConfigRouter } from "./routes/case-management/export-config";
 import { createHealthRouter } from "./routes/health";
 import { registerOpenApi } from "./routes/openapi";
+import { createParticipantAuthRouter } from "./routes/participant-auth";
+import { createParticipantDataRouter } from "./routes/participant-data";
+import { createParticipantUsersRouter } from "./routes/participant-users";
 import { createParticipantViewsRouter } from "./routes/participant-views";
 import { createParticipantsRouter } from "./routes/participants";
 import { createPasswordResetRouter } from "./routes/password-reset";
@@ -23,8 +26,10 @@ import { createResetPasswordPageRouter } from "./routes/reset-password-page";
 import { createRunActionsRouter } from "./routes/run-actions";
 import { createStudiesRouter } from "./routes/studies";
 import { createStudyEventsRouter } from "./routes/study-events";
+import { createStudyServiceStudiesRouter } from "./routes/study-service-studies";
 import { createSurveysRouter } from "./routes/surveys";
 import { createTemporaryParticipantsRouter } from "./routes/temporary-participants";
+import { createNewsletterRouter, createUserRouter } from "./routes/user";
 import { validationHook } from "./validation";
 
 /** Largest accepted request body; a study's rule set is the biggest thing anyone sends. */
@@ -58,7 +63,10 @@ export function createApp(appDeps: AppDeps) {
   // The one place paths get their prefix. Each router brings its own auth, which runs for every
   // path below its prefix (an unknown one too: 401 before 404).
   app.route("/", createHealthRouter(deps));
+  app.route("/v1/auth", createParticipantAuthRouter(deps, limiter));
   app.route("/v1/password-reset", createPasswordResetRouter(deps, limiter));
+  app.route("/v1/user", createUserRouter(deps, limiter));
+  app.route("/v1/unsubscribe-newsletter", createNewsletterRouter(deps, limiter));
   app.route("/reset-password", createResetPasswordPageRouter());
   app.route("/console", createConsoleRouter());
   app.route("/v1/studies/:studyKey/participants", createParticipantsRouter(deps));
@@ -71,6 +79,9 @@ export function createApp(appDeps: AppDeps) {
   app.route("/v1/study-service/events", createStudyEventsRouter(deps, limiter));
   app.route("/v1/study-service/temp-participant", createTemporaryParticipantsRouter(deps, limiter));
   app.route("/v1/study-service/participant", createParticipantViewsRouter(deps));
+  app.route("/v1/study-service/participant-data", createParticipantDataRouter(deps, limiter));
+  app.route("/v1/study-service/studies", createStudyServiceStudiesRouter(deps, limiter));
+  app.route("/v1/participant-users", createParticipantUsersRouter(deps, limiter));
 
   // Built from the whole app: the document lists every mounted router's operations.
   registerOpenApi(app);

@@ -13,3 +13,4 @@ export {
 export { openapiBothSlashes } from "./trailing-slash";
 export { CASE_STATUS_OF, handleCaseError } from "./case-errors";
 export { caseBoolQuery, caseSecondsQuery, caseJsonQueryParam } from "./query-params";
+export { checkInstanceId } from "./instance";

@@ -18,3 +18,4 @@ export * from "./api-keys";
 export * from "./study-timer";
 export * from "./study-messages";
 export * from "./stored-files";
+export * from "./participant-auth";

@@ -1,0 +1,2 @@
+/** account-deletion (scaffold). */
+export {};

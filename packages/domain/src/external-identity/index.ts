@@ -1,0 +1,2 @@
+/** external-identity (scaffold). */
+export {};

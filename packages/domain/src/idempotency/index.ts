@@ -1,0 +1,2 @@
+/** idempotency (scaffold). */
+export {};

@@ -1,0 +1,2 @@
+/** participant-auth (scaffold). */
+export {};

@@ -1,0 +1,2 @@
+/** participant-data (scaffold). */
+export {};

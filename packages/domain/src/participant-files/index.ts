@@ -1,0 +1,2 @@
+/** participant-files (scaffold). */
+export {};

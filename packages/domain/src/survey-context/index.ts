@@ -1,0 +1,2 @@
+/** survey-context (scaffold). */
+export {};

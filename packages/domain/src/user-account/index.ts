@@ -1,0 +1,2 @@
+/** user-account (scaffold). */
+export {};
