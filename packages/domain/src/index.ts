@@ -61,3 +61,4 @@ export * from "./participant-data/index";
 export * from "./participant-files/index";
 export * from "./idempotency/index";
 export * from "./external-identity/index";
+export * from "./accounts/account-tokens";

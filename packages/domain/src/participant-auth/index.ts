@@ -1,2 +1,2 @@
-/** participant-auth (scaffold). */
-export {};
+/** Participant sign-in: sessions, refresh tokens, OTPs, sign-up, and their abuse limits. */
+export * from "./session-revocation";

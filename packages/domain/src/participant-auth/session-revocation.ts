@@ -1,0 +1,49 @@
+import { and, eq, isNull, ne, sql } from "drizzle-orm";
+import { participantSessions, users, type Executor } from "@studyflow/db";
+import { forgetCached } from "../cache/read-cache";
+
+export type SessionRevocationReason =
+  | "logout"
+  | "refresh-reuse"
+  | "password-change"
+  | "password-reset"
+  | "email-change"
+  | "operator"
+  | "account-locked"
+  | "account-deleted"
+  | "profile-removed";
+
+export interface RevokeUserSessionsOptions {
+  now: Date;
+  /** The session that made the change and stays signed in (a password change from settings). */
+  exceptSessionId?: string;
+}
+
+/**
+ * Signs a user out everywhere: every open session (and so every refresh token of it) is revoked,
+ * and the user's token version is bumped so access tokens already issued stop working at once.
+ * Call it inside the transaction of the change that requires it. With `exceptSessionId` the
+ * version is not bumped (the caller's own access token must keep working); the other sessions'
+ * access tokens are refused by the session check of the participant auth instead.
+ */
+export async function revokeUserSessions(
+  db: Executor,
+  userId: string,
+  reason: SessionRevocationReason,
+  options: RevokeUserSessionsOptions,
+): Promise<number> {
+  const open = and(eq(participantSessions.userId, userId), isNull(participantSessions.revokedAt));
+  const revoked = await db
+    .update(participantSessions)
+    .set({ revokedAt: options.now, revokedReason: reason })
+    .where(options.exceptSessionId ? and(open, ne(participantSessions.id, options.exceptSessionId)) : open)
+    .returning({ id: participantSessions.id });
+  if (!options.exceptSessionId) {
+    await db
+      .update(users)
+      .set({ tokenVersion: sql`${users.tokenVersion} + 1` })
+      .where(eq(users.id, userId));
+    forgetCached(db, "user", userId);
+  }
+  return revoked.length;
+}
