@@ -55,3 +55,15 @@ export { createDeterministicEnv, createInMemoryServices } from "./in-memory-serv
 export type { DeterministicEnvOptions, InMemoryServices, InMemorySeed } from "./in-memory-services";
 export { actionNames, expressionNames } from "./registry";
 export { describeRegistry } from "./registry-docs";
+export { readOnlyServices } from "./read-only-services";
+export {
+  dropPrefillsMissingFromSurvey,
+  formatGoFloat,
+  prefillRuleNames,
+  resolvePrefillRules,
+  surveyHasItem,
+  type PrefillOutcome,
+  type PrefillProblem,
+  type SurveyPrefill,
+} from "./survey-prefill";
+export { resolveSurveyContext, type SurveyContext, type SurveyContextOutcome } from "./survey-context";
