@@ -1,0 +1,60 @@
+import { eq, not } from "drizzle-orm";
+import { users, type Executor } from "@studyflow/db";
+import { peekAccountToken } from "../accounts/account-tokens";
+import { Invalid, NotFound } from "../errors";
+
+export interface ContactPreferenceChanges {
+  subscribedToNewsletter?: boolean;
+  /** CASE's participant apps send a toggle: true flips the weekly subscription. */
+  toggleWeeklySubscription?: boolean;
+  /** Or the value itself (studyflow's clients); applied after a toggle if both are sent. */
+  subscribedToWeekly?: boolean;
+  /** 0 = Sunday … 6 = Saturday. */
+  receiveWeeklyMessageDayOfWeek?: number;
+}
+
+/**
+ * Updates the account's contact preferences as case-backend does: the newsletter flag is set to
+ * the value sent (absent keeps it, where case-backend's decoder would read false), the weekly
+ * subscription flips when `toggleWeeklySubscription` is true. One UPDATE, so a toggle is atomic.
+ */
+export async function updateContactPreferences(
+  db: Executor,
+  userId: string,
+  changes: ContactPreferenceChanges,
+): Promise<void> {
+  const day = changes.receiveWeeklyMessageDayOfWeek;
+  if (day !== undefined && (!Number.isInteger(day) || day < 0 || day > 6)) {
+    throw new Invalid("receiveWeeklyMessageDayOfWeek: a day from 0 (Sunday) to 6 (Saturday)");
+  }
+  const weekly =
+    changes.subscribedToWeekly !== undefined
+      ? { subscribedToWeekly: changes.subscribedToWeekly }
+      : changes.toggleWeeklySubscription === true
+        ? { subscribedToWeekly: not(users.subscribedToWeekly) }
+        : {};
+  const [row] = await db
+    .update(users)
+    .set({
+      ...(changes.subscribedToNewsletter === undefined ? {} : { subscribedToNewsletter: changes.subscribedToNewsletter }),
+      ...weekly,
+      ...(day === undefined ? {} : { weeklyMessageDayOfWeek: day }),
+    })
+    .where(eq(users.id, userId))
+    .returning({ id: users.id });
+  if (!row) throw new NotFound("account not found");
+}
+
+/** One message for unknown, expired, used and malformed tokens, as case-backend answers them all. */
+export const INVALID_UNSUBSCRIBE_TOKEN_MESSAGE = "invalid token";
+
+/**
+ * Unsubscribes the token's account from the newsletter (a mailed link; no sign-in). As in
+ * case-backend the token is not spent: the link in every newsletter keeps working until it
+ * expires, and using it twice changes nothing more.
+ */
+export async function unsubscribeNewsletter(db: Executor, token: string, now: Date): Promise<void> {
+  const holder = await peekAccountToken(db, token, ["unsubscribe-newsletter"], now);
+  if (!holder) throw new Invalid(INVALID_UNSUBSCRIBE_TOKEN_MESSAGE);
+  await db.update(users).set({ subscribedToNewsletter: false }).where(eq(users.id, holder.userId));
+}
