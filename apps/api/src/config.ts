@@ -44,6 +44,17 @@ const schema = z.object({
    * "filesystem" (under RESULT_DIR). The export downloads read them from there.
    */
   EXPORT_FILE_STORE: z.enum(["postgres", "filesystem"]).default("postgres"),
+  /** Lifetime of a participant access token from sign-in or renewal (CASE's `expiresIn`). */
+  PARTICIPANT_ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().min(60).max(86_400).default(3_600),
+  /** Lifetime of one participant refresh token: a session left unused this long ends. */
+  PARTICIPANT_REFRESH_TOKEN_TTL_SECONDS: z.coerce.number().int().min(300).default(30 * 86_400),
+  /** Absolute end of a participant sign-in session, however often it is renewed. */
+  PARTICIPANT_SESSION_MAX_AGE_SECONDS: z.coerce.number().int().min(300).default(90 * 86_400),
+  /**
+   * How long a just-spent refresh token still renews (two tabs renewing at once, a retried
+   * renewal whose answer was lost); presented later it counts as stolen and ends the session.
+   */
+  PARTICIPANT_REFRESH_GRACE_SECONDS: z.coerce.number().int().min(0).max(300).default(30),
   /** Age after which a temporary participant can no longer be merged. */
   TEMP_PARTICIPANT_MAX_AGE_SECONDS: z.coerce.number().int().min(60).default(86_400),
   /** Time given to in-flight requests at shutdown before connections are cut. */

@@ -37,6 +37,19 @@ export async function executePrepared<T extends Record<string, unknown>>(executo
  */
 export const CACHE_CHANNEL = "studyflow_cache";
 
-/** What the announcements name: the topic is the first part of the payload. */
-export const CACHE_TOPICS = ["study", "rules", "grants", "revocation", "api-key", "user", "profile"] as const;
+/**
+ * What the announcements name: the topic is the first part of the payload. "session" (participant
+ * sign-in sessions) has no trigger: the domain's session revocation announces it itself, in its
+ * transaction (packages/domain/src/participant-auth/sessions.ts).
+ */
+export const CACHE_TOPICS = [
+  "study",
+  "rules",
+  "grants",
+  "revocation",
+  "api-key",
+  "user",
+  "profile",
+  "session",
+] as const;
 export type CacheTopic = (typeof CACHE_TOPICS)[number];

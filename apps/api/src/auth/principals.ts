@@ -6,4 +6,9 @@ export type ManagementPrincipal = ManagementSubject;
 /** Who called a participant route: the signed-in user, whose profiles are checked per request. */
 export interface ParticipantPrincipal {
   userId: string;
+  /**
+   * The sign-in session of the token (its `sid` claim), open when the request got here; absent
+   * for tokens without one (operator-minted, external provider).
+   */
+  sessionId?: string;
 }

@@ -5,10 +5,12 @@ import {
   Invalid,
   Unauthorized,
   currentTokenVersion,
+  isSessionOpen,
   isTokenRevoked,
   verifyApiKey,
   MANAGEMENT_TOKEN_TYPE,
   PARTICIPANT_TOKEN_TYPE,
+  SESSION_ID_CLAIM,
   TOKEN_ISSUER,
 } from "@studyflow/domain";
 import type { AppEnv } from "../app-env";
@@ -110,7 +112,11 @@ export function managementAuth(deps: AppDeps) {
   });
 }
 
-/** Participant routes: HS256 with the participant key, and the user's current token version. */
+/**
+ * Participant routes: HS256 with the participant key, the user's current token version, and, for
+ * tokens of a sign-in session (`sid`), that the session is still open (logout, refresh reuse and
+ * sign-out-everywhere end it). Both checks read through the read cache: a map lookup per request.
+ */
 export function participantAuth(deps: AppDeps) {
   const key = hmacKeyObject(deps.config.PARTICIPANT_JWT_SECRET);
   const verified = new VerifiedTokens(CLOCK_TOLERANCE_SECONDS);
@@ -140,7 +146,18 @@ export function participantAuth(deps: AppDeps) {
     const tokenVersion = await currentTokenVersion(deps.database.db, userId);
     if (tokenVersion === undefined) throw new Unauthorized("account no longer exists");
     if (payload.tv !== tokenVersion) throw new Unauthorized("token revoked: sign in again");
-    c.set("participant", { userId });
+    const sessionId = payload[SESSION_ID_CLAIM];
+    if (sessionId === undefined) {
+      // operator-minted tokens (CLI token:participant) belong to no session
+      c.set("participant", { userId });
+      return next();
+    }
+    if (typeof sessionId !== "string") throw new Unauthorized("invalid token");
+    const now = new Date((deps.clock ?? Date.now)());
+    if (!(await isSessionOpen(deps.database.db, sessionId, userId, now))) {
+      throw new Unauthorized("signed out: sign in again");
+    }
+    c.set("participant", { userId, sessionId });
     await next();
   });
 }

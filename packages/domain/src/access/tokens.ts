@@ -35,11 +35,22 @@ export interface ParticipantTokenInput {
   secret: string;
   ttlSeconds?: number;
   now?: number;
+  /**
+   * The sign-in session the token belongs to (`sid`): signing out of it ends the token at once.
+   * Tokens an operator mints (CLI `token:participant`) have none and end only by expiry or a
+   * token-version bump.
+   */
+  sessionId?: string;
 }
+
+/** Name of the session claim of participant tokens. */
+export const SESSION_ID_CLAIM = "sid";
 
 export function mintParticipantToken(input: ParticipantTokenInput): Promise<string> {
   const iat = Math.floor((input.now ?? Date.now()) / 1000);
-  return new SignJWT({ typ: PARTICIPANT_TOKEN_TYPE, tv: input.tokenVersion })
+  const claims: Record<string, unknown> = { typ: PARTICIPANT_TOKEN_TYPE, tv: input.tokenVersion };
+  if (input.sessionId !== undefined) claims[SESSION_ID_CLAIM] = input.sessionId;
+  return new SignJWT(claims)
     .setProtectedHeader({ alg: "HS256", typ: "JWT" })
     .setSubject(input.userId)
     .setIssuer(TOKEN_ISSUER)

@@ -1,6 +1,7 @@
 import { and, eq, isNull, ne, sql } from "drizzle-orm";
 import { participantSessions, users, type Executor } from "@studyflow/db";
 import { forgetCached } from "../cache/read-cache";
+import { announceSessionChanges } from "./sessions";
 
 export type SessionRevocationReason =
   | "logout"
@@ -38,6 +39,11 @@ export async function revokeUserSessions(
     .set({ revokedAt: options.now, revokedReason: reason })
     .where(options.exceptSessionId ? and(open, ne(participantSessions.id, options.exceptSessionId)) : open)
     .returning({ id: participantSessions.id });
+  // their access tokens are refused as soon as every API process has heard of it
+  await announceSessionChanges(
+    db,
+    revoked.map((row) => row.id),
+  );
   if (!options.exceptSessionId) {
     await db
       .update(users)

@@ -1,0 +1,387 @@
+import { createHash, randomBytes } from "node:crypto";
+import { and, eq, gt, isNull, sql } from "drizzle-orm";
+import { CACHE_CHANNEL, participantSessions, profiles, refreshTokens, users, type Executor } from "@studyflow/db";
+import { mintParticipantToken } from "../access/tokens";
+import { forgetCached, readCacheOf } from "../cache/read-cache";
+import { Unauthorized } from "../errors";
+import type { SessionRevocationReason } from "./session-revocation";
+
+/** How long tokens and sessions live; the API takes them from its configuration. */
+export interface SessionTokenSettings {
+  /** HS256 key of participant tokens. */
+  secret: string;
+  /** Lifetime of an access token. */
+  accessTokenTtlSeconds: number;
+  /** Lifetime of one refresh token (each renewal issues a new one). */
+  refreshTokenTtlSeconds: number;
+  /** Absolute end of a session counted from sign-in, however often it is renewed. */
+  sessionMaxAgeSeconds: number;
+  /**
+   * How long a just-spent refresh token still renews: a client that renews from two tabs (or
+   * retries after a lost answer) must not be taken for a thief, as case-backend's NextToken allows.
+   */
+  refreshGraceSeconds: number;
+}
+
+/** A fresh token pair of a session and what CASE's token envelope says about it. */
+export interface SessionTokens {
+  accessToken: string;
+  refreshToken: string;
+  /** Access token lifetime in seconds (CASE's `expiresIn`). */
+  expiresIn: number;
+  sessionId: string;
+  /** The profile the session acts for by default (the main profile); "" when the user has none. */
+  selectedProfileId: string;
+  /** When an e-mail OTP was last verified in this session (CASE's `lastOTP.email`). */
+  lastEmailOtpAt: Date | null;
+  userId: string;
+}
+
+/** One neutral message for locked accounts, accounts being deleted and vanished ones. */
+export const ACCOUNT_UNAVAILABLE_MESSAGE = "sign-in is not possible for this account";
+export const SESSION_ENDED_MESSAGE = "session ended: sign in again";
+export const INVALID_REFRESH_TOKEN_MESSAGE = "invalid or expired refresh token";
+export const REFRESH_TOKEN_REUSED_MESSAGE = "refresh token already used: session ended, sign in again";
+
+/** 256 random bits; stored only as SHA-256 (a table leak gives no usable token). */
+const REFRESH_TOKEN_BYTES = 32;
+const REFRESH_TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/;
+const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export const hashRefreshToken = (token: string): string => createHash("sha256").update(token, "utf8").digest("hex");
+
+const newRefreshToken = () => randomBytes(REFRESH_TOKEN_BYTES).toString("base64url");
+
+const addSeconds = (at: Date, seconds: number) => new Date(at.getTime() + seconds * 1000);
+const earlier = (a: Date, b: Date) => (a.getTime() <= b.getTime() ? a : b);
+
+interface SignInAccount {
+  tokenVersion: number;
+  lockedAt: Date | null;
+  deletionRequestedAt: Date | null;
+}
+
+async function signInAccount(db: Executor, userId: string): Promise<SignInAccount> {
+  const [account] = await db
+    .select({
+      tokenVersion: users.tokenVersion,
+      lockedAt: users.lockedAt,
+      deletionRequestedAt: users.deletionRequestedAt,
+    })
+    .from(users)
+    .where(eq(users.id, userId))
+    .limit(1);
+  if (!account || account.lockedAt !== null || account.deletionRequestedAt !== null) {
+    throw new Unauthorized(ACCOUNT_UNAVAILABLE_MESSAGE);
+  }
+  return account;
+}
+
+async function mainProfileId(db: Executor, userId: string): Promise<string> {
+  const [main] = await db
+    .select({ id: profiles.id })
+    .from(profiles)
+    .where(and(eq(profiles.userId, userId), eq(profiles.mainProfile, true)))
+    .limit(1);
+  return main?.id ?? "";
+}
+
+async function insertRefreshToken(
+  db: Executor,
+  sessionId: string,
+  expiresAt: Date,
+): Promise<{ id: string; token: string }> {
+  const token = newRefreshToken();
+  const [row] = await db
+    .insert(refreshTokens)
+    .values({ sessionId, tokenHash: hashRefreshToken(token), expiresAt })
+    .returning({ id: refreshTokens.id });
+  return { id: row!.id, token };
+}
+
+export interface IssueSessionTokensInput {
+  userId: string;
+  now: Date;
+  settings: SessionTokenSettings;
+  /**
+   * Continue this session of the user (a verified OTP, a re-authentication) instead of opening a
+   * new one: it must be open. Without it a new session starts (a sign-in).
+   */
+  sessionId?: string;
+  /** Record an e-mail OTP verified now (or at this time) in the session. */
+  lastEmailOtpAt?: Date;
+}
+
+/**
+ * Issues a token pair for a user: opens a session (or continues an open one) and its refresh
+ * token in one transaction, then signs an access token carrying the session (`sid`) and the
+ * user's token version. Locked accounts and accounts being deleted get
+ * Unauthorized({@link ACCOUNT_UNAVAILABLE_MESSAGE}). Passwords, OTPs and the like are the
+ * caller's to check first.
+ */
+export async function issueSessionTokens(db: Executor, input: IssueSessionTokensInput): Promise<SessionTokens> {
+  const { userId, now, settings } = input;
+  const issued = await db.transaction(async (tx) => {
+    const account = await signInAccount(tx, userId);
+    let session: { id: string; selectedProfileId: string | null; lastEmailOtpAt: Date | null; expiresAt: Date };
+    const columns = {
+      id: participantSessions.id,
+      selectedProfileId: participantSessions.selectedProfileId,
+      lastEmailOtpAt: participantSessions.lastEmailOtpAt,
+      expiresAt: participantSessions.expiresAt,
+    };
+    if (input.sessionId !== undefined) {
+      if (!UUID_PATTERN.test(input.sessionId)) throw new Unauthorized(SESSION_ENDED_MESSAGE);
+      const [continued] = await tx
+        .update(participantSessions)
+        .set({ lastUsedAt: now, ...(input.lastEmailOtpAt ? { lastEmailOtpAt: input.lastEmailOtpAt } : {}) })
+        .where(
+          and(
+            eq(participantSessions.id, input.sessionId),
+            eq(participantSessions.userId, userId),
+            isNull(participantSessions.revokedAt),
+            gt(participantSessions.expiresAt, now),
+          ),
+        )
+        .returning(columns);
+      if (!continued) throw new Unauthorized(SESSION_ENDED_MESSAGE);
+      session = continued;
+    } else {
+      const [opened] = await tx
+        .insert(participantSessions)
+        .values({
+          userId,
+          selectedProfileId: await mainProfileId(tx, userId),
+          lastEmailOtpAt: input.lastEmailOtpAt ?? null,
+          lastUsedAt: now,
+          expiresAt: addSeconds(now, settings.sessionMaxAgeSeconds),
+        })
+        .returning(columns);
+      session = opened!;
+      await tx.update(users).set({ lastLoginAt: now }).where(eq(users.id, userId));
+    }
+    const refresh = await insertRefreshToken(
+      tx,
+      session.id,
+      earlier(addSeconds(now, settings.refreshTokenTtlSeconds), session.expiresAt),
+    );
+    return { session, refreshToken: refresh.token, tokenVersion: account.tokenVersion };
+  });
+  return tokensOf(userId, issued.session, issued.refreshToken, issued.tokenVersion, now, settings);
+}
+
+async function tokensOf(
+  userId: string,
+  session: { id: string; selectedProfileId: string | null; lastEmailOtpAt: Date | null },
+  refreshToken: string,
+  tokenVersion: number,
+  now: Date,
+  settings: SessionTokenSettings,
+): Promise<SessionTokens> {
+  const accessToken = await mintParticipantToken({
+    userId,
+    tokenVersion,
+    secret: settings.secret,
+    ttlSeconds: settings.accessTokenTtlSeconds,
+    now: now.getTime(),
+    sessionId: session.id,
+  });
+  return {
+    accessToken,
+    refreshToken,
+    expiresIn: settings.accessTokenTtlSeconds,
+    sessionId: session.id,
+    selectedProfileId: session.selectedProfileId ?? "",
+    lastEmailOtpAt: session.lastEmailOtpAt,
+    userId,
+  };
+}
+
+export interface RenewSessionTokensInput {
+  /** Subject and session of the (possibly expired) access token whose signature was verified. */
+  userId: string;
+  sessionId: string;
+  refreshToken: string;
+  now: Date;
+  settings: SessionTokenSettings;
+}
+
+/**
+ * Renews a session's token pair with a refresh token: the token is spent and its successor
+ * issued in one transaction (rotation on every use). A token spent less than `refreshGraceSeconds`
+ * ago renews once more (concurrent renewals); one spent earlier is a reuse, which revokes the
+ * whole session and answers Unauthorized({@link REFRESH_TOKEN_REUSED_MESSAGE}). Unknown, expired
+ * or foreign tokens, ended sessions and unavailable accounts answer Unauthorized too.
+ */
+export async function renewSessionTokens(db: Executor, input: RenewSessionTokensInput): Promise<SessionTokens> {
+  const { now, settings } = input;
+  if (!REFRESH_TOKEN_PATTERN.test(input.refreshToken) || !UUID_PATTERN.test(input.sessionId)) {
+    throw new Unauthorized(INVALID_REFRESH_TOKEN_MESSAGE);
+  }
+  const outcome = await db.transaction(async (tx) => {
+    // The row lock orders concurrent renewals of one token: the second sees it spent.
+    const [found] = await tx
+      .select({
+        id: refreshTokens.id,
+        expiresAt: refreshTokens.expiresAt,
+        usedAt: refreshTokens.usedAt,
+        sessionId: participantSessions.id,
+        userId: participantSessions.userId,
+        selectedProfileId: participantSessions.selectedProfileId,
+        lastEmailOtpAt: participantSessions.lastEmailOtpAt,
+        sessionExpiresAt: participantSessions.expiresAt,
+        revokedAt: participantSessions.revokedAt,
+      })
+      .from(refreshTokens)
+      .innerJoin(participantSessions, eq(participantSessions.id, refreshTokens.sessionId))
+      .where(eq(refreshTokens.tokenHash, hashRefreshToken(input.refreshToken)))
+      .limit(1)
+      .for("update", { of: refreshTokens });
+    // A refresh token only renews the session (and user) its access token names.
+    if (!found || found.sessionId !== input.sessionId || found.userId !== input.userId) {
+      return { kind: "refused", message: INVALID_REFRESH_TOKEN_MESSAGE } as const;
+    }
+    if (found.revokedAt !== null || found.sessionExpiresAt.getTime() <= now.getTime()) {
+      return { kind: "refused", message: SESSION_ENDED_MESSAGE } as const;
+    }
+    if (found.usedAt !== null && now.getTime() - found.usedAt.getTime() > settings.refreshGraceSeconds * 1000) {
+      await revokeSession(tx, found.sessionId, "refresh-reuse", now);
+      return { kind: "reused" } as const;
+    }
+    if (found.expiresAt.getTime() <= now.getTime()) {
+      return { kind: "refused", message: INVALID_REFRESH_TOKEN_MESSAGE } as const;
+    }
+    const account = await signInAccount(tx, found.userId);
+    const successor = await insertRefreshToken(
+      tx,
+      found.sessionId,
+      earlier(addSeconds(now, settings.refreshTokenTtlSeconds), found.sessionExpiresAt),
+    );
+    // Within the grace a spent token issues a second successor: both renewing clients go on, in
+    // the same session, and a later revocation still ends both.
+    if (found.usedAt === null) {
+      await tx
+        .update(refreshTokens)
+        .set({ usedAt: now, replacedBy: successor.id })
+        .where(eq(refreshTokens.id, found.id));
+    }
+    await tx.update(participantSessions).set({ lastUsedAt: now }).where(eq(participantSessions.id, found.sessionId));
+    return {
+      kind: "renewed",
+      session: {
+        id: found.sessionId,
+        selectedProfileId: found.selectedProfileId,
+        lastEmailOtpAt: found.lastEmailOtpAt,
+      },
+      refreshToken: successor.token,
+      tokenVersion: account.tokenVersion,
+    } as const;
+  });
+  // Refusals are thrown after the transaction: the revocation of a reused family must commit.
+  if (outcome.kind === "reused") throw new Unauthorized(REFRESH_TOKEN_REUSED_MESSAGE);
+  if (outcome.kind === "refused") throw new Unauthorized(outcome.message);
+  return tokensOf(input.userId, outcome.session, outcome.refreshToken, outcome.tokenVersion, now, settings);
+}
+
+/**
+ * Tells every API process that these sessions changed, when the surrounding transaction commits
+ * (NOTIFY is transactional), and forgets them here at once. Sessions have no trigger of their
+ * own: every revocation goes through this module or revokeUserSessions, which call this.
+ */
+export async function announceSessionChanges(db: Executor, sessionIds: readonly string[]): Promise<void> {
+  if (sessionIds.length === 0) return;
+  await db.execute(
+    sql`select pg_notify(${CACHE_CHANNEL}, 'session:' || id) from unnest(string_to_array(${sessionIds.join(",")}, ',')) as id`,
+  );
+  for (const id of sessionIds) forgetCached(db, "session", id);
+}
+
+/** Ends one session: its refresh tokens stop renewing and its access tokens are refused at once. */
+export async function revokeSession(
+  db: Executor,
+  sessionId: string,
+  reason: SessionRevocationReason,
+  now: Date,
+): Promise<boolean> {
+  if (!UUID_PATTERN.test(sessionId)) return false;
+  const revoked = await db
+    .update(participantSessions)
+    .set({ revokedAt: now, revokedReason: reason })
+    .where(and(eq(participantSessions.id, sessionId), isNull(participantSessions.revokedAt)))
+    .returning({ id: participantSessions.id });
+  await announceSessionChanges(
+    db,
+    revoked.map((row) => row.id),
+  );
+  return revoked.length > 0;
+}
+
+/** A sign-in session as stored (no token material). */
+export interface ParticipantSession {
+  id: string;
+  userId: string;
+  selectedProfileId: string | null;
+  /** When the session was opened: the time of its password (or temp-token) sign-in. */
+  createdAt: Date;
+  lastUsedAt: Date;
+  lastEmailOtpAt: Date | null;
+  expiresAt: Date;
+  revokedAt: Date | null;
+  revokedReason: string | null;
+}
+
+/**
+ * The session a verified participant token names (its `sid` claim, the principal's `sessionId`),
+ * read from the database; null when the id is unknown, malformed or of another user. Ended
+ * sessions are returned too (see `revokedAt`, `expiresAt`): participantAuth has refused their
+ * tokens already.
+ */
+export async function findParticipantSession(
+  db: Executor,
+  sessionId: string,
+  userId: string,
+): Promise<ParticipantSession | null> {
+  if (!UUID_PATTERN.test(sessionId)) return null;
+  const [session] = await db
+    .select({
+      id: participantSessions.id,
+      userId: participantSessions.userId,
+      selectedProfileId: participantSessions.selectedProfileId,
+      createdAt: participantSessions.createdAt,
+      lastUsedAt: participantSessions.lastUsedAt,
+      lastEmailOtpAt: participantSessions.lastEmailOtpAt,
+      expiresAt: participantSessions.expiresAt,
+      revokedAt: participantSessions.revokedAt,
+      revokedReason: participantSessions.revokedReason,
+    })
+    .from(participantSessions)
+    .where(and(eq(participantSessions.id, sessionId), eq(participantSessions.userId, userId)))
+    .limit(1);
+  return session ?? null;
+}
+
+/**
+ * Whether a token's session is open: it exists, belongs to the user, is not revoked and has not
+ * reached its absolute end. Checked on every participant request, so it is read through the read
+ * cache (revocations announce themselves, see announceSessionChanges); a malformed id is refused
+ * without a query.
+ */
+export async function isSessionOpen(db: Executor, sessionId: string, userId: string, now: Date): Promise<boolean> {
+  if (!UUID_PATTERN.test(sessionId)) return false;
+  const load = async () => {
+    const [row] = await db
+      .select({
+        userId: participantSessions.userId,
+        expiresAt: participantSessions.expiresAt,
+        revokedAt: participantSessions.revokedAt,
+      })
+      .from(participantSessions)
+      .where(eq(participantSessions.id, sessionId))
+      .limit(1);
+    if (!row) return undefined;
+    return { userId: row.userId, endsAt: row.revokedAt ? 0 : row.expiresAt.getTime() };
+  };
+  const cache = readCacheOf(db);
+  const state = cache ? await cache.get("session", sessionId, load) : await load();
+  return state !== undefined && state.userId === userId && state.endsAt > now.getTime();
+}
