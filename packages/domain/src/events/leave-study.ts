@@ -69,11 +69,7 @@ export async function leaveStudy(
     if (row.studyStatus !== "active") {
       throw new Conflict(`participant is not active in study "${study.key}" (status "${row.studyStatus}")`);
     }
-    const participant = await leaveLockedParticipant(
-      tx,
-      { study, row, confidentialId: ids.confidentialId },
-      eventCtx,
-    );
+    const participant = await leaveLockedParticipant(tx, { study, row, confidentialId: ids.confidentialId }, eventCtx);
     return { participant, warnings: eventCtx.failures };
   });
 }

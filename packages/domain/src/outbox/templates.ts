@@ -101,6 +101,63 @@ function passwordChanged(language: MailLanguage): RenderedMail {
   return { subject, text: `${lines.join("\n\n")}\n`, html: htmlDocument(language, lines.map(paragraph)) };
 }
 
+function verifyLink(payload: Record<string, unknown>): string {
+  const value = payload.verifyUrl;
+  if (typeof value !== "string" || !URL.canParse(value) || !/^https?:$/.test(new URL(value).protocol)) {
+    throw new UndeliverableMessage("email-change-verify message has no valid verifyUrl in its payload");
+  }
+  return value;
+}
+
+/** To the new address of an e-mail change: the link that makes it the account's address. */
+function emailChangeVerify(language: MailLanguage, payload: Record<string, unknown>): RenderedMail {
+  const link = verifyLink(payload);
+  const validFor = hours(payload, language);
+  if (language === "de") {
+    const intro = "Jemand möchte diese Adresse als Anmeldeadresse eines studyflow-Kontos verwenden.";
+    const action = `Öffnen Sie diesen Link, um die Änderung zu bestätigen.${validFor ? ` Der Link ist ${validFor} gültig.` : ""}`;
+    const ignore = "Wenn Sie das nicht waren, ignorieren Sie diese E-Mail; es ändert sich nichts.";
+    return {
+      subject: "studyflow: neue E-Mail-Adresse bestätigen",
+      text: `${intro}\n\n${action}\n\n${link}\n\n${ignore}\n`,
+      html: htmlDocument(language, [paragraph(intro), paragraph(action), linkParagraph(link), paragraph(ignore)]),
+    };
+  }
+  const intro = "Someone wants to use this address to sign in to a studyflow account.";
+  const action = `Open this link to confirm the change.${validFor ? ` The link is valid for ${validFor}.` : ""}`;
+  const ignore = "If this was not you, ignore this e-mail; nothing changes.";
+  return {
+    subject: "studyflow: confirm your new e-mail address",
+    text: `${intro}\n\n${action}\n\n${link}\n\n${ignore}\n`,
+    html: htmlDocument(language, [paragraph(intro), paragraph(action), linkParagraph(link), paragraph(ignore)]),
+  };
+}
+
+/** To the current address of an e-mail change: a notice, so a taken-over session is noticed. */
+function emailChangeRequested(language: MailLanguage, payload: Record<string, unknown>): RenderedMail {
+  const raw = payload.newEmail;
+  if (typeof raw !== "string" || raw === "") {
+    throw new UndeliverableMessage("email-change-requested message has no newEmail in its payload");
+  }
+  // one line, no control characters: the address was validated, but the mail must not trust that
+  const newEmail = raw.replace(/[\p{Cc}\p{Cf}]/gu, "").slice(0, 254);
+  const lines =
+    language === "de"
+      ? [
+          `Für Ihr studyflow-Konto wurde beantragt, die Anmeldeadresse in ${newEmail} zu ändern. Sie ändert sich erst, wenn die neue Adresse bestätigt ist.`,
+          "Wenn Sie das nicht waren, ändern Sie sofort Ihr Passwort und wenden Sie sich an das Studienteam.",
+        ]
+      : [
+          `A change of your studyflow account's sign-in address to ${newEmail} was requested. It takes effect only once the new address is confirmed.`,
+          "If this was not you, change your password at once and contact the study team.",
+        ];
+  const subject =
+    language === "de"
+      ? "studyflow: Änderung Ihrer E-Mail-Adresse beantragt"
+      : "studyflow: change of your e-mail address requested";
+  return { subject, text: `${lines.join("\n\n")}\n`, html: htmlDocument(language, lines.map(paragraph)) };
+}
+
 /** A subject line from a rule's message type: "weekly-reminder" reads "Weekly reminder". */
 function subjectOf(messageType: string): string {
   // Header values must stay on one line; control characters would break or forge headers.
@@ -133,8 +190,8 @@ function studyMessage(messageType: string, payload: Record<string, unknown>): Re
 }
 
 /**
- * Renders an outbox row's template. password-reset and password-changed are the account mails;
- * every other name is a study message type.
+ * Renders an outbox row's template. password-reset, password-changed, email-change-verify and
+ * email-change-requested are the account mails; every other name is a study message type.
  *
  * @throws UndeliverableMessage when the payload lacks what the template needs.
  */
@@ -145,6 +202,10 @@ export function renderMail(template: string, language: string | null, payload: R
       return passwordReset(chosen, payload);
     case "password-changed":
       return passwordChanged(chosen);
+    case "email-change-verify":
+      return emailChangeVerify(chosen, payload);
+    case "email-change-requested":
+      return emailChangeRequested(chosen, payload);
     default:
       return studyMessage(template, payload);
   }

@@ -36,7 +36,9 @@ export async function updateContactPreferences(
   const [row] = await db
     .update(users)
     .set({
-      ...(changes.subscribedToNewsletter === undefined ? {} : { subscribedToNewsletter: changes.subscribedToNewsletter }),
+      ...(changes.subscribedToNewsletter === undefined
+        ? {}
+        : { subscribedToNewsletter: changes.subscribedToNewsletter }),
       ...weekly,
       ...(day === undefined ? {} : { weeklyMessageDayOfWeek: day }),
     })

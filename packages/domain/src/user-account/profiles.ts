@@ -49,7 +49,12 @@ export async function addProfile(db: Database, userId: string, changes: ProfileC
 }
 
 /** The profile with this id if the user holds it; NotFound otherwise (another user's reads the same). */
-export async function profileOfUser(db: Executor, userId: string, profileId: string, lock = false): Promise<ProfileRow> {
+export async function profileOfUser(
+  db: Executor,
+  userId: string,
+  profileId: string,
+  lock = false,
+): Promise<ProfileRow> {
   const query = db
     .select()
     .from(profiles)

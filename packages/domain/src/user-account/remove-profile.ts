@@ -108,7 +108,11 @@ async function retireInInactiveStudy(
  * and ends as `accountDeleted`; then the profile is deleted. A strict study whose LEAVE rules fail
  * rejects the whole removal (nothing changes). The main profile cannot be removed.
  */
-export async function removeProfile(db: Database, input: RemoveProfileInput, ctx: DomainContext): Promise<RemovedProfile> {
+export async function removeProfile(
+  db: Database,
+  input: RemoveProfileInput,
+  ctx: DomainContext,
+): Promise<RemovedProfile> {
   const removed = await inEventTransaction(db, ctx, async (tx, eventCtx) => {
     // Locked first: a concurrent removal of the same profile waits here, then finds it gone.
     const profile = await profileOfUser(tx, input.userId, input.profileId, true);
