@@ -311,4 +311,87 @@ describe("participant study events", () => {
       expect(row?.version).toBe(4);
     }
   });
+
+  describe("bodies as CASE participant apps send them", () => {
+    /** A fetch with a string body: text/plain, or no Content-Type at all. */
+    const sendAsCaseApp = (what: string, body: unknown, token: string, contentType?: string) =>
+      t.app.request(events("study-a", what), {
+        method: "POST",
+        headers: { Authorization: `Bearer ${token}`, ...(contentType ? { "Content-Type": contentType } : {}) },
+        body: JSON.stringify(body),
+      });
+
+    it("enter, submit, custom, merge and leave take text/plain JSON with the app's own bodies and Go-style keys", async () => {
+      const user = await participantUser(t);
+      const profile = user.profiles[0]!;
+      const text = "text/plain;charset=UTF-8";
+      // the app's bodies carry studyKey too; case-backend's decoder matches keys whatever their case
+      const enter = await sendAsCaseApp("enter", { studyKey: "study-a", profileId: profile.id }, user.token, text);
+      expect(enter.status).toBe(200);
+      expect(await enter.json()).toMatchObject({ created: true, assignedSurveys: [{ surveyKey: "intake" }] });
+
+      const submit = await sendAsCaseApp(
+        "submit",
+        {
+          studyKey: "study-a",
+          ProfileID: profile.id,
+          response: { key: "intake", submittedAt: NOW_S - 5, responses: [] },
+        },
+        user.token,
+        text,
+      );
+      expect(submit.status).toBe(200);
+      expect(await submit.json()).toEqual({
+        assignedSurveys: [
+          { surveyKey: "intake", validFrom: 0, validUntil: 0, category: "prio", studyKey: "study-a", profileID: "" },
+        ],
+        warnings: [],
+      });
+      expect(await t.database.db.select().from(surveyResponses)).toMatchObject([{ key: "intake" }]);
+
+      const custom = await sendAsCaseApp(
+        "custom",
+        { studyKey: "study-a", profileid: profile.id, eventKey: "KIT", payload: { n: 1 } },
+        user.token,
+      );
+      expect(custom.status).toBe(200);
+
+      await insertParticipant(t.database.db, {
+        studyKey: "study-a",
+        participantId: "temp-text",
+        studyStatus: "temporary",
+        enteredAt: NOW_S - 10,
+      });
+      const merge = await sendAsCaseApp(
+        "merge-temporary-participant",
+        { profileID: profile.id, temporaryParticipantId: "temp-text" },
+        user.token,
+        text,
+      );
+      expect(merge.status).toBe(200);
+      expect(await readParticipant(t.database.db, "study-a", "temp-text")).toBeUndefined();
+
+      const leave = await sendAsCaseApp("leave", { studyKey: "study-a", profileID: profile.id }, user.token, text);
+      expect(leave.status).toBe(200);
+      expect(await leave.json()).toEqual({ assignedSurveys: [], warnings: [] });
+      const row = await readParticipant(t.database.db, "study-a", participantIdOf(study, profile.id));
+      expect(row).toMatchObject({ studyStatus: "exited", flags: { submitted: "yes" } });
+    });
+
+    it("a text/plain body that is not JSON, or names no profile, is a 400 naming the problem", async () => {
+      const user = await participantUser(t);
+      for (const what of ["enter", "submit", "custom", "leave", "merge-temporary-participant"]) {
+        const notJson = await t.app.request(events("study-a", what), {
+          method: "POST",
+          headers: { Authorization: `Bearer ${user.token}`, "Content-Type": "text/plain" },
+          body: "profileID=1",
+        });
+        expect(notJson.status, what).toBe(400);
+        expect(await notJson.json()).toEqual({ error: "body: not valid JSON" });
+        const noProfile = await sendAsCaseApp(what, { studyKey: "study-a" }, user.token, "text/plain");
+        expect(noProfile.status, what).toBe(400);
+        expect((await noProfile.json()).error).toMatch(/body\.profileID/);
+      }
+    });
+  });
 });

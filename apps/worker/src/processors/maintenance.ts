@@ -3,6 +3,7 @@ import type { Logger } from "pino";
 import type { DbHandle } from "@studyflow/db";
 import {
   expireTemporaryParticipants,
+  removeExpiredIdempotencyKeys,
   removeExpiredExportFiles,
   startDailyExports,
   type ExportRetention,
@@ -42,7 +43,11 @@ export function createMaintenanceProcessor(deps: MaintenanceProcessorDeps): Proc
         const cutoff = Math.floor(clock() / 1000) - deps.temporaryParticipantRetentionSeconds;
         const removed = await expireTemporaryParticipants(deps.database.db, cutoff);
         if (removed > 0) deps.logger.info({ removed }, "expired temporary participants removed");
-        return { removed };
+        // Idempotency-Key records past their day go with the same periodic sweep (no job of their own).
+        const idempotencyKeysRemoved = await removeExpiredIdempotencyKeys(deps.database.db, clock());
+        if (idempotencyKeysRemoved > 0)
+          deps.logger.info({ idempotencyKeysRemoved }, "expired idempotency keys removed");
+        return { removed, ...(idempotencyKeysRemoved > 0 ? { idempotencyKeysRemoved } : {}) };
       }
       case "start-daily-exports": {
         const started = await startDailyExports(deps.database.db, {

@@ -21,6 +21,19 @@ export interface DomainContext {
   callExternalService?: ExternalServiceCaller;
   /** Told of the rule failures of every event once they are recorded (metrics). */
   onRuleFailures?: (failures: readonly RuleFailureRecord[]) => void;
+  /** Work of the caller's that must commit or roll back with the event (an Idempotency-Key record). */
+  transactionHooks?: TransactionHooks;
+}
+
+/**
+ * Run inside a participant operation's transaction (inEventTransaction), so what they write
+ * commits with the event or not at all: a crash between the event and its record cannot happen.
+ */
+export interface TransactionHooks {
+  /** First in the transaction, before the operation reads anything (may wait for a lock, or throw). */
+  begin?: (tx: Executor) => Promise<void>;
+  /** Last in the transaction, with the operation's result. */
+  beforeCommit?: (tx: Executor, result: unknown) => Promise<void>;
 }
 
 /** The context inside one event transaction: the rule failures recorded so far. */
@@ -100,8 +113,11 @@ export async function inEventTransaction<T>(
   const eventCtx: EventContext = { ...ctx, failures: [], cache: readCacheOf(db) };
   let committing = false;
   try {
+    const hooks = ctx.transactionHooks;
     const result = await db.transaction(async (tx) => {
+      await hooks?.begin?.(tx);
       const done = await work(tx, eventCtx);
+      await hooks?.beforeCommit?.(tx, done);
       committing = true;
       return done;
     });

@@ -2,7 +2,7 @@ import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { assertStudyPermission, submitResponse } from "@studyflow/domain";
 import { managementOf, type AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
-import { domainContext } from "../../domain-context";
+import { answerOnce, idempotencyKey, idempotencyKeyHeaders } from "../../middleware/idempotency";
 import {
   assignedSurveySchema,
   participantSchema,
@@ -34,6 +34,7 @@ const route = createRoute({
         .max(200)
         .openapi({ param: { name: "participantID", in: "path" } }),
     }),
+    headers: idempotencyKeyHeaders,
     body: jsonBody(submittedResponseSchema),
   },
   responses: {
@@ -56,23 +57,26 @@ const route = createRoute({
 });
 
 export function registerSubmitResponse(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
-  router.openapi(route, async (c) => {
+  router.openapi({ ...route, middleware: [idempotencyKey(deps)] }, async (c) => {
     const { studyKey, participantID } = c.req.valid("param");
     const who = managementOf(c);
     await assertStudyPermission(deps.database.db, who, studyKey, "edit-participant-data");
-    const outcome = await submitResponse(
-      deps.database.db,
-      { studyKey, participantId: participantID, response: c.req.valid("json"), submittedBy: who.subject },
-      domainContext(deps),
-    );
-    return c.json(
-      {
+    const response = c.req.valid("json");
+    return answerOnce(
+      c,
+      deps,
+      (ctx) =>
+        submitResponse(
+          deps.database.db,
+          { studyKey, participantId: participantID, response, submittedBy: who.subject },
+          ctx,
+        ),
+      (outcome) => ({
         message: "response submitted",
         result: presentAssignedSurveys(outcome.participant),
         participant: presentParticipant(outcome.participant),
         warnings: presentWarnings(outcome.warnings),
-      },
-      200,
+      }),
     );
   });
 }

@@ -1,12 +1,13 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { assertProfileOfUser, raiseCustomEvent } from "@studyflow/domain";
 import { participantOf, type AppEnv } from "../../app-env";
+import { caseJsonBody } from "../../case-compat";
 import type { AppDeps } from "../../deps";
-import { domainContext } from "../../domain-context";
+import { answerOnce, idempotencyKey, idempotencyKeyHeaders } from "../../middleware/idempotency";
 import { assignedSurveysEnvelope, presentAssignedSurveys } from "../../presenters/participant";
 import { presentWarnings, warningsField } from "../../presenters/rule-failure";
 import { errorResponses } from "../openapi-errors";
-import { PARTICIPANT_SECURITY, jsonBody, jsonContent, profileIdField, studyKeyParam } from "../schemas";
+import { PARTICIPANT_SECURITY, jsonContent, profileIdField, studyKeyParam } from "../schemas";
 
 const customEventRequest = z.object({
   profileID: profileIdField,
@@ -23,6 +24,7 @@ const customEventRequest = z.object({
       example: { kitType: "saliva", quantity: 1 },
     }),
 });
+const body = caseJsonBody(customEventRequest);
 
 const route = createRoute({
   method: "post",
@@ -33,7 +35,7 @@ const route = createRoute({
     "The study's rules run with a CUSTOM event carrying `eventKey` (tested with checkEventKey) and `payload`, " +
     "and the resulting state is saved. The participant must be active.",
   security: PARTICIPANT_SECURITY,
-  request: { params: studyKeyParam, body: jsonBody(customEventRequest) },
+  request: { params: studyKeyParam, headers: idempotencyKeyHeaders, body: body.body },
   responses: {
     200: jsonContent(assignedSurveysEnvelope.extend(warningsField), "the surveys after the rules"),
     ...errorResponses([400, 401, 403, 404, 409, 422], {
@@ -48,19 +50,19 @@ const route = createRoute({
 
 export function registerCustomEvent(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
   const db = deps.database.db;
-  router.openapi(route, async (c) => {
+  router.openapi({ ...route, middleware: [body.middleware, idempotencyKey(deps)] }, async (c) => {
     const { studyKey } = c.req.valid("param");
     const { userId } = participantOf(c);
-    const body = c.req.valid("json");
-    const profile = await assertProfileOfUser(db, userId, body.profileID);
-    const result = await raiseCustomEvent(
-      db,
-      { studyKey, profileId: profile.id, eventKey: body.eventKey, payload: body.payload ?? {} },
-      domainContext(deps),
-    );
-    return c.json(
-      { assignedSurveys: presentAssignedSurveys(result.participant), warnings: presentWarnings(result.warnings) },
-      200,
+    const { profileID, eventKey, payload } = c.req.valid("json");
+    const profile = await assertProfileOfUser(db, userId, profileID);
+    return answerOnce(
+      c,
+      deps,
+      (ctx) => raiseCustomEvent(db, { studyKey, profileId: profile.id, eventKey, payload: payload ?? {} }, ctx),
+      (result) => ({
+        assignedSurveys: presentAssignedSurveys(result.participant),
+        warnings: presentWarnings(result.warnings),
+      }),
     );
   });
 }

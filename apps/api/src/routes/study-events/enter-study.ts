@@ -1,12 +1,15 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { assertProfileOfUser, enterStudy } from "@studyflow/domain";
 import { participantOf, type AppEnv } from "../../app-env";
+import { caseJsonBody } from "../../case-compat";
 import type { AppDeps } from "../../deps";
-import { domainContext } from "../../domain-context";
+import { answerOnce, idempotencyKey, idempotencyKeyHeaders } from "../../middleware/idempotency";
 import { assignedSurveysEnvelope, presentAssignedSurveys } from "../../presenters/participant";
 import { presentWarnings, warningsField } from "../../presenters/rule-failure";
 import { errorResponses } from "../openapi-errors";
-import { PARTICIPANT_SECURITY, jsonBody, jsonContent, profileIdField, studyKeyParam } from "../schemas";
+import { PARTICIPANT_SECURITY, jsonContent, profileIdField, studyKeyParam } from "../schemas";
+
+const body = caseJsonBody(z.object({ profileID: profileIdField }));
 
 const route = createRoute({
   method: "post",
@@ -14,7 +17,7 @@ const route = createRoute({
   tags: ["study-events"],
   summary: "A profile enters a study (or re-enters after leaving)",
   security: PARTICIPANT_SECURITY,
-  request: { params: studyKeyParam, body: jsonBody(z.object({ profileID: profileIdField })) },
+  request: { params: studyKeyParam, headers: idempotencyKeyHeaders, body: body.body },
   responses: {
     200: jsonContent(
       assignedSurveysEnvelope.extend({ created: z.boolean(), ...warningsField }),
@@ -30,18 +33,19 @@ const route = createRoute({
 
 export function registerEnterStudy(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
   const db = deps.database.db;
-  router.openapi(route, async (c) => {
+  router.openapi({ ...route, middleware: [body.middleware, idempotencyKey(deps)] }, async (c) => {
     const { studyKey } = c.req.valid("param");
     const { userId } = participantOf(c);
     const profile = await assertProfileOfUser(db, userId, c.req.valid("json").profileID);
-    const result = await enterStudy(db, { studyKey, userId, profile }, domainContext(deps));
-    return c.json(
-      {
+    return answerOnce(
+      c,
+      deps,
+      (ctx) => enterStudy(db, { studyKey, userId, profile }, ctx),
+      (result) => ({
         assignedSurveys: presentAssignedSurveys(result.participant),
         created: result.created,
         warnings: presentWarnings(result.warnings),
-      },
-      200,
+      }),
     );
   });
 }

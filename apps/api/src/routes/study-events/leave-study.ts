@@ -1,12 +1,15 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { assertProfileOfUser, leaveStudy } from "@studyflow/domain";
 import { participantOf, type AppEnv } from "../../app-env";
+import { caseJsonBody } from "../../case-compat";
 import type { AppDeps } from "../../deps";
-import { domainContext } from "../../domain-context";
+import { answerOnce, idempotencyKey, idempotencyKeyHeaders } from "../../middleware/idempotency";
 import { assignedSurveysEnvelope, presentAssignedSurveys } from "../../presenters/participant";
 import { presentWarnings, warningsField } from "../../presenters/rule-failure";
 import { errorResponses } from "../openapi-errors";
-import { PARTICIPANT_SECURITY, jsonBody, jsonContent, profileIdField, studyKeyParam } from "../schemas";
+import { PARTICIPANT_SECURITY, jsonContent, profileIdField, studyKeyParam } from "../schemas";
+
+const body = caseJsonBody(z.object({ profileID: profileIdField }));
 
 const route = createRoute({
   method: "post",
@@ -15,7 +18,7 @@ const route = createRoute({
   summary: "A profile leaves a study",
   description: "Status becomes `exited`, then the LEAVE rules run; confidential responses are removed.",
   security: PARTICIPANT_SECURITY,
-  request: { params: studyKeyParam, body: jsonBody(z.object({ profileID: profileIdField })) },
+  request: { params: studyKeyParam, headers: idempotencyKeyHeaders, body: body.body },
   responses: {
     200: jsonContent(assignedSurveysEnvelope.extend(warningsField), "the surveys after the LEAVE rules"),
     ...errorResponses([400, 401, 403, 404, 409, 422], {
@@ -28,14 +31,18 @@ const route = createRoute({
 
 export function registerLeaveStudy(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
   const db = deps.database.db;
-  router.openapi(route, async (c) => {
+  router.openapi({ ...route, middleware: [body.middleware, idempotencyKey(deps)] }, async (c) => {
     const { studyKey } = c.req.valid("param");
     const { userId } = participantOf(c);
     const profile = await assertProfileOfUser(db, userId, c.req.valid("json").profileID);
-    const result = await leaveStudy(db, { studyKey, profileId: profile.id }, domainContext(deps));
-    return c.json(
-      { assignedSurveys: presentAssignedSurveys(result.participant), warnings: presentWarnings(result.warnings) },
-      200,
+    return answerOnce(
+      c,
+      deps,
+      (ctx) => leaveStudy(db, { studyKey, profileId: profile.id }, ctx),
+      (result) => ({
+        assignedSurveys: presentAssignedSurveys(result.participant),
+        warnings: presentWarnings(result.warnings),
+      }),
     );
   });
 }

@@ -2,18 +2,20 @@ import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { assertProfileOfUser, mergeTemporaryParticipant } from "@studyflow/domain";
 import { participantOf, type AppEnv } from "../../app-env";
 import { clientAddress } from "../../client-address";
+import { caseJsonBody } from "../../case-compat";
 import type { AppDeps } from "../../deps";
-import { domainContext } from "../../domain-context";
+import { answerOnce, idempotencyKey, idempotencyKeyHeaders } from "../../middleware/idempotency";
 import { rateLimit, type RateLimiter } from "../../rate-limit";
 import { assignedSurveysEnvelope, presentAssignedSurveys } from "../../presenters/participant";
 import { presentWarnings, warningsField } from "../../presenters/rule-failure";
 import { errorResponses } from "../openapi-errors";
-import { PARTICIPANT_SECURITY, jsonBody, jsonContent, profileIdField, studyKeyParam } from "../schemas";
+import { PARTICIPANT_SECURITY, jsonContent, profileIdField, studyKeyParam } from "../schemas";
 
 const mergeRequest = z.object({
   profileID: profileIdField,
   temporaryParticipantID: z.string().min(1, "temporaryParticipantID must not be empty").max(200),
 });
+const body = caseJsonBody(mergeRequest);
 
 const route = createRoute({
   method: "post",
@@ -21,7 +23,7 @@ const route = createRoute({
   tags: ["study-events"],
   summary: "Merge a temporary participant into a profile's participant",
   security: PARTICIPANT_SECURITY,
-  request: { params: studyKeyParam, body: jsonBody(mergeRequest) },
+  request: { params: studyKeyParam, headers: idempotencyKeyHeaders, body: body.body },
   responses: {
     200: jsonContent(assignedSurveysEnvelope.extend(warningsField), "the target participant's surveys after the merge"),
     ...errorResponses([400, 401, 403, 404, 409, 422, 429], {
@@ -52,25 +54,32 @@ function failedMergeLimit(limiter: RateLimiter) {
 
 export function registerMergeTemporaryParticipant(router: OpenAPIHono<AppEnv>, deps: AppDeps, limiter: RateLimiter) {
   const db = deps.database.db;
-  router.openapi({ ...route, middleware: [failedMergeLimit(limiter)] }, async (c) => {
+  // the body is read first (any Content-Type), so the limiter and the key see the matched JSON
+  const middleware = [body.middleware, failedMergeLimit(limiter), idempotencyKey(deps)];
+  router.openapi({ ...route, middleware }, async (c) => {
     const { studyKey } = c.req.valid("param");
     const { userId } = participantOf(c);
-    const body = c.req.valid("json");
-    const profile = await assertProfileOfUser(db, userId, body.profileID);
-    const result = await mergeTemporaryParticipant(
-      db,
-      {
-        studyKey,
-        userId,
-        profile,
-        temporaryParticipantId: body.temporaryParticipantID,
-        maxAgeSeconds: deps.config.TEMP_PARTICIPANT_MAX_AGE_SECONDS,
-      },
-      domainContext(deps),
-    );
-    return c.json(
-      { assignedSurveys: presentAssignedSurveys(result.participant), warnings: presentWarnings(result.warnings) },
-      200,
+    const { profileID, temporaryParticipantID } = c.req.valid("json");
+    const profile = await assertProfileOfUser(db, userId, profileID);
+    return answerOnce(
+      c,
+      deps,
+      (ctx) =>
+        mergeTemporaryParticipant(
+          db,
+          {
+            studyKey,
+            userId,
+            profile,
+            temporaryParticipantId: temporaryParticipantID,
+            maxAgeSeconds: deps.config.TEMP_PARTICIPANT_MAX_AGE_SECONDS,
+          },
+          ctx,
+        ),
+      (result) => ({
+        assignedSurveys: presentAssignedSurveys(result.participant),
+        warnings: presentWarnings(result.warnings),
+      }),
     );
   });
 }

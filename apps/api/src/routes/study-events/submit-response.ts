@@ -1,19 +1,15 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { SUBMITTED_BY_PARTICIPANT, assertProfileOfUser, submitResponse } from "@studyflow/domain";
 import { participantOf, type AppEnv } from "../../app-env";
+import { caseJsonBody } from "../../case-compat";
 import type { AppDeps } from "../../deps";
-import { domainContext } from "../../domain-context";
+import { answerOnce, idempotencyKey, idempotencyKeyHeaders } from "../../middleware/idempotency";
 import { assignedSurveysEnvelope, presentAssignedSurveys } from "../../presenters/participant";
 import { presentWarnings, warningsField } from "../../presenters/rule-failure";
 import { errorResponses } from "../openapi-errors";
-import {
-  PARTICIPANT_SECURITY,
-  jsonBody,
-  jsonContent,
-  profileIdField,
-  studyKeyParam,
-  submittedResponseSchema,
-} from "../schemas";
+import { PARTICIPANT_SECURITY, jsonContent, profileIdField, studyKeyParam, submittedResponseSchema } from "../schemas";
+
+const body = caseJsonBody(z.object({ profileID: profileIdField, response: submittedResponseSchema }));
 
 const route = createRoute({
   method: "post",
@@ -28,10 +24,7 @@ const route = createRoute({
     SUBMITTED_BY_PARTICIPANT +
     '" (no account or profile id, which would link the pseudonymous response to the person).',
   security: PARTICIPANT_SECURITY,
-  request: {
-    params: studyKeyParam,
-    body: jsonBody(z.object({ profileID: profileIdField, response: submittedResponseSchema })),
-  },
+  request: { params: studyKeyParam, headers: idempotencyKeyHeaders, body: body.body },
   responses: {
     200: jsonContent(assignedSurveysEnvelope.extend(warningsField), "response stored; the surveys after the rules"),
     ...errorResponses([400, 401, 403, 404, 409, 422], {
@@ -46,19 +39,20 @@ const route = createRoute({
 
 export function registerSubmitResponse(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
   const db = deps.database.db;
-  router.openapi(route, async (c) => {
+  router.openapi({ ...route, middleware: [body.middleware, idempotencyKey(deps)] }, async (c) => {
     const { studyKey } = c.req.valid("param");
     const { userId } = participantOf(c);
-    const body = c.req.valid("json");
-    const profile = await assertProfileOfUser(db, userId, body.profileID);
-    const result = await submitResponse(
-      db,
-      { studyKey, profileId: profile.id, response: body.response, submittedBy: SUBMITTED_BY_PARTICIPANT },
-      domainContext(deps),
-    );
-    return c.json(
-      { assignedSurveys: presentAssignedSurveys(result.participant), warnings: presentWarnings(result.warnings) },
-      200,
+    const { profileID, response } = c.req.valid("json");
+    const profile = await assertProfileOfUser(db, userId, profileID);
+    return answerOnce(
+      c,
+      deps,
+      (ctx) =>
+        submitResponse(db, { studyKey, profileId: profile.id, response, submittedBy: SUBMITTED_BY_PARTICIPANT }, ctx),
+      (result) => ({
+        assignedSurveys: presentAssignedSurveys(result.participant),
+        warnings: presentWarnings(result.warnings),
+      }),
     );
   });
 }
