@@ -2,3 +2,4 @@ export * from "./run-actions";
 export * from "./connection";
 export * from "./scheduled-work";
 export * from "./task-queue";
+export * from "./account-deletion";

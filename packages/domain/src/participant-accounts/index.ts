@@ -1,0 +1,2 @@
+/** Operators' tools for participant accounts: find by e-mail, lock, unlock, sign out everywhere. */
+export * from "./operator-account-tools";
