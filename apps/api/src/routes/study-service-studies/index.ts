@@ -1,13 +1,27 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
+import { participantAuth } from "../../middleware/auth";
 import type { RateLimiter } from "../../rate-limit";
 import { validationHook } from "../../validation";
+import { registerGetStudy } from "./get-study";
+import { registerListParticipating } from "./list-participating";
+import { registerListStudies } from "./list-studies";
+import { registerVariables } from "./variables";
 
-/** Public study lists and study variables under /v1/study-service/studies (scaffold). */
+/**
+ * case-backend's study routes of the participant API under /v1/study-service/studies: the public
+ * study list, one study and its variables (no token, as in case-backend), and the studies the
+ * signed-in user's profiles take part in (participant token).
+ */
 export function createStudyServiceStudiesRouter(deps: AppDeps, limiter: RateLimiter) {
   const router = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
-  void deps;
   void limiter;
+  router.use("/participating", participantAuth(deps));
+  registerListStudies(router, deps);
+  // before /{studyKey}, which would take "participating" for a study key
+  registerListParticipating(router, deps);
+  registerGetStudy(router, deps);
+  registerVariables(router, deps);
   return router;
 }

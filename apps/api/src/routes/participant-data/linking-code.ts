@@ -1,0 +1,47 @@
+import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { assertProfileOfUser, getOwnLinkingCode } from "@studyflow/domain";
+import { participantOf, type AppEnv } from "../../app-env";
+import type { AppDeps } from "../../deps";
+import { errorResponses } from "../openapi-errors";
+import { PARTICIPANT_SECURITY, jsonContent } from "../schemas";
+import { FORBIDDEN_PROFILE, pidQuery, studyParams } from "./profile-query";
+
+const route = createRoute({
+  method: "get",
+  path: "/{studyKey}/linking-code",
+  tags: ["participant-data"],
+  summary: "One of a profile's linking codes (CASE)",
+  description:
+    'The value of the profile\'s linking code under `key` (required), "" when it has none, as case-backend ' +
+    "answers. One key per request: the codes are never listed.",
+  security: PARTICIPANT_SECURITY,
+  request: {
+    params: studyParams,
+    query: pidQuery.extend({
+      key: z
+        .string()
+        .min(1, "key must not be empty")
+        .max(200, "key is longer than 200 characters")
+        .openapi({ param: { name: "key", in: "query" }, example: "panel" }),
+    }),
+  },
+  responses: {
+    200: jsonContent(z.object({ linkingCode: z.string() }), "the code's value"),
+    ...errorResponses([400, 401, 403, 404, 409], {
+      400: "pid or key missing",
+      403: FORBIDDEN_PROFILE,
+      404: "study not found, or the profile is no participant of it",
+      409: "study not active",
+    }),
+  },
+});
+
+export function registerLinkingCode(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
+  const db = deps.database.db;
+  router.openapi(route, async (c) => {
+    const { studyKey } = c.req.valid("param");
+    const query = c.req.valid("query");
+    const profile = await assertProfileOfUser(db, participantOf(c).userId, query.pid);
+    return c.json({ linkingCode: await getOwnLinkingCode(db, studyKey, profile.id, query.key) }, 200);
+  });
+}

@@ -1,0 +1,82 @@
+import { z } from "@hono/zod-openapi";
+import type { StoredStudyVariable, StudyRow } from "@studyflow/domain";
+import { presentCaseStudy } from "../../presenters/case-study";
+
+const localisedSchema = z.array(
+  z.object({ code: z.string(), parts: z.array(z.object({ dtype: z.string(), str: z.string() })) }),
+);
+
+/**
+ * A study as case-backend's public study routes show it (its StudyInfo): key, status, props and
+ * stats, nothing of its configuration, rules or secret.
+ */
+export const caseStudyInfoSchema = z
+  .object({
+    key: z.string(),
+    status: z.string(),
+    props: z.object({
+      name: localisedSchema,
+      description: localisedSchema,
+      tags: z.array(z.object({ label: localisedSchema })),
+      startDate: z.number().int().openapi({ description: "Unix seconds; 0 when not set" }),
+      endDate: z.number().int(),
+      systemDefaultStudy: z
+        .boolean()
+        .openapi({ description: "participant apps enter every new profile into such studies" }),
+    }),
+    stats: z
+      .object({
+        participantCount: z.number().int(),
+        tempParticipantCount: z.number().int(),
+        responseCount: z.number().int(),
+      })
+      .openapi({ description: "deprecated in CASE; always zeros" }),
+    profileIds: z.array(z.string()).nullable().openapi({
+      description: "participating studies: the user's profiles that are active participants; null elsewhere",
+    }),
+  })
+  .openapi("CaseStudyInfo");
+
+export type CaseStudyInfo = z.infer<typeof caseStudyInfoSchema>;
+
+/**
+ * studyflow's studies have no "system default" property of their own; a study whose stored props
+ * carry `systemDefaultStudy: true` (as an imported CASE study may) is shown as one.
+ */
+const isSystemDefault = (study: StudyRow) =>
+  (study.props as { systemDefaultStudy?: unknown }).systemDefaultStudy === true;
+
+export function presentCaseStudyInfo(study: StudyRow, profileIds: string[] | null = null): CaseStudyInfo {
+  const { key, status, props, stats } = presentCaseStudy(study, []);
+  return { key, status, props: { ...props, systemDefaultStudy: isSystemDefault(study) }, stats, profileIds };
+}
+
+/** A study variable as case-backend's public variable routes show it: its value and when it changed, no editor metadata. */
+export const caseStudyVariableSchema = z
+  .object({
+    studyKey: z.string(),
+    key: z.string(),
+    type: z.string().openapi({ example: "int" }),
+    value: z
+      .union([z.string(), z.number(), z.boolean()])
+      .openapi({ description: "dates as RFC 3339 text, as case-backend writes Go times" }),
+    valueUpdatedAt: z.string().openapi({ description: "RFC 3339" }),
+  })
+  .openapi("CaseStudyVariable");
+
+export function presentCaseStudyVariable(
+  studyKey: string,
+  variable: StoredStudyVariable,
+): z.infer<typeof caseStudyVariableSchema> {
+  const value =
+    variable.type === "date" && typeof variable.value === "number"
+      ? new Date(variable.value * 1000).toISOString().replace(".000Z", "Z")
+      : variable.value;
+  return {
+    studyKey,
+    key: variable.key,
+    type: variable.type,
+    value,
+    valueUpdatedAt: variable.valueUpdatedAt.toISOString(),
+  };
+}
