@@ -59,6 +59,12 @@ const schema = z.object({
   TEMP_PARTICIPANT_MAX_AGE_SECONDS: z.coerce.number().int().min(60).default(86_400),
   /** Time given to in-flight requests at shutdown before connections are cut. */
   SHUTDOWN_TIMEOUT_MS: milliseconds(10_000),
+  /**
+   * The participant app's page that proves an address: mailed links to it carry `?token=…`, which
+   * the page posts to POST /v1/auth/verify-email (a change of the sign-in address uses it).
+   * CASE's participant apps serve it at /link/verify-contact.
+   */
+  VERIFY_EMAIL_URL: z.url().default("http://localhost:3000/link/verify-contact"),
   ...externalServiceSettings,
   LOG_LEVEL: logLevel,
 });

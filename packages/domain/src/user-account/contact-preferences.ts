@@ -1,7 +1,7 @@
 import { eq, not } from "drizzle-orm";
 import { users, type Executor } from "@studyflow/db";
 import { peekAccountToken } from "../accounts/account-tokens";
-import { Invalid, NotFound } from "../errors";
+import { Invalid, NotFound, Unauthorized } from "../errors";
 
 export interface ContactPreferenceChanges {
   subscribedToNewsletter?: boolean;
@@ -47,8 +47,11 @@ export async function updateContactPreferences(
   if (!row) throw new NotFound("account not found");
 }
 
-/** One message for unknown, expired, used and malformed tokens, as case-backend answers them all. */
-export const INVALID_UNSUBSCRIBE_TOKEN_MESSAGE = "invalid token";
+/**
+ * One message for unknown, expired and malformed tokens: none can be told apart. A 401, as for
+ * studyflow's other mailed tokens (case-backend answers 400; its apps test only for 200).
+ */
+export const INVALID_UNSUBSCRIBE_TOKEN_MESSAGE = "invalid or expired unsubscribe token";
 
 /**
  * Unsubscribes the token's account from the newsletter (a mailed link; no sign-in). As in
@@ -57,6 +60,6 @@ export const INVALID_UNSUBSCRIBE_TOKEN_MESSAGE = "invalid token";
  */
 export async function unsubscribeNewsletter(db: Executor, token: string, now: Date): Promise<void> {
   const holder = await peekAccountToken(db, token, ["unsubscribe-newsletter"], now);
-  if (!holder) throw new Invalid(INVALID_UNSUBSCRIBE_TOKEN_MESSAGE);
+  if (!holder) throw new Unauthorized(INVALID_UNSUBSCRIBE_TOKEN_MESSAGE);
   await db.update(users).set({ subscribedToNewsletter: false }).where(eq(users.id, holder.userId));
 }

@@ -1,21 +1,39 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
+import { participantAuth } from "../../middleware/auth";
 import type { RateLimiter } from "../../rate-limit";
 import { validationHook } from "../../validation";
+import { registerAddProfile } from "./add-profile";
+import { registerChangeAccountEmail } from "./change-account-email";
+import { registerChangePassword } from "./change-password";
+import { registerContactPreferences } from "./contact-preferences";
 import { registerDeleteUser } from "./delete-user";
+import { registerGetUser } from "./get-user";
+import { registerPhoneNumber } from "./phone-number";
+import { registerRemoveProfile } from "./remove-profile";
+import { registerUnsubscribeNewsletter } from "./unsubscribe-newsletter";
+import { registerUpdateProfile } from "./update-profile";
 
-/** The signed-in participant's account under /v1/user (scaffold: filled by the user work). */
+/** The signed-in participant's own account under /v1/user, as case-backend's user management serves it. */
 export function createUserRouter(deps: AppDeps, limiter: RateLimiter) {
   const router = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+  router.use(participantAuth(deps));
+  registerGetUser(router, deps);
+  registerAddProfile(router, deps);
+  registerUpdateProfile(router, deps);
+  registerRemoveProfile(router, deps);
+  registerChangePassword(router, deps, limiter);
+  registerChangeAccountEmail(router, deps, limiter);
+  registerPhoneNumber(router);
+  registerContactPreferences(router, deps);
   registerDeleteUser(router, deps, limiter);
   return router;
 }
 
-/** POST /v1/unsubscribe-newsletter: a mailed token, no sign-in (scaffold). */
+/** POST /v1/unsubscribe-newsletter: a mailed token, no sign-in. */
 export function createNewsletterRouter(deps: AppDeps, limiter: RateLimiter) {
   const router = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
-  void deps;
-  void limiter;
+  registerUnsubscribeNewsletter(router, deps, limiter);
   return router;
 }

@@ -1,0 +1,61 @@
+import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { loadCaseUser, updateContactPreferences } from "@studyflow/domain";
+import { participantOf, type AppEnv } from "../../app-env";
+import { caseJsonBody } from "../../case-compat";
+import type { AppDeps } from "../../deps";
+import { errorResponses } from "../openapi-errors";
+import { PARTICIPANT_SECURITY, jsonContent } from "../schemas";
+import { userEnvelope } from "./case-user-schema";
+
+const body = caseJsonBody(
+  z.object({
+    subscribedToNewsletter: z.boolean().optional(),
+    toggleWeeklySubscription: z.boolean().optional(),
+    subscribedToWeekly: z.boolean().optional(),
+    receiveWeeklyMessageDayOfWeek: z
+      .number()
+      .int("receiveWeeklyMessageDayOfWeek must be a whole number")
+      .min(0, "receiveWeeklyMessageDayOfWeek: 0 (Sunday) to 6 (Saturday)")
+      .max(6, "receiveWeeklyMessageDayOfWeek: 0 (Sunday) to 6 (Saturday)")
+      .optional(),
+  }),
+  "`subscribedToNewsletter`, `toggleWeeklySubscription` (true flips the weekly subscription), as CASE apps send " +
+    "them; or `subscribedToWeekly` and `receiveWeeklyMessageDayOfWeek` set directly",
+);
+
+const route = createRoute({
+  method: "put",
+  path: "/contact-preferences",
+  tags: ["user"],
+  summary: "Change the account's contact preferences (CASE)",
+  description:
+    "As case-backend: the newsletter flag takes the value sent and `toggleWeeklySubscription: true` flips the weekly " +
+    "subscription. An absent key leaves its preference as it is (case-backend would read an absent " +
+    "`subscribedToNewsletter` as false). The answer holds the account with its new preferences.",
+  security: PARTICIPANT_SECURITY,
+  middleware: [body.middleware] as const,
+  request: { body: body.body },
+  responses: {
+    200: jsonContent(userEnvelope.extend({ message: z.string() }), "the preferences are stored"),
+    ...errorResponses([400, 401]),
+  },
+});
+
+export function registerContactPreferences(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
+  const db = deps.database.db;
+  router.openapi(route, async (c) => {
+    const { userId } = participantOf(c);
+    const input = c.req.valid("json");
+    await updateContactPreferences(db, userId, {
+      ...(input.subscribedToNewsletter === undefined ? {} : { subscribedToNewsletter: input.subscribedToNewsletter }),
+      ...(input.toggleWeeklySubscription === undefined
+        ? {}
+        : { toggleWeeklySubscription: input.toggleWeeklySubscription }),
+      ...(input.subscribedToWeekly === undefined ? {} : { subscribedToWeekly: input.subscribedToWeekly }),
+      ...(input.receiveWeeklyMessageDayOfWeek === undefined
+        ? {}
+        : { receiveWeeklyMessageDayOfWeek: input.receiveWeeklyMessageDayOfWeek }),
+    });
+    return c.json({ message: "contact preferences updated", user: await loadCaseUser(db, userId) }, 200);
+  });
+}
