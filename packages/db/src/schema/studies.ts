@@ -21,6 +21,12 @@ export interface StudyConfig {
    * "record": studies that upload no surveys keep working. An empty versionId is never checked.
    */
   unknownSurveyVersion?: "reject" | "record";
+  /**
+   * CASE's participantFileUploadRule: an engine expression that must be true (or a non-zero
+   * number) for a participant's file upload, evaluated as a CUSTOM event "FILE_UPLOAD" with the
+   * payload {fileSize, contentType}. Absent: uploads are refused, as case-backend refuses them.
+   */
+  participantFileUploadRule?: unknown;
 }
 
 /** What a study is, for people: shown in the console and to participant apps. */

@@ -49,8 +49,11 @@ export interface FileStore {
   readonly backend: "postgres" | "filesystem";
   /** Records a new, incomplete file in the caller's transaction. */
   create(tx: Executor, file: NewStoredFile): Promise<StoredFileRow>;
-  /** Stores one part's text (gzip-compressed when the file is), keyed so that a retry replaces it. */
-  writePart(tx: Executor, file: StoredFileRow, key: PartKey, text: string, meta: PartMeta): Promise<void>;
+  /**
+   * Stores one part (gzip-compressed when the file is), keyed so that a retry replaces it: text is
+   * written as UTF-8, bytes as they are (an uploaded image).
+   */
+  writePart(tx: Executor, file: StoredFileRow, key: PartKey, text: string | Uint8Array, meta: PartMeta): Promise<void>;
   /**
    * Completes the file: drops the separator parts before its first data row (the json array's
    * first element takes no comma, whichever chunk it is in), sums its size, records its rows.
@@ -69,8 +72,9 @@ export interface FileStoreConfig {
   directory?: string;
 }
 
-export function encodePart(file: Pick<StoredFileRow, "contentEncoding">, text: string): Buffer {
-  const bytes = Buffer.from(text, "utf8");
+export function encodePart(file: Pick<StoredFileRow, "contentEncoding">, text: string | Uint8Array): Buffer {
+  const bytes =
+    typeof text === "string" ? Buffer.from(text, "utf8") : Buffer.from(text.buffer, text.byteOffset, text.byteLength);
   return file.contentEncoding === "gzip" ? gzipSync(bytes) : bytes;
 }
 

@@ -1,11 +1,26 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
+import { createFileStore } from "@studyflow/domain";
 import type { AppEnv } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import type { RateLimiter } from "../../../rate-limit";
+import { registerDeleteParticipantFile } from "./delete-file";
+import { registerGetParticipantFile } from "./get-file";
+import { registerListParticipantFiles } from "./list-files";
+import { registerUploadParticipantFile } from "./upload-file";
 
-/** Participant files under /{studyKey}/files (scaffold: filled by the files work). */
+export { isParticipantFileUpload, UPLOAD_FORM_OVERHEAD_BYTES } from "./upload-file";
+
+/**
+ * case-backend's participant files under /{studyKey}/files: upload, list, download, delete. The
+ * participant-data router checks the participant token. The bytes go to the shared file store,
+ * the one export files use (deps.fileStore, or the store EXPORT_FILE_STORE names).
+ */
 export function registerParticipantFiles(router: OpenAPIHono<AppEnv>, deps: AppDeps, limiter: RateLimiter) {
-  void router;
-  void deps;
-  void limiter;
+  const fileStore =
+    deps.fileStore ??
+    createFileStore(deps.database.db, { backend: deps.config.EXPORT_FILE_STORE, directory: deps.config.RESULT_DIR });
+  registerUploadParticipantFile(router, deps, limiter, fileStore);
+  registerListParticipantFiles(router, deps);
+  registerGetParticipantFile(router, deps, fileStore);
+  registerDeleteParticipantFile(router, deps, fileStore);
 }
