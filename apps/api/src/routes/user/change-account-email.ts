@@ -18,7 +18,11 @@ const EMAIL_CHANGES_PER_HOUR = 5;
 
 const body = caseJsonBody(
   z.object({
-    email: z.email("email: not a valid e-mail address").max(254, "email is longer than 254 characters"),
+    // trimmed first, as case-backend sanitizes the address before it checks its form
+    email: z
+      .string()
+      .trim()
+      .pipe(z.email("email: not a valid e-mail address").max(254, "email is longer than 254 characters")),
     password: z.string().min(1, "password is required").max(1_024, "password is too long"),
   }),
   "`email` (the new sign-in address) and `password` (the current one)",
