@@ -19,9 +19,9 @@ export interface SubmissionHistory {
 }
 
 /**
- * The latest submissions (at most `limit` per profile, newest submitted first) of the active
- * participants of the given profiles in a study, profile after profile, as case-backend lists
- * them. The caller has checked that the profiles are the user's.
+ * The latest submissions (at most `limit` per profile, newest submitted first, then newest
+ * arrived) of the active participants of the given profiles in a study, profile after profile,
+ * as case-backend lists them. The caller has checked that the profiles are the user's.
  * @throws NotFound for an unknown study; Conflict for an inactive one.
  */
 export async function listSubmissionHistory(
@@ -39,7 +39,7 @@ export async function listSubmissionHistory(
       .select({ key: surveyResponses.key, versionId: surveyResponses.versionId, arrivedAt: surveyResponses.arrivedAt })
       .from(surveyResponses)
       .where(and(eq(surveyResponses.studyKey, studyKey), eq(surveyResponses.participantId, participant.participantId)))
-      .orderBy(desc(surveyResponses.submittedAt), desc(surveyResponses.id))
+      .orderBy(desc(surveyResponses.submittedAt), desc(surveyResponses.arrivedAt), desc(surveyResponses.id))
       .limit(limit);
     for (const row of rows) {
       submissions.push({ profileId, timestamp: row.arrivedAt, surveyKey: row.key, versionId: row.versionId });
