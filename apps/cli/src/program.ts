@@ -6,6 +6,7 @@ import { demoWalkthroughCommand } from "./commands/demo-walkthrough";
 import { dailyExportSetCommand, dailyExportShowCommand } from "./commands/daily-export-set";
 import { EXPORT_COMMANDS } from "./commands/export-commands";
 import { migrateCommand } from "./commands/migrate";
+import { PARTICIPANT_FILES_COMMANDS } from "./commands/participant-files-commands";
 import { participantsAddCommand } from "./commands/participants-add";
 import { participantsListCommand } from "./commands/participants-list";
 import { participantsShowCommand } from "./commands/participants-show";
@@ -41,6 +42,7 @@ export const COMMANDS: readonly CliCommand[] = [
   participantsAddCommand,
   participantsListCommand,
   participantsShowCommand,
+  ...PARTICIPANT_FILES_COMMANDS,
   userCreateCommand,
   permissionGrantCommand,
   tokenManagementCommand,
