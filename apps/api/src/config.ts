@@ -69,6 +69,12 @@ const schema = z.object({
    * renewal whose answer was lost); presented later it counts as stolen and ends the session.
    */
   PARTICIPANT_REFRESH_GRACE_SECONDS: z.coerce.number().int().min(0).max(300).default(30),
+  /**
+   * DELETE /v1/user needs a proof of identity this recent: the session's password sign-in or its
+   * last verified e-mail OTP; older, the body must carry the current password. An hour covers a
+   * participant who signs in to delete the account, not a token left open on a shared computer.
+   */
+  ACCOUNT_DELETION_REAUTH_SECONDS: z.coerce.number().int().min(60).max(86_400).default(3_600),
   /** Age after which a temporary participant can no longer be merged. */
   TEMP_PARTICIPANT_MAX_AGE_SECONDS: z.coerce.number().int().min(60).default(86_400),
   /**

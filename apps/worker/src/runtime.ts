@@ -8,14 +8,22 @@ import {
   type ExternalServiceCaller,
   type FileStoreConfig,
 } from "@studyflow/domain";
-import { MAINTENANCE_QUEUE, OUTBOX_QUEUE, RUN_ACTIONS_QUEUE, TIMER_QUEUE } from "@studyflow/queue";
+import {
+  ACCOUNT_DELETION_QUEUE,
+  MAINTENANCE_QUEUE,
+  OUTBOX_QUEUE,
+  RUN_ACTIONS_QUEUE,
+  TIMER_QUEUE,
+} from "@studyflow/queue";
 import { createWorkerMetrics, type WorkerMetrics } from "./metrics";
 import { createOutboxProcessor } from "./outbox/outbox-delivery";
 import { createSmtpMailer } from "./outbox/smtp-mailer";
+import { createAccountDeletionProcessor } from "./processors/account-deletion";
 import { createMaintenanceProcessor } from "./processors/maintenance";
 import { createRunActionsProcessor, failTaskOfFailedJob } from "./processors/run-actions";
 import { createStudyTimerProcessor } from "./processors/study-timer";
 import {
+  ACCOUNT_DELETION_SCHEDULES,
   MAINTENANCE_SCHEDULES,
   outboxSchedule,
   studyTimerSchedule,
@@ -175,6 +183,26 @@ export function startWorkerRuntime(deps: WorkerRuntimeDeps): WorkerRuntime {
       1,
     );
     schedules.push(upsertSchedules(maintenanceQueue, MAINTENANCE_SCHEDULES));
+  }
+  {
+    // One deletion at a time per process: a deletion is a handful of participants, and the
+    // participant events of the API matter more than how fast an account goes.
+    const deletionQueue: Queue = consume(
+      ACCOUNT_DELETION_QUEUE,
+      createAccountDeletionProcessor({
+        database: deps.database,
+        queue: () => deletionQueue,
+        logger: deps.logger,
+        onRuleFailures: (failures) => {
+          for (const failure of failures)
+            metrics.ruleFailures.inc({ event_type: failure.eventType, outcome: failure.outcome });
+        },
+        ...(deps.callExternalService ? { callExternalService: deps.callExternalService } : {}),
+        ...(deps.clock ? { clock: deps.clock } : {}),
+      }),
+      1,
+    );
+    if (deps.maintenance !== false) schedules.push(upsertSchedules(deletionQueue, ACCOUNT_DELETION_SCHEDULES));
   }
   if (deps.mail) {
     // One round at a time per process, as the old poller had: messages go out one by one.

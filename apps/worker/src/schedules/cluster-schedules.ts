@@ -1,5 +1,11 @@
 import type { Queue } from "bullmq";
-import { scheduledJobOptions, type MaintenanceJob, type OutboxJob, type TimerJob } from "@studyflow/queue";
+import {
+  scheduledJobOptions,
+  type AccountDeletionJob,
+  type MaintenanceJob,
+  type OutboxJob,
+  type TimerJob,
+} from "@studyflow/queue";
 
 /** One BullMQ job scheduler: `every` milliseconds, one job with `data`, taken by one worker of the cluster. */
 export interface ClusterSchedule<T> {
@@ -64,6 +70,21 @@ export const studyTimerSchedule = (scanEveryMs: number): ClusterSchedule<TimerJo
   every: scanEveryMs,
   data: { kind: "start-due-ticks" },
 });
+
+/**
+ * How often account deletions whose job was lost are looked for. A lost job is rare (the API died
+ * between commit and enqueue, or every retry failed); a deletion a few minutes late is no harm,
+ * and a failing one is retried at this pace rather than hammering what makes it fail.
+ */
+export const SWEEP_ACCOUNT_DELETIONS_EVERY_MS = 5 * 60_000;
+
+export const ACCOUNT_DELETION_SCHEDULES: readonly ClusterSchedule<AccountDeletionJob>[] = [
+  {
+    id: "sweep-account-deletions",
+    every: SWEEP_ACCOUNT_DELETIONS_EVERY_MS,
+    data: { kind: "sweep-account-deletions" },
+  },
+];
 
 /**
  * Creates or updates the schedules. Every replica does this at start; a scheduler id is unique

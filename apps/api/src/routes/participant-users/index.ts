@@ -1,13 +1,36 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "../../app-env";
+import { createMiddleware } from "hono/factory";
+import { Forbidden } from "@studyflow/domain";
+import { managementOf, type AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
+import { managementAuth } from "../../middleware/auth";
 import type { RateLimiter } from "../../rate-limit";
 import { validationHook } from "../../validation";
+import { registerAccountActions } from "./account-actions";
+import { registerDeleteParticipantUser } from "./delete-participant-user";
+import { registerFindParticipantUser } from "./find-participant-user";
+import { registerAccountDeletions } from "./account-deletions";
 
-/** Operators' view of participant accounts (scaffold). */
+/** Participant accounts are the instance's, not a study's: only admins manage them. */
+const adminOnly = createMiddleware<AppEnv>(async (c, next) => {
+  if (!managementOf(c).isAdmin) throw new Forbidden("managing participant accounts needs an admin token");
+  await next();
+});
+
+/**
+ * Operators' view of participant accounts under /v1/participant-users: find by e-mail, lock,
+ * unlock, sign out everywhere, delete, and the deletions under way. Admin management tokens only;
+ * every change is audited.
+ */
 export function createParticipantUsersRouter(deps: AppDeps, limiter: RateLimiter) {
-  const router = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
-  void deps;
   void limiter;
+  const router = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+  router.use(managementAuth(deps));
+  router.use(adminOnly);
+  // before /{id}: "deletions" is no account id
+  registerAccountDeletions(router, deps);
+  registerFindParticipantUser(router, deps);
+  registerAccountActions(router, deps);
+  registerDeleteParticipantUser(router, deps);
   return router;
 }

@@ -1,0 +1,9 @@
+import { z } from "@hono/zod-openapi";
+
+/** `{id}` of the account routes: a participant account's id. */
+export const userIdParam = z.object({
+  id: z
+    .string()
+    .max(100, "id is longer than 100 characters")
+    .openapi({ param: { name: "id", in: "path" }, example: "4f1c2a0e-6d0b-4a57-9d0e-2b7a9b1f3c11" }),
+});
