@@ -26,7 +26,16 @@ export interface SubmittedResponse {
  */
 export type EventParticipant = { participantId: string } | { profileId: string };
 
-export type SubmitResponseInput = EventParticipant & {
+/**
+ * A temporary participant submitting for itself (CASE's anonymous flow): its id is its only
+ * credential, so it must still be temporary and younger than maxAgeSeconds.
+ */
+export interface TemporarySubmitter {
+  temporaryParticipantId: string;
+  maxAgeSeconds: number;
+}
+
+export type SubmitResponseInput = (EventParticipant | TemporarySubmitter) & {
   studyKey: string;
   response: SubmittedResponse;
   /**
@@ -70,7 +79,23 @@ export async function lockProfileParticipant(tx: Executor, study: StudyRow, prof
   return { row, confidentialId: ids.confidentialId };
 }
 
-async function lockSubmitter(tx: Executor, study: StudyRow, who: EventParticipant) {
+/**
+ * Locks a temporary participant for a response of its own. Unknown and no longer temporary (merged
+ * ids are gone; a guessed id of another participant) answer alike, so the route tells nothing
+ * about ids that are not temporary participants.
+ */
+async function lockTemporarySubmitter(tx: Executor, study: StudyRow, who: TemporarySubmitter, now: number) {
+  const notFound = () => new NotFound(`temporary participant not found in study "${study.key}"`);
+  const row = await lockEventParticipant(tx, study, who.temporaryParticipantId, notFound);
+  if (row.studyStatus !== "temporary") throw notFound();
+  if (now - row.enteredAt > who.maxAgeSeconds) {
+    throw new Conflict("temporary participant is too old to submit responses; register again");
+  }
+  return { row, confidentialId: confidentialIdOf(study.secret, row.participantId) };
+}
+
+async function lockSubmitter(tx: Executor, study: StudyRow, who: SubmitResponseInput, now: number) {
+  if ("temporaryParticipantId" in who) return lockTemporarySubmitter(tx, study, who, now);
   if ("profileId" in who) return lockProfileParticipant(tx, study, who.profileId);
   const row = await lockEventParticipant(
     tx,
@@ -85,7 +110,8 @@ async function lockSubmitter(tx: Executor, study: StudyRow, who: EventParticipan
 }
 
 /**
- * Submits a response, by a researcher on behalf of a participant or by the participant itself:
+ * Submits a response, by a researcher on behalf of a participant or by the participant itself
+ * (a profile's, or a temporary participant's):
  * the versionId check, the SUBMIT rules, the new state, the response, its confidential items,
  * reports and messages commit together or not at all.
  */
@@ -96,7 +122,7 @@ export async function submitResponse(
 ): Promise<SubmitResponseResult> {
   return inEventTransaction(db, ctx, async (tx, eventCtx) => {
     const study = await studyForEvent(tx, input.studyKey, eventCtx.cache);
-    const { row, confidentialId } = await lockSubmitter(tx, study, input);
+    const { row, confidentialId } = await lockSubmitter(tx, study, input, nowSeconds(ctx));
     const unknownVersion = await checkResponseVersion(tx, {
       studyKey: study.key,
       config: study.config,

@@ -1,6 +1,7 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { registerTemporaryParticipant } from "@studyflow/domain";
 import type { AppEnv } from "../../app-env";
+import { caseJsonBody, checkInstanceId } from "../../case-compat";
 import { clientAddress } from "../../client-address";
 import type { AppDeps } from "../../deps";
 import { domainContext } from "../../domain-context";
@@ -8,23 +9,26 @@ import { rateLimit, type RateLimiter } from "../../rate-limit";
 import { participantSchema, presentParticipant } from "../../presenters/participant";
 import { presentWarnings, warningsField } from "../../presenters/rule-failure";
 import { errorResponses } from "../openapi-errors";
-import { jsonBody, jsonContent, keyString } from "../schemas";
+import { jsonContent, keyString } from "../schemas";
+import { instanceIdField } from "./temporary-participant-fields";
 
-const registerRequest = z.object({ studyKey: keyString("studyKey") });
+const registerRequest = z.object({ studyKey: keyString("studyKey"), instanceId: instanceIdField });
+const body = caseJsonBody(registerRequest, "`studyKey`, and the `instanceId` (or `instanceID`) of this server");
 
 const route = createRoute({
   method: "post",
   path: "/register",
   tags: ["study-events"],
-  summary: "Register an anonymous temporary participant (public)",
+  summary: "Register an anonymous temporary participant (public, CASE)",
   description:
     "Creates a participant with status `temporary` and runs the ENTER rules. The returned `participantId` is the " +
-    "only proof of ownership: keep it secret; it can be merged into a profile within the configured age limit.",
-  request: { body: jsonBody(registerRequest) },
+    "only proof of ownership: keep it secret; it can be merged into a profile within the configured age limit, " +
+    "and opens and submits surveys for temporary participants until then. Answers 200 as case-backend does.",
+  request: { body: body.body },
   responses: {
-    201: jsonContent(z.object({ participant: participantSchema, ...warningsField }), "the temporary participant"),
+    200: jsonContent(z.object({ participant: participantSchema, ...warningsField }), "the temporary participant"),
     ...errorResponses([400, 404, 409, 422, 429], {
-      400: "invalid body",
+      400: "invalid body, or an instanceId of another instance",
       404: "study not found",
       409: "study not active",
       429: "too many registrations from this address",
@@ -50,15 +54,18 @@ export function registerTemporaryParticipantRegistration(
   deps: AppDeps,
   limiter: RateLimiter,
 ) {
-  router.openapi({ ...route, middleware: [registrationLimit(limiter)] }, async (c) => {
+  // the body reader first: it makes a text/plain body JSON, which the limit then reads
+  router.openapi({ ...route, middleware: [body.middleware, registrationLimit(limiter)] }, async (c) => {
+    const request = c.req.valid("json");
+    checkInstanceId(deps.config, request.instanceId);
     const result = await registerTemporaryParticipant(
       deps.database.db,
-      { studyKey: c.req.valid("json").studyKey },
+      { studyKey: request.studyKey },
       domainContext(deps),
     );
     return c.json(
       { participant: presentParticipant(result.participant), warnings: presentWarnings(result.warnings) },
-      201,
+      200,
     );
   });
 }

@@ -1,0 +1,92 @@
+import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { SUBMITTED_BY_PARTICIPANT, submitResponse } from "@studyflow/domain";
+import type { AppEnv } from "../../app-env";
+import { caseJsonBody, checkInstanceId } from "../../case-compat";
+import { clientAddress } from "../../client-address";
+import type { AppDeps } from "../../deps";
+import { domainContext } from "../../domain-context";
+import { rateLimit, type RateLimiter } from "../../rate-limit";
+import { assignedSurveysEnvelope, presentAssignedSurveys } from "../../presenters/participant";
+import { errorResponses } from "../openapi-errors";
+import { jsonContent, keyString, submittedResponseSchema } from "../schemas";
+import { instanceIdField, temporaryIdGuessLimit, temporaryParticipantIdField } from "./temporary-participant-fields";
+
+const submitRequest = z.object({
+  studyKey: keyString("studyKey"),
+  instanceId: instanceIdField,
+  pid: temporaryParticipantIdField(true),
+  response: submittedResponseSchema,
+});
+const body = caseJsonBody(submitRequest, "`studyKey`, `instanceId`, `pid` (the temporary participant) and `response`");
+
+const route = createRoute({
+  method: "post",
+  path: "/submit-response",
+  tags: ["study-events"],
+  summary: "A temporary participant submits a survey response (public, CASE)",
+  description:
+    "case-backend's submitTempParticipantResponse: the SUBMIT rules run for the temporary participant and the " +
+    "response, its confidential items and reports are stored in one transaction, as for a signed-in " +
+    "participant; a merge into a profile later takes them along. Only a participant with status `temporary`, " +
+    "younger than the merge age limit, can be addressed; another participant's id answers as an unknown one. " +
+    "Rule warnings are not returned to this anonymous caller (researchers see them). Rate-limited per address.",
+  request: { body: body.body },
+  responses: {
+    200: jsonContent(assignedSurveysEnvelope, "response stored; the temporary participant's surveys after the rules"),
+    ...errorResponses([400, 404, 409, 422, 429], {
+      400: "invalid body, an instanceId of another instance, or a versionId the study rejects",
+      404: "study or temporary participant not found",
+      409: "study not active, or the temporary participant is too old",
+      422: "the study's rules failed for this response; nothing was stored",
+      429: "too many submissions, or unknown temporary participants, from this address",
+    }),
+  },
+});
+
+/** A person fills in a form in minutes; this bounds a script, not a reporter. */
+function submitLimit(limiter: RateLimiter) {
+  return rateLimit(limiter, {
+    name: "temp-submit",
+    limit: 60,
+    windowSeconds: 10 * 60,
+    count: "every-request",
+    message: "too many submissions from this address; try again later",
+    input: { json: submitRequest },
+    keys: (c) => [`ip:${clientAddress(c)}`],
+  });
+}
+
+export function registerSubmitTemporaryParticipantResponse(
+  router: OpenAPIHono<AppEnv>,
+  deps: AppDeps,
+  limiter: RateLimiter,
+) {
+  const db = deps.database.db;
+  // the body reader first: it makes a text/plain body JSON, which the limits then read
+  router.openapi(
+    {
+      ...route,
+      middleware: [
+        body.middleware,
+        submitLimit(limiter),
+        temporaryIdGuessLimit(limiter, "temp-submit-miss", [404, 409]),
+      ],
+    },
+    async (c) => {
+      const request = c.req.valid("json");
+      checkInstanceId(deps.config, request.instanceId);
+      const result = await submitResponse(
+        db,
+        {
+          studyKey: request.studyKey,
+          temporaryParticipantId: request.pid,
+          maxAgeSeconds: deps.config.TEMP_PARTICIPANT_MAX_AGE_SECONDS,
+          response: request.response,
+          submittedBy: SUBMITTED_BY_PARTICIPANT,
+        },
+        domainContext(deps),
+      );
+      return c.json({ assignedSurveys: presentAssignedSurveys(result.participant) }, 200);
+    },
+  );
+}
