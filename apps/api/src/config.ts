@@ -1,5 +1,6 @@
 import { z } from "zod";
 import {
+  ConfigError,
   externalServiceSettings,
   resultDir,
   logLevel,
@@ -14,19 +15,34 @@ import {
   withDevSecrets,
 } from "@studyflow/config";
 
-/** The types packages/domain/src/participant-files/file-types.ts can tell from a file's bytes. */
-const KNOWN_PARTICIPANT_FILE_TYPES = ["image/jpeg", "image/png", "image/gif", "image/webp", "application/pdf"] as const;
+/** Asymmetric JWS algorithms jose verifies with a provider's public keys. */
+const ASYMMETRIC_ALGORITHMS = [
+  "RS256",
+  "RS384",
+  "RS512",
+  "PS256",
+  "PS384",
+  "PS512",
+  "ES256",
+  "ES384",
+  "ES512",
+  "EdDSA",
+] as const;
 
-const participantFileTypes = z
+const participantOidcAlgorithms = z
   .string()
-  .default("image/jpeg,image/png")
+  .default("RS256,ES256")
   .transform((raw) =>
     raw
       .split(",")
-      .map((type) => type.trim().toLowerCase())
-      .filter((type) => type !== ""),
+      .map((alg) => alg.trim())
+      .filter((alg) => alg !== ""),
   )
-  .pipe(z.array(z.enum(KNOWN_PARTICIPANT_FILE_TYPES)).min(1, "name at least one content type"));
+  .pipe(
+    z
+      .array(z.enum(ASYMMETRIC_ALGORITHMS, { error: `must be among ${ASYMMETRIC_ALGORITHMS.join(", ")}` }))
+      .min(1, "name at least one algorithm"),
+  );
 
 const schema = z.object({
   NODE_ENV: nodeEnv,
@@ -51,6 +67,21 @@ const schema = z.object({
   TRUST_PROXY: z.coerce.number().int().min(0).max(10).default(0),
   /** Optional JWKS URL of an identity provider whose RS256/ES256 management tokens are accepted too. */
   MANAGEMENT_JWKS_URL: z.url().optional(),
+  /**
+   * An external OpenID provider whose tokens participants may use instead of studyflow's (for
+   * deployments that keep accounts elsewhere): its issuer exactly as tokens carry it in `iss`. Set
+   * together with PARTICIPANT_OIDC_AUDIENCE; unset, participant tokens are studyflow's own only.
+   */
+  PARTICIPANT_OIDC_ISSUER: z.url().optional(),
+  /** The `aud` the provider's tokens must carry for this API (its client id or resource indicator). */
+  PARTICIPANT_OIDC_AUDIENCE: z.string().min(1).max(500).optional(),
+  /** The provider's JWKS; default: the `jwks_uri` of the issuer's /.well-known/openid-configuration. */
+  PARTICIPANT_OIDC_JWKS_URL: z.url().optional(),
+  /**
+   * The signature algorithms accepted from the provider, comma-separated; asymmetric ones only (a
+   * symmetric key would be shared with the provider, and `none` is no signature).
+   */
+  PARTICIPANT_OIDC_ALGORITHMS: participantOidcAlgorithms,
   /** Directory of task result files, shared with the worker (a volume in compose). */
   RESULT_DIR: resultDir,
   /**
@@ -69,38 +100,10 @@ const schema = z.object({
    * renewal whose answer was lost); presented later it counts as stolen and ends the session.
    */
   PARTICIPANT_REFRESH_GRACE_SECONDS: z.coerce.number().int().min(0).max(300).default(30),
-  /**
-   * DELETE /v1/user needs a proof of identity this recent: the session's password sign-in or its
-   * last verified e-mail OTP; older, the body must carry the current password. An hour covers a
-   * participant who signs in to delete the account, not a token left open on a shared computer.
-   */
-  ACCOUNT_DELETION_REAUTH_SECONDS: z.coerce.number().int().min(60).max(86_400).default(3_600),
   /** Age after which a temporary participant can no longer be merged. */
   TEMP_PARTICIPANT_MAX_AGE_SECONDS: z.coerce.number().int().min(60).default(86_400),
-  /**
-   * Largest file a participant may upload, in bytes (case-backend's limit: 20 MiB). The upload
-   * route takes a body this large plus its form fields; a study's upload rule can ask for less.
-   */
-  PARTICIPANT_FILE_MAX_BYTES: z.coerce
-    .number()
-    .int()
-    .min(1024)
-    .max(100 * 1024 * 1024)
-    .default(20 * 1024 * 1024),
-  /**
-   * Content types a participant may upload, comma-separated, read from the file's bytes (not the
-   * declared type). Known: image/jpeg, image/png, image/gif, image/webp, application/pdf;
-   * case-backend allows the first two.
-   */
-  PARTICIPANT_FILE_TYPES: participantFileTypes,
   /** Time given to in-flight requests at shutdown before connections are cut. */
   SHUTDOWN_TIMEOUT_MS: milliseconds(10_000),
-  /**
-   * The participant app's page that proves an address: mailed links to it carry `?token=…`, which
-   * the page posts to POST /v1/auth/verify-email (a change of the sign-in address uses it).
-   * CASE's participant apps serve it at /link/verify-contact.
-   */
-  VERIFY_EMAIL_URL: z.url().default("http://localhost:3000/link/verify-contact"),
   ...externalServiceSettings,
   LOG_LEVEL: logLevel,
 });
@@ -111,7 +114,19 @@ export type ApiConfig = z.output<typeof schema>;
 export const configSchema = schema;
 
 export function loadConfig(env: Record<string, string | undefined>): ApiConfig {
-  return parseEnv(schema, withDevSecrets(env));
+  const config = parseEnv(schema, withDevSecrets(env));
+  // Half an external provider would accept tokens for any audience, or of no known issuer.
+  const oidc = ["PARTICIPANT_OIDC_ISSUER", "PARTICIPANT_OIDC_AUDIENCE"] as const;
+  const oidcMissing = oidc.filter((name) => config[name] === undefined);
+  const oidcSet = oidc.length - oidcMissing.length > 0 || config.PARTICIPANT_OIDC_JWKS_URL !== undefined;
+  if (oidcSet && oidcMissing.length > 0) {
+    throw new ConfigError(
+      oidcMissing.map(
+        (name) => `${name}: is required when an external participant token provider is configured (PARTICIPANT_OIDC_*)`,
+      ),
+    );
+  }
+  return config;
 }
 
 /** The process environment: read here and nowhere else. */

@@ -14,6 +14,7 @@ import {
   TOKEN_ISSUER,
 } from "@studyflow/domain";
 import type { AppEnv } from "../app-env";
+import { createExternalParticipantVerifier } from "../auth/external-participant-tokens";
 import { API_KEY_HEADER } from "../auth/service-keys";
 import { VerifiedTokens } from "../auth/verified-tokens";
 import type { AppDeps } from "../deps";
@@ -120,12 +121,18 @@ export function managementAuth(deps: AppDeps) {
 export function participantAuth(deps: AppDeps) {
   const key = hmacKeyObject(deps.config.PARTICIPANT_JWT_SECRET);
   const verified = new VerifiedTokens(CLOCK_TOLERANCE_SECONDS);
+  const external = createExternalParticipantVerifier(deps.config, deps);
   return createMiddleware<AppEnv>(async (c, next) => {
     // Service keys act for machines on management routes; here one is a mistake, so say so.
     if (c.req.header(API_KEY_HEADER) !== undefined) {
       throw new Unauthorized(`participant routes take a participant token, not an ${API_KEY_HEADER} header`);
     }
     const token = bearerToken(c.req.header("authorization"));
+    // Not HS256: an external OpenID provider's token when one is configured (else refused below).
+    if (external?.handles(token)) {
+      c.set("participant", { userId: (await external.verify(token)).userId });
+      return next();
+    }
     let payload = verified.get(token, Math.floor((deps.clock ?? Date.now)() / 1000));
     if (!payload) {
       try {

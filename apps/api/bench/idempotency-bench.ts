@@ -1,0 +1,153 @@
+/**
+ * What an Idempotency-Key costs a participant's submit, in process (no sockets), against a database
+ * of the bench's own: POST /v1/study-service/events/{k}/submit with a new key on every request
+ * (the key's record claimed and completed in the event's transaction) against the same submit
+ * without the header (the baseline), measured in one run, interleaved, the median of several
+ * rounds. Each round runs CONCURRENCY clients, each submitting for its own participant in turn.
+ * Retries (a replay) are measured too, for what a client's retry costs.
+ *
+ *   npm run bench -w @studyflow/api            (part of `npm run bench`)
+ *   DATABASE_URL=postgres://… REDIS_URL=redis://… tsx bench/idempotency-bench.ts
+ */
+import { randomBytes, randomUUID } from "node:crypto";
+import { Queue } from "bullmq";
+import { pino } from "pino";
+import { createDb, runMigrations } from "@studyflow/db";
+import { createStudy, createUserWithProfiles, mintParticipantToken, setStudyRules } from "@studyflow/domain";
+import { RUN_ACTIONS_QUEUE, createRedisConnection } from "@studyflow/queue";
+import { adminClient, call, databaseUrlFor, onEvent, quoteIdent, str } from "@studyflow/testkit";
+import { createApp } from "../src/app";
+import { loadConfig } from "../src/config";
+
+/** Submits per variant and round: enough for a steady rate, short enough for interleaving. */
+const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 1_200);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
+/** Clients at once; below the pool size (10), as a busy API's event routes run. */
+const CONCURRENCY = 8;
+const STUDY = "bench-idem";
+
+async function asAdmin(statement: string) {
+  const admin = adminClient();
+  try {
+    await admin.unsafe(statement);
+  } finally {
+    await admin.end();
+  }
+}
+
+const name = `sf_bench_idem_${randomBytes(4).toString("hex")}`;
+await asAdmin(`create database ${quoteIdent(name)}`);
+const databaseUrl = databaseUrlFor(name);
+const config = loadConfig({
+  ...process.env,
+  DATABASE_URL: databaseUrl,
+  NODE_ENV: "production",
+  LOG_LEVEL: "silent",
+  MANAGEMENT_JWT_SECRET: "bench-management-secret-0123456789abcdef",
+  PARTICIPANT_JWT_SECRET: "bench-participant-secret-0123456789abcdef",
+});
+const database = createDb(databaseUrl, { max: config.DATABASE_POOL_SIZE });
+const redis = createRedisConnection(config.REDIS_URL, "producer");
+const queue = new Queue(RUN_ACTIONS_QUEUE, { connection: redis, prefix: `sf-bench-idem-${process.pid}` });
+
+try {
+  await runMigrations(databaseUrl);
+  const db = database.db;
+  await createStudy(db, { key: STUDY });
+  // a typical SUBMIT: a flag and a report, so the event writes what real studies' events write
+  await setStudyRules(
+    db,
+    STUDY,
+    [onEvent("SUBMIT", call("UPDATE_FLAG", str("submitted"), str("yes")), call("INIT_REPORT", str("weekly")))],
+    "bench",
+  );
+  const app = createApp({ config, database, redis, runActionsQueue: queue, logger: pino({ level: "silent" }) });
+
+  const clients = [];
+  for (let index = 0; index < CONCURRENCY; index++) {
+    const { user, profiles } = await createUserWithProfiles(db, {
+      email: `bench-${index}@example.org`,
+      password: "Correct-Horse-Battery-9",
+      profiles: ["main"],
+    });
+    const token = await mintParticipantToken({
+      userId: user.id,
+      tokenVersion: user.tokenVersion,
+      secret: config.PARTICIPANT_JWT_SECRET,
+    });
+    const profileID = profiles[0]!.id;
+    const enter = await app.request(`/v1/study-service/events/${STUDY}/enter`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Authorization: `Bearer ${token}` },
+      body: JSON.stringify({ profileID }),
+    });
+    if (enter.status !== 200) throw new Error(`enter answered ${enter.status}`);
+    clients.push({ token, profileID });
+  }
+
+  const body = (profileID: string) =>
+    JSON.stringify({
+      profileID,
+      response: {
+        key: "weekly",
+        submittedAt: 1_780_000_000,
+        responses: [{ key: "weekly.q1", response: { key: "rg", items: [{ key: "yes" }] } }],
+      },
+    });
+  const submit = async (client: (typeof clients)[number], key: string | undefined) => {
+    const res = await app.request(`/v1/study-service/events/${STUDY}/submit`, {
+      method: "POST",
+      headers: {
+        "Content-Type": "application/json",
+        Authorization: `Bearer ${client.token}`,
+        ...(key === undefined ? {} : { "Idempotency-Key": key }),
+      },
+      body: body(client.profileID),
+    });
+    if (res.status !== 200) throw new Error(`submit answered ${res.status}: ${await res.text()}`);
+    await res.arrayBuffer();
+  };
+
+  /** Submits per second: CONCURRENCY clients, REQUESTS in all. */
+  async function measure(keyOf: (client: number, index: number) => string | undefined): Promise<number> {
+    const perClient = Math.ceil(REQUESTS / CONCURRENCY);
+    const started = performance.now();
+    await Promise.all(
+      clients.map(async (client, clientIndex) => {
+        for (let index = 0; index < perClient; index++) await submit(client, keyOf(clientIndex, index));
+      }),
+    );
+    return (perClient * CONCURRENCY) / ((performance.now() - started) / 1000);
+  }
+
+  // a retry of one stored answer per client: the key's first answer, read back
+  const replayKeys = clients.map(() => randomUUID());
+  await Promise.all(clients.map((client, index) => submit(client, replayKeys[index])));
+
+  const variants: [string, (client: number, index: number) => string | undefined][] = [
+    ["submit without a key (baseline)", () => undefined],
+    ["submit with a new Idempotency-Key", () => randomUUID()],
+    ["retry with a used key (replay)", (client) => replayKeys[client]],
+  ];
+  const figures = new Map<string, number[]>(variants.map(([label]) => [label, []]));
+  for (const [, keyOf] of variants) await measure(keyOf); // warm-up
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [label, keyOf] of variants) figures.get(label)!.push(await measure(keyOf));
+  }
+  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+  const baseline = median(figures.get(variants[0]![0])!);
+  console.log(
+    `Participant submit in process, ${CONCURRENCY} concurrent clients, ${REQUESTS} submits × ${ROUNDS} rounds, median`,
+  );
+  console.log("| variant | submits/s | ratio to baseline |");
+  console.log("|---|---|---|");
+  for (const [label, values] of figures) {
+    const rate = median(values);
+    console.log(`| ${label} | ${rate.toFixed(0)} | ${(rate / baseline).toFixed(2)} |`);
+  }
+} finally {
+  await queue.close();
+  redis.disconnect();
+  await database.close();
+  await asAdmin(`drop database if exists ${quoteIdent(name)} with (force)`);
+}
