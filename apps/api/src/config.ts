@@ -15,6 +15,20 @@ import {
   withDevSecrets,
 } from "@studyflow/config";
 
+/** The types packages/domain/src/participant-files/file-types.ts can tell from a file's bytes. */
+const KNOWN_PARTICIPANT_FILE_TYPES = ["image/jpeg", "image/png", "image/gif", "image/webp", "application/pdf"] as const;
+
+const participantFileTypes = z
+  .string()
+  .default("image/jpeg,image/png")
+  .transform((raw) =>
+    raw
+      .split(",")
+      .map((type) => type.trim().toLowerCase())
+      .filter((type) => type !== ""),
+  )
+  .pipe(z.array(z.enum(KNOWN_PARTICIPANT_FILE_TYPES)).min(1, "name at least one content type"));
+
 /** Asymmetric JWS algorithms jose verifies with a provider's public keys. */
 const ASYMMETRIC_ALGORITHMS = [
   "RS256",
@@ -100,10 +114,38 @@ const schema = z.object({
    * renewal whose answer was lost); presented later it counts as stolen and ends the session.
    */
   PARTICIPANT_REFRESH_GRACE_SECONDS: z.coerce.number().int().min(0).max(300).default(30),
+  /**
+   * DELETE /v1/user needs a proof of identity this recent: the session's password sign-in or its
+   * last verified e-mail OTP; older, the body must carry the current password. An hour covers a
+   * participant who signs in to delete the account, not a token left open on a shared computer.
+   */
+  ACCOUNT_DELETION_REAUTH_SECONDS: z.coerce.number().int().min(60).max(86_400).default(3_600),
   /** Age after which a temporary participant can no longer be merged. */
   TEMP_PARTICIPANT_MAX_AGE_SECONDS: z.coerce.number().int().min(60).default(86_400),
+  /**
+   * Largest file a participant may upload, in bytes (case-backend's limit: 20 MiB). The upload
+   * route takes a body this large plus its form fields; a study's upload rule can ask for less.
+   */
+  PARTICIPANT_FILE_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(100 * 1024 * 1024)
+    .default(20 * 1024 * 1024),
+  /**
+   * Content types a participant may upload, comma-separated, read from the file's bytes (not the
+   * declared type). Known: image/jpeg, image/png, image/gif, image/webp, application/pdf;
+   * case-backend allows the first two.
+   */
+  PARTICIPANT_FILE_TYPES: participantFileTypes,
   /** Time given to in-flight requests at shutdown before connections are cut. */
   SHUTDOWN_TIMEOUT_MS: milliseconds(10_000),
+  /**
+   * The participant app's page that proves an address: mailed links to it carry `?token=…`, which
+   * the page posts to POST /v1/auth/verify-email (a change of the sign-in address uses it).
+   * CASE's participant apps serve it at /link/verify-contact.
+   */
+  VERIFY_EMAIL_URL: z.url().default("http://localhost:3000/link/verify-contact"),
   ...externalServiceSettings,
   LOG_LEVEL: logLevel,
 });
