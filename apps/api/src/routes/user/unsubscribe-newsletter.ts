@@ -1,7 +1,7 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { unsubscribeNewsletter } from "@studyflow/domain";
 import type { AppEnv } from "../../app-env";
-import { caseJsonBody, openapiBothSlashes } from "../../case-compat";
+import { caseJsonBody } from "../../case-compat";
 import { clientAddress } from "../../client-address";
 import type { AppDeps } from "../../deps";
 import { rateLimit, type RateLimiter } from "../../rate-limit";
@@ -47,7 +47,7 @@ export function registerUnsubscribeNewsletter(router: OpenAPIHono<AppEnv>, deps:
       message: "too many invalid tokens from this address; try again later",
     }),
   ];
-  openapiBothSlashes(router, { ...route, middleware }, async (c) => {
+  router.openapi({ ...route, middleware }, async (c) => {
     await unsubscribeNewsletter(db, c.req.valid("json").token, new Date((deps.clock ?? Date.now)()));
     return c.json({ message: "newsletter unsubscribed" }, 200);
   });
