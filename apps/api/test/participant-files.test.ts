@@ -1,6 +1,9 @@
+import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { participantFiles, storedFileParts, storedFiles } from "@studyflow/db";
+import { participantFiles, storedFileParts, storedFiles, studies } from "@studyflow/db";
 import { createPostgresFileStore, removeExpiredExportFiles, setParticipantFileUploadRule } from "@studyflow/domain";
 import {
   bearer,
@@ -45,7 +48,7 @@ describe("participant files", () => {
     ticks = await setupStudy(t, { key: "ticks" });
     closed = await setupStudy(t, { key: "closed" });
     paused = await setupStudy(t, { key: "paused", status: "inactive" });
-    const rule = exp(call("lte", exp(call("getEventPayloadValueAsNum", str("fileSize"))), num(RULE_MAX))).exp!;
+    const rule = call("lte", exp(call("getEventPayloadValueAsNum", str("fileSize"))), num(RULE_MAX));
     await setParticipantFileUploadRule(t.database.db, "ticks", rule, "test");
     await setParticipantFileUploadRule(t.database.db, "paused", rule, "test");
     await t.settle();
@@ -310,5 +313,49 @@ describe("participant files", () => {
     });
     expect(removed).toBe(0);
     expect((await get(files("ticks", `/${file.id}?pid=${who.profileId}`), who.token)).status).toBe(200);
+  });
+});
+
+describe("participant files in the filesystem store", () => {
+  let t: TestApp;
+  let directory: string;
+  beforeAll(async () => {
+    directory = await mkdtemp(path.join(tmpdir(), "participant-files-"));
+    t = await createTestApp({ env: { EXPORT_FILE_STORE: "filesystem", RESULT_DIR: directory } });
+    await setupStudy(t, { key: "ticks" });
+    await setParticipantFileUploadRule(t.database.db, "ticks", { name: "gt", data: [num(1), num(0)] }, "test");
+    await t.settle();
+  });
+  afterAll(async () => {
+    await t?.close();
+    await rm(directory, { recursive: true, force: true });
+  });
+
+  it("stores the bytes under RESULT_DIR, serves them and removes them with the file", async () => {
+    const user = await participantUser(t);
+    const profileId = user.profiles[0]!.id;
+    const [study] = await t.database.db.select().from(studies).where(eq(studies.key, "ticks"));
+    await insertParticipant(t.database.db, { studyKey: "ticks", participantId: participantIdOf(study!, profileId) });
+    const form = new FormData();
+    form.append("profileID", profileId);
+    const bytes = JPEG(5_000);
+    form.append("file", new Blob([bytes]), "bite.jpg");
+    const res = await t.app.request(files("ticks"), { method: "POST", body: form, headers: bearer(user.token) });
+    expect(res.status).toBe(200);
+    const { fileInfo } = (await res.json()) as { fileInfo: { id: string } };
+    const [row] = await t.database.db.select().from(participantFiles).where(eq(participantFiles.id, fileInfo.id));
+    const folder = path.join(directory, "files", row!.storedFileId!);
+    expect((await readdir(folder)).length).toBe(1);
+
+    const download = await t.app.request(files("ticks", `/${fileInfo.id}?pid=${profileId}`), {
+      headers: bearer(user.token),
+    });
+    expect(Buffer.from(await download.arrayBuffer()).equals(bytes)).toBe(true);
+    const removed = await t.app.request(files("ticks", `/${fileInfo.id}?pid=${profileId}`), {
+      method: "DELETE",
+      headers: bearer(user.token),
+    });
+    expect(removed.status).toBe(200);
+    await expect(readdir(folder)).rejects.toThrow(/ENOENT/);
   });
 });
