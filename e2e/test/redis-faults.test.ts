@@ -146,19 +146,19 @@ describe("Redis connections of the API and a worker killed", () => {
     // The registration limit: 30 per address per 10 minutes (register-temporary-participant.ts).
     const before = [];
     for (let i = 0; i < 25; i++) before.push(await register("203.0.113.7"));
-    expect(before.map((answer) => answer.status)).toEqual(before.map(() => 201));
+    expect(before.map((answer) => answer.status)).toEqual(before.map(() => 200));
 
     await waitForRedisClients(admin, apiName, 2);
     expect(await killRedisClients(admin, apiName)).toBe(2);
     const after = [];
     for (let i = 0; i < 10; i++) after.push(await register("203.0.113.7"));
     // the five slots left, then refusals with Retry-After: the window survived the cut
-    expect(after.map((answer) => answer.status)).toEqual([201, 201, 201, 201, 201, 429, 429, 429, 429, 429]);
+    expect(after.map((answer) => answer.status)).toEqual([200, 200, 200, 200, 200, 429, 429, 429, 429, 429]);
     expect(Number(after.at(-1)!.retryAfter)).toBeGreaterThan(0);
-    expect((await register("203.0.113.8")).status).toBe(201);
+    expect((await register("203.0.113.8")).status).toBe(200);
 
     // Flapping: the API's connections killed every 10 ms for 1.5 s while 4 clients register
-    // from one new address: each answer is 201, 429 or a clean JSON error; never more than 30 admitted.
+    // from one new address: each answer is 200, 429 or a clean JSON error; never more than 30 admitted.
     let flapping = true;
     let kills = 0;
     const killer = (async () => {
@@ -194,15 +194,15 @@ describe("Redis connections of the API and a worker killed", () => {
     expect(api.stderr()).not.toContain("Unhandled error event");
     expect(api.stderr()).toContain('"msg":"redis connection error"');
     expect(answers.filter((a) => a.status === 0)).toEqual([]);
-    for (const answer of answers.filter((a) => ![201, 429].includes(a.status))) {
+    for (const answer of answers.filter((a) => ![200, 429].includes(a.status))) {
       expect(answer, JSON.stringify(answer)).toEqual({ status: 503, body: LIMITER_DOWN, retryAfter: "2" });
     }
     // fails closed: an attempt the limiter could not count is refused, never let through
-    expect(answers.filter((a) => a.status === 201).length).toBeLessThanOrEqual(30);
-    const admitted = answers.filter((a) => a.status === 201).length + settled.filter((a) => a.status === 201).length;
+    expect(answers.filter((a) => a.status === 200).length).toBeLessThanOrEqual(30);
+    const admitted = answers.filter((a) => a.status === 200).length + settled.filter((a) => a.status === 200).length;
     expect(admitted).toBeLessThanOrEqual(30);
-    // and once the connections stay up, the limit answers again: 201 until 30, then 429
-    expect(settled.every((a) => a.status === 201 || a.status === 429)).toBe(true);
+    // and once the connections stay up, the limit answers again: 200 until 30, then 429
+    expect(settled.every((a) => a.status === 200 || a.status === 429)).toBe(true);
     expect((await fetch(`${base}/readyz`)).status).toBe(200);
   });
 
@@ -331,7 +331,7 @@ describe("Redis connections of the API and a worker killed", () => {
     await redisProxy.up();
     const upAt = Date.now();
     let again = await register("192.0.2.10");
-    while (again.status !== 201 && Date.now() - upAt < 10_000) {
+    while (again.status !== 200 && Date.now() - upAt < 10_000) {
       await sleep(50);
       again = await register("192.0.2.10");
     }
@@ -340,7 +340,7 @@ describe("Redis connections of the API and a worker killed", () => {
     console.log(
       `[redis-faults] Redis unreachable for the API: rate-limited route ${limited.status} ${JSON.stringify(limited.body)}; ` +
         `readyz ${readyz.status} ${JSON.stringify(readyzBody)}; enqueue ${refused.status} ${JSON.stringify(refused.body)} ` +
-        `in ${refused.ms} ms (${upAt - downAt} ms down); after Redis returned, rate-limited route 201 after ` +
+        `in ${refused.ms} ms (${upAt - downAt} ms down); after Redis returned, rate-limited route 200 after ` +
         `${recoveredMs} ms, enqueue ${accepted.status} in ${accepted.ms} ms`,
     );
 
@@ -355,7 +355,7 @@ describe("Redis connections of the API and a worker killed", () => {
     expect(failedTasks).toHaveLength(1);
     expect(failedTasks[0]).toMatchObject({ status: "failed", error: "the job queue was unavailable" });
     // and everything works again once Redis is back
-    expect(again.status).toBe(201);
+    expect(again.status).toBe(200);
     expect(recoveredMs).toBeLessThan(5_000);
     expect(accepted.status).toBe(202);
     const done = await waitForTask(database.db, accepted.body.task.id, ["completed", "failed", "canceled"], 20_000);

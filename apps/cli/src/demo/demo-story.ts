@@ -124,7 +124,7 @@ export async function runDemoStory(options: DemoStoryOptions): Promise<void> {
     undefined,
     { studyKey: study },
   );
-  check(temp.status === 201 && temp.json.participant?.studyStatus === "temporary", "temp register", temp.json);
+  check(temp.status === 200 && temp.json.participant?.studyStatus === "temporary", "temp register", temp.json);
   const merge = await call<{ assignedSurveys: unknown[] }>(
     "POST",
     `/v1/study-service/events/${study}/merge-temporary-participant`,
