@@ -120,6 +120,8 @@ const schema = z.object({
    * participant who signs in to delete the account, not a token left open on a shared computer.
    */
   ACCOUNT_DELETION_REAUTH_SECONDS: z.coerce.number().int().min(60).max(86_400).default(3_600),
+  /** Lifetime of a verify-email link. */
+  VERIFY_EMAIL_TOKEN_TTL_SECONDS: z.coerce.number().int().min(300).default(7 * 86_400),
   /** Age after which a temporary participant can no longer be merged. */
   TEMP_PARTICIPANT_MAX_AGE_SECONDS: z.coerce.number().int().min(60).default(86_400),
   /**

@@ -66,7 +66,11 @@ export async function peekAccountToken(
   now: Date,
 ): Promise<AccountTokenHolder | null> {
   if (!ACCOUNT_TOKEN_PATTERN.test(token)) return null;
-  const [row] = await db.select(holderColumns).from(passwordResetTokens).where(usable(token, purposes, now)).limit(1);
+  const [row] = await db
+    .select(holderColumns)
+    .from(passwordResetTokens)
+    .where(usable(token, purposes, now))
+    .limit(1);
   return row ?? null;
 }
 

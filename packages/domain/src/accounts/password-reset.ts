@@ -1,19 +1,16 @@
 import { forgetCached } from "../cache/read-cache";
-import { createHash, randomBytes } from "node:crypto";
-import { and, eq, gt, isNull, sql } from "drizzle-orm";
-import { outgoingMessages, passwordResetTokens, users, type Database } from "@studyflow/db";
+import { createHash } from "node:crypto";
+import { eq, sql } from "drizzle-orm";
+import { outgoingMessages, users, type Database } from "@studyflow/db";
 import { Invalid } from "../errors";
+import { revokeUserSessions } from "../participant-auth/session-revocation";
+import { consumeAccountToken, createAccountToken, peekAccountToken, retireAccountTokens } from "./account-tokens";
 import { checkPasswordRule, hashPassword } from "./passwords";
 
-const PURPOSE = "password-reset";
+const PURPOSE = "password-reset" as const;
 
 /** One message for unknown, expired, used and malformed tokens, so none can be told apart. */
 export const INVALID_RESET_TOKEN_MESSAGE = "invalid or expired reset token";
-
-/** 256 bits of randomness: far beyond guessing, even without the rate limits. */
-const TOKEN_BYTES = 32;
-/** base64url of 32 bytes, without padding. */
-const TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/;
 
 /** The form a reset token is stored and looked up in: SHA-256, hex. Also a safe rate-limit key. */
 export function hashResetToken(token: string): string {
@@ -52,12 +49,11 @@ export async function initiatePasswordReset(
       .limit(1);
     if (!user) return null;
 
-    const token = randomBytes(TOKEN_BYTES).toString("base64url");
-    await tx.insert(passwordResetTokens).values({
+    const token = await createAccountToken(tx, {
       userId: user.id,
-      tokenHash: hashResetToken(token),
       purpose: PURPOSE,
-      expiresAt: new Date(input.now.getTime() + input.ttlSeconds * 1000),
+      ttlSeconds: input.ttlSeconds,
+      now: input.now,
     });
 
     const link = new URL(input.resetUrl);
@@ -92,19 +88,9 @@ export interface ResetPasswordInput {
  */
 export async function resetPassword(db: Database, input: ResetPasswordInput): Promise<{ userId: string }> {
   const { now } = input;
-  if (!TOKEN_PATTERN.test(input.token)) throw new Invalid(INVALID_RESET_TOKEN_MESSAGE);
-  const tokenHash = hashResetToken(input.token);
-  const usable = and(
-    eq(passwordResetTokens.tokenHash, tokenHash),
-    eq(passwordResetTokens.purpose, PURPOSE),
-    isNull(passwordResetTokens.usedAt),
-    gt(passwordResetTokens.expiresAt, now),
-  );
-
   // A read-only look first: it spares the argon2 work for bad tokens, and the password rule is
-  // disclosed only to holders of a valid token. It decides nothing; the UPDATE below does.
-  const [candidate] = await db.select({ id: passwordResetTokens.id }).from(passwordResetTokens).where(usable).limit(1);
-  if (!candidate) throw new Invalid(INVALID_RESET_TOKEN_MESSAGE);
+  // disclosed only to holders of a valid token. It decides nothing; the consuming UPDATE does.
+  if (!(await peekAccountToken(db, input.token, [PURPOSE], now))) throw new Invalid(INVALID_RESET_TOKEN_MESSAGE);
 
   const ruleViolation = checkPasswordRule(input.newPassword);
   if (ruleViolation !== null) throw new Invalid(ruleViolation);
@@ -113,12 +99,8 @@ export async function resetPassword(db: Database, input: ResetPasswordInput): Pr
   const passwordHash = await hashPassword(input.newPassword);
 
   const reset = await db.transaction(async (tx) => {
-    const [consumed] = await tx
-      .update(passwordResetTokens)
-      .set({ usedAt: now })
-      .where(usable)
-      .returning({ userId: passwordResetTokens.userId });
-    // Lost a race with another request holding the same token, or the token expired meanwhile.
+    // Of concurrent requests holding the token exactly one gets it; so does no one once it expired.
+    const consumed = await consumeAccountToken(tx, input.token, [PURPOSE], now);
     if (!consumed) throw new Invalid(INVALID_RESET_TOKEN_MESSAGE);
 
     const [user] = await tx
@@ -126,7 +108,8 @@ export async function resetPassword(db: Database, input: ResetPasswordInput): Pr
       .set({
         passwordHash,
         passwordChangedAt: now,
-        tokenVersion: sql`${users.tokenVersion} + 1`,
+        // the link came by mail: the address is proven, and the next sign-in must just work
+        accountConfirmedAt: sql`coalesce(${users.accountConfirmedAt}, ${now.toISOString()}::timestamptz)`,
       })
       .where(eq(users.id, consumed.userId))
       .returning({ id: users.id, email: users.email, language: users.preferredLanguage });
@@ -134,16 +117,10 @@ export async function resetPassword(db: Database, input: ResetPasswordInput): Pr
     if (!user) throw new Error(`reset token refers to missing user ${consumed.userId}`);
 
     // Links from earlier requests must not reset the new password again.
-    await tx
-      .update(passwordResetTokens)
-      .set({ usedAt: now })
-      .where(
-        and(
-          eq(passwordResetTokens.userId, user.id),
-          eq(passwordResetTokens.purpose, PURPOSE),
-          isNull(passwordResetTokens.usedAt),
-        ),
-      );
+    await retireAccountTokens(tx, user.id, [PURPOSE], now);
+    // Every session ends: refresh tokens stop renewing and the token version is bumped, so access
+    // tokens issued before stop working at once.
+    await revokeUserSessions(tx, user.id, "password-reset", { now });
 
     await tx.insert(outgoingMessages).values({
       template: "password-changed",
@@ -157,4 +134,16 @@ export async function resetPassword(db: Database, input: ResetPasswordInput): Pr
   // the old token version must stop working here at once, not when the announcement arrives
   forgetCached(db, "user", reset.userId);
   return reset;
+}
+
+/** The account a usable reset token belongs to (CASE's get-infos), or null: for the reset form only. */
+export async function passwordResetTokenAccount(
+  db: Database,
+  token: string,
+  now: Date,
+): Promise<{ email: string } | null> {
+  const holder = await peekAccountToken(db, token, [PURPOSE], now);
+  if (!holder) return null;
+  const [user] = await db.select({ email: users.email }).from(users).where(eq(users.id, holder.userId)).limit(1);
+  return user ?? null;
 }

@@ -1,3 +1,4 @@
+import { renderSignInMail } from "../participant-auth/mail-templates";
 import { UndeliverableMessage } from "./undeliverable-message";
 
 export interface RenderedMail {
@@ -207,6 +208,7 @@ export function renderMail(template: string, language: string | null, payload: R
     case "email-change-requested":
       return emailChangeRequested(chosen, payload);
     default:
-      return studyMessage(template, payload);
+      // the sign-in mails (participant-auth/mail-templates.ts) before study message types
+      return renderSignInMail(template, chosen, payload) ?? studyMessage(template, payload);
   }
 }

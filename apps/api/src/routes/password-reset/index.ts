@@ -3,6 +3,7 @@ import type { AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
 import type { RateLimiter } from "../../rate-limit";
 import { validationHook } from "../../validation";
+import { registerPasswordResetInfos } from "./get-infos";
 import { registerInitiatePasswordReset } from "./initiate";
 import { registerResetPassword } from "./reset";
 
@@ -14,6 +15,7 @@ import { registerResetPassword } from "./reset";
 export function createPasswordResetRouter(deps: AppDeps, limiter: RateLimiter) {
   const router = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   registerInitiatePasswordReset(router, deps, limiter);
+  registerPasswordResetInfos(router, deps, limiter);
   registerResetPassword(router, deps, limiter);
   return router;
 }

@@ -3,6 +3,7 @@ import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { initiatePasswordReset, normalizeEmail } from "@studyflow/domain";
 import type { AppEnv } from "../../app-env";
 import { clientAddress } from "../../client-address";
+import { caseJsonBody, checkInstanceId } from "../../case-compat";
 import type { AppDeps } from "../../deps";
 import { rateLimit, type RateLimiter } from "../../rate-limit";
 import { errorResponses } from "../openapi-errors";
@@ -25,8 +26,15 @@ const initiateRequest = z
       maxLength: 254,
       example: "someone@example.org",
     }),
+    instanceID: z
+      .string()
+      .max(100)
+      .optional()
+      .openapi({ description: "CASE's instance; must be INSTANCE_ID if given" }),
   })
   .openapi("PasswordResetInitiateRequest");
+
+const initiateBody = caseJsonBody(initiateRequest, "The account's address");
 
 const route = createRoute({
   method: "post",
@@ -35,10 +43,11 @@ const route = createRoute({
   summary: "E-mail a password-reset link",
   description:
     "Sends a single-use reset link to the address if it belongs to an account. The answer is the same " +
-    "whether or not it does.",
-  request: {
-    body: { required: true, content: { "application/json": { schema: initiateRequest } } },
-  },
+    "whether or not it does (case-backend answers an unknown address with a 500). The mailed link is " +
+    "RESET_PASSWORD_URL with `?token=…` appended: point it at the participant app's page (tekenradar: " +
+    "https://<app>/link/password-reset).",
+  middleware: [initiateBody.middleware],
+  request: { body: initiateBody.body },
   responses: {
     200: jsonContent(messageSchema, "accepted; a link is sent if the address has an account"),
     ...errorResponses([400, 413, 429, 500], {
@@ -75,9 +84,11 @@ function initiateLimits(limiter: RateLimiter) {
 
 export function registerInitiatePasswordReset(router: OpenAPIHono<AppEnv>, deps: AppDeps, limiter: RateLimiter) {
   const clock = deps.clock ?? Date.now;
-  router.openapi({ ...route, middleware: initiateLimits(limiter) }, async (c) => {
+  router.openapi({ ...route, middleware: [initiateBody.middleware, ...initiateLimits(limiter)] }, async (c) => {
+    const { email, instanceID } = c.req.valid("json");
+    checkInstanceId(deps.config, instanceID);
     await initiatePasswordReset(deps.database.db, {
-      email: normalizeEmail(c.req.valid("json").email),
+      email: normalizeEmail(email),
       now: new Date(clock()),
       ttlSeconds: deps.config.RESET_TOKEN_TTL_SECONDS,
       resetUrl: deps.config.RESET_PASSWORD_URL,

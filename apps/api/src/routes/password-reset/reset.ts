@@ -2,6 +2,7 @@ import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { hashResetToken, resetPassword } from "@studyflow/domain";
 import type { AppEnv } from "../../app-env";
 import { clientAddress } from "../../client-address";
+import { caseJsonBody } from "../../case-compat";
 import type { AppDeps } from "../../deps";
 import { rateLimit, type RateLimiter } from "../../rate-limit";
 import { errorResponses } from "../openapi-errors";
@@ -21,10 +22,12 @@ const resetRequest = z
     token: z.string().min(1).openapi({ description: "The token from the reset link." }),
     newPassword: z.string().min(1).openapi({
       description:
-        "12–512 bytes (UTF-8) with at least 3 of: lowercase letter, uppercase letter, digit, symbol; not a common password.",
+        "At least 8 characters, at most 512 bytes (UTF-8), not on the list of common and leaked passwords; no composition rules.",
     }),
   })
   .openapi("PasswordResetRequest");
+
+const resetBody = caseJsonBody(resetRequest, "The token from the reset link and the new password");
 
 const route = createRoute({
   method: "post",
@@ -33,10 +36,10 @@ const route = createRoute({
   summary: "Set a new password with a reset token",
   description:
     "Consumes the single-use token from the reset e-mail and sets the new password. Every participant " +
-    "token issued before ends. A rejected password leaves the token usable.",
-  request: {
-    body: { required: true, content: { "application/json": { schema: resetRequest } } },
-  },
+    "session ends (refresh tokens and access tokens issued before stop working at once), the address counts as " +
+    "confirmed, and the account can sign in with the new password. A rejected password leaves the token usable.",
+  middleware: [resetBody.middleware],
+  request: { body: resetBody.body },
   responses: {
     200: jsonContent(messageSchema, "the password is changed"),
     ...errorResponses([400, 413, 429, 500], {
@@ -73,7 +76,7 @@ function resetLimits(limiter: RateLimiter) {
 
 export function registerResetPassword(router: OpenAPIHono<AppEnv>, deps: AppDeps, limiter: RateLimiter) {
   const clock = deps.clock ?? Date.now;
-  router.openapi({ ...route, middleware: resetLimits(limiter) }, async (c) => {
+  router.openapi({ ...route, middleware: [resetBody.middleware, ...resetLimits(limiter)] }, async (c) => {
     const { token, newPassword } = c.req.valid("json");
     await resetPassword(deps.database.db, { token, newPassword, now: new Date(clock()) });
     return c.json({ message: "password reset successful" }, 200);

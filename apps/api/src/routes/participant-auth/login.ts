@@ -1,0 +1,61 @@
+import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { INVALID_CREDENTIALS_MESSAGE, Unauthorized, issueSessionTokens, verifyCredentials } from "@studyflow/domain";
+import type { AppEnv } from "../../app-env";
+import { caseJsonBody, checkInstanceId } from "../../case-compat";
+import type { AppDeps } from "../../deps";
+import type { RateLimiter } from "../../rate-limit";
+import { errorResponses } from "../openapi-errors";
+import { jsonContent } from "../schemas";
+import { tokenEnvelope, tokenEnvelopeSchema } from "./envelope";
+import { emailKey, signInFailureLimits } from "./limits";
+import { sessionTokenSettings } from "./session-settings";
+
+export const loginRequest = z
+  .object({
+    email: z.string().trim().min(1, "required").max(254, "longer than 254 characters"),
+    password: z.string().min(1, "required").max(1024, "longer than 1024 characters"),
+    instanceID: z.string().max(100).optional(),
+  })
+  .openapi("CaseLoginRequest");
+
+const body = caseJsonBody(loginRequest, "The account's e-mail and password");
+
+const route = createRoute({
+  method: "post",
+  path: "/login",
+  tags: ["participant auth"],
+  summary: "Sign in with e-mail and password",
+  description:
+    "case-backend's loginWithEmail. Opens a session: a short access token (with the session in `sid`) and a " +
+    "single-use refresh token. An unknown address and a wrong password get the same 401 after the same argon2 " +
+    "work. Failed attempts are limited per account and per client address in growing tiers (1 min, 15 min, " +
+    "1 h): 429 with Retry-After. Locked accounts and accounts being deleted get a 401 after a correct password.",
+  middleware: [body.middleware],
+  request: { body: body.body },
+  responses: {
+    200: jsonContent(tokenEnvelopeSchema, "signed in"),
+    ...errorResponses([400, 401, 429], {
+      400: "a field is missing or too long, or instanceID names another instance",
+      401: "invalid email or password; or the account cannot sign in",
+      429: "too many failed attempts for this account or from this address",
+    }),
+  },
+});
+
+export function registerLogin(router: OpenAPIHono<AppEnv>, deps: AppDeps, limiter: RateLimiter) {
+  const db = deps.database.db;
+  const clock = deps.clock ?? Date.now;
+  const limits = signInFailureLimits(limiter, "auth:login", loginRequest, (b) => emailKey(b.email));
+  router.openapi({ ...route, middleware: [body.middleware, ...limits] }, async (c) => {
+    const { email, password, instanceID } = c.req.valid("json");
+    checkInstanceId(deps.config, instanceID);
+    const userId = await verifyCredentials(db, email, password);
+    if (!userId) throw new Unauthorized(INVALID_CREDENTIALS_MESSAGE);
+    const tokens = await issueSessionTokens(db, {
+      userId,
+      now: new Date(clock()),
+      settings: sessionTokenSettings(deps.config),
+    });
+    return c.json(await tokenEnvelope(db, tokens), 200);
+  });
+}

@@ -1,0 +1,47 @@
+import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { and, count, eq, isNull } from "drizzle-orm";
+import { refreshTokens } from "@studyflow/db";
+import { forgetCached, revokeSession } from "@studyflow/domain";
+import { participantOf, type AppEnv } from "../../app-env";
+import type { AppDeps } from "../../deps";
+import { participantAuth } from "../../middleware/auth";
+import { errorResponses } from "../openapi-errors";
+import { PARTICIPANT_SECURITY, jsonContent } from "../schemas";
+
+const route = createRoute({
+  method: "post",
+  path: "/logout",
+  tags: ["participant auth"],
+  summary: "Sign out of this session",
+  description:
+    "case-backend's logout: the session's refresh tokens stop renewing, and this access token (every access " +
+    "token of the session) is refused from now on, on every API replica. Other sessions stay signed in. A token " +
+    "without a session (minted by the operator CLI) has nothing to end: tokensRevoked is 0.",
+  security: PARTICIPANT_SECURITY,
+  responses: {
+    200: jsonContent(z.object({ message: z.string(), tokensRevoked: z.number().int() }), "signed out"),
+    ...errorResponses([401]),
+  },
+});
+
+export function registerLogout(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
+  const db = deps.database.db;
+  const clock = deps.clock ?? Date.now;
+  router.openapi({ ...route, middleware: [participantAuth(deps)] }, async (c) => {
+    const { sessionId } = participantOf(c);
+    let tokensRevoked = 0;
+    if (sessionId) {
+      tokensRevoked = await db.transaction(async (tx) => {
+        const [open] = await tx
+          .select({ n: count() })
+          .from(refreshTokens)
+          .where(and(eq(refreshTokens.sessionId, sessionId), isNull(refreshTokens.usedAt)));
+        await revokeSession(tx, sessionId, "logout", new Date(clock()));
+        return open?.n ?? 0;
+      });
+      // after the commit too: a request that read the session meanwhile must not keep it open here
+      forgetCached(db, "session", sessionId);
+    }
+    return c.json({ message: "logout successful", tokensRevoked }, 200);
+  });
+}

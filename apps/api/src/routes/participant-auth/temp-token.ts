@@ -1,0 +1,139 @@
+import { createSecretKey } from "node:crypto";
+import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { eq } from "drizzle-orm";
+import { jwtVerify } from "jose";
+import { users } from "@studyflow/db";
+import {
+  INVALID_TEMP_TOKEN_MESSAGE,
+  Invalid,
+  PARTICIPANT_TOKEN_TYPE,
+  TOKEN_ISSUER,
+  Unauthorized,
+  issueSessionTokens,
+  peekAccountToken,
+  verifyPassword,
+} from "@studyflow/domain";
+import type { AppEnv } from "../../app-env";
+import { caseJsonBody, checkInstanceId } from "../../case-compat";
+import { clientAddress } from "../../client-address";
+import type { AppDeps } from "../../deps";
+import { rateLimit, type RateLimiter } from "../../rate-limit";
+import { errorResponses } from "../openapi-errors";
+import { jsonContent } from "../schemas";
+import { tokenEnvelope, tokenEnvelopeSchema } from "./envelope";
+import { sessionTokenSettings } from "./session-settings";
+
+const infoRequest = z
+  .object({ tempToken: z.string().max(200), instanceID: z.string().max(100).optional() })
+  .openapi("CaseTempTokenInfoRequest");
+const infoBody = caseJsonBody(infoRequest, "A survey-login token from a mailed link");
+
+const infoRoute = createRoute({
+  method: "post",
+  path: "/temptoken-info",
+  tags: ["participant auth"],
+  summary: "Whose a survey-login token is",
+  description:
+    "case-backend's getTempTokenInfo: the account a usable survey-login token (a mailed link) belongs to, so the " +
+    "app can ask that account's password. Unknown, used and expired tokens answer 401 (case-backend: 400).",
+  middleware: [infoBody.middleware],
+  request: { body: infoBody.body },
+  responses: {
+    200: jsonContent(z.object({ userID: z.string(), email: z.string() }), "the token's account"),
+    ...errorResponses([400, 401, 429], { 401: "invalid token" }),
+  },
+});
+
+const loginRequest = z
+  .object({
+    tempToken: z.string().max(200),
+    password: z.string().max(1024).optional(),
+    accessToken: z.string().max(4096).optional(),
+  })
+  .openapi("CaseLoginWithTempTokenRequest");
+const loginBody = caseJsonBody(
+  loginRequest,
+  "The survey-login token and a proof of the account: its password or a valid access token",
+);
+
+const loginRoute = createRoute({
+  method: "post",
+  path: "/login-with-temptoken",
+  tags: ["participant auth"],
+  summary: "Sign in through a mailed survey link",
+  description:
+    "case-backend's loginWithTempToken: a usable survey-login token plus the account's password or a valid access " +
+    "token of the same account opens a session; as in case-backend the answer's `lastOTP.email` is now (the link " +
+    "came by mail). The token stays usable until it expires (survey links are opened more than once). Wrong " +
+    "passwords count against the sign-in limits of the address.",
+  middleware: [loginBody.middleware],
+  request: { body: loginBody.body },
+  responses: {
+    200: jsonContent(tokenEnvelopeSchema, "signed in"),
+    ...errorResponses([400, 401, 429], {
+      400: "neither password nor accessToken",
+      401: "invalid token, invalid password or invalid access token",
+    }),
+  },
+});
+
+export function registerTempToken(router: OpenAPIHono<AppEnv>, deps: AppDeps, limiter: RateLimiter) {
+  const db = deps.database.db;
+  const clock = deps.clock ?? Date.now;
+  const key = createSecretKey(Buffer.from(deps.config.PARTICIPANT_JWT_SECRET, "utf8"));
+  const failures = rateLimit(limiter, {
+    name: "auth:temptoken:address",
+    limit: 20,
+    windowSeconds: 15 * 60,
+    count: { failures: [401] },
+    message: "too many failed attempts; try again later",
+    keys: (c) => [clientAddress(c)],
+  });
+
+  const holderOf = async (tempToken: string) => {
+    const holder = await peekAccountToken(db, tempToken, ["survey-login"], new Date(clock()));
+    if (!holder) throw new Unauthorized(INVALID_TEMP_TOKEN_MESSAGE);
+    const [user] = await db
+      .select({ email: users.email, passwordHash: users.passwordHash })
+      .from(users)
+      .where(eq(users.id, holder.userId))
+      .limit(1);
+    if (!user) throw new Unauthorized(INVALID_TEMP_TOKEN_MESSAGE);
+    return { userId: holder.userId, ...user };
+  };
+
+  router.openapi({ ...infoRoute, middleware: [failures, infoBody.middleware] }, async (c) => {
+    const { tempToken, instanceID } = c.req.valid("json");
+    checkInstanceId(deps.config, instanceID);
+    const holder = await holderOf(tempToken);
+    return c.json({ userID: holder.userId, email: holder.email }, 200);
+  });
+
+  router.openapi({ ...loginRoute, middleware: [failures, loginBody.middleware] }, async (c) => {
+    const { tempToken, password, accessToken } = c.req.valid("json");
+    if (!password && !accessToken) throw new Invalid("password or accessToken: one of them is required");
+    const holder = await holderOf(tempToken);
+    if (accessToken) {
+      const subject = await jwtVerify(accessToken, key, {
+        algorithms: ["HS256"],
+        issuer: TOKEN_ISSUER,
+        currentDate: new Date(clock()),
+      }).then(
+        ({ payload }) => (payload.typ === PARTICIPANT_TOKEN_TYPE ? payload.sub : undefined),
+        () => undefined,
+      );
+      if (subject !== holder.userId) throw new Unauthorized("invalid access token");
+    }
+    if (password && !(await verifyPassword(holder.passwordHash, password).catch(() => false))) {
+      throw new Unauthorized("invalid password");
+    }
+    const now = new Date(clock());
+    const tokens = await issueSessionTokens(db, {
+      userId: holder.userId,
+      now,
+      settings: sessionTokenSettings(deps.config),
+      lastEmailOtpAt: now,
+    });
+    return c.json(await tokenEnvelope(db, tokens), 200);
+  });
+}

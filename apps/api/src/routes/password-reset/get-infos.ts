@@ -1,0 +1,45 @@
+import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { INVALID_RESET_TOKEN_MESSAGE, Unauthorized, passwordResetTokenAccount } from "@studyflow/domain";
+import type { AppEnv } from "../../app-env";
+import { caseJsonBody } from "../../case-compat";
+import { clientAddress } from "../../client-address";
+import type { AppDeps } from "../../deps";
+import { rateLimit, type RateLimiter } from "../../rate-limit";
+import { errorResponses } from "../openapi-errors";
+import { jsonContent } from "../schemas";
+
+const infosRequest = z.object({ token: z.string().min(1, "required").max(200) }).openapi("PasswordResetInfosRequest");
+const infosBody = caseJsonBody(infosRequest, "The token from the reset link");
+
+const route = createRoute({
+  method: "post",
+  path: "/get-infos",
+  tags: ["password reset"],
+  summary: "The account a reset link is for",
+  description:
+    "case-backend's getPasswordResetInfos: the account's sign-in address (`accountId`), which the reset form " +
+    "shows; nothing else. The token is not spent. Unknown, used and expired tokens answer 401 (case-backend: 400).",
+  middleware: [infosBody.middleware],
+  request: { body: infosBody.body },
+  responses: {
+    200: jsonContent(z.object({ accountId: z.string() }), "the token's account"),
+    ...errorResponses([400, 401, 429], { 401: "invalid or expired reset token", 429: "too many invalid tokens" }),
+  },
+});
+
+export function registerPasswordResetInfos(router: OpenAPIHono<AppEnv>, deps: AppDeps, limiter: RateLimiter) {
+  const clock = deps.clock ?? Date.now;
+  const guesses = rateLimit(limiter, {
+    name: "password-reset:get-infos:address",
+    limit: 20,
+    windowSeconds: 15 * 60,
+    count: { failures: [401] },
+    message: "too many invalid tokens; try again later",
+    keys: (c) => [clientAddress(c)],
+  });
+  router.openapi({ ...route, middleware: [guesses, infosBody.middleware] }, async (c) => {
+    const account = await passwordResetTokenAccount(deps.database.db, c.req.valid("json").token, new Date(clock()));
+    if (!account) throw new Unauthorized(INVALID_RESET_TOKEN_MESSAGE);
+    return c.json({ accountId: account.email }, 200);
+  });
+}

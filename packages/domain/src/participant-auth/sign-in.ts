@@ -1,0 +1,328 @@
+import { createHash, randomInt, timingSafeEqual } from "node:crypto";
+import { and, desc, eq, gt, isNull, sql } from "drizzle-orm";
+import { otpCodes, outgoingMessages, profiles, users, type Executor } from "@studyflow/db";
+import { createAccountToken, consumeAccountToken, retireAccountTokens } from "../accounts/account-tokens";
+import { normalizeEmail } from "../accounts/password-reset";
+import { checkPasswordRule, hashPassword, passwordHashNeedsUpgrade, verifyPassword } from "../accounts/passwords";
+import { forgetCached } from "../cache/read-cache";
+import { Invalid, RateLimited, Unauthorized } from "../errors";
+import { revokeUserSessions } from "./session-revocation";
+
+/** One answer for an unknown address and a wrong password (CASE's wording). */
+export const INVALID_CREDENTIALS_MESSAGE = "invalid email or password";
+
+/**
+ * A hash of no one's password, made with today's parameters on first use: an unknown address is
+ * checked against it, so it costs the same argon2 time as a known one and the answer's timing
+ * does not tell them apart.
+ */
+let dummyHash: Promise<string> | undefined;
+const dummyPasswordHash = () => (dummyHash ??= hashPassword("studyflow dummy password: never matches"));
+
+/**
+ * Checks an e-mail and password. Returns the user id, or null for an unknown address or a wrong
+ * password alike (after the same argon2 work). A weaker stored hash is upgraded on success.
+ */
+export async function verifyCredentials(db: Executor, email: string, password: string): Promise<string | null> {
+  const [user] = await db
+    .select({ id: users.id, passwordHash: users.passwordHash })
+    .from(users)
+    .where(eq(users.email, normalizeEmail(email)))
+    .limit(1);
+  const matches = await verifyPassword(user?.passwordHash ?? (await dummyPasswordHash()), password).catch(() => false);
+  if (!user || !matches) return null;
+  if (passwordHashNeedsUpgrade(user.passwordHash)) {
+    await db
+      .update(users)
+      .set({ passwordHash: await hashPassword(password) })
+      .where(eq(users.id, user.id));
+  }
+  return user.id;
+}
+
+/** case-backend's language code rule: "en", "de", "pt-BR", "es-419". */
+export const LANGUAGE_CODE_PATTERN = /^[a-z]{2}(-([A-Z]{2}|\d{3}))?$/;
+
+export interface SignUpInput {
+  email: string;
+  password: string;
+  preferredLanguage: string;
+  now: Date;
+  /** Page of the participant app that takes `?token=` and calls verify-email. */
+  verifyEmailUrl: string;
+  verifyEmailTtlSeconds: number;
+  /** Page where the owner of a taken address can reset the password. */
+  passwordResetUrl: string;
+}
+
+/**
+ * Signs up: for a free address creates the account (argon2id hash, a main profile) and mails a
+ * verify-email link; for a taken one creates nothing and mails the owner that someone tried.
+ * Both cost one argon2 hash and one outbox row, so neither the answer nor its time tells which it
+ * was. Returns whether an account was created (for tests and logs only: never for the answer).
+ * @throws Invalid naming `password` or `preferredLanguage` when they break the rules.
+ */
+export async function signUp(db: Executor, input: SignUpInput): Promise<{ created: boolean }> {
+  const violation = checkPasswordRule(input.password);
+  if (violation) throw new Invalid(violation);
+  if (!LANGUAGE_CODE_PATTERN.test(input.preferredLanguage)) {
+    throw new Invalid("preferredLanguage: must be a language code such as en, de or pt-BR");
+  }
+  const email = normalizeEmail(input.email);
+  const passwordHash = await hashPassword(input.password);
+  return db.transaction(async (tx) => {
+    const [created] = await tx
+      .insert(users)
+      .values({ email, passwordHash, preferredLanguage: input.preferredLanguage, passwordChangedAt: input.now })
+      .onConflictDoNothing({ target: users.email })
+      .returning({ id: users.id });
+    if (!created) {
+      const [owner] = await tx
+        .select({ id: users.id, language: users.preferredLanguage })
+        .from(users)
+        .where(eq(users.email, email))
+        .limit(1);
+      await tx.insert(outgoingMessages).values({
+        template: "signup-attempt",
+        toAddress: email,
+        userId: owner?.id ?? null,
+        language: owner?.language ?? input.preferredLanguage,
+        payload: { resetUrl: input.passwordResetUrl },
+      });
+      return { created: false };
+    }
+    await tx.insert(profiles).values({ userId: created.id, mainProfile: true, alias: "" });
+    await mailVerifyEmail(tx, {
+      userId: created.id,
+      email,
+      language: input.preferredLanguage,
+      now: input.now,
+      url: input.verifyEmailUrl,
+      ttlSeconds: input.verifyEmailTtlSeconds,
+    });
+    return { created: true };
+  });
+}
+
+interface VerifyMail {
+  userId: string;
+  email: string;
+  language: string;
+  now: Date;
+  url: string;
+  ttlSeconds: number;
+}
+
+async function mailVerifyEmail(db: Executor, mail: VerifyMail): Promise<void> {
+  const token = await createAccountToken(db, {
+    userId: mail.userId,
+    purpose: "verify-email",
+    ttlSeconds: mail.ttlSeconds,
+    now: mail.now,
+    info: { email: mail.email },
+  });
+  const link = new URL(mail.url);
+  link.searchParams.set("token", token);
+  await db.insert(outgoingMessages).values({
+    template: "verify-email",
+    toAddress: mail.email,
+    userId: mail.userId,
+    language: mail.language,
+    // the resend cool-down counts from here, on the caller's clock
+    createdAt: mail.now,
+    payload: { verifyUrl: link.toString(), validForHours: Math.round(mail.ttlSeconds / 360) / 10 },
+  });
+}
+
+/** Between two verification mails to one account (case-backend waits 60 s). */
+export const VERIFICATION_MAIL_COOLDOWN_SECONDS = 60;
+
+/**
+ * Mails a new verify-email link to the account's address (CASE's resend-email-verification).
+ * Earlier links stop working. @throws Invalid when `email` is not the account's address,
+ * RateLimited within the cool-down.
+ */
+export async function resendEmailVerification(
+  db: Executor,
+  input: { userId: string; email: string; now: Date; url: string; ttlSeconds: number },
+): Promise<void> {
+  await db.transaction(async (tx) => {
+    const [user] = await tx
+      .select({ email: users.email, language: users.preferredLanguage })
+      .from(users)
+      .where(eq(users.id, input.userId))
+      .limit(1)
+      .for("update");
+    if (!user || user.email !== normalizeEmail(input.email)) throw new Invalid("email: not an address of this account");
+    const [last] = await tx
+      .select({ at: outgoingMessages.createdAt })
+      .from(outgoingMessages)
+      .where(and(eq(outgoingMessages.userId, input.userId), eq(outgoingMessages.template, "verify-email")))
+      .orderBy(desc(outgoingMessages.createdAt))
+      .limit(1);
+    const waited = last ? (input.now.getTime() - last.at.getTime()) / 1000 : Infinity;
+    if (waited < VERIFICATION_MAIL_COOLDOWN_SECONDS) {
+      throw new RateLimited("try again later", Math.ceil(VERIFICATION_MAIL_COOLDOWN_SECONDS - waited));
+    }
+    await retireAccountTokens(tx, input.userId, ["verify-email"], input.now);
+    await mailVerifyEmail(tx, {
+      userId: input.userId,
+      email: user.email,
+      language: user.language,
+      now: input.now,
+      url: input.url,
+      ttlSeconds: input.ttlSeconds,
+    });
+  });
+}
+
+export const INVALID_VERIFICATION_TOKEN_MESSAGE = "invalid or expired verification token";
+
+/**
+ * Confirms an address with a mailed token. "verify-email": the account's address (still the one
+ * mailed) is confirmed. "change-email": the account's address becomes `info.newEmail` if no other
+ * account has it meanwhile, confirmed; other sessions end and the old address gets a notice.
+ * Returns the user id. @throws Unauthorized for unknown, used, expired tokens, or ones that no
+ * longer fit the account.
+ */
+export async function verifyEmailToken(db: Executor, token: string, now: Date): Promise<string> {
+  const userId = await db.transaction(async (tx) => {
+    const holder = await consumeAccountToken(tx, token, ["verify-email", "change-email"], now);
+    if (!holder) return null;
+    const [user] = await tx
+      .select({ email: users.email, language: users.preferredLanguage, confirmedAt: users.accountConfirmedAt })
+      .from(users)
+      .where(eq(users.id, holder.userId))
+      .limit(1)
+      .for("update");
+    if (!user) return null;
+    if (holder.purpose === "verify-email") {
+      // a link to an address the account no longer has proves nothing about today's
+      if (holder.info.email !== undefined && holder.info.email !== user.email) return null;
+      if (!user.confirmedAt) await tx.update(users).set({ accountConfirmedAt: now }).where(eq(users.id, holder.userId));
+      return holder.userId;
+    }
+    const newEmail = holder.info.newEmail ? normalizeEmail(holder.info.newEmail) : "";
+    if (newEmail === "") return null;
+    const [taken] = await tx.select({ id: users.id }).from(users).where(eq(users.email, newEmail)).limit(1);
+    if (taken && taken.id !== holder.userId) return null;
+    await tx.update(users).set({ email: newEmail, accountConfirmedAt: now }).where(eq(users.id, holder.userId));
+    // the other change-email links (and old verify links) end with the old address
+    await retireAccountTokens(tx, holder.userId, ["change-email", "verify-email", "password-reset"], now);
+    await revokeUserSessions(tx, holder.userId, "email-change", { now });
+    await tx.insert(outgoingMessages).values({
+      template: "email-changed",
+      toAddress: user.email,
+      userId: holder.userId,
+      language: user.language,
+      payload: { newEmail },
+    });
+    return holder.userId;
+  });
+  if (!userId) throw new Unauthorized(INVALID_VERIFICATION_TOKEN_MESSAGE);
+  forgetCached(db, "user", userId);
+  return userId;
+}
+
+/** OTP settings: a 6-digit code is short, so the attempts on one code are few and its life short. */
+export const OTP_TTL_SECONDS = 10 * 60;
+export const OTP_MAX_ATTEMPTS = 5;
+/** Codes mailed to one account within OTP_RESEND_WINDOW_SECONDS. */
+export const OTP_MAX_SENDS = 3;
+export const OTP_RESEND_WINDOW_SECONDS = 10 * 60;
+export const INVALID_OTP_MESSAGE = "invalid or expired code";
+
+const hashOtp = (userId: string, code: string) =>
+  createHash("sha256").update(`${userId}:${code}`, "utf8").digest("hex");
+
+/**
+ * Mails a new 6-digit code (CASE's GET /v1/auth/otp?type=email). Older open codes of the user
+ * stop working. @throws RateLimited after OTP_MAX_SENDS codes within the resend window.
+ */
+export async function sendEmailOtp(
+  db: Executor,
+  input: { userId: string; sessionId: string | undefined; now: Date },
+): Promise<{ code: string }> {
+  const code = String(randomInt(0, 1_000_000)).padStart(6, "0");
+  await db.transaction(async (tx) => {
+    const [user] = await tx
+      .select({ email: users.email, language: users.preferredLanguage })
+      .from(users)
+      .where(eq(users.id, input.userId))
+      .limit(1)
+      .for("update");
+    if (!user) throw new Unauthorized("account no longer exists");
+    const windowStart = new Date(input.now.getTime() - OTP_RESEND_WINDOW_SECONDS * 1000);
+    const recent = await tx
+      .select({ createdAt: otpCodes.createdAt })
+      .from(otpCodes)
+      .where(and(eq(otpCodes.userId, input.userId), gt(otpCodes.createdAt, windowStart)))
+      .orderBy(otpCodes.createdAt);
+    if (recent.length >= OTP_MAX_SENDS) {
+      const oldest = recent[0]!.createdAt.getTime();
+      const retryAfter = Math.ceil((oldest + OTP_RESEND_WINDOW_SECONDS * 1000 - input.now.getTime()) / 1000);
+      throw new RateLimited("too many codes requested; try again later", Math.max(1, retryAfter));
+    }
+    await tx
+      .update(otpCodes)
+      .set({ usedAt: input.now })
+      .where(and(eq(otpCodes.userId, input.userId), isNull(otpCodes.usedAt)));
+    await tx.insert(otpCodes).values({
+      userId: input.userId,
+      sessionId: input.sessionId ?? null,
+      type: "email",
+      codeHash: hashOtp(input.userId, code),
+      createdAt: input.now,
+      expiresAt: new Date(input.now.getTime() + OTP_TTL_SECONDS * 1000),
+    });
+    await tx.insert(outgoingMessages).values({
+      template: "otp-code",
+      toAddress: user.email,
+      userId: input.userId,
+      language: user.language,
+      payload: { code, validForMinutes: OTP_TTL_SECONDS / 60 },
+      expiresAt: new Date(input.now.getTime() + OTP_TTL_SECONDS * 1000),
+    });
+  });
+  return { code };
+}
+
+/**
+ * Checks a code against the user's open one. A wrong code spends an attempt; the
+ * OTP_MAX_ATTEMPTS-th wrong one kills the code. A right one is spent and, since it proves the
+ * mailbox, confirms the account's address. @throws Unauthorized({@link INVALID_OTP_MESSAGE}).
+ */
+export async function verifyEmailOtp(db: Executor, input: { userId: string; code: string; now: Date }): Promise<void> {
+  const code = input.code.trim();
+  const outcome = await db.transaction(async (tx) => {
+    const [open] = await tx
+      .select({ id: otpCodes.id, codeHash: otpCodes.codeHash, attempts: otpCodes.attempts })
+      .from(otpCodes)
+      .where(and(eq(otpCodes.userId, input.userId), isNull(otpCodes.usedAt), gt(otpCodes.expiresAt, input.now)))
+      .orderBy(desc(otpCodes.createdAt))
+      .limit(1)
+      .for("update");
+    if (!open) return "none" as const;
+    const expected = Buffer.from(open.codeHash, "hex");
+    const given = Buffer.from(hashOtp(input.userId, code), "hex");
+    if (/^\d{6}$/.test(code) && timingSafeEqual(expected, given)) {
+      await tx.update(otpCodes).set({ usedAt: input.now }).where(eq(otpCodes.id, open.id));
+      await tx
+        .update(users)
+        .set({
+          accountConfirmedAt: sql`coalesce(${users.accountConfirmedAt}, ${input.now.toISOString()}::timestamptz)`,
+        })
+        .where(eq(users.id, input.userId));
+      return "ok" as const;
+    }
+    const attempts = open.attempts + 1;
+    await tx
+      .update(otpCodes)
+      .set({ attempts, ...(attempts >= OTP_MAX_ATTEMPTS ? { usedAt: input.now } : {}) })
+      .where(eq(otpCodes.id, open.id));
+    return "wrong" as const;
+  });
+  if (outcome !== "ok") throw new Unauthorized(INVALID_OTP_MESSAGE);
+}
+
+export const INVALID_TEMP_TOKEN_MESSAGE = "invalid token";
