@@ -24,7 +24,7 @@ const answer = (key: string, choice: string) => ({
   response: { key: "rg", items: [{ key: "scg", items: [{ key: choice }] }] },
 });
 
-function envWith(oldResponses: SurveyResponse[] = []) {
+function envWith(oldResponses: (SurveyResponse & { participantId: string })[] = []) {
   return createDeterministicEnv({ now: NOW_S * 1000, services: createInMemoryServices({ oldResponses }) });
 }
 
