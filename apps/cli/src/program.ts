@@ -25,7 +25,9 @@ import { studySetRulesCommand } from "./commands/study-set-rules";
 import { tokenManagementCommand } from "./commands/token-management";
 import { tokenParticipantCommand } from "./commands/token-participant";
 import { tokenRevokeCommand } from "./commands/token-revoke";
+import { USER_ACCOUNT_COMMANDS } from "./commands/user-account-commands";
 import { userCreateCommand } from "./commands/user-create";
+import { userDeleteCommand } from "./commands/user-delete";
 import { UsageError } from "./failures";
 
 /** Every command, in the order the usage lists them. */
@@ -44,6 +46,8 @@ export const COMMANDS: readonly CliCommand[] = [
   participantsShowCommand,
   ...PARTICIPANT_FILES_COMMANDS,
   userCreateCommand,
+  ...USER_ACCOUNT_COMMANDS,
+  userDeleteCommand,
   permissionGrantCommand,
   tokenManagementCommand,
   tokenRevokeCommand,
