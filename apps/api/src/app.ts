@@ -18,6 +18,7 @@ import { createHealthRouter } from "./routes/health";
 import { registerOpenApi } from "./routes/openapi";
 import { createParticipantAuthRouter } from "./routes/participant-auth";
 import { createParticipantDataRouter } from "./routes/participant-data";
+import { isParticipantFileUpload } from "./routes/participant-data/files";
 import { createParticipantUsersRouter } from "./routes/participant-users";
 import { createParticipantViewsRouter } from "./routes/participant-views";
 import { createParticipantsRouter } from "./routes/participants";
@@ -56,7 +57,9 @@ export function createApp(appDeps: AppDeps) {
 
   app.use(requestId(deps.logger));
   app.use(httpMetrics(metrics));
-  app.use(limitBodySize(MAX_BODY_BYTES));
+  // Participant file uploads carry images larger than any JSON body; that route enforces its own limit.
+  const generalBodyLimit = limitBodySize(MAX_BODY_BYTES);
+  app.use((c, next) => (isParticipantFileUpload(c.req.method, c.req.path) ? next() : generalBodyLimit(c, next)));
   app.use(inputBoundary());
   app.use(resolveClientAddress(deps.config.TRUST_PROXY));
 

@@ -70,7 +70,7 @@ export function presentCaseStudy(study: StudyRow, subscriptions: readonly Resear
       })),
       startDate: unixDay(study.props.startDate),
       endDate: 0,
-      systemDefaultStudy: false,
+      systemDefaultStudy: study.props.systemDefaultStudy === true,
     },
     configs: {
       participantFileUploadRule: null,

@@ -23,6 +23,7 @@ export function studyResult({ study, currentRulesVersion }: StudyOverview) {
     ["description", languageTexts(study.props.description)],
     ["tags", study.props.tags?.join(", ")],
     ["start date", study.props.startDate],
+    ["default study", study.props.systemDefaultStudy ? "yes" : undefined],
     ["time zone", study.config.timeZone ?? "UTC"],
     ["strict rules", study.config.strictRules ? "on" : "off"],
     ["track account", study.trackAccount ? "on" : "off"],

@@ -52,7 +52,7 @@ const languageTexts = z.array(text).transform((pairs, ctx) => {
 
 export const studyUpdateCommand = defineCommand({
   name: "study:update",
-  summary: "change a study's names, descriptions, tags, start date, time zone, status or account tracking (audited)",
+  summary: "change a study's names, descriptions, tags, start date, default-study flag, time zone, status or account tracking (audited)",
   flags: () => [
     new Option("--key <KEY>", "study key").makeOptionMandatory(),
     new Option("--name <LANG=TEXT>", "the name in one language, e.g. en='Flu watch'; repeat per language").argParser(
@@ -67,6 +67,7 @@ export const studyUpdateCommand = defineCommand({
       "inactive refuses every participant event (enter, leave, submit, temporary participants)",
     ),
     new Option("--track-account <on|off>", "on: participants store an HMAC of their account id"),
+    new Option("--system-default <on|off>", "on: participant apps enter every new profile into this study (CASE's default study)"),
     new Option("--clear <FIELDS>", `remove these, comma-separated: ${CLEARABLE_FLAGS.join(", ")}`),
   ],
   values: z
@@ -79,9 +80,10 @@ export const studyUpdateCommand = defineCommand({
       timeZone: text.optional(),
       status: oneOf(STUDY_STATUSES).optional(),
       trackAccount: oneOf(["on", "off"]).optional(),
+      systemDefault: oneOf(["on", "off"]).optional(),
       clear: commaList.pipe(z.array(oneOf(CLEARABLE_FLAGS))).optional(),
     })
-    .transform(({ key, clear, trackAccount, ...given }): StudyUpdateInput => {
+    .transform(({ key, clear, trackAccount, systemDefault, ...given }): StudyUpdateInput => {
       const change: StudyChange = {
         ...(given.name === undefined ? {} : { name: given.name }),
         ...(given.description === undefined ? {} : { description: given.description }),
@@ -90,6 +92,7 @@ export const studyUpdateCommand = defineCommand({
         ...(given.timeZone === undefined ? {} : { timeZone: given.timeZone }),
         ...(given.status === undefined ? {} : { status: given.status }),
         ...(trackAccount === undefined ? {} : { trackAccount: trackAccount === "on" }),
+        ...(systemDefault === undefined ? {} : { systemDefaultStudy: systemDefault === "on" }),
       };
       for (const flag of clear ?? []) {
         const field = CLEARABLE[flag];
@@ -98,7 +101,7 @@ export const studyUpdateCommand = defineCommand({
       }
       if (Object.keys(change).length === 0) {
         throw new UsageError(
-          "give at least one of --name, --description, --tags, --start-date, --time-zone, --status, --track-account, --clear",
+          "give at least one of --name, --description, --tags, --start-date, --time-zone, --status, --track-account, --system-default, --clear",
         );
       }
       return { key, change };

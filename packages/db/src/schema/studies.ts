@@ -37,6 +37,11 @@ export interface StudyProps {
   tags?: string[];
   /** The study's start, an ISO date (YYYY-MM-DD). */
   startDate?: string;
+  /**
+   * CASE's default study: participant apps enter every profile of a new account into it (the
+   * tekenradar app reads it from the public study list).
+   */
+  systemDefaultStudy?: boolean;
 }
 
 export const studies = pgTable("studies", {

@@ -16,6 +16,7 @@ const FILES_PER_ROUND = 100;
  * Removes the contents of export files past retention and marks them expired; the record stays,
  * so a download says the file expired instead of not knowing it. A file's own `expires_at`, when
  * set, overrides the retention of its kind. Files of canceled and failed exports go the same way.
+ * Participants' uploaded files share the store but are not exports: they stay until deleted.
  * Returns the number of files removed.
  */
 export async function removeExpiredExportFiles(
@@ -32,7 +33,13 @@ export async function removeExpiredExportFiles(
     const batch = await db
       .select()
       .from(storedFiles)
-      .where(and(isNull(storedFiles.expiredAt), due))
+      .where(
+        and(
+          isNull(storedFiles.expiredAt),
+          due,
+          sql`not exists (select 1 from participant_files p where p.stored_file_id = ${storedFiles.id})`,
+        ),
+      )
       .limit(FILES_PER_ROUND);
     for (const file of batch) {
       await db.transaction(async (tx) => {

@@ -49,6 +49,8 @@ export interface StudyChange {
   tags?: string[] | null;
   /** YYYY-MM-DD. */
   startDate?: string | null;
+  /** CASE's default study, entered by participant apps for every new profile. */
+  systemDefaultStudy?: boolean;
   /** IANA zone of the rules' calendar functions. */
   timeZone?: string | null;
   strictRules?: boolean;
@@ -59,7 +61,7 @@ export interface StudyChange {
   trackAccount?: boolean;
 }
 
-const PROPS_FIELDS = ["name", "description", "tags", "startDate"] as const satisfies readonly (keyof StudyProps &
+const PROPS_FIELDS = ["name", "description", "tags", "startDate", "systemDefaultStudy"] as const satisfies readonly (keyof StudyProps &
   keyof StudyChange)[];
 const CONFIG_FIELDS = [
   "timeZone",

@@ -63,6 +63,9 @@ const studyChangeSchema = z
       .nullable()
       .optional()
       .openapi({ example: "2026-11-01" }),
+    systemDefaultStudy: z.boolean().optional().openapi({
+      description: "CASE's default study: participant apps (tekenradar) enter every profile of a new account into it",
+    }),
     timeZone: z
       .string()
       .max(100, "must be at most 100 characters")
@@ -94,7 +97,7 @@ const route = createRoute({
   tags: ["studies"],
   summary: "Change a study's properties, rule settings or status",
   description:
-    "Properties: `name` and `description` per language code, `tags`, `startDate` (YYYY-MM-DD). Rule settings: " +
+    "Properties: `name` and `description` per language code, `tags`, `startDate` (YYYY-MM-DD), `systemDefaultStudy`. Rule settings: " +
     "`timeZone` (IANA name, for the calendar functions of the rules), `strictRules` and `unknownSurveyVersion`; `trackAccount`. An absent field stays as " +
     "it is, a given one replaces the whole value (a name map replaces every language), null removes it.\n\n" +
     "`status: inactive` closes the study to participants: every participant event answers 409 and changes " +

@@ -39,16 +39,9 @@ export const caseStudyInfoSchema = z
 
 export type CaseStudyInfo = z.infer<typeof caseStudyInfoSchema>;
 
-/**
- * studyflow's studies have no "system default" property of their own; a study whose stored props
- * carry `systemDefaultStudy: true` (as an imported CASE study may) is shown as one.
- */
-const isSystemDefault = (study: StudyRow) =>
-  (study.props as { systemDefaultStudy?: unknown }).systemDefaultStudy === true;
-
 export function presentCaseStudyInfo(study: StudyRow, profileIds: string[] | null = null): CaseStudyInfo {
   const { key, status, props, stats } = presentCaseStudy(study, []);
-  return { key, status, props: { ...props, systemDefaultStudy: isSystemDefault(study) }, stats, profileIds };
+  return { key, status, props, stats, profileIds };
 }
 
 /** A study variable as case-backend's public variable routes show it: its value and when it changed, no editor metadata. */
