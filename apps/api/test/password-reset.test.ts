@@ -8,9 +8,7 @@ import { createTestApp, type TestApp } from "./test-app";
 const OLD_PASSWORD = "Old-harbour-lights-1";
 const NEW_PASSWORD = "New-lighthouse-keeper-2";
 const INVALID_TOKEN = { error: "invalid or expired reset token" };
-const RULE = {
-  error: "password must be 12–512 bytes and contain at least 3 of: lowercase letter, uppercase letter, digit, symbol",
-};
+const RULE = { error: "password must be at least 8 characters long" };
 const INITIATED = { message: "if the address belongs to an account, a reset link has been sent" };
 
 let addressCounter = 0;
@@ -134,7 +132,8 @@ describe("POST /v1/password-reset/reset", () => {
     const user = await createUser(t);
     const token = await issueToken(t, user.email);
 
-    for (const weak of ["short1A!", "alllowercaseletters", "only_lower_and_1"]) {
+    // NIST-style policy: length and blocklist, no character classes (see passwords.ts)
+    for (const weak of ["short1A", "abc", "😀😀😀😀"]) {
       const res = await reset(t, { token, newPassword: weak });
       expect(res.status, weak).toBe(400);
       expect(await res.json()).toEqual(RULE);
@@ -153,7 +152,9 @@ describe("POST /v1/password-reset/reset", () => {
     const token = await issueToken(t, user.email);
     const res = await reset(t, { token, newPassword: "Welcome2024!" });
     expect(res.status).toBe(400);
-    expect(await res.json()).toEqual({ error: "password is too common" });
+    expect(await res.json()).toEqual({
+      error: "password is too common: choose one that is not on lists of leaked passwords",
+    });
     expect((await tokenRows(t, user.id))[0]!.usedAt).toBeNull();
   });
 
