@@ -1,3 +1,5 @@
+import { OpenAPIHono } from "@hono/zod-openapi";
+import { Validator } from "@seriousme/openapi-schema-validator";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { confidentialResponses, profiles, reports, surveyResponses, surveyVersions } from "@studyflow/db";
@@ -15,6 +17,10 @@ import {
   setupStudy,
   str,
 } from "./fixtures";
+import type { AppEnv } from "../src/app-env";
+import { createRedisRateLimiter } from "../src/rate-limit";
+import { registerOpenApi } from "../src/routes/openapi";
+import { createNewsletterRouter, createUserRouter } from "../src/routes/user";
 import { createTestApp, type TestApp } from "./test-app";
 
 const NOW = Date.UTC(2026, 5, 1, 12, 0, 0);
@@ -76,12 +82,47 @@ describe("/v1/user: the account and its profiles", () => {
     await t.database.sql`delete from confidential_responses`;
   });
 
+  it("documents every /v1/user operation, participant-secured, in a valid OpenAPI document", async () => {
+    // the user routers alone, as the app mounts them: other routers' documents are their tests' business
+    const app = new OpenAPIHono<AppEnv>();
+    const limiter = createRedisRateLimiter(t.deps.redis, { prefix: t.config.QUEUE_PREFIX });
+    app.route("/v1/user", createUserRouter(t.deps, limiter));
+    app.route("/v1/unsubscribe-newsletter", createNewsletterRouter(t.deps, limiter));
+    registerOpenApi(app);
+    const res = await app.request("/openapi.json");
+    expect(res.status, await res.clone().text()).toBe(200);
+    const doc = (await res.json()) as {
+      paths: Record<string, Record<string, { security?: unknown; responses: Record<string, unknown> }>>;
+    };
+    const secured = [
+      ["get", "/v1/user"],
+      ["post", "/v1/user/profiles"],
+      ["put", "/v1/user/profiles"],
+      ["post", "/v1/user/profiles/remove"],
+      ["post", "/v1/user/password"],
+      ["post", "/v1/user/change-account-email"],
+      ["post", "/v1/user/change-phone-number"],
+      ["get", "/v1/user/request-phone-number-verification"],
+      ["put", "/v1/user/contact-preferences"],
+    ] as const;
+    for (const [method, path] of secured) {
+      const operation = doc.paths[path]?.[method];
+      expect(operation, `${method} ${path}`).toBeDefined();
+      expect(operation!.security).toEqual([{ participantBearer: [] }]);
+      expect(Object.keys(operation!.responses)).toContain("401");
+    }
+    const unsubscribe = doc.paths["/v1/unsubscribe-newsletter"]?.post;
+    expect(unsubscribe?.security ?? []).toEqual([]);
+    const outcome = await new Validator().validate(doc);
+    expect(outcome.errors ?? []).toEqual([]);
+  });
+
   describe("GET /v1/user", () => {
     it("answers the CASE user, main profile first, at both paths, without secrets", async () => {
       const user = await participantUser(t, ["main", "child"]);
       for (const path of ["/v1/user", "/v1/user/"]) {
         const res = await get(t, path, user.token);
-        expect(res.status).toBe(200);
+        expect(res.status, path).toBe(200);
         const body = (await res.json()) as { user: Record<string, unknown> & { profiles: { id: string }[] } };
         expect(body.user).toMatchObject({
           id: user.user.id,

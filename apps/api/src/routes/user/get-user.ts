@@ -1,7 +1,7 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import { loadCaseUser } from "@studyflow/domain";
 import { participantOf, type AppEnv } from "../../app-env";
-import { openapiBothSlashes } from "../../case-compat";
 import type { AppDeps } from "../../deps";
 import { errorResponses } from "../openapi-errors";
 import { PARTICIPANT_SECURITY, jsonContent } from "../schemas";
@@ -22,7 +22,9 @@ const route = createRoute({
 
 export function registerGetUser(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
   const db = deps.database.db;
-  openapiBothSlashes(router, route, async (c) => {
-    return c.json({ user: await loadCaseUser(db, participantOf(c).userId) }, 200);
-  });
+  const handler = async (c: Context<AppEnv>) => c.json({ user: await loadCaseUser(db, participantOf(c).userId) }, 200);
+  router.openapi(route, handler);
+  // gin serves the group root at /v1/user/ (and /v1/user by redirect). Under a mount, "/" is the
+  // mount point itself, so the slashed twin needs a pattern that matches only an empty rest.
+  router.get("/:trailingSlash{/?}", handler);
 }
