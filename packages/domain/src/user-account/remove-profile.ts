@@ -39,10 +39,13 @@ export interface RemovedProfile {
 type StudyOfProfile = typeof studies.$inferSelect;
 
 /**
- * Whether a study takes the exit survey: case-backend stores it in its "system default" studies,
- * which studyflow does not have; here, a study that has a survey of the response's key takes it.
+ * Whether a study takes the exit survey: case-backend stores it in its system default studies;
+ * studyflow also in a study that has a survey of the response's key (a deployment that marks no
+ * default study still keeps the answers).
  */
-async function studyHasSurvey(tx: Executor, studyKey: string, surveyKey: string): Promise<boolean> {
+async function takesExitSurvey(tx: Executor, study: StudyOfProfile, surveyKey: string): Promise<boolean> {
+  if (study.props.systemDefaultStudy === true) return true;
+  const studyKey = study.key;
   const [found] = await tx
     .select({ id: surveyVersions.id })
     .from(surveyVersions)
@@ -130,7 +133,7 @@ export async function removeProfile(
       }
       const row = await lockParticipantForEvent(tx, study.key, ids.participantId);
       if (!row || row.studyStatus === ACCOUNT_DELETED_STATUS) continue;
-      if (exitSurvey && (await studyHasSurvey(tx, study.key, exitSurvey.key))) {
+      if (exitSurvey && (await takesExitSurvey(tx, study, exitSurvey.key))) {
         await storeExitSurvey(tx, study, row, ids.confidentialId, exitSurvey, eventCtx);
         exitSurveyStoredIn.push(study.key);
       }

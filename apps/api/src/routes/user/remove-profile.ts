@@ -23,7 +23,7 @@ const route = createRoute({
   summary: "Remove one of the account's profiles (CASE)",
   description:
     "In one transaction: in every study the profile takes part in, the exit survey response (if given) is " +
-    "stored in a study that has a survey of its key (case-backend stores it in its system default study), the " +
+    "stored in the system default studies (as case-backend) and in a study that has a survey of its key, the " +
     "participant leaves (status `exited`, the LEAVE rules run, confidential responses removed) and ends as " +
     "`accountDeleted`; then the profile is deleted. The main profile cannot be removed.",
   security: PARTICIPANT_SECURITY,
