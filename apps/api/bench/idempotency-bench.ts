@@ -2,9 +2,9 @@
  * What an Idempotency-Key costs a participant's submit, in process (no sockets), against a database
  * of the bench's own: POST /v1/study-service/events/{k}/submit with a new key on every request
  * (the key's record claimed and completed in the event's transaction) against the same submit
- * without the header (the baseline), measured in one run, interleaved, the median of several
- * rounds. Each round runs CONCURRENCY clients, each submitting for its own participant in turn.
- * Retries (a replay) are measured too, for what a client's retry costs.
+ * without the header (the baseline), measured in one run, interleaved request by request, the
+ * median of several rounds. Each round runs CONCURRENCY clients, each submitting for its own
+ * participant. Retries (a replay) are measured too, for what a client's retry costs.
  *
  *   npm run bench -w @studyflow/api            (part of `npm run bench`)
  *   DATABASE_URL=postgres://… REDIS_URL=redis://… tsx bench/idempotency-bench.ts
@@ -63,7 +63,7 @@ try {
   );
   const app = createApp({ config, database, redis, runActionsQueue: queue, logger: pino({ level: "silent" }) });
 
-  const clients = [];
+  const clients: { token: string; profileID: string }[] = [];
   for (let index = 0; index < CONCURRENCY; index++) {
     const { user, profiles } = await createUserWithProfiles(db, {
       email: `bench-${index}@example.org`,
@@ -108,43 +108,61 @@ try {
     await res.arrayBuffer();
   };
 
-  /** Submits per second: CONCURRENCY clients, REQUESTS in all. */
-  async function measure(keyOf: (client: number, index: number) => string | undefined): Promise<number> {
-    const perClient = Math.ceil(REQUESTS / CONCURRENCY);
-    const started = performance.now();
-    await Promise.all(
-      clients.map(async (client, clientIndex) => {
-        for (let index = 0; index < perClient; index++) await submit(client, keyOf(clientIndex, index));
-      }),
-    );
-    return (perClient * CONCURRENCY) / ((performance.now() - started) / 1000);
-  }
-
   // a retry of one stored answer per client: the key's first answer, read back
   const replayKeys = clients.map(() => randomUUID());
   await Promise.all(clients.map((client, index) => submit(client, replayKeys[index])));
 
-  const variants: [string, (client: number, index: number) => string | undefined][] = [
+  const variants: [string, (client: number) => string | undefined][] = [
     ["submit without a key (baseline)", () => undefined],
     ["submit with a new Idempotency-Key", () => randomUUID()],
     ["retry with a used key (replay)", (client) => replayKeys[client]],
   ];
-  const figures = new Map<string, number[]>(variants.map(([label]) => [label, []]));
-  for (const [, keyOf] of variants) await measure(keyOf); // warm-up
-  for (let round = 0; round < ROUNDS; round++) {
-    for (const [label, keyOf] of variants) figures.get(label)!.push(await measure(keyOf));
+
+  /**
+   * One round: every client sends REQUESTS / CONCURRENCY submits, taking the variants in turn
+   * (each client starting at another one), and each submit's time goes to its variant. Interleaved
+   * request by request, the variants share the machine's load alike, which rounds of one variant
+   * at a time do not on a shared machine.
+   */
+  async function round(): Promise<number[][]> {
+    const times = variants.map((): number[] => []);
+    const perClient = Math.ceil(REQUESTS / CONCURRENCY);
+    await Promise.all(
+      clients.map(async (client, clientIndex) => {
+        for (let index = 0; index < perClient; index++) {
+          const variant = (index + clientIndex) % variants.length;
+          const started = performance.now();
+          await submit(client, variants[variant]![1](clientIndex));
+          times[variant]!.push(performance.now() - started);
+        }
+      }),
+    );
+    return times;
   }
+
+  const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
   const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-  const baseline = median(figures.get(variants[0]![0])!);
-  console.log(
-    `Participant submit in process, ${CONCURRENCY} concurrent clients, ${REQUESTS} submits × ${ROUNDS} rounds, median`,
-  );
-  console.log("| variant | submits/s | ratio to baseline |");
-  console.log("|---|---|---|");
-  for (const [label, values] of figures) {
-    const rate = median(values);
-    console.log(`| ${label} | ${rate.toFixed(0)} | ${(rate / baseline).toFixed(2)} |`);
+  await round(); // warm-up
+  const perRound = variants.map((): number[] => []);
+  for (let index = 0; index < ROUNDS; index++) {
+    const times = await round();
+    times.forEach((values, variant) => perRound[variant]!.push(mean(values)));
   }
+  // submits/s with CONCURRENCY clients each waiting for its answer: CONCURRENCY / mean time
+  const rateOf = (variant: number) => (CONCURRENCY * 1000) / median(perRound[variant]!);
+  const baseline = rateOf(0);
+  console.log(
+    `Participant submit in process, ${CONCURRENCY} concurrent clients, variants interleaved request by request, ` +
+      `${REQUESTS} submits per round × ${ROUNDS} rounds, median of the rounds' mean times`,
+  );
+  console.log("| variant | ms/submit | submits/s | ratio to baseline |");
+  console.log("|---|---|---|---|");
+  variants.forEach(([label], variant) => {
+    const rate = rateOf(variant);
+    console.log(
+      `| ${label} | ${median(perRound[variant]!).toFixed(2)} | ${rate.toFixed(0)} | ${(rate / baseline).toFixed(2)} |`,
+    );
+  });
 } finally {
   await queue.close();
   redis.disconnect();

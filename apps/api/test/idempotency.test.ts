@@ -1,3 +1,4 @@
+import { Hono } from "hono";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { idempotencyKeys, reports, surveyResponses } from "@studyflow/db";
 import { IDEMPOTENCY_KEY_TTL_MS, removeExpiredIdempotencyKeys, submitResponse } from "@studyflow/domain";
@@ -14,6 +15,8 @@ import {
   setupStudy,
   str,
 } from "./fixtures";
+import type { AppEnv } from "../src/app-env";
+import { temporaryParticipantScope } from "../src/middleware/idempotency";
 import { createTestApp, type TestApp } from "./test-app";
 
 const NOW = Date.UTC(2026, 5, 1, 12, 0, 0);
@@ -217,7 +220,7 @@ describe("Idempotency-Key on participant events and the management submit", () =
         expect(res.headers.get("Idempotent-Replayed")).toBeNull();
       }
       expect(await count(surveyResponses)).toBe(2);
-      // bob's retry with alice's body: the key is bob's own, so his first answer decides (another body → 422)
+      // bob's key with alice's profile: refused as without a key (the route's checks come before the key's)
       const crossed = await postJson(
         t,
         events("study-a", "submit"),
@@ -226,7 +229,8 @@ describe("Idempotency-Key on participant events and the management submit", () =
         "POST",
         withKey("shared-key"),
       );
-      expect(crossed.status).toBe(422);
+      expect(crossed.status).toBe(403);
+      expect(await count(surveyResponses)).toBe(2);
     });
   });
 
@@ -390,5 +394,17 @@ describe("Idempotency-Key on participant events and the management submit", () =
       expect(await count(idempotencyKeys)).toBe(0);
       expect(await count(surveyResponses)).toBe(0);
     });
+  });
+
+  it("temporary participants' keys (no sign-in) are scoped by the study and the temporary id the body names", async () => {
+    const app = new Hono<AppEnv>().post("/", async (c) => c.text(await temporaryParticipantScope(c)));
+    const scopeOf = async (body: object) =>
+      (await app.request("/", { method: "POST", body: JSON.stringify(body) })).text();
+    const one = await scopeOf({ studyKey: "s", pid: "temp-1", response: { key: "a" } });
+    expect(one).toMatch(/^temporary:[0-9a-f]{64}$/);
+    expect(one).not.toContain("temp-1");
+    expect(await scopeOf({ pid: "temp-1", studyKey: "s", response: { key: "b" } })).toBe(one);
+    expect(await scopeOf({ studyKey: "s", pid: "temp-2" })).not.toBe(one);
+    expect(await scopeOf({ studyKey: "t", pid: "temp-1" })).not.toBe(one);
   });
 });

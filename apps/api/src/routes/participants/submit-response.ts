@@ -57,7 +57,7 @@ const route = createRoute({
 });
 
 export function registerSubmitResponse(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
-  router.openapi({ ...route, middleware: [idempotencyKey(deps)] }, async (c) => {
+  router.openapi({ ...route, middleware: [idempotencyKey()] }, async (c) => {
     const { studyKey, participantID } = c.req.valid("param");
     const who = managementOf(c);
     await assertStudyPermission(deps.database.db, who, studyKey, "edit-participant-data");

@@ -31,7 +31,7 @@ const route = createRoute({
 
 export function registerLeaveStudy(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
   const db = deps.database.db;
-  router.openapi({ ...route, middleware: [body.middleware, idempotencyKey(deps)] }, async (c) => {
+  router.openapi({ ...route, middleware: [body.middleware, idempotencyKey()] }, async (c) => {
     const { studyKey } = c.req.valid("param");
     const { userId } = participantOf(c);
     const profile = await assertProfileOfUser(db, userId, c.req.valid("json").profileID);

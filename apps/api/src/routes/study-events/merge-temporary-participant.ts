@@ -55,7 +55,7 @@ function failedMergeLimit(limiter: RateLimiter) {
 export function registerMergeTemporaryParticipant(router: OpenAPIHono<AppEnv>, deps: AppDeps, limiter: RateLimiter) {
   const db = deps.database.db;
   // the body is read first (any Content-Type), so the limiter and the key see the matched JSON
-  const middleware = [body.middleware, failedMergeLimit(limiter), idempotencyKey(deps)];
+  const middleware = [body.middleware, failedMergeLimit(limiter), idempotencyKey()];
   router.openapi({ ...route, middleware }, async (c) => {
     const { studyKey } = c.req.valid("param");
     const { userId } = participantOf(c);

@@ -39,7 +39,7 @@ const route = createRoute({
 
 export function registerSubmitResponse(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
   const db = deps.database.db;
-  router.openapi({ ...route, middleware: [body.middleware, idempotencyKey(deps)] }, async (c) => {
+  router.openapi({ ...route, middleware: [body.middleware, idempotencyKey()] }, async (c) => {
     const { studyKey } = c.req.valid("param");
     const { userId } = participantOf(c);
     const { profileID, response } = c.req.valid("json");
