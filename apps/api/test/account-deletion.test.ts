@@ -1,8 +1,26 @@
 import { Queue } from "bullmq";
 import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { accountDeletions, auditLog, confidentialResponses, participantSessions, reports, users } from "@studyflow/db";
-import { confidentialIdOf, mintParticipantToken, runAccountDeletion } from "@studyflow/domain";
+import {
+  accountDeletions,
+  auditLog,
+  confidentialResponses,
+  outgoingMessages,
+  participantSessions,
+  reports,
+  users,
+} from "@studyflow/db";
+import {
+  ACCOUNT_DELETED_MAIL_TTL_MS,
+  claimDueMessages,
+  confidentialIdOf,
+  expireOverdueMessages,
+  markMessageSent,
+  mintParticipantToken,
+  prepareMail,
+  requestAccountDeletion,
+  runAccountDeletion,
+} from "@studyflow/domain";
 import type { Expression } from "@studyflow/engine";
 import { ACCOUNT_DELETION_QUEUE, accountDeletionJobId } from "@studyflow/queue";
 import {
@@ -223,6 +241,113 @@ describe("DELETE /v1/user and the deletion task", () => {
     // a new token of the old version is refused: the account's sessions are over
     expect((await del(t, token, {})).status).toBe(401);
     expect((await deletionOf(user.user.id))?.id).toBe(first?.id);
+  });
+
+  describe('the "account deleted" mail', () => {
+    const mailsTo = async (address: string) =>
+      t.database.db.select().from(outgoingMessages).where(eq(outgoingMessages.toAddress, address));
+
+    it("queued in the deletion's last step to the address the account had, without its id; earlier mails go", async () => {
+      const user = await enrolledUser();
+      await t.database.db.update(users).set({ preferredLanguage: "de" }).where(eq(users.id, user.user.id));
+      // an earlier mail of the account (a reset link's notice) holds its address and id
+      await t.database.db
+        .insert(outgoingMessages)
+        .values({ template: "password-changed", toAddress: user.user.email, userId: user.user.id, status: "sent" });
+      const deletion = (await requestAccountDeletion(t.database.db, { userId: user.user.id, now: new Date(NOW) }))
+        .deletion;
+
+      // a run that dies before the last step queues nothing: the account is still there
+      await expect(
+        runAccountDeletion(
+          t.database.db,
+          deletion.id,
+          { clock: () => NOW },
+          {
+            onParticipantDone: () => {
+              throw new Error("worker killed");
+            },
+          },
+        ),
+      ).rejects.toThrow("worker killed");
+      expect((await mailsTo(user.user.email)).map((mail) => mail.template)).toEqual(["password-changed"]);
+
+      await runAccountDeletion(t.database.db, deletion.id, { clock: () => NOW });
+      const mails = await mailsTo(user.user.email);
+      expect(mails).toHaveLength(1);
+      const [mail] = mails;
+      expect(mail).toMatchObject({
+        template: "account-deleted",
+        userId: null,
+        studyKey: null,
+        confidentialId: null,
+        language: "de",
+        payload: {},
+        status: "pending",
+      });
+      expect(mail!.expiresAt?.getTime()).toBe(NOW + ACCOUNT_DELETED_MAIL_TTL_MS);
+      expect(
+        await t.database.db.select().from(outgoingMessages).where(eq(outgoingMessages.userId, user.user.id)),
+      ).toHaveLength(0);
+
+      // rendered without an account (it is gone), in the account's language
+      const prepared = await prepareMail(t.database.db, mail!);
+      expect(prepared.to).toBe(user.user.email);
+      expect(prepared.subject).toBe("studyflow: Ihr Konto wurde gelöscht");
+      expect(prepared.text).toContain("gelöscht");
+      expect(prepared.html).toMatch(/^<!doctype html>/);
+
+      // a second run of the finished deletion queues no second mail
+      await runAccountDeletion(t.database.db, deletion.id, { clock: () => NOW });
+      expect(await mailsTo(user.user.email)).toHaveLength(1);
+    });
+
+    it("the row forgets the address once sent (or expired); other mails keep theirs", async () => {
+      const user = await enrolledUser();
+      const other = await t.database.db
+        .insert(outgoingMessages)
+        .values({ template: "password-changed", toAddress: "someone-else@example.org" })
+        .returning();
+      const deletion = (await requestAccountDeletion(t.database.db, { userId: user.user.id, now: new Date(NOW) }))
+        .deletion;
+      await runAccountDeletion(t.database.db, deletion.id, { clock: () => NOW });
+      const [queued] = await mailsTo(user.user.email);
+      expect(queued).toBeDefined();
+
+      // the app's clock is fixed in the past; the rows are due at it
+      await t.database.db.update(outgoingMessages).set({ availableAt: new Date(NOW) });
+      const claimed = await claimDueMessages(t.database.db, { now: new Date(NOW), limit: 50 });
+      expect(claimed.map((row) => row.id)).toEqual(expect.arrayContaining([queued!.id, other[0]!.id]));
+      for (const row of claimed) await markMessageSent(t.database.db, row.id, new Date(NOW));
+      const [sent] = await t.database.db.select().from(outgoingMessages).where(eq(outgoingMessages.id, queued!.id));
+      expect(sent).toMatchObject({ status: "sent", toAddress: null, template: "account-deleted" });
+      const [otherSent] = await t.database.db
+        .select()
+        .from(outgoingMessages)
+        .where(eq(outgoingMessages.id, other[0]!.id));
+      expect(otherSent?.toAddress).toBe("someone-else@example.org");
+
+      // one never delivered expires after a day, and its address goes with the expiry
+      const late = await enrolledUser();
+      const lateDeletion = (await requestAccountDeletion(t.database.db, { userId: late.user.id, now: new Date(NOW) }))
+        .deletion;
+      await runAccountDeletion(t.database.db, lateDeletion.id, { clock: () => NOW });
+      const [pending] = await mailsTo(late.user.email);
+      expect(await expireOverdueMessages(t.database.db, new Date(NOW + ACCOUNT_DELETED_MAIL_TTL_MS - 1))).toEqual([]);
+      expect(await expireOverdueMessages(t.database.db, new Date(NOW + ACCOUNT_DELETED_MAIL_TTL_MS))).toEqual([
+        pending!.id,
+      ]);
+      const [expired] = await t.database.db.select().from(outgoingMessages).where(eq(outgoingMessages.id, pending!.id));
+      expect(expired).toMatchObject({ status: "expired", toAddress: null });
+    });
+
+    it("no mail to a placeholder address (an external identity without a usable e-mail)", async () => {
+      const user = await participantUser(t, ["main"], `external-${"a".repeat(40)}@external.invalid`);
+      const deletion = (await requestAccountDeletion(t.database.db, { userId: user.user.id, now: new Date(NOW) }))
+        .deletion;
+      expect((await runAccountDeletion(t.database.db, deletion.id, { clock: () => NOW })).status).toBe("done");
+      expect(await mailsTo(user.user.email)).toHaveLength(0);
+    });
   });
 
   it("400 for a malformed exit survey response, naming the field", async () => {

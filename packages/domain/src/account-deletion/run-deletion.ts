@@ -3,6 +3,7 @@ import {
   accountDeletions,
   confidentialIdMap,
   confidentialResponses,
+  outgoingMessages,
   studies,
   users,
   type Database,
@@ -10,6 +11,7 @@ import {
 } from "@studyflow/db";
 import { recordAudit } from "../admin/audit";
 import { NotFound } from "../errors";
+import { ACCOUNT_DELETED_TEMPLATE } from "../outbox/templates";
 import { inEventTransaction, nowSeconds, type DomainContext } from "../events/event-runner";
 import { leaveLockedParticipant } from "../events/leave-study";
 import { RulesRejectedEvent } from "../events/rule-failures";
@@ -44,6 +46,19 @@ export interface RunAccountDeletionOptions {
 }
 
 /**
+ * How long the "account deleted" mail may wait for delivery. Its row is the last place holding the
+ * address, and the outbox clears it when the row ends (sent, failed, expired); a worker or SMTP
+ * outage of up to a day still gets the confirmation out, a longer one drops it with the address.
+ */
+export const ACCOUNT_DELETED_MAIL_TTL_MS = 24 * 3_600_000;
+
+/**
+ * Addresses under the reserved `.invalid` top-level domain (RFC 2606) are placeholders, such as
+ * the one an external identity without a usable e-mail gets: nobody can receive a mail there.
+ */
+const UNDELIVERABLE_ADDRESS = /\.invalid$/i;
+
+/**
  * Rounds of "take out the participants, then finish" before giving up: a participant that appears
  * while the account is being deleted (an operator adding one by hand) is taken out in the next
  * round; one that keeps appearing is a bug worth a failed deletion.
@@ -55,8 +70,9 @@ const MAX_ROUNDS = 3;
  * LEAVE event runs through the event pipeline and the participant ends as `accountDeleted` with
  * its confidential responses removed; each participant commits with its entry in the row's
  * progress, so a run that dies resumes at the next participant, never redoing or skipping one.
- * Then, in one transaction, the account row goes (profiles, sessions and tokens with it), the
- * audit log records the deletion (account id and counts, nothing personal) and the row is done.
+ * Then, in one transaction, the account row goes (profiles, sessions and tokens with it), its
+ * earlier outbox mails go, the "account deleted" confirmation is queued to the address it had,
+ * the audit log records the deletion (account id and counts, nothing personal) and the row is done.
  *
  * Rules run only in active studies (as for every participant event); in an inactive study the
  * participant is marked without them. A strict study whose LEAVE rules fail cannot refuse an
@@ -200,8 +216,30 @@ async function finishDeletion(
     if (scope.profileIds.length > 0) {
       await tx.delete(confidentialIdMap).where(inArray(confidentialIdMap.profileId, scope.profileIds));
     }
-    await tx.delete(users).where(eq(users.id, userId));
     const now = new Date(ctx.clock());
+    // The address is read before the row goes; the confirmation carries it, and nothing else does.
+    const [account] = await tx
+      .select({ email: users.email, language: users.preferredLanguage })
+      .from(users)
+      .where(eq(users.id, userId))
+      .limit(1);
+    // The account's earlier mails (sign-in codes, reset links, notices) hold its address and link
+    // it to the id the audit log keeps: they go with it, sent or not.
+    await tx.delete(outgoingMessages).where(eq(outgoingMessages.userId, userId));
+    await tx.delete(users).where(eq(users.id, userId));
+    if (account && !UNDELIVERABLE_ADDRESS.test(account.email)) {
+      // As case-backend mails it when it deletes a user; queued in this transaction, so it goes
+      // out once the account is gone, and never for an account that stayed. No user id: the row
+      // must not tie the address to the deleted account's id.
+      await tx.insert(outgoingMessages).values({
+        template: ACCOUNT_DELETED_TEMPLATE,
+        toAddress: account.email,
+        userId: null,
+        language: account.language,
+        payload: {},
+        expiresAt: new Date(now.getTime() + ACCOUNT_DELETED_MAIL_TTL_MS),
+      });
+    }
     await recordAudit(
       tx,
       {

@@ -1,5 +1,6 @@
 import { and, asc, eq, gt, inArray, isNull, lt, lte, or, sql } from "drizzle-orm";
 import { outgoingMessages, type Database, type Executor } from "@studyflow/db";
+import { ACCOUNT_DELETED_TEMPLATE } from "./templates";
 
 export type OutboxMessage = typeof outgoingMessages.$inferSelect;
 
@@ -69,20 +70,27 @@ export async function claimDueMessages(db: Database, input: { now: Date; limit: 
   return claimed.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
 }
 
+/**
+ * The address of a row that ends (sent, failed, expired), kept unless the row is the last place
+ * holding it: an "account deleted" mail's address belongs to an account that is gone, and, as
+ * case-backend keeps sent mails without their recipients, it is not kept past delivery.
+ */
+const addressAfterEnd = sql`case when ${outgoingMessages.template} = ${ACCOUNT_DELETED_TEMPLATE} then null else ${outgoingMessages.toAddress} end`;
+
 /** Only the claim holder moves a row on: a row no longer `sending` is left as it is. */
 function claimed(id: string) {
   return and(eq(outgoingMessages.id, id), eq(outgoingMessages.status, "sending"));
 }
 
 export async function markMessageSent(db: Executor, id: string, now: Date): Promise<void> {
-  await db.update(outgoingMessages).set({ status: "sent", sentAt: now }).where(claimed(id));
+  await db.update(outgoingMessages).set({ status: "sent", sentAt: now, toAddress: addressAfterEnd }).where(claimed(id));
 }
 
 /** Fails a message for good, whatever attempts it has left. */
 export async function markMessageFailed(db: Executor, id: string, error: string): Promise<void> {
   await db
     .update(outgoingMessages)
-    .set({ status: "failed", lastError: errorText(error) })
+    .set({ status: "failed", lastError: errorText(error), toAddress: addressAfterEnd })
     .where(claimed(id));
 }
 
@@ -129,7 +137,7 @@ export const MESSAGE_EXPIRED = "expired before it could be sent";
 export async function expireOverdueMessages(db: Executor, now: Date): Promise<string[]> {
   const expired = await db
     .update(outgoingMessages)
-    .set({ status: "expired", lastError: MESSAGE_EXPIRED })
+    .set({ status: "expired", lastError: MESSAGE_EXPIRED, toAddress: addressAfterEnd })
     .where(and(eq(outgoingMessages.status, "pending"), lte(outgoingMessages.expiresAt, now)))
     .returning({ id: outgoingMessages.id });
   return expired.map((row) => row.id);
@@ -145,7 +153,7 @@ export async function failAbandonedMessages(db: Executor, now: Date): Promise<st
   const cutoff = new Date(now.getTime() - OUTBOX_SENDING_ABANDONED_AFTER_MS);
   const failed = await db
     .update(outgoingMessages)
-    .set({ status: "failed", lastError: DELIVERY_OUTCOME_UNKNOWN })
+    .set({ status: "failed", lastError: DELIVERY_OUTCOME_UNKNOWN, toAddress: addressAfterEnd })
     .where(and(eq(outgoingMessages.status, "sending"), lt(outgoingMessages.availableAt, cutoff)))
     .returning({ id: outgoingMessages.id });
   return failed.map((row) => row.id);

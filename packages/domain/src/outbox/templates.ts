@@ -84,14 +84,14 @@ const PASSWORD_CHANGED: Record<MailLanguage, { subject: string; lines: string[] 
   en: {
     subject: "studyflow: your password was changed",
     lines: [
-      "The password of your studyflow account was just changed, and every session was signed out.",
+      "The password of your studyflow account was just changed, and every other session was signed out.",
       "If this was you, there is nothing to do. If it was not, reset your password at once and contact the study team.",
     ],
   },
   de: {
     subject: "studyflow: Ihr Passwort wurde geändert",
     lines: [
-      "Das Passwort Ihres studyflow-Kontos wurde soeben geändert, und alle Sitzungen wurden beendet.",
+      "Das Passwort Ihres studyflow-Kontos wurde soeben geändert, und alle anderen Sitzungen wurden beendet.",
       "Wenn Sie das waren, ist nichts weiter zu tun. Wenn nicht, setzen Sie Ihr Passwort sofort zurück und wenden Sie sich an das Studienteam.",
     ],
   },
@@ -159,6 +159,32 @@ function emailChangeRequested(language: MailLanguage, payload: Record<string, un
   return { subject, text: `${lines.join("\n\n")}\n`, html: htmlDocument(language, lines.map(paragraph)) };
 }
 
+/** CASE's message type of the confirmation that an account was deleted. */
+export const ACCOUNT_DELETED_TEMPLATE = "account-deleted";
+
+const ACCOUNT_DELETED: Record<MailLanguage, { subject: string; lines: string[] }> = {
+  en: {
+    subject: "studyflow: your account was deleted",
+    lines: [
+      "Your studyflow account has been deleted, as you asked. You can no longer sign in with it, and you have left every study you took part in.",
+      "Study data you already submitted is kept without your account, as the studies' consent described. If you did not ask for this, contact the study team.",
+    ],
+  },
+  de: {
+    subject: "studyflow: Ihr Konto wurde gelöscht",
+    lines: [
+      "Ihr studyflow-Konto wurde wie gewünscht gelöscht. Sie können sich damit nicht mehr anmelden und haben alle Studien verlassen, an denen Sie teilgenommen haben.",
+      "Bereits übermittelte Studiendaten bleiben ohne Ihr Konto erhalten, wie in der Einwilligung der Studien beschrieben. Wenn Sie das nicht veranlasst haben, wenden Sie sich an das Studienteam.",
+    ],
+  },
+};
+
+/** After an account's deletion, to the address it had: the only mail that needs no payload and no account. */
+function accountDeleted(language: MailLanguage): RenderedMail {
+  const { subject, lines } = ACCOUNT_DELETED[language];
+  return { subject, text: `${lines.join("\n\n")}\n`, html: htmlDocument(language, lines.map(paragraph)) };
+}
+
 /** A subject line from a rule's message type: "weekly-reminder" reads "Weekly reminder". */
 function subjectOf(messageType: string): string {
   // Header values must stay on one line; control characters would break or forge headers.
@@ -191,8 +217,9 @@ function studyMessage(messageType: string, payload: Record<string, unknown>): Re
 }
 
 /**
- * Renders an outbox row's template. password-reset, password-changed, email-change-verify and
- * email-change-requested are the account mails; every other name is a study message type.
+ * Renders an outbox row's template. password-reset, password-changed, email-change-verify,
+ * email-change-requested and account-deleted are the account mails; every other name is a study
+ * message type.
  *
  * @throws UndeliverableMessage when the payload lacks what the template needs.
  */
@@ -207,6 +234,8 @@ export function renderMail(template: string, language: string | null, payload: R
       return emailChangeVerify(chosen, payload);
     case "email-change-requested":
       return emailChangeRequested(chosen, payload);
+    case ACCOUNT_DELETED_TEMPLATE:
+      return accountDeleted(chosen);
     default:
       // the sign-in mails (participant-auth/mail-templates.ts) before study message types
       return renderSignInMail(template, chosen, payload) ?? studyMessage(template, payload);
