@@ -21,7 +21,7 @@ export const DELETION_LOST_AFTER_MS = 60_000;
 /** Rows looked at per sweep: deletions are rare; a backlog is worked off over a few sweeps. */
 const SWEEP_BATCH = 100;
 /** Two sweeps never overlap: the second skips its turn. */
-const SWEEP_LOCK_ID = 7_420_031_025;
+export const SWEEP_LOCK_ID = 7_420_031_025;
 
 const LIVE_STATES = new Set(["active", "waiting", "delayed", "prioritized", "waiting-children"]);
 
