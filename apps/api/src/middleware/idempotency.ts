@@ -53,7 +53,8 @@ const keyValue = z
 /** The header as createRoute documents it: `request: { headers: idempotencyKeyHeaders, … }`. */
 export const idempotencyKeyHeaders = z.object({
   "idempotency-key": keyValue.optional().openapi({
-    param: { name: IDEMPOTENCY_KEY_HEADER, in: "header" },
+    // named as the object key (Hono reads headers lower-cased; HTTP header names ignore case)
+    param: { name: "idempotency-key", in: "header" },
     description:
       "Optional, a value unique to this write (e.g. a UUID), at most 255 printable ASCII characters. A retry " +
       "with the same key and the same request answers the first answer again (header " +
