@@ -308,6 +308,32 @@ async function walk() {
     await page.waitForURL(/\/survey\/tekenradar\/Intake/, { timeout: 90_000 });
     await page.getByText("Wat is uw leeftijd?").waitFor({ timeout: 90_000 });
     await shot(page, "08-survey-prefill-last-response", "tekenradar-survey-prefill-last-response.png");
+
+    // 8. report a tick bite (TBflow, optional: behind the same toggle); its SUBMIT rules write a TB
+    //    report, which the dashboard's report history reads (GET …/reports with a $in filter)
+    await page.goto("/nl/mijn-tekenradar");
+    await page
+      .getByRole("button", { name: "Stopzetten van vervolgvragenlijsten en/of aanvullende toestemming" })
+      .click();
+    await page.locator('a[href*="/survey/tekenradar/TBflow"]').first().click();
+    await page.getByText("Waar heeft u de tekenbeet opgelopen?").waitFor({ timeout: 90_000 });
+    await page.getByText("Bos", { exact: true }).click();
+    await page.getByText("Wandelen", { exact: true }).click();
+    await shot(page, "09-tick-bite-report");
+    await page.getByRole("button", { name: "Opslaan en verder gaan" }).click();
+    await page.waitForURL(/mijn-tekenradar/, { timeout: 90_000 });
+    await page
+      .waitForResponse((response) => response.url().includes("/api/reports/"), { timeout: 90_000 })
+      .catch(() => undefined);
+    await sleep(2000);
+    await shot(page, "10-dashboard-report-history", "tekenradar-report-history.png");
+
+    // 9. delete the account from the settings page (DELETE /v1/user, then the app signs out)
+    await page.goto("/nl/settings");
+    await page.getByRole("button", { name: "Afmelden", exact: true }).first().click();
+    await page.getByRole("alertdialog").getByRole("button", { name: "Afmelden", exact: true }).click();
+    await sleep(5000);
+    await shot(page, "11-after-account-deletion");
   } catch (error) {
     await shot(page, "99-failure").catch(() => undefined);
     throw error;

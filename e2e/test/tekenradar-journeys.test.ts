@@ -480,9 +480,13 @@ describe("tekenradar participant app journeys, replayed call by call", () => {
       const deleted = await send("DELETE", "/v1/user", { exitSurveyResponse: undefined }, session.accessToken);
       expect(deleted.status, json(deleted.body)).toBe(200);
       expect(deleted.json).toBe(true);
-      // deleteAccount then calls logout('/'): signOut's event posts /v1/auth/logout with the same token
+      // deleteAccount then calls logout('/'): signOut's event posts /v1/auth/logout with the same token.
+      // case-backend answers 200 there (the token is still valid); studyflow has ended every session
+      // and answers 401. The app logs "Error logging out" and clears its session anyway (seen in the
+      // walk of the real app), so the sign-out still happens: the answer only has to be a JSON error.
       const out = await api.call("/v1/auth/logout", session.accessToken, { method: "POST" });
-      expect(out.status, `logout after deletion: ${json(out.body)}`).toBeLessThanOrEqual(201);
+      expect(out.json).toBe(true);
+      expect(out.status === 200 || (out.status === 401 && typeof out.body.error === "string"), json(out)).toBe(true);
 
       const again = await send("POST", "/v1/auth/login", { email, password: PASSWORD, instanceID: INSTANCE_ID });
       expect(again.status).toBe(401);
