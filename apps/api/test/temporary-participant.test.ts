@@ -75,7 +75,9 @@ describe("temporary participants: register, survey with context, submit-response
       expect(participant).toMatchObject({ studyStatus: "temporary" });
       expect(participant["participantId"]).toMatch(/^[0-9a-f]{64}$/);
       // instanceId spelled as the Go struct does is read too
-      expect((await postPlain("/register", { studyKey: "study-a", instanceId: t.config.INSTANCE_ID })).status).toBe(200);
+      expect((await postPlain("/register", { studyKey: "study-a", instanceId: t.config.INSTANCE_ID })).status).toBe(
+        200,
+      );
     });
 
     it("refuses another instance, a missing study key, an unknown or inactive study", async () => {
@@ -93,7 +95,10 @@ describe("temporary participants: register, survey with context, submit-response
   describe("GET /survey", () => {
     it("with pid: the survey, the temporary participant's context and its prefill from its last response", async () => {
       const pid = await register();
-      await t.database.db.update(participants).set({ flags: { source: "web" } }).where(eq(participants.participantId, pid));
+      await t.database.db
+        .update(participants)
+        .set({ flags: { source: "web" } })
+        .where(eq(participants.participantId, pid));
       await t.database.db.insert(surveyResponses).values({
         studyKey: "study-a",
         participantId: pid,
@@ -120,7 +125,9 @@ describe("temporary participants: register, survey with context, submit-response
       expect(Object.keys(body.surveyWithContext)).toEqual(["survey"]);
       const report = await getSurvey({ studyKey: "study-a", surveyKey: "report" });
       expect(report.status).toBe(403);
-      expect(await report.json()).toEqual({ error: 'survey "report" is not public: give the temporary participant\'s pid' });
+      expect(await report.json()).toEqual({
+        error: 'survey "report" is not public: give the temporary participant\'s pid',
+      });
     });
 
     it("security: a survey for signed-in participants, another participant's id, an unknown id", async () => {
@@ -168,21 +175,65 @@ describe("temporary participants: register, survey with context, submit-response
       expect(res.status).toBe(200);
       expect(await res.json()).toEqual({
         assignedSurveys: [
-          { studyKey: "study-a", surveyKey: "followup", validFrom: 0, validUntil: 0, category: "normal", profileID: "" },
+          {
+            studyKey: "study-a",
+            surveyKey: "followup",
+            validFrom: 0,
+            validUntil: 0,
+            category: "normal",
+            profileID: "",
+          },
         ],
       });
       const [row] = await t.database.db.select().from(participants).where(eq(participants.participantId, pid));
-      expect(row).toMatchObject({ studyStatus: "temporary", flags: { reported: "yes" }, lastSubmissions: { report: NOW_S } });
+      expect(row).toMatchObject({
+        studyStatus: "temporary",
+        flags: { reported: "yes" },
+        lastSubmissions: { report: NOW_S },
+      });
       const stored = await t.database.db.select().from(surveyResponses).where(eq(surveyResponses.participantId, pid));
       expect(stored).toHaveLength(1);
       expect(stored[0]).toMatchObject({ key: "report", versionId, arrivedAt: NOW_S });
       expect(stored[0]?.context).toMatchObject({ submittedBy: "participant" });
     });
 
+    it("an Idempotency-Key makes a retry safe: the first answer again, one stored response, 422 for another body", async () => {
+      const pid = await register("198.51.100.7");
+      const send = (body: unknown) =>
+        t.app.request(`${BASE}/submit-response`, {
+          method: "POST",
+          headers: {
+            "Content-Type": "text/plain;charset=UTF-8",
+            "X-Forwarded-For": "198.51.100.7",
+            "Idempotency-Key": "report-attempt-1",
+          },
+          body: JSON.stringify(body),
+        });
+      const request = { studyKey: "study-a", pid, response: caseResponse("report", versionId) };
+      const first = await send(request);
+      expect(first.status).toBe(200);
+      const retry = await send(request);
+      expect(retry.status).toBe(200);
+      expect(retry.headers.get("idempotent-replayed")).toBe("true");
+      expect(await retry.json()).toEqual(await first.json());
+      const stored = await t.database.db.select().from(surveyResponses).where(eq(surveyResponses.participantId, pid));
+      expect(stored).toHaveLength(1);
+      const other = await send({ ...request, response: { ...caseResponse("report", versionId), key: "other" } });
+      expect(other.status).toBe(422);
+      expect(((await other.json()) as { error: string }).error).toContain("Idempotency-Key");
+      expect(
+        await t.database.db.select().from(surveyResponses).where(eq(surveyResponses.participantId, pid)),
+      ).toHaveLength(1);
+    });
+
     it("only temporary participants: another participant's id and an unknown id are alike 404, nothing stored", async () => {
       const active = await insertParticipant(t.database.db, { studyKey: "study-a", participantId: "c".repeat(64) });
       for (const pid of [active.participantId, "d".repeat(64)]) {
-        const res = await postPlain("/submit-response", { studyKey: "study-a", pid, response: caseResponse("report", versionId) });
+        const res = await postPlain("/submit-response", {
+          studyKey: "study-a",
+          pid,
+          response: caseResponse("report", versionId),
+        });
         expect(res.status).toBe(404);
         expect(await res.json()).toEqual({ error: 'temporary participant not found in study "study-a"' });
       }
@@ -193,7 +244,11 @@ describe("temporary participants: register, survey with context, submit-response
       const pid = await register();
       t.setNow(NOW + (t.config.TEMP_PARTICIPANT_MAX_AGE_SECONDS + 1) * 1000);
       try {
-        const res = await postPlain("/submit-response", { studyKey: "study-a", pid, response: caseResponse("report", versionId) });
+        const res = await postPlain("/submit-response", {
+          studyKey: "study-a",
+          pid,
+          response: caseResponse("report", versionId),
+        });
         expect(res.status).toBe(409);
         expect(((await res.json()) as { error: string }).error).toContain("too old");
       } finally {
@@ -202,7 +257,10 @@ describe("temporary participants: register, survey with context, submit-response
     });
 
     it("bad input names the field; another instance is refused", async () => {
-      const missing = await postPlain("/submit-response", { studyKey: "study-a", response: caseResponse("report", versionId) });
+      const missing = await postPlain("/submit-response", {
+        studyKey: "study-a",
+        response: caseResponse("report", versionId),
+      });
       expect(missing.status).toBe(400);
       expect(((await missing.json()) as { error: string }).error).toContain("pid");
       const noResponse = await postPlain("/submit-response", { studyKey: "study-a", pid: "x" });

@@ -4,7 +4,12 @@ import type { AppEnv } from "../../app-env";
 import { caseJsonBody, checkInstanceId } from "../../case-compat";
 import { clientAddress } from "../../client-address";
 import type { AppDeps } from "../../deps";
-import { domainContext } from "../../domain-context";
+import {
+  answerOnce,
+  idempotencyKey,
+  idempotencyKeyHeaders,
+  temporaryParticipantScope,
+} from "../../middleware/idempotency";
 import { rateLimit, type RateLimiter } from "../../rate-limit";
 import { assignedSurveysEnvelope, presentAssignedSurveys } from "../../presenters/participant";
 import { errorResponses } from "../openapi-errors";
@@ -29,8 +34,9 @@ const route = createRoute({
     "response, its confidential items and reports are stored in one transaction, as for a signed-in " +
     "participant; a merge into a profile later takes them along. Only a participant with status `temporary`, " +
     "younger than the merge age limit, can be addressed; another participant's id answers as an unknown one. " +
-    "Rule warnings are not returned to this anonymous caller (researchers see them). Rate-limited per address.",
-  request: { body: body.body },
+    "Rule warnings are not returned to this anonymous caller (researchers see them). Rate-limited per address. " +
+    "An `Idempotency-Key` makes a retry safe; keys are scoped to the temporary participant.",
+  request: { body: body.body, headers: idempotencyKeyHeaders },
   responses: {
     200: jsonContent(assignedSurveysEnvelope, "response stored; the temporary participant's surveys after the rules"),
     ...errorResponses([400, 404, 409, 422, 429], {
@@ -70,23 +76,29 @@ export function registerSubmitTemporaryParticipantResponse(
         body.middleware,
         submitLimit(limiter),
         temporaryIdGuessLimit(limiter, "temp-submit-miss", [404, 409]),
+        idempotencyKey({ scope: temporaryParticipantScope }),
       ],
     },
     async (c) => {
       const request = c.req.valid("json");
       checkInstanceId(deps.config, request.instanceId);
-      const result = await submitResponse(
-        db,
-        {
-          studyKey: request.studyKey,
-          temporaryParticipantId: request.pid,
-          maxAgeSeconds: deps.config.TEMP_PARTICIPANT_MAX_AGE_SECONDS,
-          response: request.response,
-          submittedBy: SUBMITTED_BY_PARTICIPANT,
-        },
-        domainContext(deps),
+      return answerOnce(
+        c,
+        deps,
+        (ctx) =>
+          submitResponse(
+            db,
+            {
+              studyKey: request.studyKey,
+              temporaryParticipantId: request.pid,
+              maxAgeSeconds: deps.config.TEMP_PARTICIPANT_MAX_AGE_SECONDS,
+              response: request.response,
+              submittedBy: SUBMITTED_BY_PARTICIPANT,
+            },
+            ctx,
+          ),
+        (result) => ({ assignedSurveys: presentAssignedSurveys(result.participant) }),
       );
-      return c.json({ assignedSurveys: presentAssignedSurveys(result.participant) }, 200);
     },
   );
 }
