@@ -508,27 +508,14 @@ describe("tekenradar participant app journeys, replayed call by call", () => {
     const email = `anon-${Date.now().toString(36)}@example.nl`;
     let tempParticipantId: string;
 
-    it("registers a temporary participant (POST …/temp-participant/register {studyKey, instanceId}; the app tests !== 200)", async () => {
-      const registered = await send("POST", "/v1/study-service/temp-participant/register", {
-        studyKey: STUDY_KEY,
-        instanceId: INSTANCE_ID,
-      });
-      expect(registered.status, json(registered.body)).toBe(200);
-      tempParticipantId = registered.body.participant.participantId;
-      expect(typeof tempParticipantId).toBe("string");
-    });
-
-    it("loads the report survey for it (GET …/temp-participant/survey?instanceID&studyKey&surveyKey&pid) with its prefill", async () => {
-      const search = new URLSearchParams({
-        instanceID: INSTANCE_ID,
-        studyKey: STUDY_KEY,
-        surveyKey: TB_FLOW,
-        pid: tempParticipantId,
-      });
+    it("loads the report survey on the first visit, without a temporary participant (GET …/temp-participant/survey, no pid)", async () => {
+      // getSurveyWithContextForTemporaryParticipant: pid only when the temp-participant cookie exists
+      const search = new URLSearchParams({ instanceID: INSTANCE_ID, studyKey: STUDY_KEY, surveyKey: TB_FLOW });
       const answer = await get(`/v1/study-service/temp-participant/survey?${search.toString()}`);
       expect(answer.status, json(answer.body)).toBe(200);
       const { survey, prefill } = answer.body.surveyWithContext;
       expect(survey.surveyDefinition.key).toBe(TB_FLOW);
+      expect(survey.versionId).toBe(versions.tbFlowVersion);
       const count = (prefill.responses as { key: string; response: { items: { value: string }[] } }[]).find(
         (r) => r.key === tbItems.count,
       );
@@ -536,10 +523,31 @@ describe("tekenradar participant app journeys, replayed call by call", () => {
 
       // the intake is for active participants only
       const intake = await get(
-        `/v1/study-service/temp-participant/survey?${new URLSearchParams({ instanceID: INSTANCE_ID, studyKey: STUDY_KEY, surveyKey: INTAKE, pid: tempParticipantId }).toString()}`,
+        `/v1/study-service/temp-participant/survey?${new URLSearchParams({ instanceID: INSTANCE_ID, studyKey: STUDY_KEY, surveyKey: INTAKE }).toString()}`,
       );
       expect(intake.status).toBeGreaterThanOrEqual(400);
       expect(intake.status).toBeLessThan(500);
+    });
+
+    it("registers a temporary participant on submit (POST …/temp-participant/register {studyKey, instanceId}; the app tests !== 200)", async () => {
+      const registered = await send("POST", "/v1/study-service/temp-participant/register", {
+        studyKey: STUDY_KEY,
+        instanceId: INSTANCE_ID,
+      });
+      expect(registered.status, json(registered.body)).toBe(200);
+      tempParticipantId = registered.body.participant.participantId;
+      expect(typeof tempParticipantId).toBe("string");
+
+      // a later visit sends the cookie's pid
+      const search = new URLSearchParams({
+        instanceID: INSTANCE_ID,
+        studyKey: STUDY_KEY,
+        surveyKey: TB_FLOW,
+        pid: tempParticipantId,
+      });
+      const again = await get(`/v1/study-service/temp-participant/survey?${search.toString()}`);
+      expect(again.status, json(again.body)).toBe(200);
+      expect(again.body.surveyWithContext.survey.surveyDefinition.key).toBe(TB_FLOW);
     });
 
     it("submits the report (POST …/temp-participant/submit-response {studyKey, instanceId, pid, response})", async () => {
