@@ -115,8 +115,16 @@ describe("participant sign-in (/v1/auth)", () => {
         return { status: res.status, body: await res.json(), ms: performance.now() - started };
       };
       await timed(newEmail(), "warm the dummy hash"); // first use makes the dummy hash
-      const unknown = await timed(newEmail(), PASSWORD);
-      const wrong = await timed(user.email, "not the password at all");
+      // interleaved, medians of five: a loaded machine makes single timings noisy
+      const unknowns: Awaited<ReturnType<typeof timed>>[] = [];
+      const wrongs: Awaited<ReturnType<typeof timed>>[] = [];
+      for (let i = 0; i < 5; i++) {
+        unknowns.push(await timed(newEmail(), PASSWORD));
+        wrongs.push(await timed(user.email, `not the password ${i}`));
+      }
+      const medianOf = (runs: { ms: number }[]) => runs.map((run) => run.ms).sort((x, y) => x - y)[2]!;
+      const unknown = { ...unknowns[0]!, ms: medianOf(unknowns) };
+      const wrong = { ...wrongs[0]!, ms: medianOf(wrongs) };
       expect(unknown.status).toBe(401);
       expect(wrong.status).toBe(401);
       expect(unknown.body).toEqual({ error: "invalid email or password" });
@@ -405,7 +413,20 @@ describe("participant sign-in (/v1/auth)", () => {
       expect(res.status).toBe(200);
       const body = (await res.json()) as { user: Envelope["user"] };
       expect(body.user.account.accountConfirmedAt).toBeGreaterThan(0);
+      // as case-backend: the app signs in with the same link right after (its access token or a password)
+      const before = (await (await login(email)).json()) as Envelope;
+      const relogin = await call(t, "POST", "/v1/auth/login-with-temptoken", {
+        tempToken: token,
+        password: "",
+        accessToken: before.token.accessToken,
+      });
+      expect(relogin.status).toBe(200);
+      expect(((await relogin.json()) as Envelope).user.account.accountConfirmedAt).toBeGreaterThan(0);
+      // usable for an hour after its use, then not
+      expect((await call(t, "POST", "/v1/auth/verify-email", { token })).status).toBe(200);
+      t.setNow(Date.now() + 61 * 60_000);
       expect((await call(t, "POST", "/v1/auth/verify-email", { token })).status).toBe(401);
+      t.setNow(Date.now());
 
       const envelope = (await (await login(email)).json()) as Envelope;
       const resend = (address: string) =>

@@ -1,7 +1,12 @@
 import { createHash, randomInt, timingSafeEqual } from "node:crypto";
 import { and, desc, eq, gt, isNull, sql } from "drizzle-orm";
-import { otpCodes, outgoingMessages, profiles, users, type Executor } from "@studyflow/db";
-import { createAccountToken, consumeAccountToken, retireAccountTokens } from "../accounts/account-tokens";
+import { otpCodes, outgoingMessages, passwordResetTokens, profiles, users, type Executor } from "@studyflow/db";
+import {
+  consumeAccountToken,
+  createAccountToken,
+  peekAccountToken,
+  retireAccountTokens,
+} from "../accounts/account-tokens";
 import { normalizeEmail } from "../accounts/password-reset";
 import { checkPasswordRule, hashPassword, passwordHashNeedsUpgrade, verifyPassword } from "../accounts/passwords";
 import { forgetCached } from "../cache/read-cache";
@@ -178,6 +183,9 @@ export async function resendEmailVerification(
 
 export const INVALID_VERIFICATION_TOKEN_MESSAGE = "invalid or expired verification token";
 
+/** How long a used verify-email link still signs in (login-with-temptoken), as case-backend keeps it. */
+export const VERIFY_LINK_AFTER_USE_SECONDS = 60 * 60;
+
 /**
  * Confirms an address with a mailed token. "verify-email": the account's address (still the one
  * mailed) is confirmed. "change-email": the account's address becomes `info.newEmail` if no other
@@ -187,8 +195,20 @@ export const INVALID_VERIFICATION_TOKEN_MESSAGE = "invalid or expired verificati
  */
 export async function verifyEmailToken(db: Executor, token: string, now: Date): Promise<string> {
   const userId = await db.transaction(async (tx) => {
-    const holder = await consumeAccountToken(tx, token, ["verify-email", "change-email"], now);
+    const peeked = await peekAccountToken(tx, token, ["verify-email", "change-email"], now);
+    if (!peeked) return null;
+    // As case-backend: a verify-email link stays usable for an hour more, because the participant
+    // app signs the visitor in with it right after (login-with-temptoken); confirming twice is
+    // harmless. A change-email link changes the account and is spent.
+    const holder =
+      peeked.purpose === "verify-email" ? peeked : await consumeAccountToken(tx, token, ["change-email"], now);
     if (!holder) return null;
+    if (holder.purpose === "verify-email") {
+      const inAnHour = new Date(now.getTime() + VERIFY_LINK_AFTER_USE_SECONDS * 1000);
+      if (holder.expiresAt > inAnHour) {
+        await tx.update(passwordResetTokens).set({ expiresAt: inAnHour }).where(eq(passwordResetTokens.id, holder.id));
+      }
+    }
     const [user] = await tx
       .select({ email: users.email, language: users.preferredLanguage, confirmedAt: users.accountConfirmedAt })
       .from(users)

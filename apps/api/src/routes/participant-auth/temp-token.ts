@@ -2,7 +2,7 @@ import { createSecretKey } from "node:crypto";
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { eq } from "drizzle-orm";
 import { jwtVerify } from "jose";
-import { users } from "@studyflow/db";
+import { users, type TokenPurpose } from "@studyflow/db";
 import {
   INVALID_TEMP_TOKEN_MESSAGE,
   Invalid,
@@ -64,7 +64,8 @@ const loginRoute = createRoute({
   description:
     "case-backend's loginWithTempToken: a usable survey-login token plus the account's password or a valid access " +
     "token of the same account opens a session; as in case-backend the answer's `lastOTP.email` is now (the link " +
-    "came by mail). The token stays usable until it expires (survey links are opened more than once). Wrong " +
+    "came by mail). Survey-login and verify-email tokens are taken (the app signs in with the verify-email link " +
+    "after confirming it). The token stays usable until it expires (survey links are opened more than once). Wrong " +
     "passwords count against the sign-in limits of the address.",
   middleware: [loginBody.middleware],
   request: { body: loginBody.body },
@@ -90,8 +91,8 @@ export function registerTempToken(router: OpenAPIHono<AppEnv>, deps: AppDeps, li
     keys: (c) => [clientAddress(c)],
   });
 
-  const holderOf = async (tempToken: string) => {
-    const holder = await peekAccountToken(db, tempToken, ["survey-login"], new Date(clock()));
+  const holderOf = async (tempToken: string, purposes: readonly TokenPurpose[]) => {
+    const holder = await peekAccountToken(db, tempToken, purposes, new Date(clock()));
     if (!holder) throw new Unauthorized(INVALID_TEMP_TOKEN_MESSAGE);
     const [user] = await db
       .select({ email: users.email, passwordHash: users.passwordHash })
@@ -105,14 +106,16 @@ export function registerTempToken(router: OpenAPIHono<AppEnv>, deps: AppDeps, li
   router.openapi({ ...infoRoute, middleware: [failures, infoBody.middleware] }, async (c) => {
     const { tempToken, instanceID } = c.req.valid("json");
     checkInstanceId(deps.config, instanceID);
-    const holder = await holderOf(tempToken);
+    const holder = await holderOf(tempToken, ["survey-login"]);
     return c.json({ userID: holder.userId, email: holder.email }, 200);
   });
 
   router.openapi({ ...loginRoute, middleware: [failures, loginBody.middleware] }, async (c) => {
     const { tempToken, password, accessToken } = c.req.valid("json");
     if (!password && !accessToken) throw new Invalid("password or accessToken: one of them is required");
-    const holder = await holderOf(tempToken);
+    // case-backend takes its contact-verification tokens here too: the app signs in with the
+    // verify-email link right after confirming (token-verification-success page)
+    const holder = await holderOf(tempToken, ["survey-login", "verify-email"]);
     if (accessToken) {
       const subject = await jwtVerify(accessToken, key, {
         algorithms: ["HS256"],

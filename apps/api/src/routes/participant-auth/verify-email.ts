@@ -23,8 +23,9 @@ const verifyRoute = createRoute({
   description:
     "case-backend's verifyEmail. A verify-email token confirms the account's address. A change-email token " +
     "(from POST /v1/user/change-account-email) makes its new address the sign-in address if no other account " +
-    "took it meanwhile, confirmed; every session of the account ends and the old address is told. Tokens are " +
-    "single use. Unknown, used and expired tokens answer 401 (case-backend: 400).",
+    "took it meanwhile, confirmed; every session of the account ends and the old address is told. Change-email tokens are " +
+    "single use; a verify-email token stays usable for an hour after (as in case-backend: the app signs in with it " +
+    "through login-with-temptoken). Unknown, used and expired tokens answer 401 (case-backend: 400).",
   middleware: [verifyBody.middleware],
   request: { body: verifyBody.body },
   responses: {
