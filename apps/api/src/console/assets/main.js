@@ -1,9 +1,11 @@
 // @ts-check
 // The console's entry: sign-in, the page header, and the pages, chosen by the address's fragment
 // (#/studies, #/studies/{key}/run, …/tasks, …/tasks/{id}, …/failures, …/participants[/{id}],
-// …/exports). Leaving a page stops its requests and event streams.
+// …/exports), and #/accounts (participant accounts, admins). Leaving a page stops its requests and
+// event streams.
 import { whenUnauthorized } from "./api.js";
 import { h, replace } from "./dom.js";
+import { renderAccounts } from "./page-accounts.js";
 import { renderExports } from "./page-exports.js";
 import { renderFailures } from "./page-failures.js";
 import { renderParticipant, renderParticipants } from "./page-participants.js";
@@ -15,7 +17,7 @@ import { clearCredential, describeCredential, loadCredential } from "./session.j
 import { studyHref } from "./study-links.js";
 
 /**
- * @typedef {{ name: "studies" } | { name: "run" | "tasks" | "failures" | "participants" | "exports", studyKey: string } |
+ * @typedef {{ name: "studies" } | { name: "accounts" } | { name: "run" | "tasks" | "failures" | "participants" | "exports", studyKey: string } |
  *   { name: "task", studyKey: string, taskId: string } |
  *   { name: "participant", studyKey: string, participantId: string } | { name: "unknown" }} Route
  */
@@ -34,6 +36,7 @@ let leave = () => {};
 function routeOf(hash) {
   const parts = hash.replace(/^#\/?/, "").split("/");
   if (parts[0] === "" || (parts[0] === "studies" && parts.length === 1)) return { name: "studies" };
+  if (parts[0] === "accounts" && parts.length === 1) return { name: "accounts" };
   if (parts[0] !== "studies" || parts[1] === undefined || parts[1] === "") return { name: "unknown" };
   let studyKey;
   try {
@@ -68,7 +71,10 @@ function routeOf(hash) {
 function renderNav(route) {
   /** @param {string} href @param {string} text @param {boolean} current */
   const link = (href, text, current) => h("a", { href, "aria-current": current ? "page" : null }, text);
-  const items = [link("#/studies", "Studies", route.name === "studies")];
+  const items = [
+    link("#/studies", "Studies", route.name === "studies"),
+    link("#/accounts", "Accounts", route.name === "accounts"),
+  ];
   if ("studyKey" in route) {
     const { studyKey } = route;
     items.push(
@@ -145,6 +151,9 @@ function render() {
   switch (route.name) {
     case "studies":
       void renderStudies(main, signal, subject);
+      break;
+    case "accounts":
+      renderAccounts(main, signal);
       break;
     case "run":
       renderRun(main, route.studyKey, onLeave);
