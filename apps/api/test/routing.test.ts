@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { managementToken, postJson, setupStudy } from "./fixtures";
+import { managementToken, participantUser, postJson, researcher, setupStudy } from "./fixtures";
 import { createTestApp, type TestApp } from "./test-app";
 
 /**
  * The routers as mounted: every documented operation at its full path, each router's auth
- * covering exactly the paths below its prefix, and the public routes staying public.
+ * covering exactly the paths below its prefix, and the public routes staying public (sign-up,
+ * sign-in and the mailed-token routes of the participant API, the public study list).
  */
 describe("routers and their auth boundaries", () => {
   let t: TestApp;
@@ -82,6 +83,17 @@ describe("routers and their auth boundaries", () => {
     "GET /v1/studies/study-a/data-exporter/confidential-responses/eA",
     "GET /v1/studies/study-a/export-config",
   ];
+  // the participant accounts: management tokens, an admin's alone
+  const participantAccounts = [
+    "GET /v1/participant-users/deletions",
+    "GET /v1/participant-users/deletions/00000000-0000-0000-0000-000000000000",
+    "GET /v1/participant-users?email=someone@example.org",
+    "GET /v1/participant-users/u1",
+    "DELETE /v1/participant-users/u1",
+    "POST /v1/participant-users/u1/lock",
+    "POST /v1/participant-users/u1/unlock",
+    "POST /v1/participant-users/u1/sign-out",
+  ];
   const participant = [
     "POST /v1/study-service/events/study-a/enter",
     "POST /v1/study-service/events/study-a/leave",
@@ -91,6 +103,33 @@ describe("routers and their auth boundaries", () => {
     "GET /v1/study-service/participant/studies",
     "GET /v1/study-service/participant/studies/study-a",
     "GET /v1/study-service/participant/studies/study-a/surveys/intake",
+    "POST /v1/auth/logout",
+    "GET /v1/auth/otp",
+    "POST /v1/auth/otp/verify",
+    "POST /v1/auth/resend-email-verification",
+    "GET /v1/user",
+    "DELETE /v1/user",
+    "POST /v1/user/profiles",
+    "PUT /v1/user/profiles",
+    "POST /v1/user/profiles/remove",
+    "POST /v1/user/password",
+    "POST /v1/user/change-account-email",
+    "POST /v1/user/change-phone-number",
+    "GET /v1/user/request-phone-number-verification",
+    "PUT /v1/user/contact-preferences",
+    "GET /v1/study-service/studies/participating",
+    "GET /v1/study-service/participant-data/study-a/survey/intake?pid=p",
+    "POST /v1/study-service/participant-data/study-a/files",
+    "GET /v1/study-service/participant-data/study-a/files?pid=p",
+    "GET /v1/study-service/participant-data/study-a/files/f1?pid=p",
+    "DELETE /v1/study-service/participant-data/study-a/files/f1?pid=p",
+    "GET /v1/study-service/participant-data/study-a/surveys?pids=p",
+    "GET /v1/study-service/participant-data/study-a/participant-state?pid=p",
+    "GET /v1/study-service/participant-data/study-a/submission-history?pids=p",
+    "GET /v1/study-service/participant-data/study-a/responses?pid=p",
+    "GET /v1/study-service/participant-data/study-a/confidential-response?pid=p&key=k",
+    "GET /v1/study-service/participant-data/study-a/linking-code?pid=p&key=k",
+    "GET /v1/study-service/participant-data/study-a/reports?pid=p",
   ];
   const request = (operation: string, token?: string) => {
     const [method, path] = operation.split(" ") as [string, string];
@@ -111,8 +150,30 @@ describe("routers and their auth boundaries", () => {
     expect(Object.fromEntries(documented)).toEqual({
       "GET /healthz": undefined,
       "GET /readyz": undefined,
+      "POST /v1/auth/signup": undefined,
+      "POST /v1/auth/login": undefined,
+      "POST /v1/auth/token/renew": participantSecurity,
+      "POST /v1/auth/logout": participantSecurity,
+      "GET /v1/auth/otp": participantSecurity,
+      "POST /v1/auth/otp/verify": participantSecurity,
+      "POST /v1/auth/verify-email": undefined,
+      "POST /v1/auth/resend-email-verification": participantSecurity,
+      "POST /v1/auth/temptoken-info": undefined,
+      "POST /v1/auth/login-with-temptoken": undefined,
       "POST /v1/password-reset/initiate": undefined,
+      "POST /v1/password-reset/get-infos": undefined,
       "POST /v1/password-reset/reset": undefined,
+      "GET /v1/user": participantSecurity,
+      "DELETE /v1/user": participantSecurity,
+      "POST /v1/user/profiles": participantSecurity,
+      "PUT /v1/user/profiles": participantSecurity,
+      "POST /v1/user/profiles/remove": participantSecurity,
+      "POST /v1/user/password": participantSecurity,
+      "POST /v1/user/change-account-email": participantSecurity,
+      "POST /v1/user/change-phone-number": participantSecurity,
+      "GET /v1/user/request-phone-number-verification": participantSecurity,
+      "PUT /v1/user/contact-preferences": participantSecurity,
+      "POST /v1/unsubscribe-newsletter": undefined,
       "POST /v1/studies/{studyKey}/participants/{participantID}/responses": managementSecurity,
       "POST /v1/studies/{studyKey}/run-actions/participants/": managementSecurity,
       "POST /v1/studies/{studyKey}/run-actions/validate": managementSecurity,
@@ -121,55 +182,11 @@ describe("routers and their auth boundaries", () => {
       "GET /v1/studies/{studyKey}/run-actions/participants/task/{taskID}/result": managementSecurity,
       "POST /v1/studies/{studyKey}/run-actions/participants/task/{taskID}/cancel": managementSecurity,
       "GET /v1/studies/{studyKey}/run-actions/participants/task/{taskID}/events": managementSecurity,
-      "PUT /v1/studies/{studyKey}/track-account": managementSecurity,
-      "GET /v1/studies/{studyKey}/daily-export-config": managementSecurity,
-      "PUT /v1/studies/{studyKey}/daily-export-config": managementSecurity,
-      "GET /v1/studies/{studyKey}/rule-failures": managementSecurity,
-      "GET /v1/studies": managementSecurity,
-      "GET /v1/studies/{studyKey}": managementSecurity,
-      "GET /v1/studies/{studyKey}/participant-counts": managementSecurity,
-      "PATCH /v1/studies/{studyKey}": managementSecurity,
-      "GET /v1/studies/{studyKey}/audit-log": managementSecurity,
-      "GET /v1/studies/{studyKey}/messages": managementSecurity,
-      "GET /v1/studies/{studyKey}/code-lists": managementSecurity,
-      "POST /v1/studies/{studyKey}/code-lists/{listKey}/codes": managementSecurity,
-      "GET /v1/studies/{studyKey}/code-lists/{listKey}/codes": managementSecurity,
-      "GET /v1/studies/{studyKey}/code-lists/{listKey}/count": managementSecurity,
-      "DELETE /v1/studies/{studyKey}/code-lists/{listKey}/codes/{code}": managementSecurity,
-      "GET /v1/studies/{studyKey}/variables": managementSecurity,
-      "GET /v1/studies/{studyKey}/variables/{key}": managementSecurity,
-      "PUT /v1/studies/{studyKey}/variables/{key}": managementSecurity,
-      "DELETE /v1/studies/{studyKey}/variables/{key}": managementSecurity,
-      "GET /v1/studies/{studyKey}/subscriptions": managementSecurity,
-      "POST /v1/studies/{studyKey}/subscriptions": managementSecurity,
-      "DELETE /v1/studies/{studyKey}/subscriptions/{id}": managementSecurity,
-      "GET /v1/studies/{studyKey}/message-templates": managementSecurity,
-      "GET /v1/studies/{studyKey}/message-templates/{messageType}/{language}": managementSecurity,
-      "PUT /v1/studies/{studyKey}/message-templates/{messageType}/{language}": managementSecurity,
-      "DELETE /v1/studies/{studyKey}/message-templates/{messageType}/{language}": managementSecurity,
-      "GET /v1/studies/{studyKey}/rules": managementSecurity,
-      "POST /v1/studies/{studyKey}/rules": managementSecurity,
-      "GET /v1/studies/{studyKey}/rules/{version}": managementSecurity,
-      "GET /v1/studies/{studyKey}/timer": managementSecurity,
-      "PUT /v1/studies/{studyKey}/timer": managementSecurity,
-      "GET /v1/studies/{studyKey}/timer/ticks": managementSecurity,
       "POST /v1/studies/{studyKey}/surveys": managementSecurity,
       "GET /v1/studies/{studyKey}/surveys": managementSecurity,
       "GET /v1/studies/{studyKey}/surveys/{surveyKey}/versions": managementSecurity,
       "GET /v1/studies/{studyKey}/surveys/{surveyKey}/versions/{versionId}": managementSecurity,
       "POST /v1/studies/{studyKey}/surveys/{surveyKey}/unpublish": managementSecurity,
-      "GET /v1/studies/{studyKey}/data-explorer/responses": managementSecurity,
-      "DELETE /v1/studies/{studyKey}/data-explorer/responses": managementSecurity,
-      "GET /v1/studies/{studyKey}/data-explorer/responses/{responseID}": managementSecurity,
-      "DELETE /v1/studies/{studyKey}/data-explorer/responses/{responseID}": managementSecurity,
-      "GET /v1/studies/{studyKey}/data-explorer/participants": managementSecurity,
-      "GET /v1/studies/{studyKey}/data-explorer/participants/{participantID}": managementSecurity,
-      "GET /v1/studies/{studyKey}/data-explorer/reports/keys": managementSecurity,
-      "GET /v1/studies/{studyKey}/data-explorer/reports": managementSecurity,
-      "GET /v1/studies/{studyKey}/data-explorer/reports/{reportID}": managementSecurity,
-      "GET /v1/studies/{studyKey}/data-explorer/files": managementSecurity,
-      "GET /v1/studies/{studyKey}/data-explorer/files/{fileID}": managementSecurity,
-      "DELETE /v1/studies/{studyKey}/data-explorer/files/{fileID}": managementSecurity,
       "GET /v1/studies/{studyKey}/data-exporter/survey-info/": managementSecurity,
       "GET /v1/studies/{studyKey}/data-exporter/responses/count": managementSecurity,
       "POST /v1/studies/{studyKey}/data-exporter/responses/": managementSecurity,
@@ -188,34 +205,127 @@ describe("routers and their auth boundaries", () => {
       "POST /v1/studies/{studyKey}/data-exporter/confidential-responses/": managementSecurity,
       "GET /v1/studies/{studyKey}/data-exporter/confidential-responses/": managementSecurity,
       "GET /v1/studies/{studyKey}/data-exporter/confidential-responses/{exportID}": managementSecurity,
+      "GET /v1/studies/{studyKey}/data-explorer/responses": managementSecurity,
+      "DELETE /v1/studies/{studyKey}/data-explorer/responses": managementSecurity,
+      "GET /v1/studies/{studyKey}/data-explorer/responses/{responseID}": managementSecurity,
+      "DELETE /v1/studies/{studyKey}/data-explorer/responses/{responseID}": managementSecurity,
+      "GET /v1/studies/{studyKey}/data-explorer/participants": managementSecurity,
+      "GET /v1/studies/{studyKey}/data-explorer/participants/{participantID}": managementSecurity,
+      "GET /v1/studies/{studyKey}/data-explorer/reports/keys": managementSecurity,
+      "GET /v1/studies/{studyKey}/data-explorer/reports": managementSecurity,
+      "GET /v1/studies/{studyKey}/data-explorer/reports/{reportID}": managementSecurity,
+      "GET /v1/studies/{studyKey}/data-explorer/files": managementSecurity,
+      "GET /v1/studies/{studyKey}/data-explorer/files/{fileID}": managementSecurity,
+      "DELETE /v1/studies/{studyKey}/data-explorer/files/{fileID}": managementSecurity,
       "GET /v1/studies/{studyKey}/export-config": managementSecurity,
+      "GET /v1/studies": managementSecurity,
+      "GET /v1/studies/{studyKey}": managementSecurity,
+      "PATCH /v1/studies/{studyKey}": managementSecurity,
+      "GET /v1/studies/{studyKey}/participant-counts": managementSecurity,
+      "PUT /v1/studies/{studyKey}/track-account": managementSecurity,
+      "GET /v1/studies/{studyKey}/daily-export-config": managementSecurity,
+      "PUT /v1/studies/{studyKey}/daily-export-config": managementSecurity,
+      "GET /v1/studies/{studyKey}/rule-failures": managementSecurity,
+      "GET /v1/studies/{studyKey}/audit-log": managementSecurity,
+      "GET /v1/studies/{studyKey}/messages": managementSecurity,
+      "GET /v1/studies/{studyKey}/code-lists": managementSecurity,
+      "POST /v1/studies/{studyKey}/code-lists/{listKey}/codes": managementSecurity,
+      "GET /v1/studies/{studyKey}/code-lists/{listKey}/codes": managementSecurity,
+      "GET /v1/studies/{studyKey}/code-lists/{listKey}/count": managementSecurity,
+      "DELETE /v1/studies/{studyKey}/code-lists/{listKey}/codes/{code}": managementSecurity,
+      "GET /v1/studies/{studyKey}/variables": managementSecurity,
+      "GET /v1/studies/{studyKey}/variables/{key}": managementSecurity,
+      "PUT /v1/studies/{studyKey}/variables/{key}": managementSecurity,
+      "DELETE /v1/studies/{studyKey}/variables/{key}": managementSecurity,
+      "GET /v1/studies/{studyKey}/rules": managementSecurity,
+      "POST /v1/studies/{studyKey}/rules": managementSecurity,
+      "GET /v1/studies/{studyKey}/rules/{version}": managementSecurity,
+      "GET /v1/studies/{studyKey}/timer": managementSecurity,
+      "PUT /v1/studies/{studyKey}/timer": managementSecurity,
+      "GET /v1/studies/{studyKey}/timer/ticks": managementSecurity,
+      "GET /v1/studies/{studyKey}/message-templates": managementSecurity,
+      "GET /v1/studies/{studyKey}/message-templates/{messageType}/{language}": managementSecurity,
+      "PUT /v1/studies/{studyKey}/message-templates/{messageType}/{language}": managementSecurity,
+      "DELETE /v1/studies/{studyKey}/message-templates/{messageType}/{language}": managementSecurity,
+      "GET /v1/studies/{studyKey}/subscriptions": managementSecurity,
+      "POST /v1/studies/{studyKey}/subscriptions": managementSecurity,
+      "DELETE /v1/studies/{studyKey}/subscriptions/{id}": managementSecurity,
       "POST /v1/study-service/events/{studyKey}/enter": participantSecurity,
       "POST /v1/study-service/events/{studyKey}/leave": participantSecurity,
       "POST /v1/study-service/events/{studyKey}/merge-temporary-participant": participantSecurity,
       "POST /v1/study-service/events/{studyKey}/submit": participantSecurity,
       "POST /v1/study-service/events/{studyKey}/custom": participantSecurity,
+      "POST /v1/study-service/temp-participant/register": undefined,
+      "GET /v1/study-service/temp-participant/survey": undefined,
+      "POST /v1/study-service/temp-participant/submit-response": undefined,
       "GET /v1/study-service/participant/studies": participantSecurity,
       "GET /v1/study-service/participant/studies/{studyKey}": participantSecurity,
       "GET /v1/study-service/participant/studies/{studyKey}/surveys/{surveyKey}": participantSecurity,
-      "POST /v1/study-service/temp-participant/register": undefined,
+      "GET /v1/study-service/participant-data/{studyKey}/survey/{surveyKey}": participantSecurity,
+      "POST /v1/study-service/participant-data/{studyKey}/files": participantSecurity,
+      "GET /v1/study-service/participant-data/{studyKey}/files": participantSecurity,
+      "GET /v1/study-service/participant-data/{studyKey}/files/{fileID}": participantSecurity,
+      "DELETE /v1/study-service/participant-data/{studyKey}/files/{fileID}": participantSecurity,
+      "GET /v1/study-service/participant-data/{studyKey}/surveys": participantSecurity,
+      "GET /v1/study-service/participant-data/{studyKey}/participant-state": participantSecurity,
+      "GET /v1/study-service/participant-data/{studyKey}/submission-history": participantSecurity,
+      "GET /v1/study-service/participant-data/{studyKey}/responses": participantSecurity,
+      "GET /v1/study-service/participant-data/{studyKey}/confidential-response": participantSecurity,
+      "GET /v1/study-service/participant-data/{studyKey}/linking-code": participantSecurity,
+      "GET /v1/study-service/participant-data/{studyKey}/reports": participantSecurity,
+      "GET /v1/study-service/studies": undefined,
+      "GET /v1/study-service/studies/participating": participantSecurity,
+      "GET /v1/study-service/studies/{studyKey}": undefined,
+      "GET /v1/study-service/studies/{studyKey}/variables": undefined,
+      "GET /v1/study-service/studies/{studyKey}/variables/{variableKey}": undefined,
+      "GET /v1/participant-users/deletions": managementSecurity,
+      "GET /v1/participant-users/deletions/{deletionId}": managementSecurity,
+      "GET /v1/participant-users": managementSecurity,
+      "GET /v1/participant-users/{id}": managementSecurity,
+      "DELETE /v1/participant-users/{id}": managementSecurity,
+      "POST /v1/participant-users/{id}/lock": managementSecurity,
+      "POST /v1/participant-users/{id}/unlock": managementSecurity,
+      "POST /v1/participant-users/{id}/sign-out": managementSecurity,
     });
     const submit = doc.paths["/v1/studies/{studyKey}/participants/{participantID}/responses"].post as {
       parameters: { name: string; in: string }[];
     };
-    expect(submit.parameters.map((p) => `${p.in}:${p.name}`)).toEqual(["path:studyKey", "path:participantID"]);
+    expect(submit.parameters.map((p) => `${p.in}:${p.in === "header" ? p.name.toLowerCase() : p.name}`)).toEqual([
+      "path:studyKey",
+      "path:participantID",
+      "header:idempotency-key",
+    ]);
   });
 
   it("answers 401 without a token on every authenticated operation", async () => {
-    for (const operation of [...management, ...participant]) {
+    for (const operation of [...management, ...participantAccounts, ...participant]) {
       const res = await request(operation);
       expect(res.status, operation).toBe(401);
       expect(await res.json(), operation).toEqual({ error: "missing Authorization header" });
     }
+    // renewal reads its bearer itself (an expired access token is what it renews)
+    const renew = await postJson(t, "/v1/auth/token/renew", { refreshToken: "r" });
+    expect(renew.status).toBe(401);
+    expect(await renew.json()).toEqual({ error: "Authorization header must be 'Bearer <access token>'" });
   });
 
   it("keeps each kind of token to its own routers", async () => {
     const researcher = await managementToken(t, "root", true);
     for (const operation of participant) expect((await request(operation, researcher)).status, operation).toBe(401);
+    expect((await postJson(t, "/v1/auth/token/renew", { refreshToken: "r" }, researcher)).status).toBe(401);
+    const { token } = await participantUser(t);
+    for (const operation of [...management, ...participantAccounts]) {
+      expect((await request(operation, token)).status, operation).toBe(401);
+    }
+  });
+
+  it("keeps the participant accounts to admins", async () => {
+    const { token } = await researcher(t, "study-a", "*");
+    for (const operation of participantAccounts) {
+      const res = await request(operation, token);
+      expect(res.status, operation).toBe(403);
+      expect(await res.json(), operation).toEqual({ error: "managing participant accounts needs an admin token" });
+    }
   });
 
   it("covers unknown paths below an authenticated prefix with its auth, as before: 401, then a JSON 404", async () => {
@@ -223,6 +333,9 @@ describe("routers and their auth boundaries", () => {
       "/v1/studies/study-a/nothing",
       "/v1/study-service/events/study-a/nothing",
       "/v1/study-service/participant/nothing",
+      "/v1/study-service/participant-data/study-a/nothing",
+      "/v1/user/nothing",
+      "/v1/participant-users/u1/nothing",
     ]) {
       expect((await t.app.request(path)).status, path).toBe(401);
     }
@@ -238,17 +351,39 @@ describe("routers and their auth boundaries", () => {
     const headers = { "X-Forwarded-For": "192.0.2.44" };
     for (const path of [
       "/v1/study-service/temp-participant/register",
+      "/v1/study-service/temp-participant/submit-response",
       "/v1/password-reset/initiate",
+      "/v1/password-reset/get-infos",
       "/v1/password-reset/reset",
+      "/v1/auth/signup",
+      "/v1/auth/login",
+      "/v1/auth/verify-email",
+      "/v1/auth/temptoken-info",
+      "/v1/auth/login-with-temptoken",
+      "/v1/unsubscribe-newsletter",
     ]) {
       const res = await postJson(t, path, {}, undefined, "POST", headers);
       expect(res.status, path).toBe(400);
     }
-    for (const path of ["/healthz", "/readyz", "/openapi.json", "/docs", "/reset-password", "/metrics", "/console"]) {
+    for (const path of [
+      "/healthz",
+      "/readyz",
+      "/openapi.json",
+      "/docs",
+      "/reset-password",
+      "/metrics",
+      "/console",
+      "/v1/study-service/studies",
+      "/v1/study-service/studies/study-a",
+      "/v1/study-service/studies/study-a/variables",
+    ]) {
       expect((await t.app.request(path)).status, path).toBe(200);
     }
-    const unknown = await t.app.request("/v1/password-reset/other", { method: "POST" });
-    expect(unknown.status).toBe(404);
-    expect(await unknown.json()).toEqual({ error: "no route for POST /v1/password-reset/other" });
+    expect((await t.app.request("/v1/study-service/temp-participant/survey")).status).toBe(400);
+    for (const path of ["/v1/password-reset/other", "/v1/auth/other"]) {
+      const unknown = await t.app.request(path, { method: "POST" });
+      expect(unknown.status, path).toBe(404);
+      expect(await unknown.json()).toEqual({ error: `no route for POST ${path}` });
+    }
   });
 });
