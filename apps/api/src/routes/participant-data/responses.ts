@@ -1,11 +1,13 @@
-import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import { assertProfileOfUser, listOwnResponses, surveyVersionsForFormatting } from "@studyflow/domain";
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import { assertProfileOfUser, listOwnResponses } from "@studyflow/domain";
 import { participantOf, type AppEnv } from "../../app-env";
-import { casePaginationSchema } from "../../case-compat";
 import type { AppDeps } from "../../deps";
-import { explorerListQuery, paginationOf, toExplorerQuery } from "../case-management/data-explorer/explorer-query";
-import { flatResponseSchema, flattenResponses } from "../case-management/data-explorer/present";
-import { flatOptions, responseFormatQuery } from "../case-management/data-explorer/response-format-query";
+import { toExplorerQuery } from "../case-management/data-explorer/explorer-query";
+import {
+  presentResponsePage,
+  responseListQuery,
+  responsePageSchema,
+} from "../case-management/data-explorer/response-page";
 import { errorResponses } from "../openapi-errors";
 import { PARTICIPANT_SECURITY, jsonContent } from "../schemas";
 import { FORBIDDEN_PROFILE, pidQuery, studyParams } from "./profile-query";
@@ -23,22 +25,10 @@ const route = createRoute({
   security: PARTICIPANT_SECURITY,
   request: {
     params: studyParams,
-    query: pidQuery
-      .merge(explorerListQuery)
-      .extend(responseFormatQuery.shape)
-      .extend({
-        surveyKey: z
-          .string()
-          .max(200, "surveyKey is longer than 200 characters")
-          .optional()
-          .openapi({ example: "weekly" }),
-      }),
+    query: pidQuery.merge(responseListQuery),
   },
   responses: {
-    200: jsonContent(
-      z.object({ responses: z.array(flatResponseSchema), pagination: casePaginationSchema }),
-      "a page of responses",
-    ),
+    200: jsonContent(responsePageSchema, "a page of responses"),
     ...errorResponses([400, 401, 403, 404], {
       400: "pid or surveyKey missing; page, limit, filter or sort not valid",
       403: FORBIDDEN_PROFILE,
@@ -54,8 +44,6 @@ export function registerResponses(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
     const query = c.req.valid("query");
     const profile = await assertProfileOfUser(db, participantOf(c).userId, query.pid);
     const page = await listOwnResponses(db, studyKey, profile.id, query.surveyKey, toExplorerQuery(query));
-    const versions = page.rows.length === 0 ? [] : await surveyVersionsForFormatting(db, studyKey, page.surveyKey);
-    const responses = flattenResponses(page.surveyKey, versions, page.rows, flatOptions(query, false));
-    return c.json({ responses, pagination: paginationOf(page) }, 200);
+    return c.json(await presentResponsePage(db, studyKey, page, query, false), 200);
   });
 }

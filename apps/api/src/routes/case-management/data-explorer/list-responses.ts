@@ -1,18 +1,12 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import {
-  assertStudyPermission,
-  listExplorerResponses,
-  surveyVersionsForFormatting,
-  type ExplorerPageCache,
-} from "@studyflow/domain";
+import { assertStudyPermission, listExplorerResponses, type ExplorerPageCache } from "@studyflow/domain";
 import { managementOf, type AppEnv } from "../../../app-env";
-import { casePaginationSchema, openapiBothSlashes } from "../../../case-compat";
+import { openapiBothSlashes } from "../../../case-compat";
 import type { AppDeps } from "../../../deps";
 import { errorResponses } from "../../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent } from "../../schemas";
-import { LIST_DESCRIPTION, explorerListQuery, paginationOf, studyKeyField, toExplorerQuery } from "./explorer-query";
-import { flatResponseSchema, flattenResponses } from "./present";
-import { flatOptions, responseFormatQuery } from "./response-format-query";
+import { LIST_DESCRIPTION, studyKeyField, toExplorerQuery } from "./explorer-query";
+import { presentResponsePage, responseListQuery, responsePageSchema } from "./response-page";
 
 const route = createRoute({
   method: "get",
@@ -28,19 +22,10 @@ const route = createRoute({
   security: MANAGEMENT_SECURITY,
   request: {
     params: z.object({ studyKey: studyKeyField }),
-    query: explorerListQuery.extend(responseFormatQuery.shape).extend({
-      surveyKey: z
-        .string()
-        .max(200, "surveyKey is longer than 200 characters")
-        .optional()
-        .openapi({ example: "weekly" }),
-    }),
+    query: responseListQuery,
   },
   responses: {
-    200: jsonContent(
-      z.object({ responses: z.array(flatResponseSchema), pagination: casePaginationSchema }),
-      "a page of responses",
-    ),
+    200: jsonContent(responsePageSchema, "a page of responses"),
     ...errorResponses([400, 401, 403, 404], {
       400: "surveyKey missing; page, limit, filter or sort not valid",
       404: "study not found",
@@ -55,13 +40,6 @@ export function registerListResponses(router: OpenAPIHono<AppEnv>, deps: AppDeps
     const query = c.req.valid("query");
     await assertStudyPermission(db, managementOf(c), studyKey, "get-responses");
     const page = await listExplorerResponses(db, studyKey, query.surveyKey, toExplorerQuery(query), cache);
-    const versions = page.rows.length === 0 ? [] : await surveyVersionsForFormatting(db, studyKey, page.surveyKey);
-    const responses = flattenResponses(
-      page.surveyKey,
-      versions,
-      page.rows,
-      flatOptions(query, page.study.trackAccount),
-    );
-    return c.json({ responses, pagination: paginationOf(page) }, 200);
+    return c.json(await presentResponsePage(db, studyKey, page, query, page.study.trackAccount), 200);
   });
 }
