@@ -178,6 +178,8 @@ describe("tekenradar participant app journeys, replayed call by call", () => {
       expect(relogin.status, `login-with-temptoken after verify-email: ${json(relogin.body)}`).toBe(200);
       session = signInAs(relogin);
       expect(session.accountConfirmed).toBe(true);
+      // as case-backend's: the mailed link proves the mailbox, so the dashboard opens without an OTP
+      expect(dashboardAllowed(session)).toBe(true);
     });
 
     it("logs in with the password (another day), then OTP: GET /v1/auth/otp?type=email, the mailed code to POST /v1/auth/otp/verify", async () => {
@@ -187,10 +189,16 @@ describe("tekenradar participant app journeys, replayed call by call", () => {
       expect(session.accountConfirmed).toBe(true);
       expect(dashboardAllowed(session)).toBe(false); // a password alone does not open the dashboard
 
+      // The login page's redirect renders the OTP page twice (seen in the walk of the real app): two
+      // GET /v1/auth/otp about 100 ms apart, two mails. case-backend takes any unexpired code of
+      // the user, so the participant may type the code of either mail: here the first one.
       const before = mailbox.mails.length;
-      const requested = await get("/v1/auth/otp?type=email", session.accessToken);
-      expect(requested.status, json(requested.body)).toBe(200);
+      for (let i = 0; i < 2; i++) {
+        const requested = await get("/v1/auth/otp?type=email", session.accessToken);
+        expect(requested.status, json(requested.body)).toBe(200);
+      }
       const mail = await mailbox.waitFor(email, (m) => otpCode(m) !== undefined, before);
+      await mailbox.waitFor(email, (m) => otpCode(m) !== undefined && m !== mail, before);
 
       const wrong = await send(
         "POST",
