@@ -9,7 +9,7 @@ import {
 import { findConfidentialResponses } from "../case-management/data-exporter/confidential-responses-query";
 import { errorResponses } from "../openapi-errors";
 import { PARTICIPANT_SECURITY, jsonContent } from "../schemas";
-import { FORBIDDEN_PROFILE, pidQuery, studyParams } from "./profile-query";
+import { FORBIDDEN_PROFILE, pidKeyQuery, studyParams } from "./profile-query";
 
 const route = createRoute({
   method: "get",
@@ -23,13 +23,7 @@ const route = createRoute({
   security: PARTICIPANT_SECURITY,
   request: {
     params: studyParams,
-    query: pidQuery.extend({
-      key: z
-        .string()
-        .min(1, "key must not be empty")
-        .max(200, "key is longer than 200 characters")
-        .openapi({ param: { name: "key", in: "query" }, example: "email" }),
-    }),
+    query: pidKeyQuery("email"),
   },
   responses: {
     200: jsonContent(z.object({ confidentialResponse: z.array(caseConfidentialEntrySchema) }), "the entries"),

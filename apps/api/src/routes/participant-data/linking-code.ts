@@ -4,7 +4,7 @@ import { participantOf, type AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
 import { errorResponses } from "../openapi-errors";
 import { PARTICIPANT_SECURITY, jsonContent } from "../schemas";
-import { FORBIDDEN_PROFILE, pidQuery, studyParams } from "./profile-query";
+import { FORBIDDEN_PROFILE, pidKeyQuery, studyParams } from "./profile-query";
 
 const route = createRoute({
   method: "get",
@@ -17,13 +17,7 @@ const route = createRoute({
   security: PARTICIPANT_SECURITY,
   request: {
     params: studyParams,
-    query: pidQuery.extend({
-      key: z
-        .string()
-        .min(1, "key must not be empty")
-        .max(200, "key is longer than 200 characters")
-        .openapi({ param: { name: "key", in: "query" }, example: "panel" }),
-    }),
+    query: pidKeyQuery("panel"),
   },
   responses: {
     200: jsonContent(z.object({ linkingCode: z.string() }), "the code's value"),

@@ -12,6 +12,16 @@ export const pidQuery = z.object({
   pid: profileId("pid").openapi({ param: { name: "pid", in: "query" }, description: "one of the user's profile ids" }),
 });
 
+/** `?pid=&key=`: one of the user's profiles and one key of its data (one key per request, as case-backend). */
+export const pidKeyQuery = (example: string) =>
+  pidQuery.extend({
+    key: z
+      .string()
+      .min(1, "key must not be empty")
+      .max(200, "key is longer than 200 characters")
+      .openapi({ param: { name: "key", in: "query" }, example }),
+  });
+
 /** `?pids=p1,p2`: several of the signed-in user's profiles, comma-separated. */
 export const pidsQuery = z.object({
   pids: z
