@@ -32,8 +32,24 @@ export interface DomainContext {
 export interface TransactionHooks {
   /** First in the transaction, before the operation reads anything (may wait for a lock, or throw). */
   begin?: (tx: Executor) => Promise<void>;
+  /**
+   * First in the transaction too, without a round trip of its own: it must hand its statements to
+   * the transaction's connection before it returns (postgres.js queries started with `.execute()`),
+   * so the server runs them before any of the operation's, which starts at once (its first
+   * statement goes in the same round trip). To stop the operation it must fail on the server: the
+   * failure aborts the transaction, the operation's next statement fails, and the hook's rejection
+   * is what the operation throws. Its promise is settled before anything commits.
+   */
+  beginPipelined?: (tx: Executor) => Promise<void>;
   /** Last in the transaction, with the operation's result. */
   beforeCommit?: (tx: Executor, result: unknown) => Promise<void>;
+  /**
+   * Last of all, without a round trip of its own: it must hand its statements to the connection
+   * before it returns (as beginPipelined), and they go to the server with the COMMIT. A statement
+   * that fails there aborts the transaction, which turns the COMMIT into a rollback: its rejection
+   * (awaited after the COMMIT) is then what the operation throws, and nothing was stored.
+   */
+  withCommit?: (tx: Executor, result: unknown) => Promise<unknown>;
 }
 
 /** The context inside one event transaction: the rule failures recorded so far. */
@@ -114,13 +130,20 @@ export async function inEventTransaction<T>(
   let committing = false;
   try {
     const hooks = ctx.transactionHooks;
+    let sentWithCommit: Promise<unknown> | undefined;
     const result = await db.transaction(async (tx) => {
       await hooks?.begin?.(tx);
-      const done = await work(tx, eventCtx);
+      const begun = hooks?.beginPipelined?.(tx);
+      const done = begun ? await workAfter(begun, work(tx, eventCtx)) : await work(tx, eventCtx);
       await hooks?.beforeCommit?.(tx, done);
+      sentWithCommit = hooks?.withCommit?.(tx, done);
+      // settled after the COMMIT below; its rejection is read there, never left unhandled
+      sentWithCommit?.catch(() => undefined);
       committing = true;
       return done;
     });
+    // A statement sent with the COMMIT failed: the server rolled the transaction back instead.
+    if (sentWithCommit) await sentWithCommit;
     if (eventCtx.failures.length > 0) ctx.onRuleFailures?.(eventCtx.failures);
     return result;
   } catch (error) {
@@ -132,4 +155,15 @@ export async function inEventTransaction<T>(
     if (committing && isDatabaseUnavailable(error)) throw new CommitOutcomeUnknown(error);
     throw error;
   }
+}
+
+/**
+ * The work's result once a pipelined begin hook settled too: the hook's failure first (the work's
+ * own is then only the aborted transaction's), else the work's.
+ */
+async function workAfter<T>(begun: Promise<void>, work: Promise<T>): Promise<T> {
+  const [hook, done] = await Promise.allSettled([begun, work]);
+  if (hook.status === "rejected") throw hook.reason;
+  if (done.status === "rejected") throw done.reason;
+  return done.value;
 }

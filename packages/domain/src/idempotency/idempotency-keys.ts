@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { and, eq, gte, isNotNull, lt } from "drizzle-orm";
-import { idempotencyKeys, type Database, type Executor } from "@studyflow/db";
+import { idempotencyKeys, rawClientOf, type Database, type Executor } from "@studyflow/db";
 import { Conflict } from "../errors";
 import type { TransactionHooks } from "../events/event-runner";
 
@@ -129,10 +129,66 @@ export async function completeIdempotencyKey(
     .where(and(eq(idempotencyKeys.scope, claim.scope), eq(idempotencyKeys.key, claim.key)));
 }
 
+/** The unique index a claim of a taken key runs into (migration 0014). */
+const KEY_CONSTRAINT = "idempotency_keys_scope_key_pk";
+
+const isKeyTakenError = (error: unknown) =>
+  error instanceof Error &&
+  (error as { code?: unknown }).code === "23505" &&
+  (error as { constraint_name?: unknown }).constraint_name === KEY_CONSTRAINT;
+
+/**
+ * The claim without a round trip of its own: queued on the transaction's connection now, before
+ * any statement of the operation, so the server runs it first (postgres.js keeps a connection's
+ * statements in order and pipelines them). An expired record of the key is removed, then the key
+ * inserted; a live record makes the insert fail with a unique violation, which aborts the
+ * transaction, so the operation's first statement fails and nothing of it runs. A concurrent
+ * request's uncommitted claim makes the insert wait (Postgres' unique index) until that one ends.
+ * Resolves once claimed; rejects with IdempotencyKeyTaken when the key is taken.
+ */
+function queueClaim(tx: Executor, claim: IdempotencyClaim, nowMs: number): Promise<void> {
+  const sql = rawClientOf(tx);
+  const cutoff = cutoffOf(nowMs).toISOString();
+  const createdAt = new Date(nowMs).toISOString();
+  // .execute() hands each statement to the connection at once (in order), not when awaited
+  const expired = sql`
+    delete from idempotency_keys
+    where scope = ${claim.scope} and key = ${claim.key} and created_at < ${cutoff}::timestamptz`.execute();
+  const inserted = sql`
+    insert into idempotency_keys (scope, key, operation, request_hash, created_at)
+    values (${claim.scope}, ${claim.key}, ${claim.operation}, ${claim.requestHash}, ${createdAt}::timestamptz)`.execute();
+  return Promise.all([expired, inserted]).then(
+    () => undefined,
+    (error: unknown) => {
+      throw isKeyTakenError(error) ? new IdempotencyKeyTaken() : error;
+    },
+  );
+}
+
+/**
+ * The answer, queued on the transaction's connection now to go with its COMMIT (one round trip).
+ * The body is serialised here, so a body that cannot be stored throws before the commit.
+ */
+function queueAnswer(
+  tx: Executor,
+  claim: IdempotencyClaim,
+  answer: { status: number; body: unknown },
+  nowMs: number,
+): Promise<unknown> {
+  const response = JSON.stringify(answer.body) ?? "null";
+  const completedAt = new Date(nowMs).toISOString();
+  return rawClientOf(tx)`
+    update idempotency_keys
+    set status = ${answer.status}, response = ${response}::text::jsonb, completed_at = ${completedAt}::timestamptz
+    where scope = ${claim.scope} and key = ${claim.key}`.execute();
+}
+
 /**
  * The hooks that make a participant operation (inEventTransaction) idempotent: claim the key
- * first, store `answer(result)` last, both in the operation's transaction. A claim lost to a
- * request that committed first throws IdempotencyKeyTaken, rolling this one back.
+ * first, store `answer(result)` last, both in the operation's transaction and neither with a
+ * round trip of its own (the claim goes with the operation's first statement, the answer with
+ * the COMMIT; see TransactionHooks). A claim lost to a request that committed first rejects
+ * with IdempotencyKeyTaken, rolling this one back before the operation ran any statement.
  */
 export function idempotencyTransactionHooks(
   claim: IdempotencyClaim,
@@ -140,12 +196,8 @@ export function idempotencyTransactionHooks(
   answer: (result: unknown) => { status: number; body: unknown },
 ): TransactionHooks {
   return {
-    begin: async (tx) => {
-      if (!(await claimIdempotencyKey(tx, claim, clock()))) throw new IdempotencyKeyTaken();
-    },
-    beforeCommit: async (tx, result) => {
-      await completeIdempotencyKey(tx, claim, answer(result), clock());
-    },
+    beginPipelined: (tx) => queueClaim(tx, claim, clock()),
+    withCommit: (tx, result) => queueAnswer(tx, claim, answer(result), clock()),
   };
 }
 
