@@ -1664,7 +1664,8 @@ function describeForm(form: FormData): string {
   return `multipart form ${parts.join(", ")}`;
 }
 
-async function exchange(w: World, built: Built, tallies: Tally[], checkRefusal = true): Promise<void> {
+/** Sends the request and checks the answer; returns its status. */
+async function exchange(w: World, built: Built, tallies: Tally[], checkRefusal = true): Promise<number> {
   if (++w.sent % RATE_LIMIT_RESET_EVERY === 0) await resetRateLimits(w);
   const init: RequestInit = { method: built.method, headers: built.headers };
   if (built.body !== null) init.body = built.body;
@@ -1685,7 +1686,7 @@ async function exchange(w: World, built: Built, tallies: Tally[], checkRefusal =
   expect(res.status, where).toBeLessThan(500);
   if (checkRefusal && built.mustRefuse)
     expect(res.status, `${where}\nexpected a refusal (4xx)`).toBeGreaterThanOrEqual(400);
-  if (res.status < 400 || built.method === "HEAD") return;
+  if (res.status < 400 || built.method === "HEAD") return res.status;
   expect(res.headers.get("content-type") ?? "", where).toMatch(/^application\/json/);
   let parsed: unknown;
   try {
@@ -1699,6 +1700,7 @@ async function exchange(w: World, built: Built, tallies: Tally[], checkRefusal =
   for (const [what, pattern] of LEAKS) {
     expect(pattern.test(message as string), `${what} in the error message:\n  ${where}`).toBe(false);
   }
+  return res.status;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1877,7 +1879,7 @@ const RUNS = {
   numbers: 3_600,
   shapes: 6_700,
   tokens: 3_700,
-  maySucceed: 1_500,
+  maySucceed: 3_000,
 };
 
 describe("fuzz: invalid, unauthorised or misdirected requests on every route", () => {
@@ -1911,6 +1913,11 @@ describe("fuzz: invalid, unauthorised or misdirected requests on every route", (
   const conformance = (w: World): Conformance => {
     const profile = fc.oneof(fc.constant(w.profileId), text(40));
     const instance = fc.oneof(fc.constant(w.t.config.INSTANCE_ID), text(20));
+    const email = fc.oneof(
+      fc.constantFrom("someone@example.org", "no.body+tag@example.com"),
+      fc.emailAddress(),
+      text(30),
+    );
     return {
       schemas: w.schemas,
       // body fields and query parameters alike (CASE names a profile `pid` in queries)
@@ -1921,6 +1928,7 @@ describe("fuzz: invalid, unauthorised or misdirected requests on every route", (
         pids: profile,
         instanceID: instance,
         instanceId: instance,
+        email,
       },
       components: {},
     };
@@ -2059,10 +2067,30 @@ describe("fuzz: invalid, unauthorised or misdirected requests on every route", (
 
 describe("fuzz: well-formed requests that may succeed", () => {
   let w: World;
+  let refreshToken: string;
   const tally = new Tally();
+  const SESSION = "participant (session)";
+
+  /**
+   * A signed-in session as well (as the participant app holds one), so that renewal, sign-out,
+   * codes and re-authenticated routes have a session to work on; renewals send its refresh token.
+   * Signed in again whenever it has ended (sign-out, a renewal's reuse).
+   */
+  async function signIn() {
+    const res = await w.t.app.request("/v1/auth/login", {
+      method: "POST",
+      headers: { "Content-Type": "text/plain;charset=UTF-8" },
+      body: JSON.stringify({ email: w.email, password: STRONG_PASSWORD }),
+    });
+    expect(res.status).toBe(200);
+    const { token } = (await res.json()) as { token: { accessToken: string; refreshToken: string } };
+    refreshToken = token.refreshToken;
+    w.callers.set(SESSION, { name: SESSION, header: `Bearer ${token.accessToken}`, kind: "participant" });
+  }
 
   beforeAll(async () => {
     w = await createWorld();
+    await signIn();
   });
   afterAll(async () => {
     console.log(
@@ -2073,6 +2101,11 @@ describe("fuzz: well-formed requests that may succeed", () => {
   });
 
   it("never answer 5xx, and refuse with a plain error body", { timeout: 600_000 }, async () => {
+    const strongPassword = fc.string({
+      unit: fc.constantFrom(..."abcdefghjkmnpqrstuvwxyz23456789-"),
+      minLength: 14,
+      maxLength: 30,
+    });
     const conformance: Conformance = {
       schemas: w.schemas,
       properties: {
@@ -2084,13 +2117,25 @@ describe("fuzz: well-formed requests that may succeed", () => {
         instanceId: fc.constant(w.t.config.INSTANCE_ID),
         studyKey: fc.constant(EXISTING_STUDY),
         trackAccount: fc.boolean(),
+        refreshToken: fc.constant(null).map(() => refreshToken),
+        // new accounts (sign-up), passwords the policy takes (though never the fuzz user's)
+        email: fc.uuid().map((id) => `fuzz-${id}@example.org`),
+        password: strongPassword,
+        newPassword: strongPassword,
       },
       components: { Expression: fc.constantFrom(...VALID_RULES) },
     };
     const arb = fc.oneof(
       ...w.ops.map((op) =>
         draftArb(op, {
-          callers: fc.constant(op.security === "participant" ? "participant" : "admin"),
+          // the session could delete the account (a recent sign-in stands for the password), after
+          // which every participant request would be a 401
+          callers:
+            op.security !== "participant"
+              ? fc.constant("admin")
+              : op.id === "DELETE /v1/user"
+                ? fc.constant("participant")
+                : fc.constantFrom("participant", SESSION),
           mutation: () => fc.constant({ kind: "none" as const }),
           conformance,
           params: (name) =>
@@ -2104,7 +2149,8 @@ describe("fuzz: well-formed requests that may succeed", () => {
     );
     await fc.assert(
       fc.asyncProperty(arb, async (draft) => {
-        await exchange(w, build(w, draft, { allowWrites: true }), [everything, tally], false);
+        const status = await exchange(w, build(w, draft, { allowWrites: true }), [everything, tally], false);
+        if (draft.caller === SESSION && status === 401) await signIn();
       }),
       { numRuns: RUNS.maySucceed },
     );
