@@ -15,9 +15,9 @@ import {
 } from "@studyflow/domain";
 import type { AppEnv } from "../../app-env";
 import { caseJsonBody, checkInstanceId } from "../../case-compat";
-import { clientAddress } from "../../client-address";
 import type { AppDeps } from "../../deps";
-import { rateLimit, type RateLimiter } from "../../rate-limit";
+import { limitMailedTokenFailures } from "../../middleware/mailed-token-limit";
+import type { RateLimiter } from "../../rate-limit";
 import { errorResponses } from "../openapi-errors";
 import { jsonContent } from "../schemas";
 import { tokenEnvelope, tokenEnvelopeSchema } from "./envelope";
@@ -82,14 +82,11 @@ export function registerTempToken(router: OpenAPIHono<AppEnv>, deps: AppDeps, li
   const db = deps.database.db;
   const clock = deps.clock ?? Date.now;
   const key = createSecretKey(Buffer.from(deps.config.PARTICIPANT_JWT_SECRET, "utf8"));
-  const failures = rateLimit(limiter, {
-    name: "auth:temptoken:address",
-    limit: 20,
-    windowSeconds: 15 * 60,
-    count: { failures: [401] },
-    message: "too many failed attempts; try again later",
-    keys: (c) => [clientAddress(c)],
-  });
+  const failures = limitMailedTokenFailures(
+    limiter,
+    "auth:temptoken:address",
+    "too many failed attempts; try again later",
+  );
 
   const holderOf = async (tempToken: string, purposes: readonly TokenPurpose[]) => {
     const holder = await peekAccountToken(db, tempToken, purposes, new Date(clock()));

@@ -4,8 +4,8 @@ import { participantOf, type AppEnv } from "../../app-env";
 import { caseJsonBody } from "../../case-compat";
 import type { AppDeps } from "../../deps";
 import { participantAuth } from "../../middleware/auth";
-import { rateLimit, type RateLimiter } from "../../rate-limit";
-import { clientAddress } from "../../client-address";
+import { limitMailedTokenFailures } from "../../middleware/mailed-token-limit";
+import type { RateLimiter } from "../../rate-limit";
 import { userEnvelope } from "../user/case-user-schema";
 import { errorResponses } from "../openapi-errors";
 import { PARTICIPANT_SECURITY, jsonContent, messageSchema } from "../schemas";
@@ -57,14 +57,11 @@ const resendRoute = createRoute({
 export function registerVerifyEmail(router: OpenAPIHono<AppEnv>, deps: AppDeps, limiter: RateLimiter) {
   const db = deps.database.db;
   const clock = deps.clock ?? Date.now;
-  const guesses = rateLimit(limiter, {
-    name: "auth:verify-email:address",
-    limit: 20,
-    windowSeconds: 15 * 60,
-    count: { failures: [401] },
-    message: "too many invalid tokens; try again later",
-    keys: (c) => [clientAddress(c)],
-  });
+  const guesses = limitMailedTokenFailures(
+    limiter,
+    "auth:verify-email:address",
+    "too many invalid tokens; try again later",
+  );
   router.openapi({ ...verifyRoute, middleware: [guesses, verifyBody.middleware] }, async (c) => {
     const userId = await verifyEmailToken(db, c.req.valid("json").token, new Date(clock()));
     return c.json({ user: await loadCaseUser(db, userId) }, 200);

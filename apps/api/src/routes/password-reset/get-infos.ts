@@ -2,9 +2,9 @@ import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { INVALID_RESET_TOKEN_MESSAGE, Unauthorized, passwordResetTokenAccount } from "@studyflow/domain";
 import type { AppEnv } from "../../app-env";
 import { caseJsonBody } from "../../case-compat";
-import { clientAddress } from "../../client-address";
 import type { AppDeps } from "../../deps";
-import { rateLimit, type RateLimiter } from "../../rate-limit";
+import { limitMailedTokenFailures } from "../../middleware/mailed-token-limit";
+import type { RateLimiter } from "../../rate-limit";
 import { errorResponses } from "../openapi-errors";
 import { jsonContent } from "../schemas";
 
@@ -29,14 +29,11 @@ const route = createRoute({
 
 export function registerPasswordResetInfos(router: OpenAPIHono<AppEnv>, deps: AppDeps, limiter: RateLimiter) {
   const clock = deps.clock ?? Date.now;
-  const guesses = rateLimit(limiter, {
-    name: "password-reset:get-infos:address",
-    limit: 20,
-    windowSeconds: 15 * 60,
-    count: { failures: [401] },
-    message: "too many invalid tokens; try again later",
-    keys: (c) => [clientAddress(c)],
-  });
+  const guesses = limitMailedTokenFailures(
+    limiter,
+    "password-reset:get-infos:address",
+    "too many invalid tokens; try again later",
+  );
   router.openapi({ ...route, middleware: [guesses, infosBody.middleware] }, async (c) => {
     const account = await passwordResetTokenAccount(deps.database.db, c.req.valid("json").token, new Date(clock()));
     if (!account) throw new Unauthorized(INVALID_RESET_TOKEN_MESSAGE);
