@@ -318,6 +318,13 @@ describe("participant sign-in (/v1/auth)", () => {
       expect((await renew(envelope.token.accessToken, envelope.token.refreshToken)).status).toBe(401);
       expect((await studies(second.token.accessToken, second.token.selectedProfile)).status).toBe(200);
       expect((await call(t, "POST", "/v1/auth/logout")).status).toBe(401);
+      // signing out again with the ended session's genuine token: nothing left to end, 200 as case-backend
+      const again = await call(t, "POST", "/v1/auth/logout", undefined, { token: envelope.token.accessToken });
+      expect(again.status).toBe(200);
+      expect(await again.json()).toEqual({ message: "already signed out", tokensRevoked: 0 });
+      // a forged token is still refused
+      const forged = `${envelope.token.accessToken.slice(0, -4)}AAAA`;
+      expect((await call(t, "POST", "/v1/auth/logout", undefined, { token: forged })).status).toBe(401);
     });
   });
 
@@ -362,6 +369,31 @@ describe("participant sign-in (/v1/auth)", () => {
         )
       ).json()) as Envelope;
       expect(renewed.token.lastOTP.email).toBe(verified.token.lastOTP.email);
+    });
+
+    it("takes any open code, as case-backend does (the app asks twice), with one attempt budget for all", async () => {
+      const { user, envelope } = await signedIn();
+      const token = envelope.token.accessToken;
+      await call(t, "GET", "/v1/auth/otp?type=email", undefined, { token });
+      await call(t, "GET", "/v1/auth/otp?type=email", undefined, { token });
+      const [newer, older] = (await mails(user.id, "otp-code")).map((mail) => String(mail.payload.code));
+      expect(older).toBeDefined();
+      // the first mail's code works although a second was sent after it; then both are spent
+      expect((await call(t, "POST", "/v1/auth/otp/verify", { code: older }, { token })).status).toBe(200);
+      expect((await call(t, "POST", "/v1/auth/otp/verify", { code: newer }, { token })).status).toBe(401);
+
+      // two open codes do not double the guesses: 5 wrong tries kill both
+      await t.database.db.delete(otpCodes).where(eq(otpCodes.userId, user.id));
+      await call(t, "GET", "/v1/auth/otp?type=email", undefined, { token });
+      await call(t, "GET", "/v1/auth/otp?type=email", undefined, { token });
+      const open = (await mails(user.id, "otp-code")).slice(0, 2).map((mail) => String(mail.payload.code));
+      const wrong = ["000000", "111111", "222222"].find((candidate) => !open.includes(candidate))!;
+      for (let i = 0; i < 5; i++) {
+        expect((await call(t, "POST", "/v1/auth/otp/verify", { code: wrong }, { token })).status).toBe(401);
+      }
+      for (const code of open) {
+        expect((await call(t, "POST", "/v1/auth/otp/verify", { code }, { token })).status).toBe(401);
+      }
     });
 
     it("kills a code after 5 wrong attempts and expires it after 10 minutes", async () => {

@@ -11,4 +11,9 @@ export interface ParticipantPrincipal {
    * for tokens without one (operator-minted, external provider).
    */
   sessionId?: string;
+  /**
+   * Set only where a route accepts ended tokens (logout): the token is genuine and unexpired, but
+   * its account, token version or session has ended.
+   */
+  ended?: true;
 }

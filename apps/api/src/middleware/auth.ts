@@ -1,4 +1,5 @@
 import { createSecretKey, type KeyObject } from "node:crypto";
+import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify, type JWTPayload } from "jose";
 import {
@@ -118,8 +119,16 @@ export function managementAuth(deps: AppDeps) {
  * tokens of a sign-in session (`sid`), that the session is still open (logout, refresh reuse and
  * sign-out-everywhere end it). Both checks read through the read cache: a map lookup per request.
  */
-export function participantAuth(deps: AppDeps) {
+export function participantAuth(deps: AppDeps, options: { acceptEnded?: boolean } = {}) {
   const key = hmacKeyObject(deps.config.PARTICIPANT_JWT_SECRET);
+  /**
+   * With acceptEnded, a genuine, unexpired token whose account, token version or session has
+   * ended passes as `ended` instead of 401 (logout: signing out of what has ended is done).
+   */
+  const ended = (c: Context<AppEnv>, userId: string, message: string) => {
+    if (!options.acceptEnded) throw new Unauthorized(message);
+    c.set("participant", { userId, ended: true });
+  };
   const verified = new VerifiedTokens(CLOCK_TOLERANCE_SECONDS);
   const external = createExternalParticipantVerifier(deps.config, deps);
   return createMiddleware<AppEnv>(async (c, next) => {
@@ -151,8 +160,10 @@ export function participantAuth(deps: AppDeps) {
     const userId = payload.sub;
     if (typeof userId !== "string" || !/^[0-9a-f-]{36}$/i.test(userId)) throw new Unauthorized("invalid token");
     const tokenVersion = await currentTokenVersion(deps.database.db, userId);
-    if (tokenVersion === undefined) throw new Unauthorized("account no longer exists");
-    if (payload.tv !== tokenVersion) throw new Unauthorized("token revoked: sign in again");
+    if (tokenVersion === undefined || payload.tv !== tokenVersion) {
+      ended(c, userId, tokenVersion === undefined ? "account no longer exists" : "token revoked: sign in again");
+      return next();
+    }
     const sessionId = payload[SESSION_ID_CLAIM];
     if (sessionId === undefined) {
       // operator-minted tokens (CLI token:participant) belong to no session
@@ -162,7 +173,8 @@ export function participantAuth(deps: AppDeps) {
     if (typeof sessionId !== "string") throw new Unauthorized("invalid token");
     const now = new Date((deps.clock ?? Date.now)());
     if (!(await isSessionOpen(deps.database.db, sessionId, userId, now))) {
-      throw new Unauthorized("signed out: sign in again");
+      ended(c, userId, "signed out: sign in again");
+      return next();
     }
     c.set("participant", { userId, sessionId });
     await next();

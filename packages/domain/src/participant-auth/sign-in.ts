@@ -1,5 +1,5 @@
 import { createHash, randomInt, timingSafeEqual } from "node:crypto";
-import { and, desc, eq, gt, isNull, sql } from "drizzle-orm";
+import { and, desc, eq, gt, inArray, isNull, sql } from "drizzle-orm";
 import { otpCodes, outgoingMessages, passwordResetTokens, profiles, users, type Executor } from "@studyflow/db";
 import {
   consumeAccountToken,
@@ -11,6 +11,7 @@ import { normalizeEmail } from "../accounts/password-reset";
 import { checkPasswordRule, hashPassword, passwordHashNeedsUpgrade, verifyPassword } from "../accounts/passwords";
 import { forgetCached } from "../cache/read-cache";
 import { Invalid, RateLimited, Unauthorized } from "../errors";
+import type { ProfileRow, UserRow } from "../user-account/case-user";
 import { revokeUserSessions } from "./session-revocation";
 
 /** One answer for an unknown address and a wrong password (CASE's wording). */
@@ -24,16 +25,46 @@ export const INVALID_CREDENTIALS_MESSAGE = "invalid email or password";
 let dummyHash: Promise<string> | undefined;
 const dummyPasswordHash = () => (dummyHash ??= hashPassword("studyflow dummy password: never matches"));
 
+/** Statements a sign-in runs on every attempt, prepared once per database (see passwordSignIn). */
+function signInStatements(db: Executor) {
+  let statements = preparedSignIn.get(db);
+  if (!statements) {
+    statements = {
+      // drizzle's prepared statements are prepared once per connection: one round trip each time,
+      // where an unprepared one describes itself first (two)
+      userByEmail: db
+        .select()
+        .from(users)
+        .where(eq(users.email, sql.placeholder("email")))
+        .limit(1)
+        .prepare("sign_in_user_by_email"),
+      profilesOf: db
+        .select()
+        .from(profiles)
+        .where(eq(profiles.userId, sql.placeholder("userId")))
+        .orderBy(asc(profiles.createdAt))
+        .prepare("sign_in_profiles_of_user"),
+    };
+    preparedSignIn.set(db, statements);
+  }
+  return statements;
+}
+const preparedSignIn = new WeakMap<
+  Executor,
+  {
+    userByEmail: { execute: (values: { email: string }) => Promise<UserRow[]> };
+    profilesOf: { execute: (values: { userId: string }) => Promise<ProfileRow[]> };
+  }
+>();
+
 /**
- * Checks an e-mail and password. Returns the user id, or null for an unknown address or a wrong
- * password alike (after the same argon2 work). A weaker stored hash is upgraded on success.
+ * Checks an e-mail and password. Returns the account's row (as read before the check), or null
+ * for an unknown address or a wrong password alike (after the same argon2 work). A weaker stored
+ * hash is upgraded on success. The row is the whole account, so a sign-in's answer needs no
+ * second read of it (see signInProfiles).
  */
-export async function verifyCredentials(db: Executor, email: string, password: string): Promise<string | null> {
-  const [user] = await db
-    .select({ id: users.id, passwordHash: users.passwordHash })
-    .from(users)
-    .where(eq(users.email, normalizeEmail(email)))
-    .limit(1);
+export async function passwordSignIn(db: Executor, email: string, password: string): Promise<UserRow | null> {
+  const [user] = await signInStatements(db).userByEmail.execute({ email: normalizeEmail(email) });
   const matches = await verifyPassword(user?.passwordHash ?? (await dummyPasswordHash()), password).catch(() => false);
   if (!user || !matches) return null;
   if (passwordHashNeedsUpgrade(user.passwordHash)) {
@@ -42,7 +73,20 @@ export async function verifyCredentials(db: Executor, email: string, password: s
       .set({ passwordHash: await hashPassword(password) })
       .where(eq(users.id, user.id));
   }
-  return user.id;
+  return user;
+}
+
+/** The account's profiles, by creation, in one prepared round trip (a sign-in's answer). */
+export function signInProfiles(db: Executor, userId: string): Promise<ProfileRow[]> {
+  return signInStatements(db).profilesOf.execute({ userId });
+}
+
+/**
+ * Checks an e-mail and password. Returns the user id, or null for an unknown address or a wrong
+ * password alike (after the same argon2 work). A weaker stored hash is upgraded on success.
+ */
+export async function verifyCredentials(db: Executor, email: string, password: string): Promise<string | null> {
+  return (await passwordSignIn(db, email, password))?.id ?? null;
 }
 
 /** case-backend's language code rule: "en", "de", "pt-BR", "es-419". */
@@ -256,8 +300,10 @@ const hashOtp = (userId: string, code: string) =>
   createHash("sha256").update(`${userId}:${code}`, "utf8").digest("hex");
 
 /**
- * Mails a new 6-digit code (CASE's GET /v1/auth/otp?type=email). Older open codes of the user
- * stop working. @throws RateLimited after OTP_MAX_SENDS codes within the resend window.
+ * Mails a new 6-digit code (CASE's GET /v1/auth/otp?type=email). Older open codes keep working
+ * until they expire, as case-backend's do: the participant app asks for a code twice on its way
+ * to the code page, and the first mail is often the one read. @throws RateLimited after
+ * OTP_MAX_SENDS codes within the resend window.
  */
 export async function sendEmailOtp(
   db: Executor,
@@ -283,10 +329,6 @@ export async function sendEmailOtp(
       const retryAfter = Math.ceil((oldest + OTP_RESEND_WINDOW_SECONDS * 1000 - input.now.getTime()) / 1000);
       throw new RateLimited("too many codes requested; try again later", Math.max(1, retryAfter));
     }
-    await tx
-      .update(otpCodes)
-      .set({ usedAt: input.now })
-      .where(and(eq(otpCodes.userId, input.userId), isNull(otpCodes.usedAt)));
     await tx.insert(otpCodes).values({
       userId: input.userId,
       sessionId: input.sessionId ?? null,
@@ -308,25 +350,27 @@ export async function sendEmailOtp(
 }
 
 /**
- * Checks a code against the user's open one. A wrong code spends an attempt; the
- * OTP_MAX_ATTEMPTS-th wrong one kills the code. A right one is spent and, since it proves the
- * mailbox, confirms the account's address. @throws Unauthorized({@link INVALID_OTP_MESSAGE}).
+ * Checks a code against the user's open ones (unexpired, unspent: at most OTP_MAX_SENDS). A wrong
+ * code spends an attempt of every open code, so more open codes never mean more guesses: the
+ * OTP_MAX_ATTEMPTS-th wrong one kills them all. A right one spends every open code and, since it
+ * proves the mailbox, confirms the account's address. @throws Unauthorized({@link INVALID_OTP_MESSAGE}).
  */
 export async function verifyEmailOtp(db: Executor, input: { userId: string; code: string; now: Date }): Promise<void> {
   const code = input.code.trim();
   const outcome = await db.transaction(async (tx) => {
-    const [open] = await tx
+    const open = await tx
       .select({ id: otpCodes.id, codeHash: otpCodes.codeHash, attempts: otpCodes.attempts })
       .from(otpCodes)
       .where(and(eq(otpCodes.userId, input.userId), isNull(otpCodes.usedAt), gt(otpCodes.expiresAt, input.now)))
       .orderBy(desc(otpCodes.createdAt))
-      .limit(1)
       .for("update");
-    if (!open) return "none" as const;
-    const expected = Buffer.from(open.codeHash, "hex");
+    if (open.length === 0) return "none" as const;
+    const ids = open.map((row) => row.id);
     const given = Buffer.from(hashOtp(input.userId, code), "hex");
-    if (/^\d{6}$/.test(code) && timingSafeEqual(expected, given)) {
-      await tx.update(otpCodes).set({ usedAt: input.now }).where(eq(otpCodes.id, open.id));
+    // every open code is compared (no early exit), each in constant time
+    const matches = open.filter((row) => timingSafeEqual(Buffer.from(row.codeHash, "hex"), given)).length > 0;
+    if (/^\d{6}$/.test(code) && matches) {
+      await tx.update(otpCodes).set({ usedAt: input.now }).where(inArray(otpCodes.id, ids));
       await tx
         .update(users)
         .set({
@@ -335,11 +379,11 @@ export async function verifyEmailOtp(db: Executor, input: { userId: string; code
         .where(eq(users.id, input.userId));
       return "ok" as const;
     }
-    const attempts = open.attempts + 1;
+    const attempts = Math.max(...open.map((row) => row.attempts)) + 1;
     await tx
       .update(otpCodes)
       .set({ attempts, ...(attempts >= OTP_MAX_ATTEMPTS ? { usedAt: input.now } : {}) })
-      .where(eq(otpCodes.id, open.id));
+      .where(inArray(otpCodes.id, ids));
     return "wrong" as const;
   });
   if (outcome !== "ok") throw new Unauthorized(INVALID_OTP_MESSAGE);

@@ -16,7 +16,9 @@ const route = createRoute({
   description:
     "case-backend's logout: the session's refresh tokens stop renewing, and this access token (every access " +
     "token of the session) is refused from now on, on every API replica. Other sessions stay signed in. A token " +
-    "without a session (minted by the operator CLI) has nothing to end: tokensRevoked is 0.",
+    "without a session (minted by the operator CLI) has nothing to end: tokensRevoked is 0. A genuine, " +
+    "unexpired token of a session or account that has already ended (signed out elsewhere, the account " +
+    "deleted) answers 200 with tokensRevoked 0, as case-backend does: there is nothing left to sign out of.",
   security: PARTICIPANT_SECURITY,
   responses: {
     200: jsonContent(z.object({ message: z.string(), tokensRevoked: z.number().int() }), "signed out"),
@@ -27,8 +29,9 @@ const route = createRoute({
 export function registerLogout(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
   const db = deps.database.db;
   const clock = deps.clock ?? Date.now;
-  router.openapi({ ...route, middleware: [participantAuth(deps)] }, async (c) => {
-    const { sessionId } = participantOf(c);
+  router.openapi({ ...route, middleware: [participantAuth(deps, { acceptEnded: true })] }, async (c) => {
+    const { sessionId, ended } = participantOf(c);
+    if (ended) return c.json({ message: "already signed out", tokensRevoked: 0 }, 200);
     let tokensRevoked = 0;
     if (sessionId) {
       tokensRevoked = await db.transaction(async (tx) => {
