@@ -21,12 +21,12 @@ import {
   requestAccountDeletion,
   runAccountDeletion,
 } from "@studyflow/domain";
-import type { Expression } from "@studyflow/engine";
 import { ACCOUNT_DELETION_QUEUE, accountDeletionJobId } from "@studyflow/queue";
 import {
   STRONG_PASSWORD,
   bearer,
   call,
+  caseLeaveRule,
   onEvent,
   participantIdOf,
   participantUser,
@@ -39,16 +39,7 @@ import { createTestApp, type TestApp } from "./test-app";
 
 const NOW = Date.UTC(2026, 5, 1, 12, 0, 0);
 
-/** A LEAVE rule as a researcher uploads it (CASE JSON): a flag and a report. */
-const leaveRule: Expression = JSON.parse(`{
-  "name": "IFTHEN",
-  "data": [
-    { "dtype": "exp", "exp": { "name": "checkEventType", "data": [{ "dtype": "str", "str": "LEAVE" }] } },
-    { "dtype": "exp", "exp": { "name": "UPDATE_FLAG", "data": [{ "dtype": "str", "str": "left" }, { "dtype": "str", "str": "yes" }] } },
-    { "dtype": "exp", "exp": { "name": "INIT_REPORT", "data": [{ "dtype": "str", "str": "goodbye" }] } }
-  ]
-}`) as Expression;
-const rules = [onEvent("ENTER", call("UPDATE_FLAG", str("entered"), str("yes"))), leaveRule];
+const rules = [onEvent("ENTER", call("UPDATE_FLAG", str("entered"), str("yes"))), caseLeaveRule("left", "yes")];
 
 const del = (t: TestApp, token: string | undefined, body?: unknown, contentType = "text/plain;charset=UTF-8") =>
   t.app.request("/v1/user", {

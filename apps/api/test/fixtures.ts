@@ -1,5 +1,5 @@
 import { and, eq } from "drizzle-orm";
-import { participants, type Database } from "@studyflow/db";
+import { outgoingMessages, participants, users, type Database } from "@studyflow/db";
 import {
   createStudy,
   createUserWithProfiles,
@@ -95,4 +95,45 @@ export async function postJson(
     headers: { "Content-Type": "application/json", ...(token ? bearer(token) : {}), ...headers },
     body: typeof body === "string" ? body : JSON.stringify(body),
   });
+}
+
+/** A JSON body sent as text/plain, as CASE participant apps send it. */
+export function caseRequest(
+  t: TestApp,
+  method: string,
+  path: string,
+  body: unknown,
+  token?: string,
+  headers: Record<string, string> = {},
+) {
+  return t.app.request(path, {
+    method,
+    headers: { "content-type": "text/plain;charset=UTF-8", ...headers, ...(token ? bearer(token) : {}) },
+    body: JSON.stringify(body),
+  });
+}
+
+export async function userRow(t: TestApp, id: string) {
+  const [row] = await t.database.db.select().from(users).where(eq(users.id, id));
+  return row!;
+}
+
+/** The outbox rows of one template queued for a user. */
+export async function queuedMails(t: TestApp, userId: string, template: string) {
+  return t.database.db
+    .select()
+    .from(outgoingMessages)
+    .where(and(eq(outgoingMessages.userId, userId), eq(outgoingMessages.template, template)));
+}
+
+/** A LEAVE rule as a researcher uploads it (CASE JSON): the flag `key` set to `value`, and a "goodbye" report. */
+export function caseLeaveRule(key: string, value: string): Expression {
+  return JSON.parse(`{
+  "name": "IFTHEN",
+  "data": [
+    { "dtype": "exp", "exp": { "name": "checkEventType", "data": [{ "dtype": "str", "str": "LEAVE" }] } },
+    { "dtype": "exp", "exp": { "name": "UPDATE_FLAG", "data": [{ "dtype": "str", "str": ${JSON.stringify(key)} }, { "dtype": "str", "str": ${JSON.stringify(value)} }] } },
+    { "dtype": "exp", "exp": { "name": "INIT_REPORT", "data": [{ "dtype": "str", "str": "goodbye" }] } }
+  ]
+}`) as Expression;
 }

@@ -1,6 +1,6 @@
-import { and, eq } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { outgoingMessages, participantSessions, passwordResetTokens, users } from "@studyflow/db";
+import { participantSessions, passwordResetTokens, users } from "@studyflow/db";
 import {
   EMAIL_CHANGE_TOKEN_TTL_SECONDS,
   createAccountToken,
@@ -9,35 +9,14 @@ import {
   renderMail,
   verifyPassword,
 } from "@studyflow/domain";
-import { STRONG_PASSWORD, bearer, participantUser } from "./fixtures";
+import { STRONG_PASSWORD, bearer, caseRequest, participantUser, queuedMails, userRow } from "./fixtures";
 import { createTestApp, type TestApp } from "./test-app";
 
 const NOW = Date.UTC(2026, 5, 1, 12, 0, 0);
 const NEW_PASSWORD = "Lantern-meadow-orbit-42";
 const EMAIL_CHANGE_ANSWER = "if the address can be used, a confirmation link has been sent to it";
 
-/** A text/plain body, as CASE participant apps send JSON. */
-function caseRequest(t: TestApp, method: string, path: string, body: unknown, token?: string) {
-  return t.app.request(path, {
-    method,
-    headers: { "content-type": "text/plain;charset=UTF-8", ...(token ? bearer(token) : {}) },
-    body: JSON.stringify(body),
-  });
-}
-
 const getUser = (t: TestApp, token: string) => t.app.request("/v1/user", { headers: bearer(token) });
-
-async function userRow(t: TestApp, id: string) {
-  const [row] = await t.database.db.select().from(users).where(eq(users.id, id));
-  return row!;
-}
-
-async function mails(t: TestApp, userId: string, template: string) {
-  return t.database.db
-    .select()
-    .from(outgoingMessages)
-    .where(and(eq(outgoingMessages.userId, userId), eq(outgoingMessages.template, template)));
-}
 
 /** A user with two sign-in sessions and a token for each. */
 async function userWithSessions(t: TestApp) {
@@ -110,7 +89,7 @@ describe("/v1/user: password and sign-in address", () => {
         .from(passwordResetTokens)
         .where(eq(passwordResetTokens.userId, user.user.id));
       expect(resets.every((r) => r.usedAt !== null)).toBe(true);
-      const [notice] = await mails(t, user.user.id, "password-changed");
+      const [notice] = await queuedMails(t, user.user.id, "password-changed");
       expect(notice).toMatchObject({ toAddress: user.user.email, status: "pending" });
     });
 
@@ -161,7 +140,7 @@ describe("/v1/user: password and sign-in address", () => {
       );
       expect(alsoLimited.status).toBe(429);
       expect((await userRow(t, user.user.id)).passwordHash).toBe(before.passwordHash);
-      expect(await mails(t, user.user.id, "password-changed")).toHaveLength(0);
+      expect(await queuedMails(t, user.user.id, "password-changed")).toHaveLength(0);
     });
 
     it("400 naming newPassword outside the policy, or a missing field; 401 without a token", async () => {
@@ -207,7 +186,7 @@ describe("/v1/user: password and sign-in address", () => {
       expect(body.user.account.accountID).toBe(user.user.email);
       expect((await userRow(t, user.user.id)).email).toBe(user.user.email);
 
-      const [verify] = await mails(t, user.user.id, "email-change-verify");
+      const [verify] = await queuedMails(t, user.user.id, "email-change-verify");
       expect(verify).toMatchObject({ toAddress: "new.address@example.org", status: "pending" });
       const link = new URL(String(verify!.payload.verifyUrl));
       expect(`${link.origin}${link.pathname}`).toBe(t.config.VERIFY_EMAIL_URL);
@@ -220,7 +199,7 @@ describe("/v1/user: password and sign-in address", () => {
       );
       expect(holder).toMatchObject({ userId: user.user.id, info: { newEmail: "new.address@example.org" } });
       expect(holder!.expiresAt).toEqual(new Date(NOW + EMAIL_CHANGE_TOKEN_TTL_SECONDS * 1000));
-      const [notice] = await mails(t, user.user.id, "email-change-requested");
+      const [notice] = await queuedMails(t, user.user.id, "email-change-requested");
       expect(notice).toMatchObject({ toAddress: user.user.email, payload: { newEmail: "new.address@example.org" } });
 
       const rendered = renderMail("email-change-verify", "en", verify!.payload);
@@ -256,7 +235,7 @@ describe("/v1/user: password and sign-in address", () => {
       expect(body.message).toBe(EMAIL_CHANGE_ANSWER);
       expect(body.user.id).toBe(user.user.id);
       expect(JSON.stringify(body)).not.toContain(holder.user.id);
-      expect(await mails(t, user.user.id, "email-change-verify")).toHaveLength(0);
+      expect(await queuedMails(t, user.user.id, "email-change-verify")).toHaveLength(0);
       const tokens = await t.database.db
         .select()
         .from(passwordResetTokens)
@@ -274,8 +253,8 @@ describe("/v1/user: password and sign-in address", () => {
         user.token,
       );
       expect(res.status).toBe(200);
-      expect(await mails(t, user.user.id, "email-change-verify")).toHaveLength(1);
-      expect(await mails(t, user.user.id, "email-change-requested")).toHaveLength(0);
+      expect(await queuedMails(t, user.user.id, "email-change-verify")).toHaveLength(1);
+      expect(await queuedMails(t, user.user.id, "email-change-requested")).toHaveLength(0);
     });
 
     it("400 for a malformed or the same address, 401 for a wrong password or no token; nothing is sent", async () => {
@@ -312,7 +291,7 @@ describe("/v1/user: password and sign-in address", () => {
         password: STRONG_PASSWORD,
       });
       expect(anonymous.status).toBe(401);
-      expect(await mails(t, user.user.id, "email-change-verify")).toHaveLength(0);
+      expect(await queuedMails(t, user.user.id, "email-change-verify")).toHaveLength(0);
     });
 
     it("at most 5 address changes an hour per account", async () => {
@@ -335,7 +314,7 @@ describe("/v1/user: password and sign-in address", () => {
         user.token,
       );
       expect(limited.status).toBe(429);
-      expect(await mails(t, user.user.id, "email-change-verify")).toHaveLength(5);
+      expect(await queuedMails(t, user.user.id, "email-change-verify")).toHaveLength(5);
     });
   });
 });

@@ -3,7 +3,7 @@ import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { users } from "@studyflow/db";
 import { createAccountToken } from "@studyflow/domain";
-import { bearer, participantUser } from "./fixtures";
+import { bearer, caseRequest as caseJsonRequest, participantUser, userRow } from "./fixtures";
 import { createTestApp, type TestApp } from "./test-app";
 
 const NOW = Date.UTC(2026, 5, 1, 12, 0, 0);
@@ -12,23 +12,11 @@ const NO_SMS = {
 };
 
 /** A text/plain body, as CASE participant apps send JSON. */
-function caseRequest(t: TestApp, method: string, path: string, body: unknown, token?: string) {
-  return t.app.request(path, {
-    method,
-    headers: {
-      "content-type": "text/plain;charset=UTF-8",
-      // each request from its own client address, so the per-address limit is the test's to fill
-      "x-forwarded-for": `10.0.0.1, 198.51.100.${Math.floor(Math.random() * 250)}`,
-      ...(token ? bearer(token) : {}),
-    },
-    body: JSON.stringify(body),
+const caseRequest = (t: TestApp, method: string, path: string, body: unknown, token?: string) =>
+  caseJsonRequest(t, method, path, body, token, {
+    // each request from its own client address, so the per-address limit is the test's to fill
+    "x-forwarded-for": `10.0.0.1, 198.51.100.${Math.floor(Math.random() * 250)}`,
   });
-}
-
-async function userRow(t: TestApp, id: string) {
-  const [row] = await t.database.db.select().from(users).where(eq(users.id, id));
-  return row!;
-}
 
 describe("/v1/user: contact preferences, newsletter, phone", () => {
   let t: TestApp;

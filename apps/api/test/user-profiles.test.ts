@@ -4,10 +4,11 @@ import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { confidentialResponses, profiles, reports, surveyResponses, surveyVersions } from "@studyflow/db";
 import { MAX_PROFILES_PER_USER, confidentialIdOf, mintManagementToken } from "@studyflow/domain";
-import type { Expression } from "@studyflow/engine";
 import {
   bearer,
   call,
+  caseLeaveRule,
+  caseRequest,
   exp,
   onEvent,
   participantIdOf,
@@ -26,26 +27,8 @@ import { createTestApp, type TestApp } from "./test-app";
 const NOW = Date.UTC(2026, 5, 1, 12, 0, 0);
 const NOW_S = NOW / 1000;
 
-/** A LEAVE rule as a researcher uploads it (CASE JSON): a flag and a report. */
-const leaveRule: Expression = JSON.parse(`{
-  "name": "IFTHEN",
-  "data": [
-    { "dtype": "exp", "exp": { "name": "checkEventType", "data": [{ "dtype": "str", "str": "LEAVE" }] } },
-    { "dtype": "exp", "exp": { "name": "UPDATE_FLAG", "data": [{ "dtype": "str", "str": "leftBy" }, { "dtype": "str", "str": "profile-removal" }] } },
-    { "dtype": "exp", "exp": { "name": "INIT_REPORT", "data": [{ "dtype": "str", "str": "goodbye" }] } }
-  ]
-}`) as Expression;
-
+const leaveRule = caseLeaveRule("leftBy", "profile-removal");
 const rules = [onEvent("ENTER", call("UPDATE_FLAG", str("entered"), str("yes"))), leaveRule];
-
-/** A text/plain body, as CASE participant apps send JSON. */
-function caseRequest(t: TestApp, method: string, path: string, body: unknown, token?: string) {
-  return t.app.request(path, {
-    method,
-    headers: { "content-type": "text/plain;charset=UTF-8", ...(token ? bearer(token) : {}) },
-    body: JSON.stringify(body),
-  });
-}
 
 const get = (t: TestApp, path: string, token?: string) => t.app.request(path, { headers: token ? bearer(token) : {} });
 
