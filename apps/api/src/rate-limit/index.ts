@@ -1,2 +1,7 @@
-export { rateLimit, type RateLimitOptions } from "./rate-limit-middleware";
-export { createRedisRateLimiter, type RateLimiter, type RateLimitDecision } from "./redis-sliding-window";
+export { failureRateLimits, rateLimit, type RateLimitOptions } from "./rate-limit-middleware";
+export {
+  createRedisRateLimiter,
+  type RateLimitCheck,
+  type RateLimiter,
+  type RateLimitDecision,
+} from "./redis-sliding-window";

@@ -3,7 +3,7 @@ import { createMiddleware } from "hono/factory";
 import type { z } from "zod";
 import { RateLimited, Unavailable } from "@studyflow/domain";
 import type { AppEnv } from "../app-env";
-import type { RateLimiter } from "./redis-sliding-window";
+import type { RateLimitCheck, RateLimiter } from "./redis-sliding-window";
 
 /*
  * Our own small middleware over our own Redis script (redis-sliding-window.ts): hono
@@ -96,24 +96,58 @@ export function rateLimit<Json extends z.ZodType = z.ZodUndefined>(
   options: RateLimitOptions<Json>,
 ) {
   const { name, limit, windowSeconds, count, message } = options;
+  if (count !== "every-request") return failureRateLimits(limiter, [options]);
   return createMiddleware<AppEnv>(async (c, next) => {
     const input = await acceptedInput(c, options.input);
     if (!input.accepted) return next();
     const buckets = options.keys(c, input.body).map((key) => `${name}:${key}`);
-
     for (const bucket of buckets) {
-      const decision = await unlessUnavailable(() =>
-        count === "every-request"
-          ? limiter.hit(bucket, limit, windowSeconds)
-          : limiter.peek(bucket, limit, windowSeconds),
-      );
+      const decision = await unlessUnavailable(() => limiter.hit(bucket, limit, windowSeconds));
       if (!decision.allowed) throw new RateLimited(message, decision.retryAfterSeconds);
     }
     await next();
+  });
+}
+
+/** Options of a limit that counts failures only. */
+type FailureLimit = RateLimitOptions<z.ZodType> & { count: { failures: readonly number[] } };
+
+/**
+ * Several limits that count failures only, as one middleware: the same answers as the
+ * `rateLimit` middlewares of `limits` one after another (the first full bucket in their order
+ * refuses; after the route, every bucket of a limit whose failure statuses include the answer
+ * takes a slot), in one Redis round trip before the route and at most one after it, where the
+ * separate middlewares take one per bucket each way (a sign-in's tiers: six).
+ */
+export function failureRateLimits(limiter: RateLimiter, limits: readonly RateLimitOptions<z.ZodType>[]) {
+  const failureLimits = limits.map((options) => {
+    if (options.count === "every-request") throw new Error(`failureRateLimits: ${options.name} counts every request`);
+    return options as FailureLimit;
+  });
+  return createMiddleware<AppEnv>(async (c, next) => {
+    const checks: (RateLimitCheck & { options: FailureLimit })[] = [];
+    for (const options of failureLimits) {
+      const input = await acceptedInput(c, options.input);
+      if (!input.accepted) continue;
+      for (const key of options.keys(c, input.body)) {
+        checks.push({
+          bucket: `${options.name}:${key}`,
+          limit: options.limit,
+          windowSeconds: options.windowSeconds,
+          options,
+        });
+      }
+    }
+    if (checks.length === 0) return next();
+
+    const decisions = await unlessUnavailable(() => limiter.decideAll(checks, false));
+    decisions.forEach((decision, index) => {
+      if (!decision.allowed) throw new RateLimited(checks[index]!.options.message, decision.retryAfterSeconds);
+    });
+    await next();
 
     // An error thrown further on has become the response by now (hono hands it to app.onError).
-    if (count !== "every-request" && count.failures.includes(c.res.status)) {
-      for (const bucket of buckets) await unlessUnavailable(() => limiter.hit(bucket, limit, windowSeconds));
-    }
+    const failed = checks.filter((check) => check.options.count.failures.includes(c.res.status));
+    if (failed.length > 0) await unlessUnavailable(() => limiter.decideAll(failed, true));
   });
 }

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import type { z } from "zod";
 import { normalizeEmail } from "@studyflow/domain";
 import { clientAddress } from "../../client-address";
-import { rateLimit, type RateLimiter } from "../../rate-limit";
+import { failureRateLimits, rateLimit, type RateLimitOptions, type RateLimiter } from "../../rate-limit";
 
 /** Hashed, so Redis holds no addresses; the same for every address, registered or not. */
 export const emailKey = (email: string) => createHash("sha256").update(normalizeEmail(email), "utf8").digest("hex");
@@ -30,7 +30,8 @@ export const SIGN_IN_LIMIT_MESSAGE = "too many failed sign-in attempts; try agai
 
 /**
  * Failed sign-ins (401) limited per account and per address, in growing tiers. Put after
- * caseJsonBody's middleware: the body is JSON by then, and `accountOf` gets it validated.
+ * caseJsonBody's middleware: the body is JSON by then, and `accountOf` gets it validated. One
+ * middleware for all six tiers: one Redis round trip before the sign-in, one after a failed one.
  */
 export function signInFailureLimits<Json extends z.ZodType>(
   limiter: RateLimiter,
@@ -38,26 +39,22 @@ export function signInFailureLimits<Json extends z.ZodType>(
   json: Json,
   accountOf: (body: z.output<Json>) => string,
 ) {
-  const address = PER_ADDRESS_TIERS.map((tier) =>
-    rateLimit(limiter, {
-      name: `${name}:address:${tier.windowSeconds}`,
-      ...tier,
-      count: { failures: [401] },
-      message: SIGN_IN_LIMIT_MESSAGE,
-      keys: (c) => [clientAddress(c)],
-    }),
-  );
-  const account = PER_ACCOUNT_TIERS.map((tier) =>
-    rateLimit(limiter, {
-      name: `${name}:account:${tier.windowSeconds}`,
-      ...tier,
-      count: { failures: [401] },
-      message: SIGN_IN_LIMIT_MESSAGE,
-      input: { json },
-      keys: (_c, body) => [accountOf(body)],
-    }),
-  );
-  return [...address, ...account];
+  const address = PER_ADDRESS_TIERS.map((tier): RateLimitOptions<z.ZodType> => ({
+    name: `${name}:address:${tier.windowSeconds}`,
+    ...tier,
+    count: { failures: [401] },
+    message: SIGN_IN_LIMIT_MESSAGE,
+    keys: (c) => [clientAddress(c)],
+  }));
+  const account = PER_ACCOUNT_TIERS.map((tier): RateLimitOptions<z.ZodType> => ({
+    name: `${name}:account:${tier.windowSeconds}`,
+    ...tier,
+    count: { failures: [401] },
+    message: SIGN_IN_LIMIT_MESSAGE,
+    input: { json },
+    keys: (_c, body) => [accountOf(body as z.output<Json>)],
+  }));
+  return [failureRateLimits(limiter, [...address, ...account])];
 }
 
 /** A plain per-address limit on every request (sign-up, renewals). */
