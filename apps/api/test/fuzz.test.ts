@@ -30,7 +30,12 @@ import { createTestApp, type TestApp } from "./test-app";
  * one mutation), so a shrunk counterexample stays readable; `build` turns it into the request
  * and decides whether it must be refused: the mutation is one the API certainly refuses, or the
  * caller or target cannot succeed. A recipe that could succeed and write is aimed at an absent
- * study instead, so nothing may change.
+ * study instead, so nothing may change; on the participant API, where most writes name no study,
+ * at what the route certainly refuses (`retarget`: another instance's sign-up, a wrong password,
+ * a profile of no one's, …). The participant API reads JSON whatever the Content-Type (as CASE
+ * apps send it), takes Idempotency-Key headers on its event routes and a multipart form for
+ * uploads; the recipes draw those too. Rate limits are emptied every few requests, so that their
+ * 429s do not stand in for what the routes do.
  */
 
 // ---------------------------------------------------------------------------------------------
@@ -679,6 +684,11 @@ interface Caller {
   kind: "management" | "participant" | "invalid";
   /** A management caller's one grant, or every right. */
   grant?: { study: string; action: string } | "admin";
+  /**
+   * A genuine, unexpired participant token of an account or token version that has ended: signing
+   * out with it is done already (logout answers 200, as case-backend does); every other route refuses it.
+   */
+  ended?: true;
 }
 
 const EXISTING_STUDY = "study-a";
@@ -770,11 +780,13 @@ async function createCallers(t: TestApp, user: { id: string; tokenVersion: numbe
       name: "stale participant",
       header: `Bearer ${await mintParticipantToken({ userId: user.id, tokenVersion: user.tokenVersion + 1, secret: participantSecret })}`,
       kind: "invalid",
+      ended: true,
     },
     {
       name: "deleted participant",
       header: `Bearer ${await mintParticipantToken({ userId: randomUUID(), tokenVersion: 0, secret: participantSecret })}`,
       kind: "invalid",
+      ended: true,
     },
     {
       name: "participant without uuid",
@@ -1450,8 +1462,9 @@ function refusedByContext(w: World, op: Operation, caller: Caller, st: State): b
       return false;
     }
     case "participant":
-      // renewal reads its own (maybe expired) bearer; the other routes need a valid one
-      if (caller.kind !== "participant") return true;
+      // renewal reads its own (maybe expired) bearer; the other routes need a valid one, but for
+      // signing out, where an ended account's or token version's is enough
+      if (caller.kind !== "participant") return !(caller.ended && op.id === "POST /v1/auth/logout");
       return participantRefuses(w, op, st, params);
     case "public":
       return publicRefuses(w, op, st);
