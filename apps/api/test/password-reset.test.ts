@@ -1,8 +1,9 @@
 import { createHash, randomBytes } from "node:crypto";
-import { and, count, eq } from "drizzle-orm";
+import { count, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { outgoingMessages, passwordResetTokens, users } from "@studyflow/db";
 import { hashPassword, initiatePasswordReset, verifyPassword } from "@studyflow/domain";
+import { queuedMails, userRow } from "./fixtures";
 import { createTestApp, type TestApp } from "./test-app";
 
 const OLD_PASSWORD = "Old-harbour-lights-1";
@@ -39,20 +40,8 @@ async function createUser(t: TestApp) {
   return user!;
 }
 
-async function userRow(t: TestApp, id: string) {
-  const [row] = await t.database.db.select().from(users).where(eq(users.id, id));
-  return row!;
-}
-
 async function tokenRows(t: TestApp, userId: string) {
   return t.database.db.select().from(passwordResetTokens).where(eq(passwordResetTokens.userId, userId));
-}
-
-async function messages(t: TestApp, userId: string, template: string) {
-  return t.database.db
-    .select()
-    .from(outgoingMessages)
-    .where(and(eq(outgoingMessages.userId, userId), eq(outgoingMessages.template, template)));
 }
 
 async function issueToken(t: TestApp, email: string): Promise<string> {
@@ -98,9 +87,9 @@ describe("POST /v1/password-reset/reset", () => {
     const [tokenRow] = await tokenRows(t, user.id);
     expect(tokenRow!.usedAt).toBeInstanceOf(Date);
 
-    const [resetMail] = await messages(t, user.id, "password-reset");
+    const [resetMail] = await queuedMails(t, user.id, "password-reset");
     expect(resetMail).toMatchObject({ toAddress: user.email, language: "de", status: "pending" });
-    const [changedMail] = await messages(t, user.id, "password-changed");
+    const [changedMail] = await queuedMails(t, user.id, "password-changed");
     expect(changedMail).toMatchObject({ toAddress: user.email, userId: user.id, language: "de", status: "pending" });
   });
 
@@ -142,7 +131,7 @@ describe("POST /v1/password-reset/reset", () => {
     expect(unchanged.passwordHash).toBe(user.passwordHash);
     expect(unchanged.tokenVersion).toBe(user.tokenVersion);
     expect((await tokenRows(t, user.id))[0]!.usedAt).toBeNull();
-    expect(await messages(t, user.id, "password-changed")).toHaveLength(0);
+    expect(await queuedMails(t, user.id, "password-changed")).toHaveLength(0);
 
     expect((await reset(t, { token, newPassword: NEW_PASSWORD })).status).toBe(200);
   });
@@ -242,7 +231,7 @@ describe("POST /v1/password-reset/reset", () => {
     const matches = await Promise.all(passwords.map((pw) => verifyPassword(after.passwordHash, pw)));
     expect(matches.filter(Boolean)).toHaveLength(1);
     expect(matches[responses.findIndex((r) => r.status === 200)]).toBe(true);
-    expect(await messages(t, user.id, "password-changed")).toHaveLength(1);
+    expect(await queuedMails(t, user.id, "password-changed")).toHaveLength(1);
   });
 
   it("stores the token only as its SHA-256", async () => {
@@ -347,7 +336,7 @@ describe("POST /v1/password-reset/initiate", () => {
     expect(expiresIn).toBeGreaterThan(86_400_000 - 60_000);
     expect(expiresIn).toBeLessThanOrEqual(86_400_000);
 
-    const mails = await messages(t, user.id, "password-reset");
+    const mails = await queuedMails(t, user.id, "password-reset");
     expect(mails).toHaveLength(1);
     const mail = mails[0]!;
     expect(mail).toMatchObject({ toAddress: user.email, userId: user.id, language: "de", status: "pending" });
