@@ -1,5 +1,5 @@
 import { createHash, randomInt, timingSafeEqual } from "node:crypto";
-import { and, desc, eq, gt, inArray, isNull, sql } from "drizzle-orm";
+import { and, asc, desc, eq, gt, inArray, isNull, sql } from "drizzle-orm";
 import { otpCodes, outgoingMessages, passwordResetTokens, profiles, users, type Executor } from "@studyflow/db";
 import {
   consumeAccountToken,

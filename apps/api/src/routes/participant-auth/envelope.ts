@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import type { Executor } from "@studyflow/db";
-import { loadCaseUser, type SessionTokens } from "@studyflow/domain";
+import { loadCaseUser, type CaseUser, type SessionTokens } from "@studyflow/domain";
 import { caseUserSchema } from "../user/case-user-schema";
 
 /** CASE's token part of the sign-in answers (login, renew, OTP verify, temp-token login). */
@@ -20,8 +20,11 @@ export const tokenEnvelopeSchema = z.object({ token: caseTokenSchema, user: case
 
 export const unix = (at: Date) => Math.floor(at.getTime() / 1000);
 
-/** The CASE answer of a sign-in: the token pair and the user as GET /v1/user shows it. */
-export async function tokenEnvelope(db: Executor, tokens: SessionTokens) {
+/**
+ * The CASE answer of a sign-in: the token pair and the user as GET /v1/user shows it (`user` when
+ * the caller has it already, else read).
+ */
+export async function tokenEnvelope(db: Executor, tokens: SessionTokens, user?: CaseUser) {
   return {
     token: {
       accessToken: tokens.accessToken,
@@ -30,6 +33,6 @@ export async function tokenEnvelope(db: Executor, tokens: SessionTokens) {
       selectedProfile: tokens.selectedProfileId,
       lastOTP: tokens.lastEmailOtpAt ? { email: unix(tokens.lastEmailOtpAt) } : {},
     },
-    user: await loadCaseUser(db, tokens.userId),
+    user: user ?? (await loadCaseUser(db, tokens.userId)),
   };
 }

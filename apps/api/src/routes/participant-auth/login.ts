@@ -1,5 +1,12 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import { INVALID_CREDENTIALS_MESSAGE, Unauthorized, issueSessionTokens, verifyCredentials } from "@studyflow/domain";
+import {
+  INVALID_CREDENTIALS_MESSAGE,
+  Unauthorized,
+  issueSessionTokens,
+  passwordSignIn,
+  presentCaseUser,
+  signInProfiles,
+} from "@studyflow/domain";
 import type { AppEnv } from "../../app-env";
 import { caseJsonBody, checkInstanceId } from "../../case-compat";
 import type { AppDeps } from "../../deps";
@@ -49,13 +56,15 @@ export function registerLogin(router: OpenAPIHono<AppEnv>, deps: AppDeps, limite
   router.openapi({ ...route, middleware: [body.middleware, ...limits] }, async (c) => {
     const { email, password, instanceID } = c.req.valid("json");
     checkInstanceId(deps.config, instanceID);
-    const userId = await verifyCredentials(db, email, password);
-    if (!userId) throw new Unauthorized(INVALID_CREDENTIALS_MESSAGE);
-    const tokens = await issueSessionTokens(db, {
-      userId,
-      now: new Date(clock()),
-      settings: sessionTokenSettings(deps.config),
-    });
-    return c.json(await tokenEnvelope(db, tokens), 200);
+    const user = await passwordSignIn(db, email, password);
+    if (!user) throw new Unauthorized(INVALID_CREDENTIALS_MESSAGE);
+    const now = new Date(clock());
+    // The session and the profiles at once (two connections); the account row is the one the
+    // password was checked against, with the last login the session has just set.
+    const [tokens, userProfiles] = await Promise.all([
+      issueSessionTokens(db, { userId: user.id, now, settings: sessionTokenSettings(deps.config) }),
+      signInProfiles(db, user.id),
+    ]);
+    return c.json(await tokenEnvelope(db, tokens, presentCaseUser({ ...user, lastLoginAt: now }, userProfiles)), 200);
   });
 }
