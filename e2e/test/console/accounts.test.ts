@@ -1,17 +1,15 @@
 import { mkdtemp } from "node:fs/promises";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { serve, type ServerType } from "@hono/node-server";
 import { eq } from "drizzle-orm";
-import type { Browser, Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { accountDeletions, participantSessions, participants, users } from "@studyflow/db";
 import { createStudy, createUserWithProfiles, enterStudy, mintManagementToken, setStudyRules } from "@studyflow/domain";
 import { STRONG_PASSWORD, onEvent } from "@studyflow/testkit";
 import { createTestApp, type TestApp } from "@studyflow/api/testing";
 import { call, startWorkerBesideApi, str } from "@studyflow/worker/testing";
-import { launchChromium, openConsole, screenshot, signInToConsole } from "./browser";
+import { openConsole, screenshot, signInToConsole, startConsoleBrowser, type ConsoleBrowser } from "./browser";
 
 /**
  * The console's Accounts page in Chromium against the real API and an in-process worker: an
@@ -25,15 +23,13 @@ const EMAIL = "kim.participant@example.org";
 
 describe("the console's Accounts page", () => {
   let t: TestApp;
-  let server: ServerType;
+  let ui: ConsoleBrowser;
   let base: string;
   let worker: ReturnType<typeof startWorkerBesideApi>;
-  let browser: Browser;
   let page: Page;
   let adminToken: string;
   let researcherToken: string;
   let userId: string;
-  const policyViolations: string[] = [];
 
   const open = (hash: string) => openConsole(page, base, hash);
   const find = async (email: string) => {
@@ -66,21 +62,12 @@ describe("the console's Accounts page", () => {
     researcherToken = await mintManagementToken({ subject: "ada", isAdmin: false, secret });
 
     worker = startWorkerBesideApi(t, resultDir);
-    server = serve({ fetch: t.app.fetch, port: 0, hostname: "127.0.0.1" });
-    await new Promise<void>((resolve) => server.once("listening", () => resolve()));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    browser = await launchChromium();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    page = await context.newPage();
-    page.setDefaultTimeout(10_000);
-    page.on("console", (message) => {
-      if (/Content Security Policy|Trusted Type/i.test(message.text())) policyViolations.push(message.text());
-    });
+    ui = await startConsoleBrowser(t.app.fetch);
+    ({ base, page } = ui);
   });
 
   afterAll(async () => {
-    await browser?.close();
-    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+    await ui?.close();
     await worker?.stop();
     await t?.close();
   });
@@ -175,6 +162,6 @@ describe("the console's Accounts page", () => {
     const refusal = page.locator("#account-result [role=alert]");
     await refusal.waitFor();
     expect(await refusal.innerText()).toBe("Refused: managing participant accounts needs an admin token.");
-    expect(policyViolations).toEqual([]);
+    expect(ui.policyViolations).toEqual([]);
   });
 });

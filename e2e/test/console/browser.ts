@@ -3,9 +3,11 @@
 // switched off, so a test run talks to nothing but the API under test.
 import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
+import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { chromium, type Browser, type Page } from "playwright-core";
+import { serve } from "@hono/node-server";
+import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 
 /** Where `.ci/run` installs it (apt-get install chromium). */
 export const CHROMIUM = "/usr/bin/chromium";
@@ -60,4 +62,52 @@ export async function signInToConsole(page: Page, base: string, token: string): 
   await page.locator("#credential").fill(token);
   await page.keyboard.press("Enter");
   await page.locator(".study-card, .notice").first().waitFor();
+}
+
+export interface ConsoleBrowser {
+  /** The API's origin, e.g. http://127.0.0.1:40123. */
+  base: string;
+  browser: Browser;
+  context: BrowserContext;
+  page: Page;
+  /** Content Security Policy and Trusted Types violations the page reported on its console. */
+  policyViolations: string[];
+  /** Closes the browser, then the server. */
+  close(): Promise<void>;
+}
+
+/**
+ * The API served on a free local port and one Chromium page to drive its console, collecting
+ * policy violations. A locator waits `timeoutMs` (well below a test's own timeout, so a missing
+ * element fails with the locator's name).
+ */
+export async function startConsoleBrowser(
+  fetch: Parameters<typeof serve>[0]["fetch"],
+  options: { acceptDownloads?: boolean; timeoutMs?: number } = {},
+): Promise<ConsoleBrowser> {
+  const server = serve({ fetch, port: 0, hostname: "127.0.0.1" });
+  const closeServer = () => new Promise<void>((resolve) => server.close(() => resolve()));
+  try {
+    await new Promise<void>((resolve) => server.once("listening", () => resolve()));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const browser = await launchChromium();
+    const context = await browser.newContext({
+      viewport: { width: 1280, height: 900 },
+      ...(options.acceptDownloads ? { acceptDownloads: true } : {}),
+    });
+    const page = await context.newPage();
+    page.setDefaultTimeout(options.timeoutMs ?? 10_000);
+    const policyViolations: string[] = [];
+    page.on("console", (message) => {
+      if (/Content Security Policy|Trusted Type/i.test(message.text())) policyViolations.push(message.text());
+    });
+    const close = async () => {
+      await browser.close();
+      await closeServer();
+    };
+    return { base, browser, context, page, policyViolations, close };
+  } catch (error) {
+    await closeServer();
+    throw error;
+  }
 }

@@ -1,10 +1,8 @@
 import { mkdtemp } from "node:fs/promises";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { serve, type ServerType } from "@hono/node-server";
 import { and, eq, sql } from "drizzle-orm";
-import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
+import type { Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { participants, tasks } from "@studyflow/db";
 import {
@@ -22,7 +20,7 @@ import { runActionsJobOptions, taskJobId, taskJobName } from "@studyflow/queue";
 import { STRONG_PASSWORD, exp, onEvent } from "@studyflow/testkit";
 import { createTestApp, type TestApp } from "@studyflow/api/testing";
 import { call, onCustom, startWorkerBesideApi, str } from "@studyflow/worker/testing";
-import { launchChromium, screenshot } from "./browser";
+import { screenshot, startConsoleBrowser, type ConsoleBrowser } from "./browser";
 
 /**
  * The console in a real browser (Debian's Chromium) against the real API on a port and an
@@ -54,16 +52,13 @@ const failingRules = [
 
 describe("the console in a browser", () => {
   let t: TestApp;
-  let server: ServerType;
+  let ui: ConsoleBrowser;
   let base: string;
   let worker: ReturnType<typeof startWorkerBesideApi>;
-  let browser: Browser;
-  let context: BrowserContext;
   let page: Page;
   let researcherToken: string;
   let strangerToken: string;
   const dialogs: string[] = [];
-  const policyViolations: string[] = [];
 
   const flags = async (flag: string) => {
     const [row] = await t.database.db
@@ -127,26 +122,16 @@ describe("the console in a browser", () => {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
 
-    server = serve({ fetch: t.app.fetch, port: 0, hostname: "127.0.0.1" });
-    await new Promise<void>((resolve) => server.once("listening", () => resolve()));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    browser = await launchChromium();
-    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    page = await context.newPage();
-    // Well below the test's own timeout, so a missing element fails with the locator's name.
-    page.setDefaultTimeout(10_000);
+    ui = await startConsoleBrowser(t.app.fetch);
+    ({ base, page } = ui);
     page.on("dialog", (dialog) => {
       dialogs.push(dialog.message());
       void dialog.dismiss();
     });
-    page.on("console", (message) => {
-      if (/Content Security Policy|Trusted Type/i.test(message.text())) policyViolations.push(message.text());
-    });
   });
 
   afterAll(async () => {
-    await browser?.close();
-    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+    await ui?.close();
     await worker?.stop();
     await t?.close();
   });
@@ -440,7 +425,7 @@ describe("the console in a browser", () => {
   });
 
   it("ran under the content security policy without a violation, a dialog or an injected script", () => {
-    expect(policyViolations).toEqual([]);
+    expect(ui.policyViolations).toEqual([]);
     expect(dialogs).toEqual([]);
   });
 });

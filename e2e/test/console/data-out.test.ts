@@ -1,10 +1,8 @@
 import { copyFile, mkdtemp, readFile } from "node:fs/promises";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { serve, type ServerType } from "@hono/node-server";
-import type { Browser, Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { dailyExportConfigs, participants, permissions, reports, studies, tasks } from "@studyflow/db";
 import {
@@ -23,7 +21,7 @@ import { createTestApp, type TestApp } from "@studyflow/api/testing";
 import { startWorkerBesideApi } from "@studyflow/worker/testing";
 import { and, eq } from "drizzle-orm";
 import { seedExportStudy } from "../../bench/export-seed";
-import { launchChromium, screenshot, openConsole, signInToConsole } from "./browser";
+import { screenshot, openConsole, signInToConsole, startConsoleBrowser, type ConsoleBrowser } from "./browser";
 
 /**
  * The console's data-out pages in a real browser against the real API and an in-process worker:
@@ -48,15 +46,13 @@ const csvRows = (text: string) => text.trim().split("\n");
 
 describe("the console's participants and exports pages", () => {
   let t: TestApp;
-  let server: ServerType;
+  let ui: ConsoleBrowser;
   let base: string;
   let worker: ReturnType<typeof startWorkerBesideApi>;
-  let browser: Browser;
   let page: Page;
   let researcherToken: string;
   let strangerToken: string;
   let someParticipant: string;
-  const policyViolations: string[] = [];
 
   /** A screenshot in e2e/screenshots/, copied to docs/ when UPDATE_DOCS_SCREENSHOTS=1. */
   const documented = async (name: string) => {
@@ -217,23 +213,14 @@ describe("the console's participants and exports pages", () => {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
 
-    server = serve({ fetch: t.app.fetch, port: 0, hostname: "127.0.0.1" });
-    await new Promise<void>((resolve) => server.once("listening", () => resolve()));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    browser = await launchChromium();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
-    page = await context.newPage();
-    page.setDefaultTimeout(15_000);
-    page.on("console", (message) => {
-      if (/Content Security Policy|Trusted Type/i.test(message.text())) policyViolations.push(message.text());
-    });
+    ui = await startConsoleBrowser(t.app.fetch, { acceptDownloads: true, timeoutMs: 15_000 });
+    ({ base, page } = ui);
     const [row] = await db.select({ key: studies.key }).from(studies).where(eq(studies.key, STUDY));
     expect(row?.key).toBe(STUDY);
   });
 
   afterAll(async () => {
-    await browser?.close();
-    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+    await ui?.close();
     await worker?.stop();
     await t?.close();
   });
@@ -372,7 +359,7 @@ describe("the console's participants and exports pages", () => {
     expect(await page.locator("#page-title").innerText()).toBe(`Participant p-${XSS}`);
     expect(await page.locator("main img").count()).toBe(0);
     expect(await page.evaluate("'__xss' in window")).toBe(false);
-    expect(policyViolations).toEqual([]);
+    expect(ui.policyViolations).toEqual([]);
   });
 
   it("shows a missing right readably", async () => {
@@ -457,6 +444,6 @@ describe("the console's participants and exports pages", () => {
     const [after] = await db.select().from(dailyExportConfigs).where(eq(dailyExportConfigs.studyKey, STUDY));
     expect(after?.enabled).toBe(true);
     expect(after?.updatedBy).toBe("dr-meier");
-    expect(policyViolations).toEqual([]);
+    expect(ui.policyViolations).toEqual([]);
   });
 });

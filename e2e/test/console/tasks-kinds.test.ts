@@ -1,14 +1,12 @@
 import { mkdtemp } from "node:fs/promises";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { serve, type ServerType } from "@hono/node-server";
-import type { Browser, Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { tasks, type ResponseExportInput } from "@studyflow/db";
 import { createStudy, grantPermission, mintManagementToken, updateStudy } from "@studyflow/domain";
 import { createTestApp, type TestApp } from "@studyflow/api/testing";
-import { launchChromium, screenshot, openConsole, signInToConsole } from "./browser";
+import { screenshot, openConsole, signInToConsole, startConsoleBrowser, type ConsoleBrowser } from "./browser";
 
 /**
  * The console's task list with every kind of task a study has: a researcher's run-actions, the
@@ -37,15 +35,13 @@ const exportInput: ResponseExportInput = {
 
 describe("the console's task list knows every kind of task", () => {
   let t: TestApp;
-  let server: ServerType;
+  let ui: ConsoleBrowser;
   let base: string;
-  let browser: Browser;
   let page: Page;
   let researcherToken: string;
   let othersToken: string;
   let exportId: string;
   let runningExportId: string;
-  const policyViolations: string[] = [];
 
   const open = (hash: string) => openConsole(page, base, hash);
   const signIn = (token: string) => signInToConsole(page, base, token);
@@ -143,21 +139,12 @@ describe("the console's task list knows every kind of task", () => {
       ...finished(0.5),
     });
 
-    server = serve({ fetch: t.app.fetch, port: 0, hostname: "127.0.0.1" });
-    await new Promise<void>((resolve) => server.once("listening", () => resolve()));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    browser = await launchChromium();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    page = await context.newPage();
-    page.setDefaultTimeout(10_000);
-    page.on("console", (message) => {
-      if (/Content Security Policy|Trusted Type/i.test(message.text())) policyViolations.push(message.text());
-    });
+    ui = await startConsoleBrowser(t.app.fetch);
+    ({ base, page } = ui);
   });
 
   afterAll(async () => {
-    await browser?.close();
-    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+    await ui?.close();
     await t?.close();
   });
 
@@ -239,6 +226,6 @@ describe("the console's task list knows every kind of task", () => {
       "participants export",
       "timer tick (rules v3)",
     ]);
-    expect(policyViolations).toEqual([]);
+    expect(ui.policyViolations).toEqual([]);
   });
 });
