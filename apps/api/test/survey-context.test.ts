@@ -55,13 +55,24 @@ describe("GET …/participant-data/{studyKey}/survey/{surveyKey}?pid= (survey wi
     );
     await uploadSurvey(t, "study-a", admin, caseSurvey("plain"));
     await uploadSurvey(t, "study-a", admin, caseSurvey("weekly", { availableFor: "participants_if_assigned" }));
-    await uploadSurvey(t, "study-a", admin, caseSurvey("open", {
+    await uploadSurvey(
+      t,
+      "study-a",
+      admin,
+      caseSurvey("open", {
         availableFor: "public",
         prefillRules: [{ name: "PREFILL_SLOT_WITH_VALUE", data: [str("open.Q2"), str("rg.scg.2"), str("")] }],
-      }));
+      }),
+    );
     await uploadSurvey(t, "study-off", admin, caseSurvey("intake"));
     await setStudyVariable(t.database.db, "study-a", "season", { type: "int", value: 2026 }, "test");
-    await setStudyVariable(t.database.db, "study-a", "closesAt", { type: "date", value: "2026-11-01T09:00:00Z" }, "test");
+    await setStudyVariable(
+      t.database.db,
+      "study-a",
+      "closesAt",
+      { type: "date", value: "2026-11-01T09:00:00Z" },
+      "test",
+    );
     user = await participantUser(t, ["main", "child"]);
     other = await participantUser(t);
   });
@@ -77,7 +88,12 @@ describe("GET …/participant-data/{studyKey}/survey/{surveyKey}?pid= (survey wi
 
   async function enrol(profileId: string, values: Partial<typeof participants.$inferInsert> = {}) {
     const participantId = participantIdOf(study, profileId);
-    await insertParticipant(t.database.db, { studyKey: "study-a", participantId, enteredAt: NOW_S - 30 * DAY, ...values });
+    await insertParticipant(t.database.db, {
+      studyKey: "study-a",
+      participantId,
+      enteredAt: NOW_S - 30 * DAY,
+      ...values,
+    });
     return participantId;
   }
 
@@ -123,7 +139,9 @@ describe("GET …/participant-data/{studyKey}/survey/{surveyKey}?pid= (survey wi
     const participantId = await enrol(mainProfile());
     await storeResponse(participantId, NOW_S - 20 * DAY, [answer("intake.Q1", "1"), answer("intake.Q3", "3")]);
     const res = await get(path("study-a", "intake", mainProfile()), user.token);
-    const { surveyWithContext } = (await res.json()) as { surveyWithContext: { prefill: { responses: { key: string }[] } } };
+    const { surveyWithContext } = (await res.json()) as {
+      surveyWithContext: { prefill: { responses: { key: string }[] } };
+    };
     // Q1's filter is one week: the 20-day-old answer is not used; Q3 has no filter: it is
     expect(surveyWithContext.prefill.responses).toEqual([
       { key: "intake.Q2", response: { key: "rg", items: [{ key: "scg", items: [{ key: "2", value: "" }] }] } },
@@ -176,7 +194,9 @@ describe("GET …/participant-data/{studyKey}/survey/{surveyKey}?pid= (survey wi
     const body = (await open.json()) as { surveyWithContext: { context: unknown; prefill: unknown } };
     expect(body.surveyWithContext.context).toMatchObject({ studyVariables: { season: { type: "int", value: 2026 } } });
     expect(body.surveyWithContext.prefill).toEqual({
-      responses: [{ key: "open.Q2", response: { key: "rg", items: [{ key: "scg", items: [{ key: "2", value: "" }] }] } }],
+      responses: [
+        { key: "open.Q2", response: { key: "rg", items: [{ key: "scg", items: [{ key: "2", value: "" }] }] } },
+      ],
     });
   });
 
@@ -223,7 +243,12 @@ describe("GET …/participant-data/{studyKey}/survey/{surveyKey}?pid= (survey wi
       expect(surveyWithContext.prefill.responses.map((item) => item.key)).toEqual(["intake.Q2"]);
     } finally {
       // the next tests expect the first version's items again
-      await uploadSurvey(t, "study-a", admin, caseSurvey("intake", { prefillRules, contextRules: { mode: { str: "followup" } } }));
+      await uploadSurvey(
+        t,
+        "study-a",
+        admin,
+        caseSurvey("intake", { prefillRules, contextRules: { mode: { str: "followup" } } }),
+      );
     }
   });
 

@@ -67,7 +67,12 @@ describe("resolvePrefillRules", () => {
   it("PREFILL_ITEM_WITH_LAST_RESPONSE copies the item of the newest response, within the time filter", async () => {
     const env = envWith([
       { key: "s", participantId: "p", arrivedAt: NOW_S - 10 * 86400, responses: [answer("s.Q1", "old")] },
-      { key: "s", participantId: "p", arrivedAt: NOW_S - 3600, responses: [answer("s.Q1", "new"), answer("s.Q2", "x")] },
+      {
+        key: "s",
+        participantId: "p",
+        arrivedAt: NOW_S - 3600,
+        responses: [answer("s.Q1", "new"), answer("s.Q2", "x")],
+      },
       { key: "s", participantId: "other", arrivedAt: NOW_S, responses: [answer("s.Q1", "theirs")] },
     ]);
     const plain = await resolvePrefillRules([last("s.Q1")], "p", env);
@@ -98,7 +103,10 @@ describe("resolvePrefillRules", () => {
   it("without a participant the last-response rules give nothing, the constant ones still apply", async () => {
     const env = envWith([{ key: "s", participantId: "", arrivedAt: NOW_S, responses: [answer("s.Q1", "x")] }]);
     const outcome = await resolvePrefillRules([last("s.Q1"), slot("s.Q2", "rg", str("v"))], "", env);
-    expect(outcome).toEqual({ prefill: { responses: [{ key: "s.Q2", response: { key: "rg", value: "v" } }] }, problems: [] });
+    expect(outcome).toEqual({
+      prefill: { responses: [{ key: "s.Q2", response: { key: "rg", value: "v" } }] },
+      problems: [],
+    });
   });
 
   it("skips and reports what it cannot apply, instead of failing the survey", async () => {

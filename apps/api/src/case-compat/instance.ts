@@ -10,6 +10,8 @@ import type { ApiConfig } from "../config";
 export function checkInstanceId(config: Pick<ApiConfig, "INSTANCE_ID">, instanceId: string | undefined | null): void {
   if (instanceId === undefined || instanceId === null || instanceId === "") return;
   if (instanceId !== config.INSTANCE_ID) {
-    throw new Invalid(`instanceID: unknown instance "${instanceId.slice(0, 100)}"; this server is "${config.INSTANCE_ID}"`);
+    throw new Invalid(
+      `instanceID: unknown instance "${instanceId.slice(0, 100)}"; this server is "${config.INSTANCE_ID}"`,
+    );
   }
 }

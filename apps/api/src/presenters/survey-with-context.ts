@@ -16,7 +16,10 @@ const studyVariableValueSchema = z.object({
 const surveyContextSchema = z
   .object({
     mode: z.string().optional().openapi({ description: "from the survey's contextRules.mode; absent when none" }),
-    participantFlags: z.record(z.string(), z.string()).optional().openapi({ description: "absent when there are none" }),
+    participantFlags: z
+      .record(z.string(), z.string())
+      .optional()
+      .openapi({ description: "absent when there are none" }),
     studyVariables: z
       .record(z.string(), studyVariableValueSchema)
       .optional()
@@ -76,7 +79,9 @@ export function presentSurveyWithContext(result: SurveyWithContext): z.infer<typ
     surveyWithContext: {
       survey,
       ...(result.context ? { context: presentContext(result.context) } : {}),
-      ...(result.prefill ? { prefill: { responses: result.prefill.responses as unknown as Record<string, unknown>[] } } : {}),
+      ...(result.prefill
+        ? { prefill: { responses: result.prefill.responses as unknown as Record<string, unknown>[] } }
+        : {}),
     },
   };
 }

@@ -52,7 +52,8 @@ const languageTexts = z.array(text).transform((pairs, ctx) => {
 
 export const studyUpdateCommand = defineCommand({
   name: "study:update",
-  summary: "change a study's names, descriptions, tags, start date, default-study flag, time zone, status or account tracking (audited)",
+  summary:
+    "change a study's names, descriptions, tags, start date, default-study flag, time zone, status or account tracking (audited)",
   flags: () => [
     new Option("--key <KEY>", "study key").makeOptionMandatory(),
     new Option("--name <LANG=TEXT>", "the name in one language, e.g. en='Flu watch'; repeat per language").argParser(
@@ -67,7 +68,10 @@ export const studyUpdateCommand = defineCommand({
       "inactive refuses every participant event (enter, leave, submit, temporary participants)",
     ),
     new Option("--track-account <on|off>", "on: participants store an HMAC of their account id"),
-    new Option("--system-default <on|off>", "on: participant apps enter every new profile into this study (CASE's default study)"),
+    new Option(
+      "--system-default <on|off>",
+      "on: participant apps enter every new profile into this study (CASE's default study)",
+    ),
     new Option("--clear <FIELDS>", `remove these, comma-separated: ${CLEARABLE_FLAGS.join(", ")}`),
   ],
   values: z

@@ -1,5 +1,16 @@
 import { sql } from "drizzle-orm";
-import { bigint, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+import {
+  bigint,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from "drizzle-orm/pg-core";
 import { createdAt } from "./columns";
 import { storedFiles } from "./stored-files";
 import { studies } from "./studies";
@@ -126,7 +137,10 @@ export const accountDeletions = pgTable(
     /** pending, running, done, failed */
     status: text("status").notNull().default("pending"),
     /** Participants (study key, participant id) already taken out, so a resumed run skips them. */
-    progress: jsonb("progress").$type<{ done: string[] }>().notNull().default(sql`'{"done":[]}'::jsonb`),
+    progress: jsonb("progress")
+      .$type<{ done: string[] }>()
+      .notNull()
+      .default(sql`'{"done":[]}'::jsonb`),
     error: text("error"),
     createdAt: createdAt(),
     finishedAt: instant("finished_at"),

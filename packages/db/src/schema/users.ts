@@ -59,12 +59,7 @@ export const profiles = pgTable(
  * (login-with-temptoken, temptoken-info); `change-email` carries the new address in `info`.
  */
 export type TokenPurpose =
-  | "password-reset"
-  | "verify-email"
-  | "change-email"
-  | "survey-login"
-  | "unsubscribe-newsletter"
-  | "account-deletion";
+  "password-reset" | "verify-email" | "change-email" | "survey-login" | "unsubscribe-newsletter" | "account-deletion";
 
 export const passwordResetTokens = pgTable(
   "password_reset_tokens",

@@ -61,8 +61,13 @@ export interface StudyChange {
   trackAccount?: boolean;
 }
 
-const PROPS_FIELDS = ["name", "description", "tags", "startDate", "systemDefaultStudy"] as const satisfies readonly (keyof StudyProps &
-  keyof StudyChange)[];
+const PROPS_FIELDS = [
+  "name",
+  "description",
+  "tags",
+  "startDate",
+  "systemDefaultStudy",
+] as const satisfies readonly (keyof StudyProps & keyof StudyChange)[];
 const CONFIG_FIELDS = [
   "timeZone",
   "strictRules",
