@@ -106,22 +106,34 @@ const schema = z.object({
   /** Lifetime of a participant access token from sign-in or renewal (CASE's `expiresIn`). */
   PARTICIPANT_ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().min(60).max(86_400).default(3_600),
   /** Lifetime of one participant refresh token: a session left unused this long ends. */
-  PARTICIPANT_REFRESH_TOKEN_TTL_SECONDS: z.coerce.number().int().min(300).default(30 * 86_400),
+  PARTICIPANT_REFRESH_TOKEN_TTL_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(300)
+    .default(30 * 86_400),
   /** Absolute end of a participant sign-in session, however often it is renewed. */
-  PARTICIPANT_SESSION_MAX_AGE_SECONDS: z.coerce.number().int().min(300).default(90 * 86_400),
+  PARTICIPANT_SESSION_MAX_AGE_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(300)
+    .default(90 * 86_400),
   /**
    * How long a just-spent refresh token still renews (two tabs renewing at once, a retried
    * renewal whose answer was lost); presented later it counts as stolen and ends the session.
    */
   PARTICIPANT_REFRESH_GRACE_SECONDS: z.coerce.number().int().min(0).max(300).default(30),
+  /** Lifetime of a verify-email link. */
+  VERIFY_EMAIL_TOKEN_TTL_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(300)
+    .default(7 * 86_400),
   /**
    * DELETE /v1/user needs a proof of identity this recent: the session's password sign-in or its
    * last verified e-mail OTP; older, the body must carry the current password. An hour covers a
    * participant who signs in to delete the account, not a token left open on a shared computer.
    */
   ACCOUNT_DELETION_REAUTH_SECONDS: z.coerce.number().int().min(60).max(86_400).default(3_600),
-  /** Lifetime of a verify-email link. */
-  VERIFY_EMAIL_TOKEN_TTL_SECONDS: z.coerce.number().int().min(300).default(7 * 86_400),
   /** Age after which a temporary participant can no longer be merged. */
   TEMP_PARTICIPANT_MAX_AGE_SECONDS: z.coerce.number().int().min(60).default(86_400),
   /**
