@@ -16,6 +16,11 @@ const NOW = Date.UTC(2026, 5, 1, 12, 0, 0);
 const NEW_PASSWORD = "Lantern-meadow-orbit-42";
 const EMAIL_CHANGE_ANSWER = "if the address can be used, a confirmation link has been sent to it";
 
+const changePassword = (t: TestApp, body: unknown, token?: string) =>
+  caseRequest(t, "POST", "/v1/user/password", body, token);
+const changeEmail = (t: TestApp, body: unknown, token?: string) =>
+  caseRequest(t, "POST", "/v1/user/change-account-email", body, token);
+
 const getUser = (t: TestApp, token: string) => t.app.request("/v1/user", { headers: bearer(token) });
 
 /** A user with two sign-in sessions and a token for each. */
@@ -60,13 +65,7 @@ describe("/v1/user: password and sign-in address", () => {
         now: new Date(NOW),
       });
 
-      const res = await caseRequest(
-        t,
-        "POST",
-        "/v1/user/password",
-        { oldPassword: STRONG_PASSWORD, newPassword: NEW_PASSWORD },
-        mine,
-      );
+      const res = await changePassword(t, { oldPassword: STRONG_PASSWORD, newPassword: NEW_PASSWORD }, mine);
       expect(res.status).toBe(200);
       expect(await res.json()).toEqual({ message: "password changed" });
 
@@ -95,13 +94,7 @@ describe("/v1/user: password and sign-in address", () => {
 
     it("a token without a session signs out everywhere, itself included", async () => {
       const user = await participantUser(t);
-      const res = await caseRequest(
-        t,
-        "POST",
-        "/v1/user/password",
-        { oldPassword: STRONG_PASSWORD, newPassword: NEW_PASSWORD },
-        user.token,
-      );
+      const res = await changePassword(t, { oldPassword: STRONG_PASSWORD, newPassword: NEW_PASSWORD }, user.token);
       expect(res.status).toBe(200);
       expect((await userRow(t, user.user.id)).tokenVersion).toBe(user.user.tokenVersion + 1);
       expect((await getUser(t, user.token)).status).toBe(401);
@@ -111,30 +104,20 @@ describe("/v1/user: password and sign-in address", () => {
       const user = await participantUser(t);
       const before = await userRow(t, user.user.id);
       for (let i = 0; i < 5; i += 1) {
-        const res = await caseRequest(
+        const res = await changePassword(
           t,
-          "POST",
-          "/v1/user/password",
           { oldPassword: `Wrong-guess-${i}-abcdef`, newPassword: NEW_PASSWORD },
           user.token,
         );
         expect(res.status).toBe(401);
         expect(await res.json()).toEqual({ error: "wrong password" });
       }
-      const limited = await caseRequest(
-        t,
-        "POST",
-        "/v1/user/password",
-        { oldPassword: STRONG_PASSWORD, newPassword: NEW_PASSWORD },
-        user.token,
-      );
+      const limited = await changePassword(t, { oldPassword: STRONG_PASSWORD, newPassword: NEW_PASSWORD }, user.token);
       expect(limited.status).toBe(429);
       expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
       // the change-address route counts the same wrong passwords
-      const alsoLimited = await caseRequest(
+      const alsoLimited = await changeEmail(
         t,
-        "POST",
-        "/v1/user/change-account-email",
         { email: "elsewhere@example.org", password: STRONG_PASSWORD },
         user.token,
       );
@@ -145,19 +128,13 @@ describe("/v1/user: password and sign-in address", () => {
 
     it("400 naming newPassword outside the policy, or a missing field; 401 without a token", async () => {
       const user = await participantUser(t);
-      const weak = await caseRequest(
-        t,
-        "POST",
-        "/v1/user/password",
-        { oldPassword: STRONG_PASSWORD, newPassword: "abc" },
-        user.token,
-      );
+      const weak = await changePassword(t, { oldPassword: STRONG_PASSWORD, newPassword: "abc" }, user.token);
       expect(weak.status).toBe(400);
       expect((await weak.json()).error).toMatch(/^newPassword: /);
-      const missing = await caseRequest(t, "POST", "/v1/user/password", { newPassword: NEW_PASSWORD }, user.token);
+      const missing = await changePassword(t, { newPassword: NEW_PASSWORD }, user.token);
       expect(missing.status).toBe(400);
       expect((await missing.json()).error).toMatch(/body\.oldPassword/);
-      const anonymous = await caseRequest(t, "POST", "/v1/user/password", {
+      const anonymous = await changePassword(t, {
         oldPassword: STRONG_PASSWORD,
         newPassword: NEW_PASSWORD,
       });
@@ -173,13 +150,7 @@ describe("/v1/user: password and sign-in address", () => {
         .update(users)
         .set({ accountConfirmedAt: new Date(NOW - 1000) })
         .where(eq(users.id, user.user.id));
-      const res = await caseRequest(
-        t,
-        "POST",
-        "/v1/user/change-account-email",
-        { email: "  New.Address@Example.org ", password: STRONG_PASSWORD },
-        user.token,
-      );
+      const res = await changeEmail(t, { email: "  New.Address@Example.org ", password: STRONG_PASSWORD }, user.token);
       expect(res.status).toBe(200);
       const body = (await res.json()) as { message: string; user: { account: { accountID: string } } };
       expect(body.message).toBe(EMAIL_CHANGE_ANSWER);
@@ -207,13 +178,7 @@ describe("/v1/user: password and sign-in address", () => {
       expect(renderMail("email-change-requested", "de", notice!.payload).text).toContain("new.address@example.org");
 
       // a second request retires the first link
-      const again = await caseRequest(
-        t,
-        "POST",
-        "/v1/user/change-account-email",
-        { email: "third@example.org", password: STRONG_PASSWORD },
-        user.token,
-      );
+      const again = await changeEmail(t, { email: "third@example.org", password: STRONG_PASSWORD }, user.token);
       expect(again.status).toBe(200);
       expect(
         await peekAccountToken(t.database.db, link.searchParams.get("token")!, ["change-email"], new Date(NOW)),
@@ -223,10 +188,8 @@ describe("/v1/user: password and sign-in address", () => {
     it("an address another account holds gets the same answer, and no link goes out", async () => {
       const holder = await participantUser(t);
       const user = await participantUser(t);
-      const res = await caseRequest(
+      const res = await changeEmail(
         t,
-        "POST",
-        "/v1/user/change-account-email",
         { email: holder.user.email.toUpperCase(), password: STRONG_PASSWORD },
         user.token,
       );
@@ -245,13 +208,7 @@ describe("/v1/user: password and sign-in address", () => {
 
     it("unconfirmed accounts get no notice at the old address", async () => {
       const user = await participantUser(t);
-      const res = await caseRequest(
-        t,
-        "POST",
-        "/v1/user/change-account-email",
-        { email: "fresh-address@example.org", password: STRONG_PASSWORD },
-        user.token,
-      );
+      const res = await changeEmail(t, { email: "fresh-address@example.org", password: STRONG_PASSWORD }, user.token);
       expect(res.status).toBe(200);
       expect(await queuedMails(t, user.user.id, "email-change-verify")).toHaveLength(1);
       expect(await queuedMails(t, user.user.id, "email-change-requested")).toHaveLength(0);
@@ -259,34 +216,20 @@ describe("/v1/user: password and sign-in address", () => {
 
     it("400 for a malformed or the same address, 401 for a wrong password or no token; nothing is sent", async () => {
       const user = await participantUser(t);
-      const malformed = await caseRequest(
-        t,
-        "POST",
-        "/v1/user/change-account-email",
-        { email: "not-an-address", password: STRONG_PASSWORD },
-        user.token,
-      );
+      const malformed = await changeEmail(t, { email: "not-an-address", password: STRONG_PASSWORD }, user.token);
       expect(malformed.status).toBe(400);
       expect((await malformed.json()).error).toMatch(/body\.email/);
-      const same = await caseRequest(
-        t,
-        "POST",
-        "/v1/user/change-account-email",
-        { email: user.user.email, password: STRONG_PASSWORD },
-        user.token,
-      );
+      const same = await changeEmail(t, { email: user.user.email, password: STRONG_PASSWORD }, user.token);
       expect(same.status).toBe(400);
       expect(await same.json()).toEqual({ error: "email: this is already the account's address" });
-      const wrong = await caseRequest(
+      const wrong = await changeEmail(
         t,
-        "POST",
-        "/v1/user/change-account-email",
         { email: "somewhere@example.org", password: "Not-my-password-123" },
         user.token,
       );
       expect(wrong.status).toBe(401);
       expect(await wrong.json()).toEqual({ error: "wrong password" });
-      const anonymous = await caseRequest(t, "POST", "/v1/user/change-account-email", {
+      const anonymous = await changeEmail(t, {
         email: "somewhere@example.org",
         password: STRONG_PASSWORD,
       });
@@ -297,22 +240,10 @@ describe("/v1/user: password and sign-in address", () => {
     it("at most 5 address changes an hour per account", async () => {
       const user = await participantUser(t);
       for (let i = 0; i < 5; i += 1) {
-        const res = await caseRequest(
-          t,
-          "POST",
-          "/v1/user/change-account-email",
-          { email: `try-${i}@example.org`, password: STRONG_PASSWORD },
-          user.token,
-        );
+        const res = await changeEmail(t, { email: `try-${i}@example.org`, password: STRONG_PASSWORD }, user.token);
         expect(res.status).toBe(200);
       }
-      const limited = await caseRequest(
-        t,
-        "POST",
-        "/v1/user/change-account-email",
-        { email: "try-6@example.org", password: STRONG_PASSWORD },
-        user.token,
-      );
+      const limited = await changeEmail(t, { email: "try-6@example.org", password: STRONG_PASSWORD }, user.token);
       expect(limited.status).toBe(429);
       expect(await queuedMails(t, user.user.id, "email-change-verify")).toHaveLength(5);
     });
