@@ -35,7 +35,7 @@ describe("study-service studies (CASE public study routes and participating stud
       .where(eq(studies.key, "flu"));
     await t.database.db
       .update(studies)
-      .set({ props: { name: { en: "Tick bites" }, systemDefaultStudy: true } as never })
+      .set({ props: { name: { en: "Tick bites" }, systemDefaultStudy: true } })
       .where(eq(studies.key, "ticks"));
     await setStudyVariable(t.database.db, "flu", "kitStock", { type: "int", value: 250 }, "test");
     await setStudyVariable(t.database.db, "flu", "launch", { type: "date", value: 1_780_000_000 }, "test");
