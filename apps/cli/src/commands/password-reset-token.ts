@@ -1,6 +1,6 @@
 import { Option } from "commander";
 import { z } from "zod";
-import { initiatePasswordReset, NotFound } from "@studyflow/domain";
+import { accountTokenLink, initiatePasswordReset, NotFound } from "@studyflow/domain";
 import { defineCommand, type CliContext } from "../command-definition";
 import { text } from "../flag-values";
 import { fieldLines } from "../output";
@@ -19,11 +19,9 @@ export async function passwordResetToken(ctx: CliContext, input: PasswordResetTo
   });
   // Unlike the HTTP endpoint, an operator may learn whether an account exists.
   if (!issued) throw new NotFound("no account with that e-mail");
-  const link = new URL(ctx.config.RESET_PASSWORD_URL);
-  link.searchParams.set("token", issued.token);
   const data = {
     token: issued.token,
-    resetUrl: link.toString(),
+    resetUrl: accountTokenLink(ctx.config.RESET_PASSWORD_URL, issued.token),
     // The same instant initiatePasswordReset stored (milliseconds, unlike JWT expiry).
     expiresAt: new Date(now.getTime() + ctx.config.RESET_TOKEN_TTL_SECONDS * 1000).toISOString(),
   };

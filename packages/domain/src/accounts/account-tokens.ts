@@ -34,6 +34,16 @@ export async function createAccountToken(db: Executor, input: CreateAccountToken
   return token;
 }
 
+/** The link a mail carries: the page at `pageUrl` with the token as `?token=`. */
+export function accountTokenLink(pageUrl: string, token: string): string {
+  const link = new URL(pageUrl);
+  link.searchParams.set("token", token);
+  return link.toString();
+}
+
+/** How long a mailed link stays usable, as the mails say it: hours, to one decimal. */
+export const linkValidForHours = (ttlSeconds: number): number => Math.round(ttlSeconds / 360) / 10;
+
 export interface AccountTokenHolder {
   id: string;
   userId: string;

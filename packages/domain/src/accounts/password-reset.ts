@@ -4,7 +4,14 @@ import { eq, sql } from "drizzle-orm";
 import { outgoingMessages, users, type Database } from "@studyflow/db";
 import { Invalid } from "../errors";
 import { revokeUserSessions } from "../participant-auth/session-revocation";
-import { consumeAccountToken, createAccountToken, peekAccountToken, retireAccountTokens } from "./account-tokens";
+import {
+  accountTokenLink,
+  consumeAccountToken,
+  createAccountToken,
+  linkValidForHours,
+  peekAccountToken,
+  retireAccountTokens,
+} from "./account-tokens";
 import { checkPasswordRule, hashPassword } from "./passwords";
 
 const PURPOSE = "password-reset" as const;
@@ -56,15 +63,16 @@ export async function initiatePasswordReset(
       now: input.now,
     });
 
-    const link = new URL(input.resetUrl);
-    link.searchParams.set("token", token);
     // Written in the same transaction as the token: either both exist or neither.
     await tx.insert(outgoingMessages).values({
       template: "password-reset",
       toAddress: user.email,
       userId: user.id,
       language: user.language,
-      payload: { resetUrl: link.toString(), validForHours: Math.round(input.ttlSeconds / 360) / 10 },
+      payload: {
+        resetUrl: accountTokenLink(input.resetUrl, token),
+        validForHours: linkValidForHours(input.ttlSeconds),
+      },
     });
     return { token };
   });

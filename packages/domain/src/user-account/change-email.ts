@@ -1,6 +1,11 @@
 import { eq } from "drizzle-orm";
 import { outgoingMessages, users, type Database } from "@studyflow/db";
-import { createAccountToken, retireAccountTokens } from "../accounts/account-tokens";
+import {
+  accountTokenLink,
+  createAccountToken,
+  linkValidForHours,
+  retireAccountTokens,
+} from "../accounts/account-tokens";
 import { normalizeEmail } from "../accounts/password-reset";
 import { Invalid } from "../errors";
 import { accountForPasswordCheck, assertCurrentPassword } from "./change-password";
@@ -52,16 +57,13 @@ export async function requestEmailChange(
       now: input.now,
       info: { newEmail },
     });
-    const link = new URL(input.verifyUrl);
-    link.searchParams.set("token", token);
-    const validForHours = Math.round(ttlSeconds / 360) / 10;
     // Written with the token: either both exist or neither.
     await tx.insert(outgoingMessages).values({
       template: "email-change-verify",
       toAddress: newEmail,
       userId: user.id,
       language: user.language,
-      payload: { verifyUrl: link.toString(), validForHours },
+      payload: { verifyUrl: accountTokenLink(input.verifyUrl, token), validForHours: linkValidForHours(ttlSeconds) },
     });
     if (user.accountConfirmedAt) {
       await tx.insert(outgoingMessages).values({
