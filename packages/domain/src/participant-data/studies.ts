@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray } from "drizzle-orm";
+import { and, asc, desc, eq, inArray } from "drizzle-orm";
 import { participants, profiles, studies, type Executor } from "@studyflow/db";
 import { participantIdsForProfile } from "../participants/participant-ids";
 import type { StudyRow } from "../studies/study-repository";
@@ -31,7 +31,7 @@ export async function listParticipatingStudies(db: Executor, userId: string): Pr
     .select({ id: profiles.id })
     .from(profiles)
     .where(eq(profiles.userId, userId))
-    .orderBy(asc(profiles.createdAt), asc(profiles.id));
+    .orderBy(desc(profiles.mainProfile), asc(profiles.createdAt), asc(profiles.id));
   if (ownProfiles.length === 0) return [];
   const all = await db.select().from(studies).orderBy(asc(studies.key));
   if (all.length === 0) return [];
