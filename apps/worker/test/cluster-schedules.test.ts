@@ -10,7 +10,7 @@ import {
   publishSurveyVersion,
   setDailyExportConfig,
 } from "@studyflow/domain";
-import { MAINTENANCE_QUEUE, OUTBOX_QUEUE, createRedisConnection } from "@studyflow/queue";
+import { ACCOUNT_DELETION_QUEUE, MAINTENANCE_QUEUE, OUTBOX_QUEUE, createRedisConnection } from "@studyflow/queue";
 import { testRedisUrl } from "@studyflow/testkit";
 import {
   DAILY_EXPORTS_EVERY_MS,
@@ -100,7 +100,12 @@ describe("periodic work runs on cluster-wide BullMQ job schedulers", () => {
     ]);
     expect((await outbox.getJobSchedulers()).map((s) => [s.key, s.every])).toEqual([["deliver-due-messages", 60_000]]);
     // Both replicas' queues show on the dashboard and in metrics.
-    expect(replicas[0]!.queues.map((queue) => queue.name)).toEqual(["run-actions", MAINTENANCE_QUEUE, OUTBOX_QUEUE]);
+    expect(replicas[0]!.queues.map((queue) => queue.name)).toEqual([
+      "run-actions",
+      MAINTENANCE_QUEUE,
+      ACCOUNT_DELETION_QUEUE,
+      OUTBOX_QUEUE,
+    ]);
 
     // The first run of each schedule is due at once; one replica takes it.
     const deadline = Date.now() + 15_000;
@@ -149,6 +154,7 @@ describe("periodic work runs on cluster-wide BullMQ job schedulers", () => {
   it("a runtime with maintenance off consumes no maintenance queue and keeps no schedule", async () => {
     const runtime = harness.start({ maintenance: false });
     await runtime.schedulesReady;
-    expect(runtime.queues.map((queue) => queue.name)).toEqual(["run-actions"]);
+    // account deletions are participants' requests, not housekeeping: every runtime takes them
+    expect(runtime.queues.map((queue) => queue.name)).toEqual(["run-actions", ACCOUNT_DELETION_QUEUE]);
   });
 });
