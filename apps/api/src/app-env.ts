@@ -11,6 +11,8 @@ export interface AppEnv {
     clientAddress?: string;
     /** TRUST_PROXY, for clientAddress() to find the client when a route asks. */
     trustedProxies?: number;
+    /** PARTICIPANT_APP_ADDRESSES: clients whose requests per-address rate limits do not count. */
+    participantAppAddresses?: ReadonlySet<string>;
     /** The process's logger; loggerOf(c) gives it with the request id. */
     baseLogger: Logger;
     requestLogger?: Logger;

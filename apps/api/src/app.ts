@@ -61,7 +61,7 @@ export function createApp(appDeps: AppDeps) {
   const generalBodyLimit = limitBodySize(MAX_BODY_BYTES);
   app.use((c, next) => (isParticipantFileUpload(c.req.method, c.req.path) ? next() : generalBodyLimit(c, next)));
   app.use(inputBoundary());
-  app.use(resolveClientAddress(deps.config.TRUST_PROXY));
+  app.use(resolveClientAddress(deps.config.TRUST_PROXY, deps.config.PARTICIPANT_APP_ADDRESSES));
 
   // The one place paths get their prefix. Each router brings its own auth, which runs for every
   // path below its prefix (an unknown one too: 401 before 404).

@@ -25,10 +25,12 @@ function socketAddress(c: Context): string {
  * the client is the entry the outermost trusted proxy added: the n-th from the end. Entries
  * further left were written by the client and are not believed.
  */
-export function resolveClientAddress(trustedProxies: number) {
+export function resolveClientAddress(trustedProxies: number, participantAppAddresses: readonly string[] = []) {
+  const appServers: ReadonlySet<string> = new Set(participantAppAddresses);
   return createMiddleware<AppEnv>(async (c, next) => {
     // Found when a route asks (the rate-limited ones), not on every request.
     c.set("trustedProxies", trustedProxies);
+    c.set("participantAppAddresses", appServers);
     await next();
   });
 }
@@ -49,4 +51,13 @@ export function clientAddress(c: Context<AppEnv>): string {
   const found = address.slice(0, MAX_ADDRESS_LENGTH);
   c.set("clientAddress", found);
   return found;
+}
+
+/**
+ * The keys of a per-address rate limit: the client's address, with `prefix`, or none for a
+ * participant app's server (PARTICIPANT_APP_ADDRESSES), which calls for every participant at once.
+ */
+export function addressKeys(c: Context<AppEnv>, prefix = ""): string[] {
+  const address = clientAddress(c);
+  return c.get("participantAppAddresses")?.has(address) ? [] : [`${prefix}${address}`];
 }

@@ -1,3 +1,4 @@
+import { isIP } from "node:net";
 import { z } from "zod";
 import {
   ConfigError,
@@ -28,6 +29,18 @@ const participantFileTypes = z
       .filter((type) => type !== ""),
   )
   .pipe(z.array(z.enum(KNOWN_PARTICIPANT_FILE_TYPES)).min(1, "name at least one content type"));
+
+/** Comma-separated IP addresses (IPv4 or IPv6), as the client address of a request reads. */
+const addressList = z
+  .string()
+  .default("")
+  .transform((raw) =>
+    raw
+      .split(",")
+      .map((address) => address.trim())
+      .filter((address) => address !== ""),
+  )
+  .pipe(z.array(z.string().refine((address) => isIP(address) !== 0, "must be IP addresses, comma-separated")));
 
 /** Asymmetric JWS algorithms jose verifies with a provider's public keys. */
 const ASYMMETRIC_ALGORITHMS = [
@@ -79,6 +92,13 @@ const schema = z.object({
    * can forge; with n the address the outermost trusted proxy added is the client.
    */
   TRUST_PROXY: z.coerce.number().int().min(0).max(10).default(0),
+  /**
+   * Servers of participant apps that call the participant API on behalf of every participant
+   * (CASE apps built on server-side calls, such as tekenradar's Next.js server), as client
+   * addresses. Per-address rate limits do not count their requests: they would count all
+   * participants together and lock everyone out at once. Per-account limits still apply.
+   */
+  PARTICIPANT_APP_ADDRESSES: addressList,
   /** Optional JWKS URL of an identity provider whose RS256/ES256 management tokens are accepted too. */
   MANAGEMENT_JWKS_URL: z.url().optional(),
   /**

@@ -3,6 +3,7 @@ import { and, count, desc, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { otpCodes, outgoingMessages, participantSessions, profiles, refreshTokens, users } from "@studyflow/db";
 import { createAccountToken, hashPassword, initiatePasswordReset, mintParticipantToken } from "@studyflow/domain";
+import { loadConfig } from "../src/config";
 import { createTestApp, type TestApp } from "./test-app";
 
 const PASSWORD = "harbour lights at dusk";
@@ -569,5 +570,60 @@ describe("participant sign-in (/v1/auth)", () => {
       expect(open!.n).toBe(1);
       void initiatePasswordReset;
     });
+  });
+});
+
+/**
+ * A participant app that calls from its own server (tekenradar's Next.js server actions) sends
+ * every participant's request from one address: listed in PARTICIPANT_APP_ADDRESSES, it is not
+ * one client to per-address limits, while each account keeps its own limit.
+ */
+describe("participant app servers (PARTICIPANT_APP_ADDRESSES)", () => {
+  const APP_SERVER = "192.0.2.10";
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp({ env: { PARTICIPANT_APP_ADDRESSES: `${APP_SERVER}, 2001:db8::10` } });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+  const login = (email: string, address: string) =>
+    call(
+      t,
+      "POST",
+      "/v1/auth/login",
+      { email, password: "wrong password", instanceID: t.config.INSTANCE_ID },
+      { address },
+    );
+  const email = () => `p-${randomBytes(5).toString("hex")}@example.org`;
+
+  it("counts no failures per address for the app's server, but still per account", async () => {
+    // 25 participants mistyping once each, all through the app's server: more than an address's 20 a minute
+    for (let i = 0; i < 25; i++) expect((await login(email(), APP_SERVER)).status).toBe(401);
+    // one account guessed at through the app's server is still slowed after its 5th failure
+    const target = email();
+    for (let i = 0; i < 5; i++) expect((await login(target, APP_SERVER)).status).toBe(401);
+    expect((await login(target, APP_SERVER)).status).toBe(429);
+    // any other address is one client, as before
+    const other = freshAddress();
+    for (let i = 0; i < 20; i++) expect((await login(email(), other)).status).toBe(401);
+    expect((await login(email(), other)).status).toBe(429);
+  });
+
+  it("registers temporary participants for the app's server beyond an address's limit", async () => {
+    const register = (address: string) =>
+      call(t, "POST", "/v1/study-service/temp-participant/register", { studyKey: "no-study" }, { address });
+    // refused for the unknown study, but never by the per-address limit
+    for (let i = 0; i < 40; i++) expect((await register(APP_SERVER)).status).not.toBe(429);
+  });
+
+  it("refuses a setting that is not a list of IP addresses", () => {
+    const env = { DATABASE_URL: "postgres://postgres@127.0.0.1:5432/x", NODE_ENV: "test" };
+    expect(() => loadConfig({ ...env, PARTICIPANT_APP_ADDRESSES: "app.example.org" })).toThrow(
+      /PARTICIPANT_APP_ADDRESSES/,
+    );
+    expect(
+      loadConfig({ ...env, PARTICIPANT_APP_ADDRESSES: " 192.0.2.10 ,2001:db8::10" }).PARTICIPANT_APP_ADDRESSES,
+    ).toEqual(["192.0.2.10", "2001:db8::10"]);
   });
 });

@@ -1,4 +1,4 @@
-import { clientAddress } from "../client-address";
+import { addressKeys } from "../client-address";
 import { rateLimit, type RateLimiter } from "../rate-limit";
 
 /**
@@ -16,6 +16,6 @@ export function limitMailedTokenFailures(limiter: RateLimiter, name: string, mes
     windowSeconds: FAILURES_WINDOW_SECONDS,
     count: { failures: [401] },
     message,
-    keys: (c) => [clientAddress(c)],
+    keys: (c) => addressKeys(c),
   });
 }

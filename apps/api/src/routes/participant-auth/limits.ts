@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { z } from "zod";
 import { normalizeEmail } from "@studyflow/domain";
-import { clientAddress } from "../../client-address";
+import { addressKeys } from "../../client-address";
 import { failureRateLimits, rateLimit, type RateLimitOptions, type RateLimiter } from "../../rate-limit";
 
 /** Hashed, so Redis holds no addresses; the same for every address, registered or not. */
@@ -44,7 +44,7 @@ export function signInFailureLimits<Json extends z.ZodType>(
     ...tier,
     count: { failures: [401] },
     message: SIGN_IN_LIMIT_MESSAGE,
-    keys: (c) => [clientAddress(c)],
+    keys: (c) => addressKeys(c),
   }));
   const account = PER_ACCOUNT_TIERS.map((tier): RateLimitOptions<z.ZodType> => ({
     name: `${name}:account:${tier.windowSeconds}`,
@@ -65,6 +65,6 @@ export function perAddress(limiter: RateLimiter, name: string, limit: number, wi
     windowSeconds,
     count: "every-request",
     message,
-    keys: (c) => [clientAddress(c)],
+    keys: (c) => addressKeys(c),
   });
 }

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { initiatePasswordReset, normalizeEmail } from "@studyflow/domain";
 import type { AppEnv } from "../../app-env";
-import { clientAddress } from "../../client-address";
+import { addressKeys } from "../../client-address";
 import { caseJsonBody, checkInstanceId } from "../../case-compat";
 import type { AppDeps } from "../../deps";
 import { rateLimit, type RateLimiter } from "../../rate-limit";
@@ -70,7 +70,7 @@ function initiateLimits(limiter: RateLimiter) {
       ...shared,
       name: "password-reset:initiate:address",
       limit: INITIATE_REQUESTS_PER_ADDRESS,
-      keys: (c) => [clientAddress(c)],
+      keys: (c) => addressKeys(c),
     }),
     rateLimit(limiter, {
       ...shared,

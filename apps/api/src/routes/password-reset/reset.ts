@@ -1,7 +1,7 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { hashResetToken, resetPassword } from "@studyflow/domain";
 import type { AppEnv } from "../../app-env";
-import { clientAddress } from "../../client-address";
+import { addressKeys } from "../../client-address";
 import { caseJsonBody } from "../../case-compat";
 import type { AppDeps } from "../../deps";
 import { rateLimit, type RateLimiter } from "../../rate-limit";
@@ -62,7 +62,7 @@ function resetLimits(limiter: RateLimiter) {
       ...shared,
       name: "password-reset:reset:address",
       limit: RESET_ATTEMPTS_PER_ADDRESS,
-      keys: (c) => [clientAddress(c)],
+      keys: (c) => addressKeys(c),
     }),
     rateLimit(limiter, {
       ...shared,

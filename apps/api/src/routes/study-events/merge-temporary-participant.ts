@@ -1,7 +1,7 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { assertProfileOfUser, mergeTemporaryParticipant } from "@studyflow/domain";
 import { participantOf, type AppEnv } from "../../app-env";
-import { clientAddress } from "../../client-address";
+import { addressKeys } from "../../client-address";
 import { caseJsonBody } from "../../case-compat";
 import type { AppDeps } from "../../deps";
 import { answerOnce, idempotencyKey, idempotencyKeyHeaders } from "../../middleware/idempotency";
@@ -48,7 +48,7 @@ function failedMergeLimit(limiter: RateLimiter) {
     count: { failures: [404, 409] },
     message: "too many failed merge attempts; try again later",
     input: { params: studyKeyParam, json: mergeRequest },
-    keys: (c) => [`user:${participantOf(c).userId}`, `ip:${clientAddress(c)}`],
+    keys: (c) => [`user:${participantOf(c).userId}`, ...addressKeys(c, "ip:")],
   });
 }
 

@@ -2,7 +2,7 @@ import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { getSurveyWithContextForTemporaryParticipant } from "@studyflow/domain";
 import { loggerOf, type AppEnv } from "../../app-env";
 import { checkInstanceId } from "../../case-compat";
-import { clientAddress } from "../../client-address";
+import { addressKeys } from "../../client-address";
 import type { AppDeps } from "../../deps";
 import { domainContext } from "../../domain-context";
 import { rateLimit, type RateLimiter } from "../../rate-limit";
@@ -51,7 +51,7 @@ function readLimit(limiter: RateLimiter) {
     windowSeconds: 10 * 60,
     count: "every-request",
     message: "too many survey requests from this address; try again later",
-    keys: (c) => [`ip:${clientAddress(c)}`],
+    keys: (c) => addressKeys(c, "ip:"),
   });
 }
 

@@ -2,7 +2,7 @@ import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { registerTemporaryParticipant } from "@studyflow/domain";
 import type { AppEnv } from "../../app-env";
 import { caseJsonBody, checkInstanceId } from "../../case-compat";
-import { clientAddress } from "../../client-address";
+import { addressKeys } from "../../client-address";
 import type { AppDeps } from "../../deps";
 import { domainContext } from "../../domain-context";
 import { rateLimit, type RateLimiter } from "../../rate-limit";
@@ -45,7 +45,7 @@ function registrationLimit(limiter: RateLimiter) {
     count: "every-request",
     message: "too many registrations from this address; try again later",
     input: { json: registerRequest },
-    keys: (c) => [`ip:${clientAddress(c)}`],
+    keys: (c) => addressKeys(c, "ip:"),
   });
 }
 

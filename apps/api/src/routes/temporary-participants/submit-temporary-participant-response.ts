@@ -2,7 +2,7 @@ import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { SUBMITTED_BY_PARTICIPANT, submitResponse } from "@studyflow/domain";
 import type { AppEnv } from "../../app-env";
 import { caseJsonBody, checkInstanceId } from "../../case-compat";
-import { clientAddress } from "../../client-address";
+import { addressKeys } from "../../client-address";
 import type { AppDeps } from "../../deps";
 import {
   answerOnce,
@@ -58,7 +58,7 @@ function submitLimit(limiter: RateLimiter) {
     count: "every-request",
     message: "too many submissions from this address; try again later",
     input: { json: submitRequest },
-    keys: (c) => [`ip:${clientAddress(c)}`],
+    keys: (c) => addressKeys(c, "ip:"),
   });
 }
 

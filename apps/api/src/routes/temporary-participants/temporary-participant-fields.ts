@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { rateLimit, type RateLimiter } from "../../rate-limit";
-import { clientAddress } from "../../client-address";
+import { addressKeys } from "../../client-address";
 
 /** CASE clients name their instance; checked against INSTANCE_ID by checkInstanceId (absent or empty: accepted). */
 export const instanceIdField = z
@@ -28,6 +28,6 @@ export function temporaryIdGuessLimit(limiter: RateLimiter, name: string, failur
     windowSeconds: 15 * 60,
     count: { failures },
     message: "too many requests with unknown temporary participants from this address; try again later",
-    keys: (c) => [`ip:${clientAddress(c)}`],
+    keys: (c) => addressKeys(c, "ip:"),
   });
 }

@@ -2,7 +2,7 @@ import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { unsubscribeNewsletter } from "@studyflow/domain";
 import type { AppEnv } from "../../app-env";
 import { caseJsonBody } from "../../case-compat";
-import { clientAddress } from "../../client-address";
+import { addressKeys } from "../../client-address";
 import type { AppDeps } from "../../deps";
 import { rateLimit, type RateLimiter } from "../../rate-limit";
 import { errorResponses } from "../openapi-errors";
@@ -42,7 +42,7 @@ export function registerUnsubscribeNewsletter(router: OpenAPIHono<AppEnv>, deps:
       name: "unsubscribe-newsletter:address",
       limit: FAILED_TOKENS_PER_ADDRESS,
       windowSeconds: 3_600,
-      keys: (c) => [clientAddress(c)],
+      keys: (c) => addressKeys(c),
       count: { failures: [401] },
       message: "too many invalid tokens from this address; try again later",
     }),
