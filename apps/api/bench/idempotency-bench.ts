@@ -9,15 +9,16 @@
  *   npm run bench -w @studyflow/api            (part of `npm run bench`)
  *   DATABASE_URL=postgres://… REDIS_URL=redis://… tsx bench/idempotency-bench.ts
  */
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { Queue } from "bullmq";
 import { pino } from "pino";
 import { createDb, runMigrations } from "@studyflow/db";
 import { createStudy, createUserWithProfiles, mintParticipantToken, setStudyRules } from "@studyflow/domain";
 import { RUN_ACTIONS_QUEUE, createRedisConnection } from "@studyflow/queue";
-import { adminClient, call, databaseUrlFor, onEvent, quoteIdent, str } from "@studyflow/testkit";
+import { call, onEvent, str } from "@studyflow/testkit";
 import { createApp } from "../src/app";
 import { loadConfig } from "../src/config";
+import { createBenchDatabase } from "./bench-database";
 
 /** Submits per variant and round: enough for a steady rate, short enough for interleaving. */
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 1_200);
@@ -26,18 +27,8 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 const CONCURRENCY = 8;
 const STUDY = "bench-idem";
 
-async function asAdmin(statement: string) {
-  const admin = adminClient();
-  try {
-    await admin.unsafe(statement);
-  } finally {
-    await admin.end();
-  }
-}
-
-const name = `sf_bench_idem_${randomBytes(4).toString("hex")}`;
-await asAdmin(`create database ${quoteIdent(name)}`);
-const databaseUrl = databaseUrlFor(name);
+const benchDatabase = await createBenchDatabase("idem");
+const databaseUrl = benchDatabase.url;
 const config = loadConfig({
   ...process.env,
   DATABASE_URL: databaseUrl,
@@ -167,5 +158,5 @@ try {
   await queue.close();
   redis.disconnect();
   await database.close();
-  await asAdmin(`drop database if exists ${quoteIdent(name)} with (force)`);
+  await benchDatabase.drop();
 }

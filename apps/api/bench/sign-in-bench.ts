@@ -11,15 +11,14 @@
  *
  *   npm run bench -w @studyflow/api            (part of `npm run bench`)
  */
-import { randomBytes } from "node:crypto";
 import { Queue } from "bullmq";
 import { pino } from "pino";
 import { createDb, profiles, runMigrations, users } from "@studyflow/db";
 import { PASSWORD_HASH_PARAMETERS, hashPassword, verifyPassword } from "@studyflow/domain";
 import { RUN_ACTIONS_QUEUE, createRedisConnection } from "@studyflow/queue";
-import { adminClient, databaseUrlFor, quoteIdent } from "@studyflow/testkit";
 import { createApp } from "../src/app";
 import { loadConfig } from "../src/config";
+import { createBenchDatabase } from "./bench-database";
 
 /** argon2 runs on libuv's thread pool (4 threads by default): 4 at a time keeps it busy. */
 const CONCURRENCY = 4;
@@ -27,19 +26,9 @@ const OPERATIONS_PER_ROUND = 80;
 const ROUNDS = 5;
 const PASSWORD = "harbour lights at dusk";
 
-async function asAdmin(statement: string) {
-  const admin = adminClient();
-  try {
-    await admin.unsafe(statement);
-  } finally {
-    await admin.end();
-  }
-}
-
 // a database of its own, migrated, dropped at the end
-const name = `sf_bench_signin_${randomBytes(4).toString("hex")}`;
-await asAdmin(`create database ${quoteIdent(name)}`);
-const databaseUrl = databaseUrlFor(name);
+const benchDatabase = await createBenchDatabase("signin");
+const databaseUrl = benchDatabase.url;
 await runMigrations(databaseUrl);
 const config = loadConfig({
   ...process.env,
@@ -141,5 +130,5 @@ try {
   await queue.close();
   redis.disconnect();
   await database.close();
-  await asAdmin(`drop database if exists ${quoteIdent(name)} with (force)`);
+  await benchDatabase.drop();
 }
