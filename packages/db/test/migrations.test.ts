@@ -55,6 +55,7 @@ describe("migrations", () => {
       "study_counters",
       "study_participant_counts",
       "study_rules",
+      "study_task_retention",
       "study_timers",
       "study_variables",
       "survey_responses",

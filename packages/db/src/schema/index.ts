@@ -16,6 +16,7 @@ export * from "./surveys";
 export * from "./audit-log";
 export * from "./api-keys";
 export * from "./study-timer";
+export * from "./study-task-retention";
 export * from "./study-messages";
 export * from "./stored-files";
 export * from "./participant-auth";

@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { index, integer, pgTable, text, timestamp, uuid } from "drizzle-orm/pg-core";
 import { studies } from "./studies";
 import { tasks } from "./tasks";
@@ -40,5 +41,10 @@ export const ruleFailures = pgTable(
   (t) => [
     index("rule_failures_study_time_idx").on(t.studyKey, t.occurredAt),
     index("rule_failures_participant_idx").on(t.studyKey, t.participantId),
+    // Removing a task past retention sets its failures' task_id to null: without this index every
+    // removed task would scan the whole table.
+    index("rule_failures_task_idx")
+      .on(t.taskId)
+      .where(sql`${t.taskId} is not null`),
   ],
 );

@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import {
   bigint,
   boolean,
@@ -122,5 +123,11 @@ export const dailyExports = pgTable(
     taskId: uuid("task_id").references(() => tasks.id, { onDelete: "set null" }),
     createdAt: createdAt(),
   },
-  (t) => [uniqueIndex("daily_exports_day_uq").on(t.studyKey, t.surveyKey, t.day)],
+  (t) => [
+    uniqueIndex("daily_exports_day_uq").on(t.studyKey, t.surveyKey, t.day),
+    // Removing a task past retention sets the day's task_id to null (the day stays claimed).
+    index("daily_exports_task_idx")
+      .on(t.taskId)
+      .where(sql`${t.taskId} is not null`),
+  ],
 );
