@@ -13,8 +13,11 @@ import {
   redisUrl,
   nodeEnv,
   tokenSettings,
+  taskRetentionSettings,
+  timerSettings,
   withDevSecrets,
 } from "@studyflow/config";
+import { TASK_RETENTION_DEFAULTS, TIMER_INTERVAL_BOUNDS } from "@studyflow/domain";
 
 /** The types packages/domain/src/participant-files/file-types.ts can tell from a file's bytes. */
 const KNOWN_PARTICIPANT_FILE_TYPES = ["image/jpeg", "image/png", "image/gif", "image/webp", "application/pdf"] as const;
@@ -156,6 +159,10 @@ const schema = z.object({
   ACCOUNT_DELETION_REAUTH_SECONDS: z.coerce.number().int().min(60).max(86_400).default(3_600),
   /** Age after which a temporary participant can no longer be merged. */
   TEMP_PARTICIPANT_MAX_AGE_SECONDS: z.coerce.number().int().min(60).default(86_400),
+  /** The study timer's default interval, as the workers schedule it: GET …/timer shows it (packages/config). */
+  ...timerSettings(TIMER_INTERVAL_BOUNDS),
+  /** Task retention as the workers apply it: GET …/task-retention shows it (packages/config). */
+  ...taskRetentionSettings(TASK_RETENTION_DEFAULTS),
   /**
    * Largest file a participant may upload, in bytes (case-backend's limit: 20 MiB). The upload
    * route takes a body this large plus its form fields; a study's upload rule can ask for less.

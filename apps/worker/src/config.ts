@@ -9,12 +9,10 @@ import {
   postgresUrl,
   queuePrefix,
   redisUrl,
+  taskRetentionSettings,
+  timerSettings,
 } from "@studyflow/config";
-import {
-  DEFAULT_TIMER_INTERVAL_SECONDS,
-  MAX_TIMER_INTERVAL_SECONDS,
-  MIN_TIMER_INTERVAL_SECONDS,
-} from "@studyflow/domain";
+import { TASK_RETENTION_DEFAULTS, TIMER_INTERVAL_BOUNDS } from "@studyflow/domain";
 import { TIMER_SCAN_EVERY_MS } from "./schedules/cluster-schedules";
 
 const schema = z.object({
@@ -56,17 +54,10 @@ const schema = z.object({
     .int()
     .min(86_400)
     .default(7 * 86_400),
-  /**
-   * The study timer's default interval: each active study whose rules handle TIMER gets a tick
-   * (the TIMER event over its participants) every this many seconds, unless it sets its own. At
-   * least a minute (the timer looks for due ticks once a minute), at most a week.
-   */
-  TIMER_INTERVAL_SECONDS: z.coerce
-    .number()
-    .int()
-    .min(MIN_TIMER_INTERVAL_SECONDS)
-    .max(MAX_TIMER_INTERVAL_SECONDS)
-    .default(DEFAULT_TIMER_INTERVAL_SECONDS),
+  /** The study timer's default interval (packages/config, shared with the API and the CLI). */
+  ...timerSettings(TIMER_INTERVAL_BOUNDS),
+  /** Retention of finished tasks and their files (packages/config, shared with the API and the CLI). */
+  ...taskRetentionSettings(TASK_RETENTION_DEFAULTS),
   /**
    * Whether bulk batches of rule sets that only write flags, the study status and assigned surveys run in the
    * database as one statement each (see the engine README, "Bulk writes in SQL"); "off" runs every

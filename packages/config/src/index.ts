@@ -173,3 +173,50 @@ export function exitOnUnhandledErrors(logger: { fatal: (details: object, message
   process.on("uncaughtException", fail("uncaught exception"));
   process.on("unhandledRejection", fail("unhandled promise rejection"));
 }
+
+/** What a whole-number setting may be: its bounds and the value it takes when it is not set. */
+export interface SettingBounds {
+  min: number;
+  max: number;
+  fallback: number;
+}
+
+/**
+ * The study timer's default interval, one definition for the worker that schedules the ticks and
+ * the API and CLI that show a study's effective interval, so the three agree. The bounds are the
+ * domain's (a study's own interval has the same ones): packages/domain passes them in.
+ */
+export const timerSettings = (interval: SettingBounds) => ({
+  /**
+   * Seconds between the ticks of a study that sets no interval of its own: each active study
+   * whose rules handle TIMER gets a tick (the TIMER event over its participants) this often.
+   */
+  TIMER_INTERVAL_SECONDS: z.coerce.number().int().min(interval.min).max(interval.max).default(interval.fallback),
+});
+
+/**
+ * Days a finished task is kept; "0" or "off" keeps finished tasks forever. Whole days from 0 to
+ * `maxDays`.
+ */
+const retentionDays = (fallback: number, maxDays: number) => {
+  const rule = `must be a whole number of days from 0 to ${maxDays}, or "off"`;
+  return z.preprocess(
+    (raw) => (typeof raw === "string" && raw.trim().toLowerCase() === "off" ? 0 : raw),
+    z.coerce.number({ error: rule }).int(rule).min(0, rule).max(maxDays, rule).default(fallback),
+  );
+};
+
+/**
+ * Retention of finished tasks (completed, failed, canceled, skipped) with their result documents
+ * and files: the workers remove them, the API and CLI show a study's effective retention. A study
+ * may set its own (its task-retention setting). The defaults and bounds are the domain's.
+ */
+export const taskRetentionSettings = (defaults: { days: number; timerDays: number; maxDays: number }) => ({
+  /** Days finished run-actions and export tasks are kept; 0 or "off": forever. */
+  TASK_RETENTION_DAYS: retentionDays(defaults.days, defaults.maxDays),
+  /**
+   * Days finished timer ticks are kept (one per study and interval: 24 a day when hourly); 0 or
+   * "off": forever. Shorter than other tasks': a tick is housekeeping nobody asked for by hand.
+   */
+  TIMER_TASK_RETENTION_DAYS: retentionDays(defaults.timerDays, defaults.maxDays),
+});

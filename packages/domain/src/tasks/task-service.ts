@@ -12,6 +12,24 @@ import type { ManagementSubject } from "../access/permissions";
 import { Conflict, Forbidden, NotFound, Unavailable } from "../errors";
 import { getStudy } from "../studies/study-repository";
 import { isTimerTask } from "./task-rules";
+export {
+  TASK_RETENTION_DEFAULTS,
+  checkStudyTaskRetentionChange,
+  getStudyTaskRetention,
+  updateStudyTaskRetention,
+  type StudyTaskRetention,
+  type StudyTaskRetentionChange,
+  type TaskRetentionDefaults,
+} from "./study-task-retention";
+export {
+  FINISHED_TASK_STATUSES,
+  PRUNE_BATCH_SIZE,
+  countPrunableTasks,
+  pruneFinishedTasks,
+  type PruneOptions,
+  type PruneSummary,
+  type StudyPruneCount,
+} from "./prune-finished-tasks";
 
 export type TaskRow = typeof tasks.$inferSelect;
 

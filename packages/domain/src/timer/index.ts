@@ -3,6 +3,7 @@ export {
   DEFAULT_TIMER_INTERVAL_SECONDS,
   MAX_TIMER_INTERVAL_SECONDS,
   MIN_TIMER_INTERVAL_SECONDS,
+  TIMER_INTERVAL_BOUNDS,
   currentSlot,
   slotStartSeconds,
   type TimerSchedule,

@@ -16,12 +16,14 @@ import { lastTimerTick, rulesVersionHandlesTimer } from "./timer-ticks";
 /** A study's timer as management sees it. */
 export interface StudyTimerState {
   studyKey: string;
-  /** The study's own interval; null: the workers' default (TIMER_INTERVAL_SECONDS). */
+  /** The study's own interval; null: the default (TIMER_INTERVAL_SECONDS). */
   intervalSeconds: number | null;
   offsetSeconds: number;
   paused: boolean;
   /** The interval ticks fall due at: the study's own, else the default. */
   effectiveIntervalSeconds: number;
+  /** TIMER_INTERVAL_SECONDS: the interval of every study that sets none. */
+  defaultIntervalSeconds: number;
   /** The study's current rules handle TIMER (engine's rulesHandleEvent); without, it gets no ticks. */
   handlesTimer: boolean;
   studyActive: boolean;
@@ -43,8 +45,8 @@ export interface TimerView {
   /** Milliseconds since the epoch. */
   now: number;
   /**
-   * The workers' TIMER_INTERVAL_SECONDS. Only the workers read it: a caller that does not know it
-   * leaves it out, and the interval the latest tick ran on by default stands in (else 3600).
+   * TIMER_INTERVAL_SECONDS, which the API, the CLI and the workers read alike (packages/config's
+   * timerSettings); left out, its default (DEFAULT_TIMER_INTERVAL_SECONDS).
    */
   defaultIntervalSeconds?: number;
 }
@@ -62,10 +64,8 @@ export async function getStudyTimer(db: Executor, studyKey: string, view: TimerV
   const intervalSeconds = settings?.intervalSeconds ?? null;
   const offsetSeconds = settings?.offsetSeconds ?? 0;
   const paused = settings?.paused ?? false;
-  const defaultInterval =
-    view.defaultIntervalSeconds ??
-    (lastTick?.input.defaultInterval ? lastTick.input.intervalSeconds : DEFAULT_TIMER_INTERVAL_SECONDS);
-  const effectiveIntervalSeconds = intervalSeconds ?? defaultInterval;
+  const defaultIntervalSeconds = view.defaultIntervalSeconds ?? DEFAULT_TIMER_INTERVAL_SECONDS;
+  const effectiveIntervalSeconds = intervalSeconds ?? defaultIntervalSeconds;
   const studyActive = study.status === "active";
 
   let nextTickAt: Date | null = null;
@@ -81,6 +81,7 @@ export async function getStudyTimer(db: Executor, studyKey: string, view: TimerV
     offsetSeconds,
     paused,
     effectiveIntervalSeconds,
+    defaultIntervalSeconds,
     handlesTimer,
     studyActive,
     lastTick,

@@ -24,6 +24,16 @@ export const MIN_TIMER_INTERVAL_SECONDS = 60;
  */
 export const MAX_TIMER_INTERVAL_SECONDS = 7 * 86_400;
 
+/**
+ * The bounds and default of TIMER_INTERVAL_SECONDS (packages/config's timerSettings), which the
+ * worker, the API and the CLI all read: the same as a study's own interval.
+ */
+export const TIMER_INTERVAL_BOUNDS = {
+  min: MIN_TIMER_INTERVAL_SECONDS,
+  max: MAX_TIMER_INTERVAL_SECONDS,
+  fallback: DEFAULT_TIMER_INTERVAL_SECONDS,
+} as const;
+
 /** A study's tick schedule: its own interval, or the workers' default. */
 export interface TimerSchedule {
   intervalSeconds: number;
