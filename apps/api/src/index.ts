@@ -13,3 +13,4 @@ const callExternalService = await startupStep(logger, "external services", () =>
 const api = startApiServer({ config, logger, ...(callExternalService ? { callExternalService } : {}) });
 process.on("SIGTERM", () => void api.shutdown("SIGTERM"));
 process.on("SIGINT", () => void api.shutdown("SIGINT"));
+process.on("SIGHUP", () => void api.shutdown("SIGHUP"));

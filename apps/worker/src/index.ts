@@ -71,3 +71,4 @@ async function shutdown(signal: string) {
 }
 process.on("SIGTERM", () => void shutdown("SIGTERM"));
 process.on("SIGINT", () => void shutdown("SIGINT"));
+process.on("SIGHUP", () => void shutdown("SIGHUP"));
