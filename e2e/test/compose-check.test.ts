@@ -17,6 +17,7 @@ import {
   baseImageOf,
   durationMs,
   entryOfCommand,
+  envOf,
   execForm,
   instructionsOf,
   loadCompose,
@@ -85,7 +86,11 @@ const PROCESSES: Record<EntryName, ProcessFacts> = {
     required: requiredOf(apiSchema),
     load: (env) => {
       const config = loadApiConfig(env);
-      return { ports: [config.PORT], shutdownMs: config.SHUTDOWN_TIMEOUT_MS, resultDir: config.RESULT_DIR };
+      return {
+        ports: [config.PORT, ...(config.METRICS_PORT === undefined ? [] : [config.METRICS_PORT])],
+        shutdownMs: config.SHUTDOWN_TIMEOUT_MS,
+        resultDir: config.RESULT_DIR,
+      };
     },
     longRunning: true,
   },
@@ -265,6 +270,29 @@ describe("docker-compose.yml against the code", () => {
       expect(serviceCommand(service), name).toEqual(serviceCommand(compose.services.worker as ComposeService));
       expect(env, name).toEqual(serviceEnv(compose.services.worker as ComposeService));
     }
+  });
+
+  it("serves the API's /metrics on an admin port of its own that no host port publishes", () => {
+    for (const { name, service, env } of servicesRunning("api/index")) {
+      const config = loadApiConfig(env);
+      expect(config.METRICS_PORT, `${name}: METRICS_PORT`).toBeDefined();
+      expect(config.METRICS_PORT).not.toBe(config.PORT);
+      expect(
+        publishedPorts(service).map(({ container }) => container),
+        `${name}: the metrics port is for a scraper on the compose network`,
+      ).not.toContain(config.METRICS_PORT);
+    }
+    // The image alone (docker run) keeps it off the public port too, and -P does not publish it.
+    const imageEnv = envOf(runtimeInstructions);
+    const imageConfig = loadApiConfig({
+      ...imageEnv,
+      MANAGEMENT_JWT_SECRET: "m".repeat(40),
+      PARTICIPANT_JWT_SECRET: "p".repeat(40),
+    });
+    expect(imageConfig.METRICS_PORT).toBeDefined();
+    expect(imageConfig.METRICS_PORT).not.toBe(imageConfig.PORT);
+    const exposed = (last(runtimeInstructions, "EXPOSE") ?? "").split(/\s+/).map((port) => Number(port.split("/")[0]));
+    expect(exposed).not.toContain(imageConfig.METRICS_PORT);
   });
 
   it("probes the port each long-running process listens on, and no probe on one-shot services", () => {

@@ -4,7 +4,7 @@ import type { AppEnv } from "./app-env";
 import { createConsoleRouter } from "./console";
 import type { AppDeps } from "./deps";
 import { errorBody, handleError } from "./errors";
-import { createApiMetrics, registerMetrics } from "./metrics";
+import { createApiMetrics, metricsExposure, registerMetrics, type ApiMetrics } from "./metrics";
 import { resolveClientAddress } from "./client-address";
 import { limitBodySize } from "./middleware/body-size";
 import { inputBoundary } from "./middleware/input-boundary";
@@ -36,11 +36,14 @@ import { validationHook } from "./validation";
 /** Largest accepted request body; a study's rule set is the biggest thing anyone sends. */
 const MAX_BODY_BYTES = 2 * 1024 * 1024;
 
-export function createApp(appDeps: AppDeps) {
+/**
+ * The API. `metrics` is the registry it counts into: the server passes its own when it serves
+ * /metrics on an admin port of its own (METRICS_PORT).
+ */
+export function createApp(appDeps: AppDeps, metrics: ApiMetrics = createApiMetrics()) {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   // Reads through this database handle are served from the cache (see packages/domain/src/cache).
   if (appDeps.readCache) attachReadCache(appDeps.database.db, appDeps.readCache);
-  const metrics = createApiMetrics();
   const deps: AppDeps = {
     ...appDeps,
     onRuleFailures: (failures) => {
@@ -88,7 +91,8 @@ export function createApp(appDeps: AppDeps) {
 
   // Built from the whole app: the document lists every mounted router's operations.
   registerOpenApi(app);
-  registerMetrics(app, metrics);
+  // On this port only when configured so (see metricsExposure); elsewhere it is a 404 here.
+  registerMetrics(app, metrics, metricsExposure(deps.config));
 
   app.notFound((c) => c.json(errorBody(`no route for ${c.req.method} ${c.req.path}`), 404));
   app.onError(handleError);

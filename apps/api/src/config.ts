@@ -12,6 +12,7 @@ import {
   queuePrefix,
   redisUrl,
   nodeEnv,
+  secret,
   tokenSettings,
   taskRetentionSettings,
   timerSettings,
@@ -59,7 +60,8 @@ const ASYMMETRIC_ALGORITHMS = [
   "EdDSA",
 ] as const;
 
-const participantOidcAlgorithms = z
+/** Accepted signature algorithms of an external provider, comma-separated. */
+const oidcAlgorithms = z
   .string()
   .default("RS256,ES256")
   .transform((raw) =>
@@ -102,8 +104,27 @@ const schema = z.object({
    * participants together and lock everyone out at once. Per-account limits still apply.
    */
   PARTICIPANT_APP_ADDRESSES: addressList,
-  /** Optional JWKS URL of an identity provider whose RS256/ES256 management tokens are accepted too. */
+  /**
+   * An identity provider whose management tokens (researchers, operators) are accepted besides
+   * studyflow's own: its JWKS. Set together with MANAGEMENT_OIDC_ISSUER and MANAGEMENT_OIDC_AUDIENCE;
+   * unset, management tokens are studyflow's own only.
+   */
   MANAGEMENT_JWKS_URL: z.url().optional(),
+  /** The provider's issuer exactly as its tokens carry it in `iss`. */
+  MANAGEMENT_OIDC_ISSUER: z.url().optional(),
+  /** The `aud` the provider's tokens must carry for this API (its client id or resource indicator). */
+  MANAGEMENT_OIDC_AUDIENCE: z.string().min(1).max(500).optional(),
+  /** The provider's signature algorithms accepted, comma-separated; asymmetric ones only. */
+  MANAGEMENT_OIDC_ALGORITHMS: oidcAlgorithms,
+  /**
+   * The claim of a provider's token that makes its bearer an admin: a claim name (`groups`,
+   * `https://example.org/roles`) or a dotted path into nested claims (`realm_access.roles`). Set
+   * together with MANAGEMENT_OIDC_ADMIN_VALUE; unset, no provider token is ever admin (its
+   * subject's permissions still apply), whatever it claims, `admin: true` included.
+   */
+  MANAGEMENT_OIDC_ADMIN_CLAIM: z.string().min(1).max(200).optional(),
+  /** The value that claim must hold: equal to it, or among its elements when it is a list. */
+  MANAGEMENT_OIDC_ADMIN_VALUE: z.string().min(1).max(500).optional(),
   /**
    * An external OpenID provider whose tokens participants may use instead of studyflow's (for
    * deployments that keep accounts elsewhere): its issuer exactly as tokens carry it in `iss`. Set
@@ -118,7 +139,7 @@ const schema = z.object({
    * The signature algorithms accepted from the provider, comma-separated; asymmetric ones only (a
    * symmetric key would be shared with the provider, and `none` is no signature).
    */
-  PARTICIPANT_OIDC_ALGORITHMS: participantOidcAlgorithms,
+  PARTICIPANT_OIDC_ALGORITHMS: oidcAlgorithms,
   /** Directory of task result files, shared with the worker (a volume in compose). */
   RESULT_DIR: resultDir,
   /**
@@ -182,6 +203,19 @@ const schema = z.object({
   /** Time given to in-flight requests at shutdown before connections are cut. */
   SHUTDOWN_TIMEOUT_MS: milliseconds(10_000),
   /**
+   * An admin port of its own for GET /metrics (Prometheus' exporters use 9464), kept off the
+   * public network; the API's port then answers 404 there. Unset: see METRICS_TOKEN.
+   */
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  /** Interface of the metrics port; default: HOST. */
+  METRICS_HOST: z.string().min(1).optional(),
+  /**
+   * A bearer token scrapers must send (`Authorization: Bearer …`) wherever /metrics is served.
+   * With neither METRICS_PORT nor this set, /metrics is public on the API's port outside
+   * production and served nowhere in production.
+   */
+  METRICS_TOKEN: secret.regex(/^[\x21-\x7e]+$/, "must be printable ASCII without spaces").optional(),
+  /**
    * The participant app's page that proves an address: mailed links to it carry `?token=…`, which
    * the page posts to POST /v1/auth/verify-email (a change of the sign-in address uses it).
    * CASE's participant apps serve it at /link/verify-contact.
@@ -198,18 +232,57 @@ export const configSchema = schema;
 
 export function loadConfig(env: Record<string, string | undefined>): ApiConfig {
   const config = parseEnv(schema, withDevSecrets(env));
+  const issues: string[] = [];
   // Half an external provider would accept tokens for any audience, or of no known issuer.
   const oidc = ["PARTICIPANT_OIDC_ISSUER", "PARTICIPANT_OIDC_AUDIENCE"] as const;
   const oidcMissing = oidc.filter((name) => config[name] === undefined);
   const oidcSet = oidc.length - oidcMissing.length > 0 || config.PARTICIPANT_OIDC_JWKS_URL !== undefined;
   if (oidcSet && oidcMissing.length > 0) {
-    throw new ConfigError(
-      oidcMissing.map(
+    issues.push(
+      ...oidcMissing.map(
         (name) => `${name}: is required when an external participant token provider is configured (PARTICIPANT_OIDC_*)`,
       ),
     );
   }
+  issues.push(...managementProviderIssues(env, config));
+  if (config.METRICS_PORT !== undefined && config.METRICS_PORT !== 0 && config.METRICS_PORT === config.PORT) {
+    issues.push("METRICS_PORT: must differ from PORT (the metrics port is kept off the public network)");
+  }
+  if (config.METRICS_HOST !== undefined && config.METRICS_PORT === undefined) {
+    issues.push("METRICS_HOST: is used only with METRICS_PORT; set METRICS_PORT too, or leave METRICS_HOST out");
+  }
+  if (issues.length > 0) throw new ConfigError(issues);
   return config;
+}
+
+/**
+ * The management token provider's settings, all or none: without an issuer and an audience, any
+ * token the provider signs (for any of its applications) would open the management API.
+ */
+function managementProviderIssues(env: Record<string, string | undefined>, config: ApiConfig): string[] {
+  const related = [
+    "MANAGEMENT_OIDC_ISSUER",
+    "MANAGEMENT_OIDC_AUDIENCE",
+    "MANAGEMENT_OIDC_ALGORITHMS",
+    "MANAGEMENT_OIDC_ADMIN_CLAIM",
+    "MANAGEMENT_OIDC_ADMIN_VALUE",
+  ] as const;
+  if (config.MANAGEMENT_JWKS_URL === undefined) {
+    return related
+      .filter((name) => env[name] !== undefined)
+      .map((name) => `${name}: is used only with MANAGEMENT_JWKS_URL; set it too, or leave ${name} out`);
+  }
+  const issues = (["MANAGEMENT_OIDC_ISSUER", "MANAGEMENT_OIDC_AUDIENCE"] as const)
+    .filter((name) => config[name] === undefined)
+    .map((name) => `${name}: is required when MANAGEMENT_JWKS_URL is set`);
+  const admin = ["MANAGEMENT_OIDC_ADMIN_CLAIM", "MANAGEMENT_OIDC_ADMIN_VALUE"] as const;
+  const adminMissing = admin.filter((name) => config[name] === undefined);
+  if (adminMissing.length === 1) {
+    const [missing] = adminMissing;
+    const other = admin.find((name) => name !== missing);
+    issues.push(`${missing}: is required when ${other} is set`);
+  }
+  return issues;
 }
 
 /** The process environment: read here and nowhere else. */

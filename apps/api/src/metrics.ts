@@ -1,6 +1,12 @@
+import { createHash, timingSafeEqual } from "node:crypto";
+import { once } from "node:events";
+import type { AddressInfo } from "node:net";
 import type { OpenAPIHono } from "@hono/zod-openapi";
+import { serve, type ServerType } from "@hono/node-server";
+import { Hono, type Context } from "hono";
 import { Counter, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { AppEnv } from "./app-env";
+import type { ApiConfig } from "./config";
 
 export const METRICS_PATH = "/metrics";
 
@@ -48,12 +54,106 @@ export function createApiMetrics(): ApiMetrics {
 }
 
 /**
- * Prometheus text exposition of the app's registry. Left out of the OpenAPI document: it is an
- * operations endpoint for the scraper, not part of the API's contract.
+ * Where /metrics is served, from the configuration:
+ * - METRICS_PORT set: on that admin port only (the API's port answers 404);
+ * - else METRICS_TOKEN set: on the API's port;
+ * - else outside production: on the API's port, to anyone (development, tests);
+ * - else (production, neither set): nowhere, rather than to anyone who reaches the API.
+ * METRICS_TOKEN, when set, is required wherever /metrics is served, the admin port included.
  */
-export function registerMetrics(router: OpenAPIHono<AppEnv>, metrics: ApiMetrics) {
-  router.get(METRICS_PATH, async (c) => {
+export type MetricsExposure =
+  | { on: "api-port"; token: string | undefined }
+  | { on: "admin-port"; port: number; host: string; token: string | undefined }
+  | { on: "nowhere" };
+
+export function metricsExposure(
+  config: Pick<ApiConfig, "NODE_ENV" | "HOST" | "METRICS_PORT" | "METRICS_HOST" | "METRICS_TOKEN">,
+): MetricsExposure {
+  const token = config.METRICS_TOKEN;
+  if (config.METRICS_PORT !== undefined) {
+    return { on: "admin-port", port: config.METRICS_PORT, host: config.METRICS_HOST ?? config.HOST, token };
+  }
+  if (token !== undefined || config.NODE_ENV !== "production") return { on: "api-port", token };
+  return { on: "nowhere" };
+}
+
+const sha256 = (text: string) => createHash("sha256").update(text, "utf8").digest();
+
+/**
+ * Checks `Authorization: Bearer <METRICS_TOKEN>`: the reason to refuse, or undefined when the
+ * token matches. Both sides are hashed first, so the comparison takes the same time whatever
+ * the length or the first differing character of a guess.
+ */
+export function metricsTokenCheck(token: string): (authorization: string | undefined) => string | undefined {
+  const expected = sha256(token);
+  return (authorization) => {
+    if (authorization === undefined) return "metrics need an Authorization: Bearer <METRICS_TOKEN> header";
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+    if (!match?.[1]) return "Authorization header must be 'Bearer <token>'";
+    return timingSafeEqual(sha256(match[1]), expected) ? undefined : "invalid metrics token";
+  };
+}
+
+/** The registry's Prometheus text, or a 401 when a token is required and not given. */
+function metricsHandler(metrics: ApiMetrics, token: string | undefined) {
+  const refusal = token === undefined ? () => undefined : metricsTokenCheck(token);
+  return async (c: Context) => {
+    const reason = refusal(c.req.header("authorization"));
+    if (reason !== undefined) {
+      c.header("WWW-Authenticate", 'Bearer realm="metrics"');
+      return c.json({ error: reason }, 401);
+    }
     const body = await metrics.registry.metrics();
     return c.body(body, 200, { "Content-Type": metrics.registry.contentType });
+  };
+}
+
+/**
+ * Prometheus text exposition of the app's registry on the API's own port, when the exposure says
+ * so (otherwise the path is unknown there: 404). Left out of the OpenAPI document: it is an
+ * operations endpoint for the scraper, not part of the API's contract.
+ */
+export function registerMetrics(router: OpenAPIHono<AppEnv>, metrics: ApiMetrics, exposure: MetricsExposure) {
+  if (exposure.on !== "api-port") return;
+  router.get(METRICS_PATH, metricsHandler(metrics, exposure.token));
+}
+
+/** The admin port's app: GET /metrics and nothing else. */
+export function createMetricsApp(metrics: ApiMetrics, token: string | undefined) {
+  const app = new Hono();
+  app.get(METRICS_PATH, metricsHandler(metrics, token));
+  app.notFound((c) => c.json({ error: `no route for ${c.req.method} ${c.req.path}` }, 404));
+  app.onError((_error, c) => c.json({ error: "cannot read the metrics" }, 500));
+  return app;
+}
+
+export interface MetricsServer {
+  server: ServerType;
+  /** The port it listens on (METRICS_PORT, or the one the system chose for 0). */
+  port: number;
+  /** Stops accepting, drops idle keep-alive connections (a scraper keeps one open) and waits. */
+  close(): Promise<void>;
+}
+
+/** Serves the registry on the admin port; resolves once it listens, rejects if it cannot. */
+export async function startMetricsServer(
+  metrics: ApiMetrics,
+  exposure: Extract<MetricsExposure, { on: "admin-port" }>,
+): Promise<MetricsServer> {
+  const server = serve({
+    fetch: createMetricsApp(metrics, exposure.token).fetch,
+    port: exposure.port,
+    hostname: exposure.host,
   });
+  await once(server, "listening");
+  const port = (server.address() as AddressInfo).port;
+  return {
+    server,
+    port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        if ("closeIdleConnections" in server) server.closeIdleConnections();
+      }),
+  };
 }

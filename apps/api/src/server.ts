@@ -7,6 +7,7 @@ import { RUN_ACTIONS_QUEUE, createRedisConnection, logConnectionErrors } from "@
 import { createApp } from "./app";
 import type { ApiConfig } from "./config";
 import type { Logger } from "./logger";
+import { createApiMetrics, metricsExposure, startMetricsServer, type MetricsServer } from "./metrics";
 
 export interface ApiServerOptions {
   config: ApiConfig;
@@ -20,7 +21,11 @@ export interface ApiServerOptions {
 
 export interface ApiServer {
   server: ServerType;
-  /** Stops accepting, lets in-flight requests finish, closes the pools, and exits the process. */
+  /** The admin port's server when METRICS_PORT is set, once it listens. */
+  metricsServer: Promise<MetricsServer> | undefined;
+  /** Stops accepting, lets in-flight requests finish, closes the metrics port and the pools. */
+  close(): Promise<void>;
+  /** close(), bounded by SHUTDOWN_TIMEOUT_MS, then exits the process. */
   shutdown(signal: string): Promise<void>;
 }
 
@@ -42,18 +47,53 @@ export function startApiServer(options: ApiServerOptions): ApiServer {
   const cacheListener = listenForCacheChanges(config.DATABASE_URL, readCache, (error) =>
     logger.warn({ err: error }, "cache announcements: cannot listen; the cache keeps nothing until it can"),
   );
-  const app = createApp({
-    config,
-    database,
-    readCache,
-    redis,
-    runActionsQueue,
-    logger,
-    ...(options.callExternalService ? { callExternalService: options.callExternalService } : {}),
-  });
+  const metrics = createApiMetrics();
+  const app = createApp(
+    {
+      config,
+      database,
+      readCache,
+      redis,
+      runActionsQueue,
+      logger,
+      ...(options.callExternalService ? { callExternalService: options.callExternalService } : {}),
+    },
+    metrics,
+  );
   const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST }, (info) => {
     logger.info({ port: info.port }, "api listening");
   });
+  const exposure = metricsExposure(config);
+  let metricsServer: Promise<MetricsServer> | undefined;
+  if (exposure.on === "admin-port") {
+    metricsServer = startMetricsServer(metrics, exposure).then(
+      (started) => {
+        logger.info({ port: started.port, token: exposure.token !== undefined }, "metrics listening");
+        return started;
+      },
+      (error: unknown) => {
+        // A metrics port that cannot be bound (in use, not permitted) is a deployment mistake.
+        logger.fatal({ err: error, port: exposure.port }, "cannot start: metrics port (METRICS_PORT)");
+        process.exit(1);
+      },
+    );
+  } else if (exposure.on === "nowhere") {
+    logger.warn("metrics are served nowhere: set METRICS_PORT (an admin port) or METRICS_TOKEN to scrape them");
+  }
+
+  async function close() {
+    // Stop accepting, let in-flight requests finish, and drop idle keep-alive sockets at once.
+    await Promise.all([
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        if ("closeIdleConnections" in server) server.closeIdleConnections();
+      }),
+      metricsServer?.then((started) => started.close()),
+    ]);
+    await Promise.allSettled([runActionsQueue.close(), database.close(5), cacheListener.stop()]);
+    redis.disconnect();
+    queueConnection.disconnect();
+  }
 
   let stopping = false;
   async function shutdown(signal: string) {
@@ -65,16 +105,9 @@ export function startApiServer(options: ApiServerOptions): ApiServer {
       process.exit(1);
     }, config.SHUTDOWN_TIMEOUT_MS);
     deadline.unref();
-    // Stop accepting, let in-flight requests finish, and drop idle keep-alive sockets at once.
-    await new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      if ("closeIdleConnections" in server) server.closeIdleConnections();
-    });
-    await Promise.allSettled([runActionsQueue.close(), database.close(5), cacheListener.stop()]);
-    redis.disconnect();
-    queueConnection.disconnect();
+    await close();
     clearTimeout(deadline);
     process.exit(0);
   }
-  return { server, shutdown };
+  return { server, metricsServer, close, shutdown };
 }

@@ -49,22 +49,93 @@ function describeFailure(error: unknown): Unauthorized {
 }
 
 /**
- * Management routes: a token, HS256 with our key (pinned) or RS256/ES256 from the configured JWKS;
- * or a service account's API key in X-API-Key (see auth/service-keys.ts).
+ * A claim of a token by name, or by dotted path into nested claims when no claim has the whole
+ * name (`realm_access.roles`); a name with dots of its own (`https://example.org/roles`) is found
+ * as it is.
+ */
+function claimAt(payload: JWTPayload, name: string): unknown {
+  if (Object.hasOwn(payload, name)) return payload[name];
+  let value: unknown = payload;
+  for (const part of name.split(".")) {
+    if (typeof value !== "object" || value === null || Array.isArray(value) || !Object.hasOwn(value, part)) {
+      return undefined;
+    }
+    value = (value as Record<string, unknown>)[part];
+  }
+  return value;
+}
+
+/** A claim value holds the configured one: equal to it, or among its elements (`groups`, `roles`). */
+function claimHolds(value: unknown, wanted: string): boolean {
+  const matches = (item: unknown) =>
+    (typeof item === "string" || typeof item === "boolean" || typeof item === "number") && String(item) === wanted;
+  return Array.isArray(value) ? value.some(matches) : matches(value);
+}
+
+/**
+ * Tokens of the identity provider at MANAGEMENT_JWKS_URL: its issuer and audience, pinned
+ * algorithms, a subject and an expiry. Admin only through the configured claim and value; the
+ * provider's tokens never become admin by an `admin` claim of their own.
+ */
+function externalManagementTokens(config: AppDeps["config"]) {
+  const url = config.MANAGEMENT_JWKS_URL;
+  const issuer = config.MANAGEMENT_OIDC_ISSUER;
+  const audience = config.MANAGEMENT_OIDC_AUDIENCE;
+  // loadConfig refuses a JWKS without issuer and audience; a config built otherwise gets no provider.
+  if (url === undefined || issuer === undefined || audience === undefined) return null;
+  const algorithms = [...config.MANAGEMENT_OIDC_ALGORITHMS];
+  // jose's own default (5 s) for one JWKS fetch; the JWKS is cached and refetched only for an
+  // unknown key id, at most every 30 s (jose's cooldown).
+  const jwks = createRemoteJWKSet(new URL(url), { timeoutDuration: 5_000 });
+  const adminClaim = config.MANAGEMENT_OIDC_ADMIN_CLAIM;
+  const adminValue = config.MANAGEMENT_OIDC_ADMIN_VALUE;
+  return {
+    verify: async (token: string, currentDate: Date | undefined) =>
+      (
+        await jwtVerify(token, jwks, {
+          algorithms,
+          issuer,
+          audience,
+          requiredClaims: ["sub", "exp"],
+          clockTolerance: CLOCK_TOLERANCE_SECONDS,
+          currentDate,
+        })
+      ).payload,
+    isAdmin: (payload: JWTPayload) =>
+      adminClaim !== undefined && adminValue !== undefined && claimHolds(claimAt(payload, adminClaim), adminValue),
+  };
+}
+
+function describeManagementFailure(error: unknown): Unauthorized {
+  const code = (error as { code?: string }).code;
+  if (code === "ERR_JOSE_ALG_NOT_ALLOWED") return new Unauthorized("token algorithm not accepted");
+  if (code === "ERR_JWT_CLAIM_VALIDATION_FAILED") {
+    const claim = (error as { claim?: string }).claim;
+    if (claim === "iss" || claim === "aud") return new Unauthorized(`token ${claim} not accepted`);
+  }
+  return describeFailure(error);
+}
+
+/**
+ * Management routes: a token, HS256 with our key (pinned) or one of the identity provider's
+ * (MANAGEMENT_JWKS_URL, with its issuer, audience and algorithms); or a service account's API key
+ * in X-API-Key (see auth/service-keys.ts).
  */
 export function managementAuth(deps: AppDeps) {
   const key = hmacKeyObject(deps.config.MANAGEMENT_JWT_SECRET);
-  const jwks = deps.config.MANAGEMENT_JWKS_URL ? createRemoteJWKSet(new URL(deps.config.MANAGEMENT_JWKS_URL)) : null;
+  const provider = externalManagementTokens(deps.config);
   const currentDate = () => (deps.clock ? new Date(deps.clock()) : undefined);
   const verified = new VerifiedTokens(CLOCK_TOLERANCE_SECONDS);
+  // The verified payloads that make their bearer an admin, decided once per token; weak, so an
+  // entry goes with the cache's.
+  const admins = new WeakSet<JWTPayload>();
 
   const verify = async (token: string): Promise<JWTPayload> => {
     const known = verified.get(token, Math.floor((deps.clock ?? Date.now)() / 1000));
     if (known) return known;
-    const alg = algorithmOf(token);
     let payload: JWTPayload;
     try {
-      if (alg === "HS256") {
+      if (algorithmOf(token) === "HS256") {
         ({ payload } = await jwtVerify(token, key, {
           algorithms: ["HS256"],
           issuer: TOKEN_ISSUER,
@@ -72,17 +143,15 @@ export function managementAuth(deps: AppDeps) {
           currentDate: currentDate(),
         }));
         if (payload.typ !== MANAGEMENT_TOKEN_TYPE) throw new Unauthorized("not a management token");
-      } else if (jwks && (alg === "RS256" || alg === "ES256")) {
-        ({ payload } = await jwtVerify(token, jwks, {
-          algorithms: ["RS256", "ES256"],
-          clockTolerance: CLOCK_TOLERANCE_SECONDS,
-          currentDate: currentDate(),
-        }));
+        if (payload.admin === true) admins.add(payload);
+      } else if (provider) {
+        payload = await provider.verify(token, currentDate());
+        if (provider.isAdmin(payload)) admins.add(payload);
       } else {
         throw new Unauthorized("invalid token");
       }
     } catch (error) {
-      throw describeFailure(error);
+      throw describeManagementFailure(error);
     }
     verified.remember(token, payload);
     return payload;
@@ -109,7 +178,7 @@ export function managementAuth(deps: AppDeps) {
     if (await isTokenRevoked(deps.database.db, payload.sub, payload.iat)) {
       throw new Unauthorized("token revoked: request a new one");
     }
-    c.set("management", { subject: payload.sub, isAdmin: payload.admin === true });
+    c.set("management", { subject: payload.sub, isAdmin: admins.has(payload) });
     await next();
   });
 }
