@@ -1,8 +1,9 @@
 /**
- * README's "Worked example: a study set up and run without SQL", run as it stands: its shell
- * block, with bash, against the API served on a free port (the test app's database and
- * configuration), the CLI through `npm run cli` as an operator types it. What it prints and what
- * it leaves in the database are checked, so README cannot drift from the product.
+ * docs/cli.md's "Worked example: a study set up and run without SQL" (README's walkthrough before
+ * the reference moved to docs/), run as it stands: its shell block, with bash, against the API
+ * served on a free port (the test app's database and configuration), the CLI through `npm run cli`
+ * as an operator types it. What it prints and what it leaves in the database are checked, so the
+ * page cannot drift from the product.
  */
 import { execFile } from "node:child_process";
 import type { AddressInfo } from "node:net";
@@ -15,9 +16,10 @@ import { auditLog, participants, ruleFailures, surveyResponses, studyCodeLists }
 import { repository, shellBlockBelow } from "./doc-shell-block";
 
 const run = promisify(execFile);
+const DOCUMENT = "docs/cli.md";
 const HEADING = "### Worked example: a study set up and run without SQL";
 
-describe("README: a study set up and run without SQL", () => {
+describe("docs/cli.md: a study set up and run without SQL", () => {
   let t: TestApp;
   let server: ServerType;
   let api: string;
@@ -34,7 +36,7 @@ describe("README: a study set up and run without SQL", () => {
   });
 
   it("runs every command of the block and the study ends as README says", { timeout: 180_000 }, async () => {
-    const script = await shellBlockBelow("README.md", HEADING);
+    const script = await shellBlockBelow(DOCUMENT, HEADING);
     const { stdout } = await run("bash", ["-euo", "pipefail", "-c", script], {
       cwd: repository,
       env: {
@@ -48,7 +50,7 @@ describe("README: a study set up and run without SQL", () => {
       maxBuffer: 16 * 1024 * 1024,
     });
 
-    // what README says the participant sees
+    // what the page says the participant sees
     const lines = stdout.split("\n");
     expect(lines).toContain('["intake"]');
     expect(lines).toContain('["weekly"]');
