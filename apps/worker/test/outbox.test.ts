@@ -13,6 +13,8 @@ import {
   OUTBOX_SENDING_ABANDONED_AFTER_MS,
   createStudy,
   initiatePasswordReset,
+  noTemplateError,
+  setMessageTemplate,
 } from "@studyflow/domain";
 import { createTestDatabase, type TestDatabase } from "@studyflow/testkit";
 import { createOutboxProcessor, runOutboxOnce, type OutboxDeps } from "../src/outbox/outbox-delivery";
@@ -259,9 +261,20 @@ describe("outbox delivery over SMTP", () => {
     expect(smtp.connections()).toBe(0);
   });
 
-  it("delivers a study message to the user behind the participant's confidential id", async () => {
+  it("delivers a study message through the study's template to the user behind the participant's confidential id", async () => {
     const { smtp, mailer } = await capture();
     await createStudy(database.db, { key: "sleep-study" });
+    await setMessageTemplate(
+      database.db,
+      {
+        studyKey: "sleep-study",
+        messageType: "weekly-reminder",
+        language: "en",
+        subject: "Weekly reminder",
+        body: "Note: {{flags.note}}",
+      },
+      "test",
+    );
     const account = await user("participant@example.org");
     const [profile] = await database.db.insert(profiles).values({ userId: account.id, mainProfile: true }).returning();
     await database.db
@@ -271,7 +284,7 @@ describe("outbox delivery over SMTP", () => {
       template: "weekly-reminder",
       studyKey: "sleep-study",
       confidentialId: "conf-1",
-      payload: { survey: "weekly", note: "<b>bring your diary</b> & a pen" },
+      payload: { "flags.note": "<b>bring your diary</b> & a pen", "flags.other": "not-named-0815" },
     });
 
     await runOutboxOnce(deps(mailer));
@@ -279,10 +292,35 @@ describe("outbox delivery over SMTP", () => {
     expect(await message(row.id)).toMatchObject({ status: "sent", attempts: 1 });
     const [mail] = smtp.received;
     expect(mail!.envelopeTo).toEqual(["participant@example.org"]);
-    expect(mail!.subject).toBe("studyflow: Weekly reminder");
-    expect(mail!.text).toContain("note: <b>bring your diary</b> & a pen");
-    expect(mail!.html).toContain("<strong>note</strong>: &lt;b&gt;bring your diary&lt;/b&gt; &amp; a pen");
+    expect(mail!.subject).toBe("Weekly reminder");
+    expect(mail!.text.trimEnd()).toBe("Note: <b>bring your diary</b> & a pen");
+    expect(mail!.html).toContain("<p>Note: &lt;b&gt;bring your diary&lt;/b&gt; &amp; a pen</p>");
     expect(mail!.html).not.toContain("<b>bring");
+    expect(JSON.stringify(mail)).not.toContain("not-named-0815");
+  });
+
+  it("fails a study message whose study has no template for its type at once, without any SMTP traffic", async () => {
+    const { smtp, mailer } = await capture();
+    await createStudy(database.db, { key: "no-templates" });
+    const account = await user("no-template@example.org");
+    const [profile] = await database.db.insert(profiles).values({ userId: account.id, mainProfile: true }).returning();
+    await database.db
+      .insert(confidentialIdMap)
+      .values({ studyKey: "no-templates", confidentialId: "conf-1", profileId: profile!.id });
+    const row = await queue({
+      template: "weekly-reminder",
+      studyKey: "no-templates",
+      confidentialId: "conf-1",
+      payload: { "flags.note": "x" },
+    });
+
+    expect(await runOutboxOnce(deps(mailer))).toMatchObject({ claimed: 1, failed: 1, sent: 0 });
+    expect(await message(row.id)).toMatchObject({
+      status: "failed",
+      attempts: 1,
+      lastError: noTemplateError("no-templates", "weekly-reminder"),
+    });
+    expect(smtp.connections()).toBe(0);
   });
 
   it("delivers each message exactly once when two dispatchers race over the same rows", async () => {

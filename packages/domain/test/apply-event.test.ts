@@ -7,6 +7,7 @@ import {
   createStudy,
   leaveStudy,
   participantIdsForProfile,
+  setMessageTemplate,
   setStudyRules,
   submitResponse,
 } from "@studyflow/domain";
@@ -42,6 +43,12 @@ describe("applyEvent through submit and leave", () => {
           ),
         ),
       ],
+      "test",
+    );
+    // SEND_MESSAGE_NOW sends only a type the study has a template for
+    await setMessageTemplate(
+      database.db,
+      { studyKey: "s", messageType: "thank-you", language: "en", subject: "Thanks", body: "Thank you." },
       "test",
     );
   });

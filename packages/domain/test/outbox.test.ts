@@ -13,7 +13,7 @@ import {
   releaseClaimedMessages,
 } from "../src/outbox/outbox-repository";
 import { resolveRecipient } from "../src/outbox/resolve-recipient";
-import { mailLanguage, renderMail } from "../src/outbox/templates";
+import { ACCOUNT_DELETED_TEMPLATE, mailLanguage, renderMail } from "../src/outbox/templates";
 import { UndeliverableMessage } from "../src/outbox/undeliverable-message";
 import { createStudy } from "../src/admin/study-setup";
 
@@ -52,26 +52,46 @@ describe("outbox templates", () => {
     expect(mail.text).not.toContain("valid for");
   });
 
-  it("renders any other template as a study message with its values escaped in HTML", () => {
-    const mail = renderMail("weekly_reminder", null, {
-      survey: "weekly",
-      note: `<script>alert("x")</script> & more`,
-      count: 3,
-      nested: { ignored: true },
-    });
-    expect(mail.subject).toBe("studyflow: Weekly reminder");
-    expect(mail.text).toContain(`note: <script>alert("x")</script> & more`);
-    expect(mail.text).toContain("count: 3");
-    expect(mail.text).not.toContain("ignored");
-    expect(mail.html).toContain("&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; more");
-    expect(mail.html).not.toContain("<script>");
+  it("an account mail shows only what it needs from its payload: no flag, linking code or other value", () => {
+    const needed: Record<string, Record<string, unknown>> = {
+      "password-reset": { resetUrl: "https://studyflow.example/reset?token=t1", validForHours: 2 },
+      "password-changed": {},
+      "email-change-verify": { verifyUrl: "https://studyflow.example/verify?token=t2", validForHours: 24 },
+      "email-change-requested": { newEmail: "new@example.org" },
+      [ACCOUNT_DELETED_TEMPLATE]: {},
+      "verify-email": { verifyUrl: "https://studyflow.example/verify?token=t3" },
+      "signup-attempt": { resetUrl: "https://studyflow.example/reset?token=t4" },
+      "otp-code": { code: "482913" },
+      "email-changed": { newEmail: "changed@example.org" },
+    };
+    // what a careless caller (or a row edited by hand) might add: none of it may show
+    const extra = {
+      studyKey: "lyme-watch-9917",
+      "flags.diagnosis": "erythema-migrans-5521",
+      "linkingCodes.labId": "LAB-7731-QX",
+      "eventData.answer": "answer-0042",
+      participantId: "pid-3306",
+    };
+    for (const [template, payload] of Object.entries(needed)) {
+      for (const language of ["en", "de"]) {
+        const mail = renderMail(template, language, { ...payload, ...extra });
+        const shown = `${mail.subject}\n${mail.text}\n${mail.html}`;
+        for (const value of Object.values(extra)) expect(shown, `${template}/${language}`).not.toContain(value);
+        expect(shown, `${template}/${language}`).not.toMatch(/flags\.|linkingCodes\.|eventData\./);
+      }
+    }
   });
 
-  it("keeps a study message's subject on one line", () => {
-    expect(renderMail("remind\r\nBcc: someone@example.org", null, {}).subject).toBe(
-      "studyflow: Remind Bcc: someone@example.org",
+  it("renders no study message: a name that is no built-in template is undeliverable, whatever the payload", () => {
+    const payload = { "flags.diagnosis": "lyme", "linkingCodes.labId": "LAB-7731-QX", note: "<b>x</b>" };
+    for (const name of ["weekly_reminder", "thank-you", "remind\r\nBcc: someone@example.org", " - "]) {
+      expect(() => renderMail(name, null, payload), name).toThrow(UndeliverableMessage);
+    }
+    expect(() => renderMail("weekly_reminder", null, payload)).toThrow(
+      'no built-in template "weekly_reminder", and the message names no study to take one from',
     );
-    expect(() => renderMail(" - ", null, {})).toThrow(UndeliverableMessage);
+    // the name reaches the row's last_error on one line
+    expect(() => renderMail("a\r\nb", null, {})).toThrow('no built-in template "a  b"');
   });
 });
 

@@ -1,6 +1,7 @@
 // An in-memory implementation of the service ports, for tests and dry runs. It behaves like the
 // database implementation is specified to: atomic counters starting at 1, codes drawn once,
-// variables updated only with their declared type, old responses newest first.
+// variables updated only with their declared type, old responses newest first, messages refused
+// for a type without a template.
 import type { EngineEnv, EngineServices, OldResponsesQuery, StudyVariable, SurveyResponse } from "./types";
 
 export interface InMemorySeed {
@@ -9,6 +10,8 @@ export interface InMemorySeed {
   variables?: StudyVariable[];
   oldResponses?: (SurveyResponse & { participantId: string })[];
   externalServices?: Record<string, (route: string, body: unknown) => unknown>;
+  /** The message types the study has a template for; absent: every type has one. */
+  messageTemplates?: string[];
 }
 
 export interface InMemoryServices extends EngineServices {
@@ -24,6 +27,7 @@ export function createInMemoryServices(seed: InMemorySeed = {}): InMemoryService
   const variables = new Map((seed.variables ?? []).map((v) => [v.key, clone(v)]));
   const oldResponses = clone(seed.oldResponses ?? []);
   const externalServices = new Map(Object.entries(seed.externalServices ?? {}));
+  const messageTemplates = seed.messageTemplates ? new Set(seed.messageTemplates) : null;
 
   return {
     getCounterValue: (scope) => Promise.resolve(counters.get(scope) ?? 0),
@@ -78,6 +82,12 @@ export function createInMemoryServices(seed: InMemorySeed = {}): InMemoryService
       // a round trip through JSON, as over HTTP
       return JSON.parse(JSON.stringify((await handler(route, clone(body))) ?? null)) as unknown;
     },
+    refuseMessage: ({ messageType }) =>
+      Promise.resolve(
+        messageTemplates === null || messageTemplates.has(messageType)
+          ? null
+          : `no template for message type ${JSON.stringify(messageType)}`,
+      ),
     snapshot: () => ({
       counters: Object.fromEntries(counters),
       codeLists: Object.fromEntries([...codeLists].map(([k, codes]) => [k, [...codes]])),

@@ -10,6 +10,7 @@ export type {
   EventType,
   Expression,
   ExpressionArg,
+  ImmediateMessage,
   OldResponsesQuery,
   ParticipantField,
   ParticipantMessage,

@@ -8,6 +8,8 @@ const WRITING_PORTS = [
   "removeCode",
   "updateStudyVariable",
   "callExternalService",
+  // records the message it refuses
+  "refuseMessage",
 ] as const satisfies readonly (keyof EngineServices)[];
 
 /**

@@ -107,14 +107,16 @@ export interface Report {
  */
 export type SideEffect =
   | { kind: "notify-researcher"; messageType: string; participantId: string; payload: Record<string, string> }
-  | {
-      kind: "send-message";
-      messageType: string;
-      confidentialId: string;
-      languageOverride?: string;
-      payload: Record<string, string>;
-    }
+  | ({ kind: "send-message" } & ImmediateMessage)
   | { kind: "remove-confidential-responses"; confidentialId: string; key?: string };
+
+/** A SEND_MESSAGE_NOW message: its type names the study's template, its payload what a template may use. */
+export interface ImmediateMessage {
+  messageType: string;
+  confidentialId: string;
+  languageOverride?: string;
+  payload: Record<string, string>;
+}
 
 /** `date` values are Unix seconds. */
 export interface StudyVariable {
@@ -152,6 +154,13 @@ export interface EngineServices {
   findOldResponses(query: OldResponsesQuery): Promise<SurveyResponse[]>;
   /** The parsed JSON reply; rejects on a transport error or a non-2xx status. */
   callExternalService(serviceName: string, route: string, body: unknown): Promise<unknown>;
+  /**
+   * Asked by SEND_MESSAGE_NOW before its message becomes an effect: null when the study can send
+   * it (it has a template for the message type), else why not. The action then fails with that
+   * reason and nothing is sent. An implementation may record the refused message (the database
+   * one lists it with the study's failed e-mails); that record stays even though the rule fails.
+   */
+  refuseMessage(message: ImmediateMessage): Promise<string | null>;
 }
 
 export interface EngineEnv {

@@ -423,6 +423,65 @@ const messageCases: Case[] = [
     event: confidential,
     error: "SEND_MESSAGE_NOW: could not parse arguments",
   },
+  {
+    title: "SEND_MESSAGE_NOW of a type the study has a template for",
+    action: call("SEND_MESSAGE_NOW", str("invite")),
+    event: confidential,
+    seed: { messageTemplates: ["invite"] },
+    expect: (r) => expect(r.effects.map((e) => e.kind === "send-message" && e.messageType)).toEqual(["invite"]),
+  },
+  {
+    title: "SEND_MESSAGE_NOW of a type without a template fails with the port's reason and sends nothing",
+    action: call("SEND_MESSAGE_NOW", str("invite")),
+    event: confidential,
+    seed: { messageTemplates: ["reminder"] },
+    error: 'rule 0: SEND_MESSAGE_NOW: no template for message type "invite"',
+    expect: (r) => expect(r.effects).toEqual([]),
+  },
+  {
+    title: "SEND_MESSAGE_NOW asks the port with the whole message",
+    action: call("SEND_MESSAGE_NOW", str("invite"), str("de")),
+    state: { flags: { group: "A" } },
+    event: confidential,
+    services: {
+      ...createInMemoryServices(),
+      refuseMessage: (message) => Promise.resolve(`refused ${JSON.stringify(message)}`),
+    },
+    error:
+      'SEND_MESSAGE_NOW: refused {"messageType":"invite","confidentialId":"conf-1","languageOverride":"de",' +
+      '"payload":{"studyKey":"study1","flags.group":"A"}}',
+  },
+  {
+    title: "SEND_MESSAGE_NOW whose port rejects fails",
+    action: call("SEND_MESSAGE_NOW", str("invite")),
+    event: confidential,
+    services: failingServices("refuseMessage"),
+    error: "SEND_MESSAGE_NOW: refuseMessage failed",
+  },
+  {
+    title: "SEND_MESSAGE_NOW refused inside IFTHEN: skipped, the rule's other actions stand",
+    action: call(
+      "IFTHEN",
+      exp("checkEventType", str("CUSTOM")),
+      exp("UPDATE_FLAG", str("before"), str("kept")),
+      exp("SEND_MESSAGE_NOW", str("invite")),
+      exp("SEND_MESSAGE_NOW", str("reminder")),
+      exp("UPDATE_FLAG", str("after"), str("kept")),
+    ),
+    event: confidential,
+    seed: { messageTemplates: ["reminder"] },
+    expect: (r) => {
+      expect(r.state.flags).toEqual({ before: "kept", after: "kept" });
+      expect(r.effects.map((e) => e.kind === "send-message" && e.messageType)).toEqual(["reminder"]);
+      expect(r.skippedActions).toEqual([
+        {
+          ruleIndex: 0,
+          path: "action.data[2].exp",
+          message: 'SEND_MESSAGE_NOW: no template for message type "invite"',
+        },
+      ]);
+    },
+  },
 ];
 
 const reportCases: Case[] = [

@@ -80,7 +80,7 @@ export type StudyForRules = Pick<StudyRow, "key" | "config">;
 
 export function engineEnvFor(tx: Executor, study: StudyForRules, ctx: DomainContext): EngineEnv {
   return {
-    services: createPostgresEngineServices(tx, study.key, ctx.callExternalService),
+    services: createPostgresEngineServices(tx, study.key, ctx.callExternalService, ctx.clock),
     clock: ctx.clock,
     random: secureRandom,
     newId: newMessageId,

@@ -41,8 +41,9 @@ export async function persistEffects(
         });
         break;
       case "send-message":
-        // Rendered at delivery: through the study's template for the type (in the override's or
-        // the recipient's language) when it has one, else the built-in study message.
+        // Rendered at delivery through the study's template for the type, in the override's or the
+        // recipient's language. SEND_MESSAGE_NOW checked that the study has one (refuseMessage);
+        // one deleted in between fails the message at delivery: there is no built-in fallback.
         await tx.insert(outgoingMessages).values({
           template: effect.messageType,
           studyKey,

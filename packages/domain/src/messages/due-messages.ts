@@ -1,7 +1,6 @@
 import { and, asc, eq, inArray, lte } from "drizzle-orm";
 import type { ParticipantMessage, ParticipantState } from "@studyflow/engine";
 import {
-  messageTemplates,
   outgoingMessages,
   participantMessageSchedule,
   participants,
@@ -12,6 +11,7 @@ import {
 import { SEND_MESSAGE_NOW_VALIDITY_MS } from "../events/persist-outcome";
 import { confidentialIdOf } from "../participants/participant-ids";
 import { saveParticipantState, toEngineState, type ParticipantRow } from "../participants/participant-repository";
+import { hasMessageTemplate, noTemplateError } from "./message-refusal";
 import { scheduleOf } from "./message-schedule";
 
 /**
@@ -32,14 +32,6 @@ export interface DueMessagesRound {
   busy: number;
   /** Rows that no message backed any more, or whose message is due later: deleted or moved. */
   stale: number;
-}
-
-/** What a missing template leaves in the outbox's last_error. */
-export function noTemplateError(studyKey: string, messageType: string): string {
-  return (
-    `no message template for type "${messageType}" in study "${studyKey}" (upload one with ` +
-    `PUT /v1/studies/${studyKey}/message-templates/${messageType}/{language}); the scheduled message was dropped`
-  );
 }
 
 /**
@@ -74,12 +66,7 @@ async function loadStudies(tx: Executor, keys: string[]): Promise<Map<string, St
 async function hasTemplate(tx: Executor, studyKey: string, study: StudyForMessages, messageType: string) {
   let known = study.hasTemplate.get(messageType);
   if (known === undefined) {
-    const [row] = await tx
-      .select({ language: messageTemplates.language })
-      .from(messageTemplates)
-      .where(and(eq(messageTemplates.studyKey, studyKey), eq(messageTemplates.messageType, messageType)))
-      .limit(1);
-    known = row !== undefined;
+    known = await hasMessageTemplate(tx, studyKey, messageType);
     study.hasTemplate.set(messageType, known);
   }
   return known;

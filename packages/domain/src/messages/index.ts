@@ -35,10 +35,10 @@ export {
   type MessagesWrite,
   type ScheduleEntry,
 } from "./message-schedule";
+export { hasMessageTemplate, messageRefusalFor, noTemplateError } from "./message-refusal";
 export {
   DUE_MESSAGES_PER_TRANSACTION,
   dueScheduleRows,
-  noTemplateError,
   participantMessagePayload,
   queueDueParticipantMessages,
   type DueMessagesRound,

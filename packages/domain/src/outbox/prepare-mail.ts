@@ -1,4 +1,5 @@
 import type { Executor } from "@studyflow/db";
+import { noTemplateError } from "../messages/message-refusal";
 import { renderParticipantMessage } from "../messages/participant-message-mail";
 import { RESEARCHER_NOTIFICATION_TEMPLATE, renderResearcherNotification } from "../notifications/notification-mail";
 import type { OutboxMessage } from "./outbox-repository";
@@ -19,9 +20,12 @@ function describeTarget(message: Pick<OutboxMessage, "userId" | "studyKey" | "co
 
 /**
  * The rendering of a row: a participant message (a study and a participant's confidential id:
- * scheduled or SEND_MESSAGE_NOW) through the study's template for its type when there is one; a
- * researcher notification; else the built-in templates (account mails, and study messages
- * without a template of their own).
+ * scheduled or SEND_MESSAGE_NOW) only through the study's template for its type; a researcher
+ * notification; else the built-in account mails.
+ *
+ * @throws UndeliverableMessage for a participant message whose study has no template for its
+ *   type (deleted since the message was queued): its payload holds the participant's flags and
+ *   linking codes, and only a template says which of them the study means to show.
  */
 async function renderRow(db: Executor, message: OutboxMessage, language: string | null): Promise<RenderedMail> {
   if (message.studyKey && message.confidentialId) {
@@ -30,10 +34,10 @@ async function renderRow(db: Executor, message: OutboxMessage, language: string 
       { studyKey: message.studyKey, messageType: message.template, payload: message.payload },
       language,
     );
-    if (rendered) return rendered;
-  } else if (message.template === RESEARCHER_NOTIFICATION_TEMPLATE) {
-    return renderResearcherNotification(message.payload);
+    if (!rendered) throw new UndeliverableMessage(noTemplateError(message.studyKey, message.template));
+    return rendered;
   }
+  if (message.template === RESEARCHER_NOTIFICATION_TEMPLATE) return renderResearcherNotification(message.payload);
   return renderMail(message.template, language, message.payload);
 }
 

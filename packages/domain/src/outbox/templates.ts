@@ -185,43 +185,24 @@ function accountDeleted(language: MailLanguage): RenderedMail {
   return { subject, text: `${lines.join("\n\n")}\n`, html: htmlDocument(language, lines.map(paragraph)) };
 }
 
-/** A subject line from a rule's message type: "weekly-reminder" reads "Weekly reminder". */
-function subjectOf(messageType: string): string {
-  // Header values must stay on one line; control characters would break or forge headers.
-  const words = messageType
-    .replace(/[\p{Cc}\p{Cf}]/gu, " ")
-    .replace(/[-_]+/g, " ")
-    .replace(/\s+/g, " ")
-    .trim()
-    .slice(0, 150);
-  if (words === "") throw new UndeliverableMessage("message has no template name");
-  return `studyflow: ${words.charAt(0).toUpperCase()}${words.slice(1)}`;
-}
-
 /**
- * A message from a study's rules (SEND_MESSAGE_NOW): the type names it, and the payload's plain
- * values are listed. The values come from rules and participants, so HTML gets them escaped.
+ * A row naming no built-in template and no study (one written by hand, or left from before study
+ * messages needed a template): listing its payload could show what nobody chose to show.
  */
-function studyMessage(messageType: string, payload: Record<string, unknown>): RenderedMail {
-  const subject = subjectOf(messageType);
-  const entries = Object.entries(payload).flatMap(([key, value]) =>
-    typeof value === "string" || typeof value === "number" || typeof value === "boolean"
-      ? [[key, String(value)] as const]
-      : [],
-  );
-  const intro = "You have a new message from a study you take part in.";
-  const text = [intro, "", ...entries.map(([key, value]) => `${key}: ${value}`)].join("\n");
-  const list = entries.map(([key, value]) => `<li><strong>${escapeHtml(key)}</strong>: ${escapeHtml(value)}</li>`);
-  const blocks = entries.length > 0 ? [paragraph(intro), `<ul>\n${list.join("\n")}\n</ul>`] : [paragraph(intro)];
-  return { subject, text: `${text}\n`, html: htmlDocument("en", blocks) };
+function noBuiltInTemplate(template: string): never {
+  // the name comes from the row: one line, so that it cannot forge a line of the log or the listing
+  const name = template.replace(/[\p{Cc}\p{Cf}]/gu, " ").slice(0, 200);
+  throw new UndeliverableMessage(`no built-in template "${name}", and the message names no study to take one from`);
 }
 
 /**
- * Renders an outbox row's template. password-reset, password-changed, email-change-verify,
- * email-change-requested and account-deleted are the account mails; every other name is a study
- * message type.
+ * Renders an outbox row's built-in template: the account mails (password-reset, password-changed,
+ * email-change-verify, email-change-requested, account-deleted, and the sign-in mails). Each takes
+ * from the payload only what it needs (a link, a code, the new address), whatever else is there.
+ * Participant messages are not among them: they go out through their study's templates only.
  *
- * @throws UndeliverableMessage when the payload lacks what the template needs.
+ * @throws UndeliverableMessage when the payload lacks what the template needs, or the name is
+ *   no built-in template.
  */
 export function renderMail(template: string, language: string | null, payload: Record<string, unknown>): RenderedMail {
   const chosen = mailLanguage(language);
@@ -237,7 +218,7 @@ export function renderMail(template: string, language: string | null, payload: R
     case ACCOUNT_DELETED_TEMPLATE:
       return accountDeleted(chosen);
     default:
-      // the sign-in mails (participant-auth/mail-templates.ts) before study message types
-      return renderSignInMail(template, chosen, payload) ?? studyMessage(template, payload);
+      // the sign-in mails (participant-auth/mail-templates.ts)
+      return renderSignInMail(template, chosen, payload) ?? noBuiltInTemplate(template);
   }
 }

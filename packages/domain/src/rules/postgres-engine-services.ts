@@ -1,6 +1,8 @@
 import { and, desc, eq, gt, lt, sql } from "drizzle-orm";
 import type { EngineServices, OldResponsesQuery, StudyVariable, SurveyResponse } from "@studyflow/engine";
 import { studyCodeLists, studyCounters, studyVariables, surveyResponses, type Executor } from "@studyflow/db";
+import { SEND_MESSAGE_NOW_VALIDITY_MS } from "../events/persist-outcome";
+import { messageRefusalFor } from "../messages/message-refusal";
 
 /** Calls an external service of the study's configuration; absent means none are configured. */
 export type ExternalServiceCaller = (serviceName: string, route: string, body: unknown) => Promise<unknown>;
@@ -10,12 +12,14 @@ export const noExternalServices: ExternalServiceCaller = (serviceName) =>
 
 /**
  * The engine's database ports for one study, running inside the caller's transaction: a rule's
- * counter increment or code draw commits or rolls back with the event that caused it.
+ * counter increment or code draw commits or rolls back with the event that caused it. `clock`
+ * (milliseconds) is the event's, from which a refused message's expiry is counted.
  */
 export function createPostgresEngineServices(
   tx: Executor,
   studyKey: string,
   callExternalService: ExternalServiceCaller = noExternalServices,
+  clock: () => number = Date.now,
 ): EngineServices {
   const codeEntry = (listKey: string, code: string) =>
     and(eq(studyCodeLists.studyKey, studyKey), eq(studyCodeLists.listKey, listKey), eq(studyCodeLists.code, code));
@@ -124,5 +128,7 @@ export function createPostgresEngineServices(
     },
 
     callExternalService,
+
+    refuseMessage: messageRefusalFor(tx, studyKey, clock, SEND_MESSAGE_NOW_VALIDITY_MS),
   };
 }

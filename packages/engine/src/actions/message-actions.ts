@@ -7,7 +7,7 @@ import { actionFamily, anyArg, numArg, optional, strArg } from "../function-spec
 import { formatValueV } from "../go-compatible-format";
 import { setOwn } from "../participant-state";
 import { firstTextProblem } from "../text-values";
-import type { SideEffect } from "../types";
+import type { ImmediateMessage, SideEffect } from "../types";
 import { appendItem, keepItems, replaceContainer } from "../state-writes";
 
 const PARSE = "could not parse arguments";
@@ -84,21 +84,31 @@ export const messageActions = actionFamily("message", [
   {
     name: "SEND_MESSAGE_NOW",
     summary:
-      "effect send-message (template type, optional language) to the confidential participant id; payload: studyKey, flags.KEY, linkingCodes.KEY, eventData.KEY",
+      "effect send-message (template type, optional language) to the confidential participant id; payload: studyKey, flags.KEY, linkingCodes.KEY, eventData.KEY; fails if the study has no template for the type",
     participantFields: { reads: ["flags", "linkingCodes"], writes: [] },
+    usesServices: true,
     args: [strArg("messageType", PARSE), optional(anyArg("languageOverride"))],
     precheck: (ctx) =>
       ctx.event.participantIDForConfidentialResponses ? null : "missing participantID for confidential responses",
-    perform: (ctx, [rawType, language]) => {
+    perform: async (ctx, [rawType, language]) => {
       const messageType = (rawType as string).trim();
       if (messageType === "") return reject(ctx, PARSE);
-      return addEffect(ctx, {
-        kind: "send-message",
+      const message: ImmediateMessage = {
         messageType,
         confidentialId: ctx.event.participantIDForConfidentialResponses as string,
         ...(typeof language === "string" && language !== "" ? { languageOverride: language } : {}),
         payload: messagePayload(ctx),
-      });
+      };
+      const effect: SideEffect = { kind: "send-message", ...message };
+      // text the database cannot store is refused before the port sees it
+      const problem = firstTextProblem(effect, "message");
+      if (problem) return reject(ctx, problem);
+      // As on the reference platform, a message the study cannot send fails the action: without a
+      // template of its own it would show the participant's data the study never chose to show.
+      const refusal = await ctx.services.refuseMessage(message);
+      if (refusal !== null) return reject(ctx, refusal);
+      ctx.effects = [...ctx.effects, effect];
+      return true;
     },
   },
 ]);
