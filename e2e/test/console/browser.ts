@@ -2,7 +2,7 @@
 // with the background traffic a fresh profile starts (updates, sync, safe browsing, metrics)
 // switched off, so a test run talks to nothing but the API under test.
 import { existsSync } from "node:fs";
-import { mkdir } from "node:fs/promises";
+import { copyFile, mkdir } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -12,8 +12,14 @@ import { chromium, type Browser, type BrowserContext, type Page } from "playwrig
 /** Where `.ci/run` installs it (apt-get install chromium). */
 export const CHROMIUM = "/usr/bin/chromium";
 
-/** Fresh screenshots of every console page, ignored by git; README's copy is docs/console-studies.png. */
+/** Fresh screenshots of every console page, ignored by git. */
 export const SCREENSHOT_DIR = fileURLToPath(new URL("../../screenshots/", import.meta.url));
+
+/** The documentation's pictures of the console (README.md, docs/console.md, docs/data-out.md). */
+export const DOCS_DIR = fileURLToPath(new URL("../../../docs/", import.meta.url));
+
+/** Set to refresh docs/console-*.png from this run (every run refreshes e2e/screenshots/). */
+export const UPDATE_DOCS_SCREENSHOTS = process.env.UPDATE_DOCS_SCREENSHOTS === "1";
 
 const QUIET_FLAGS = [
   "--no-sandbox",
@@ -44,6 +50,17 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   await mkdir(SCREENSHOT_DIR, { recursive: true });
   const file = path.join(SCREENSHOT_DIR, `console-${name}.png`);
   await page.screenshot({ path: file, fullPage: true });
+  return file;
+}
+
+/**
+ * A screenshot that the documentation shows: saved as screenshot() does and, with
+ * UPDATE_DOCS_SCREENSHOTS=1, copied to docs/console-<name>.png. Only pages showing a realistic
+ * study belong there, never the fixtures that check markup stays text.
+ */
+export async function documentedScreenshot(page: Page, name: string): Promise<string> {
+  const file = await screenshot(page, name);
+  if (UPDATE_DOCS_SCREENSHOTS) await copyFile(file, path.join(DOCS_DIR, `console-${name}.png`));
   return file;
 }
 

@@ -1,7 +1,6 @@
-import { copyFile, mkdtemp, readFile } from "node:fs/promises";
+import { mkdtemp, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { dailyExportConfigs, participants, permissions, reports, studies, tasks } from "@studyflow/db";
@@ -21,7 +20,13 @@ import { createTestApp, type TestApp } from "@studyflow/api/testing";
 import { startWorkerBesideApi } from "@studyflow/worker/testing";
 import { and, eq } from "drizzle-orm";
 import { seedExportStudy } from "../../bench/export-seed";
-import { screenshot, openConsole, signInToConsole, startConsoleBrowser, type ConsoleBrowser } from "./browser";
+import {
+  documentedScreenshot,
+  openConsole,
+  signInToConsole,
+  startConsoleBrowser,
+  type ConsoleBrowser,
+} from "./browser";
 
 /**
  * The console's data-out pages in a real browser against the real API and an in-process worker:
@@ -38,9 +43,6 @@ const XSS = '<img src=x onerror="window.__xss=1">';
 const RESPONSES = 120;
 /** The seed's first week of responses arrives on this day (2023-11-14, UTC). */
 const FIRST_DAY = 1_699_920_000;
-const DOCS = fileURLToPath(new URL("../../../docs/", import.meta.url));
-/** Set to refresh the README's screenshots in docs/ from this run (every run refreshes e2e/screenshots/). */
-const UPDATE_DOCS = process.env.UPDATE_DOCS_SCREENSHOTS === "1";
 
 const csvRows = (text: string) => text.trim().split("\n");
 
@@ -54,11 +56,8 @@ describe("the console's participants and exports pages", () => {
   let strangerToken: string;
   let someParticipant: string;
 
-  /** A screenshot in e2e/screenshots/, copied to docs/ when UPDATE_DOCS_SCREENSHOTS=1. */
-  const documented = async (name: string) => {
-    const file = await screenshot(page, name);
-    if (UPDATE_DOCS) await copyFile(file, path.join(DOCS, `console-${name}.png`));
-  };
+  /** A screenshot of this realistic study in e2e/screenshots/, and in docs/ with UPDATE_DOCS_SCREENSHOTS=1. */
+  const documented = (name: string) => documentedScreenshot(page, name);
   const open = (hash: string) => openConsole(page, base, hash);
   const signIn = (token: string) => signInToConsole(page, base, token);
 
@@ -227,7 +226,7 @@ describe("the console's participants and exports pages", () => {
 
   it("lists a study's participants, filters them and pages through them", async () => {
     await signIn(researcherToken);
-    // The studies page with these studies replaces the README's screenshot of the fixtures.
+    // The studies page the README shows: these two realistic studies, never the markup fixture.
     const card = page.locator(`.study-card[data-study-key="${STUDY}"]`);
     await card.getByText("active 11").waitFor();
     expect(await page.locator(".study-card").count()).toBe(2);

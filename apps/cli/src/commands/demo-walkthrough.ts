@@ -22,7 +22,7 @@ export interface DemoWalkthroughInput {
   mailpit?: string;
 }
 
-/** Runs the README's walkthrough against a running system and checks every answer. */
+/** Runs the demo walkthrough (docs/demo.md) against a running system and checks every answer. */
 export async function demoWalkthrough(ctx: CliContext, input: DemoWalkthroughInput) {
   let demo: DemoFile;
   if (input.demoFile === undefined) {
@@ -50,7 +50,7 @@ export async function demoWalkthrough(ctx: CliContext, input: DemoWalkthroughInp
 export const demoWalkthroughCommand = defineCommand({
   name: "demo",
   summary:
-    "run the README walkthrough against a running API, checking every answer; seeds the demo first unless --demo-file is given",
+    "run the demo walkthrough (docs/demo.md) against a running API, checking every answer; seeds the demo first unless --demo-file is given",
   flags: () => [
     new Option("--base-url <URL>", "the API (default http://localhost:8080)"),
     new Option(

@@ -27,7 +27,7 @@ function check(condition: unknown, step: string, detail: unknown): asserts condi
 }
 
 /**
- * The README's walkthrough as a program: every operation against a running system, each answer
+ * The demo walkthrough (docs/demo.md) as a program: every operation against a running system, each answer
  * checked, so the walkthrough cannot silently rot. Order matters: the password reset comes last
  * because it retires the participant's token.
  */
