@@ -265,7 +265,10 @@ describe("the compiled entries", () => {
 
   it("starts the API with the api service's environment, answers its healthchecks and stops cleanly on SIGTERM", async () => {
     const { port, composeEnv, env: runEnv } = await serviceRun("api");
-    const env = { ...runEnv, PORT: String(port) };
+    // The service's METRICS_PORT (the image's admin port), moved to a free one like PORT.
+    expect(composeEnv.METRICS_PORT, "the api service serves metrics on an admin port").toBeDefined();
+    const metricsPort = await freePort();
+    const env = { ...runEnv, PORT: String(port), METRICS_PORT: String(metricsPort) };
     const api = start(process.execPath, [compiled(serviceCommand(service("api"))[1] ?? "")], env);
     try {
       await waitForOk(`http://127.0.0.1:${port}/healthz`, api);
@@ -278,6 +281,11 @@ describe("the compiled entries", () => {
       const consoleScript = await fetch(`http://127.0.0.1:${port}${script}`);
       expect(consoleScript.status).toBe(200);
       expect(consoleScript.headers.get("content-type")).toContain("javascript");
+      // Metrics on the admin port only, never on the public one.
+      expect((await fetch(`http://127.0.0.1:${port}/metrics`)).status).toBe(404);
+      const metrics = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+      expect(metrics.status).toBe(200);
+      expect(await metrics.text()).toContain("studyflow_http_requests_total");
 
       // The compose healthcheck, aimed at this port, and the image's, which reads PORT.
       const [program = "", ...args] = healthcheckArgs("api");

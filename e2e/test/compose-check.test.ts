@@ -256,7 +256,7 @@ describe("docker-compose.yml against the code", () => {
         ).toContain(container);
       }
     }
-    // The dashboard the README points at: the first worker, on the worker's default admin port.
+    // The dashboard docs/operations.md points at: the first worker, on the worker's default admin port.
     const defaultHealthPort = loadWorkerConfig({}).HEALTH_PORT;
     const workers = servicesRunning("worker/index");
     expect(publishedPorts(compose.services.worker as ComposeService)).toEqual([
@@ -264,6 +264,10 @@ describe("docker-compose.yml against the code", () => {
     ]);
     expect(workers.filter(({ service }) => (service.ports ?? []).length > 0).map(({ name }) => name)).toEqual([
       "worker",
+    ]);
+    // Its /metrics has no token: published on the host's loopback only.
+    expect(compose.services.worker?.ports, "the worker's admin port stays on loopback").toEqual([
+      `127.0.0.1:${defaultHealthPort}:${defaultHealthPort}`,
     ]);
     // The extra workers are the same process as the first: same command and environment.
     for (const { name, service, env } of workers) {

@@ -20,7 +20,7 @@ function decodeQuotedPrintable(raw: string): string {
     .replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
 }
 
-/** The README walkthrough (`npm run demo`) against the test services: API, worker, outbox to a real SMTP server. */
+/** The walkthrough of docs/demo.md (`npm run demo`) against the test services: API, worker, outbox to a real SMTP server. */
 describe("the demo walkthrough", () => {
   let t: TestApp;
   let worker: ReturnType<typeof startWorkerBesideApi>;
