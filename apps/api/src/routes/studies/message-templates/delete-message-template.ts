@@ -12,8 +12,9 @@ const route = createRoute({
   tags: ["message-templates"],
   summary: "Delete a message template",
   description:
-    "Participants then read the type's template in another language; once the type has none left, its scheduled " +
-    "messages are dropped when due (a failed outbox row says why) and SEND_MESSAGE_NOW sends the built-in mail. " +
+    "Participants then read the type's template in another language; once the type has none left, nothing of " +
+    "the type is sent: its scheduled messages fail when due, SEND_MESSAGE_NOW fails as a rule failure, and " +
+    "messages already queued fail at delivery (each a failed outbox row saying why). " +
     "Recorded in the audit log (`message-template.delete`, with its last text). Requires `manage-message-templates`.",
   security: MANAGEMENT_SECURITY,
   request: { params: templateParams },

@@ -23,7 +23,9 @@ const route = createRoute({
     "`studyName` (in the template's language), `messageType`, and the payload's `flags.KEY`, `linkingCodes.KEY` " +
     "and `eventData.KEY` (SEND_MESSAGE_NOW only); a value that is missing renders empty. The HTML part is the " +
     "body, escaped, with its paragraphs. A participant reads the template in the message's language override, " +
-    "else the account's language, else English, else the study's first language. Recorded in the audit log " +
+    "else the account's language, else English, else the study's first language. A participant message whose " +
+    "type has no template in any language is not sent (it fails; `GET /v1/studies/{studyKey}/messages` shows " +
+    "it with the reason). Recorded in the audit log " +
     "(`message-template.set`, with the text before). Requires `manage-message-templates`.",
   security: MANAGEMENT_SECURITY,
   request: {
