@@ -465,6 +465,15 @@ describe("export commands", () => {
         ["export:survey-info", "--study", STUDY, "--survey", SURVEY, "--format", "xlsx"],
         /--format must be one of csv, json/,
       ],
+      // a directory that does not exist is refused before the export runs, not after
+      [
+        ["export:responses", "--study", STUDY, "--survey", SURVEY, "--out", "no-such-dir/intake.csv"],
+        /--out .*no-such-dir\/intake\.csv: the directory .*no-such-dir does not exist/,
+      ],
+      [
+        ["export:participants", "--study", STUDY, "--out", "no-such-dir/people.json"],
+        /the directory .*no-such-dir does not exist/,
+      ],
     ];
     for (const [argv, message] of cases) {
       for (const mode of ["json", "text"] as const) {

@@ -1,6 +1,6 @@
 import { createWriteStream } from "node:fs";
-import { access, rename, rm } from "node:fs/promises";
-import { basename, resolve } from "node:path";
+import { access, rename, rm, stat } from "node:fs/promises";
+import { basename, dirname, resolve } from "node:path";
 import { pipeline } from "node:stream/promises";
 import { Option } from "commander";
 import { z } from "zod";
@@ -20,6 +20,7 @@ import { fieldLines } from "../output";
 import { createProgressReporter, progressModeFor, statusWord, type ProgressStream } from "../progress";
 import { jsonObject, studyKey, switchFlag, text } from "../flag-values";
 import { UPLOADED_BY } from "../command-support";
+import { UsageError } from "../failures";
 
 /**
  * What every export command shares: queue the task the domain recorded, follow it until it
@@ -170,6 +171,7 @@ export async function startExport(
   options: StartOptions,
   record: () => Promise<TaskRow>,
 ): Promise<Record<string, unknown>> {
+  if (options.wait && options.out !== undefined) await requireDirectory(resolve(ctx.workingDirectory, options.out));
   const task = await record();
   await enqueue(ctx, task);
   if (!options.wait) {
@@ -195,12 +197,23 @@ async function enqueue(ctx: CliContext, task: TaskRow): Promise<void> {
   }
 }
 
+/**
+ * Refuses an --out whose directory does not exist before anything is queued: the mistake would
+ * otherwise show only when the finished file is written, after the whole export ran.
+ */
+async function requireDirectory(target: string): Promise<void> {
+  const directory = dirname(target);
+  const found = await stat(directory).catch(() => undefined);
+  if (!found?.isDirectory()) throw new UsageError(`--out ${target}: the directory ${directory} does not exist`);
+}
+
 /** Follows a task that exists (export:follow, or right after starting it) and downloads its file. */
 export async function followAndDownload(
   ctx: ExportContext,
   options: FollowOptions,
   started: TaskRow,
 ): Promise<Record<string, unknown>> {
+  if (options.out !== undefined) await requireDirectory(resolve(ctx.workingDirectory, options.out));
   const finished = await follow(ctx, options, started);
   if (finished.status !== "completed") {
     const why = finished.error ? `: ${finished.error}` : "";
