@@ -7,6 +7,8 @@ import {
   type ExportRetention,
   type ExternalServiceCaller,
   type FileStoreConfig,
+  type TaskRetentionDefaults,
+  TASK_RETENTION_DEFAULTS,
 } from "@studyflow/domain";
 import {
   ACCOUNT_DELETION_QUEUE,
@@ -73,6 +75,8 @@ export interface WorkerRuntimeDeps {
   fileStore?: FileStoreConfig["backend"];
   /** EXPORT_RETENTION_DAYS, DAILY_EXPORT_RETENTION_DAYS. */
   exportRetention?: ExportRetention;
+  /** TASK_RETENTION_DAYS, TIMER_TASK_RETENTION_DAYS; absent: their defaults. */
+  taskRetention?: TaskRetentionDefaults;
   /** Age after which temporary participants are removed; see TEMP_PARTICIPANT_RETENTION_SECONDS. */
   temporaryParticipantRetentionSeconds?: number;
   /** Overrides of the lock timings, for tests that kill workers and cannot wait 45 s. */
@@ -178,6 +182,8 @@ export function startWorkerRuntime(deps: WorkerRuntimeDeps): WorkerRuntime {
           deps.temporaryParticipantRetentionSeconds ?? DEFAULT_TEMP_RETENTION_SECONDS,
         files,
         exportRetention: deps.exportRetention ?? DEFAULT_EXPORT_RETENTION,
+        taskRetention: deps.taskRetention ?? TASK_RETENTION_DEFAULTS,
+        resultDir: deps.resultDir,
         ...(deps.clock ? { clock: deps.clock } : {}),
       }),
       1,

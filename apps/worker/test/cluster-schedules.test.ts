@@ -15,6 +15,7 @@ import { testRedisUrl } from "@studyflow/testkit";
 import {
   DAILY_EXPORTS_EVERY_MS,
   EXPIRE_TEMPORARY_EVERY_MS,
+  PRUNE_FINISHED_TASKS_EVERY_MS,
   REMOVE_EXPIRED_EXPORTS_EVERY_MS,
   SWEEP_STALE_TASKS_EVERY_MS,
 } from "../src/schedules/cluster-schedules";
@@ -94,6 +95,7 @@ describe("periodic work runs on cluster-wide BullMQ job schedulers", () => {
     const schedulers = await maintenance.getJobSchedulers();
     expect(schedulers.map((s) => [s.key, s.every]).sort()).toEqual([
       ["expire-temporary-participants", EXPIRE_TEMPORARY_EVERY_MS],
+      ["prune-finished-tasks", PRUNE_FINISHED_TASKS_EVERY_MS],
       ["remove-expired-exports", REMOVE_EXPIRED_EXPORTS_EVERY_MS],
       ["start-daily-exports", DAILY_EXPORTS_EVERY_MS],
       ["sweep-stale-tasks", SWEEP_STALE_TASKS_EVERY_MS],
@@ -110,12 +112,13 @@ describe("periodic work runs on cluster-wide BullMQ job schedulers", () => {
     // The first run of each schedule is due at once; one replica takes it.
     const deadline = Date.now() + 15_000;
     let completed = await maintenance.getJobs(["completed"]);
-    while (completed.length < 4 && Date.now() < deadline) {
+    while (completed.length < 5 && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 50));
       completed = await maintenance.getJobs(["completed"]);
     }
     expect(completed.map((job) => job.name).sort()).toEqual([
       "expire-temporary-participants",
+      "prune-finished-tasks",
       "remove-expired-exports",
       "start-daily-exports",
       "sweep-stale-tasks",
@@ -123,10 +126,10 @@ describe("periodic work runs on cluster-wide BullMQ job schedulers", () => {
     // No second run by the other replica: the next runs wait for their interval.
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(await maintenance.getJobCounts("completed", "active", "waiting", "delayed")).toEqual({
-      completed: 4,
+      completed: 5,
       active: 0,
       waiting: 0,
-      delayed: 4,
+      delayed: 5,
     });
     const expired = completed.find((job) => job.name === "expire-temporary-participants");
     expect(expired?.returnvalue).toEqual({ removed: 1 });

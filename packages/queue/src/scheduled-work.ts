@@ -16,6 +16,8 @@ export const maintenanceJobSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("start-daily-exports") }),
   /** Export files past retention: contents removed, files marked expired. */
   z.object({ kind: z.literal("remove-expired-exports") }),
+  /** Finished tasks past retention, with their result documents and file records. */
+  z.object({ kind: z.literal("prune-finished-tasks") }),
 ]);
 export type MaintenanceJob = z.infer<typeof maintenanceJobSchema>;
 

@@ -3,11 +3,13 @@ import type { Logger } from "pino";
 import type { DbHandle } from "@studyflow/db";
 import {
   expireTemporaryParticipants,
+  pruneFinishedTasks,
   removeExpiredIdempotencyKeys,
   removeExpiredExportFiles,
   startDailyExports,
   type ExportRetention,
   type FileStore,
+  type TaskRetentionDefaults,
 } from "@studyflow/domain";
 import { maintenanceJobSchema, queueTask } from "@studyflow/queue";
 import { sweepStaleTasks } from "./stale-task-sweeper";
@@ -24,7 +26,19 @@ export interface MaintenanceProcessorDeps {
   files: FileStore;
   /** EXPORT_RETENTION_DAYS, DAILY_EXPORT_RETENTION_DAYS. */
   exportRetention: ExportRetention;
+  /** TASK_RETENTION_DAYS, TIMER_TASK_RETENTION_DAYS (a study's own setting overrides them). */
+  taskRetention: TaskRetentionDefaults;
+  /** RESULT_DIR, where run-actions and timer tasks keep their result documents. */
+  resultDir: string;
 }
+
+/**
+ * A retention round stops starting batches after this long and the next round (an hour later)
+ * goes on: the maintenance queue runs one job at a time per process, and the stale-task sweep
+ * (every minute) should not wait long behind a backlog (the first round after an upgrade, say).
+ * `tasks:prune` clears a backlog at once.
+ */
+export const PRUNE_ROUND_BUDGET_MS = 30_000;
 
 /** Runs the cluster's housekeeping jobs; what each returns is kept on the job for the dashboard. */
 export function createMaintenanceProcessor(deps: MaintenanceProcessorDeps): Processor {
@@ -66,6 +80,26 @@ export function createMaintenanceProcessor(deps: MaintenanceProcessorDeps): Proc
             ...(daily.task ? { taskId: daily.task.id } : { skipped: daily.skipped }),
           })),
         };
+      }
+      case "prune-finished-tasks": {
+        const summary = await pruneFinishedTasks(deps.database.db, {
+          now: clock(),
+          defaults: deps.taskRetention,
+          resultDir: deps.resultDir,
+          files: deps.files,
+          maxDurationMs: PRUNE_ROUND_BUDGET_MS,
+        });
+        const byStudy = Object.fromEntries(
+          summary.studies.map((study) => [
+            study.studyKey,
+            { tasks: study.tasks, timerTicks: study.timerTicks, files: study.files },
+          ]),
+        );
+        const { tasks, timerTicks, files, finished } = summary;
+        // One line per round, the counts per study: removals are routine, not an audit event each.
+        if (tasks + timerTicks > 0)
+          deps.logger.info({ tasks, timerTicks, files, finished, byStudy }, "finished tasks past retention removed");
+        return { tasks, timerTicks, files, finished, byStudy };
       }
       case "remove-expired-exports": {
         const removed = await removeExpiredExportFiles(deps.database.db, deps.files, {

@@ -37,12 +37,23 @@ export const DAILY_EXPORTS_EVERY_MS = 60 * 60_000;
 /** How often export files past retention are removed; retention is counted in days. */
 export const REMOVE_EXPIRED_EXPORTS_EVERY_MS = 60 * 60_000;
 
+/**
+ * How often finished tasks past retention are removed. Retention is counted in days; hourly keeps
+ * each round small (an hourly study's tick a round), where a daily round would remove a day's worth.
+ */
+export const PRUNE_FINISHED_TASKS_EVERY_MS = 60 * 60_000;
+
 export const MAINTENANCE_SCHEDULES: readonly ClusterSchedule<MaintenanceJob>[] = [
   { id: "start-daily-exports", every: DAILY_EXPORTS_EVERY_MS, data: { kind: "start-daily-exports" } },
   {
     id: "remove-expired-exports",
     every: REMOVE_EXPIRED_EXPORTS_EVERY_MS,
     data: { kind: "remove-expired-exports" },
+  },
+  {
+    id: "prune-finished-tasks",
+    every: PRUNE_FINISHED_TASKS_EVERY_MS,
+    data: { kind: "prune-finished-tasks" },
   },
   { id: "sweep-stale-tasks", every: SWEEP_STALE_TASKS_EVERY_MS, data: { kind: "sweep-stale-tasks" } },
   {
