@@ -315,6 +315,22 @@ describe("the researcher notification e-mail", () => {
     expect(mail.html).not.toContain("<img");
   });
 
+  it("shows the notification's own fields and values only: anything else in the payload stays out", () => {
+    const mail = renderResearcherNotification({
+      ...payload,
+      "flags.diagnosis": "erythema-5521",
+      "linkingCodes.labId": "LAB-7731-QX",
+      email: "participant@example.org",
+      // values that are not text have no place in the mail either
+      values: { symptom: "fever", nested: { labId: "LAB-7731-QX" } as unknown as string },
+    });
+    const shown = `${mail.subject}\n${mail.text}\n${mail.html}`;
+    for (const value of ["erythema-5521", "LAB-7731-QX", "participant@example.org", "labId", "diagnosis"]) {
+      expect(shown).not.toContain(value);
+    }
+    expect(mail.text).toContain("symptom: fever");
+  });
+
   it("keeps the subject on one line and fails a payload without study or type as undeliverable", () => {
     const mail = renderResearcherNotification({ ...payload, messageType: "a\r\nBcc: x@example.org", values: {} });
     expect(mail.subject).toBe("studyflow: a Bcc: x@example.org (study flu-watch)");

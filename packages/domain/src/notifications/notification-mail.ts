@@ -72,8 +72,12 @@ function valuesOf(payload: Record<string, unknown>): [string, string][] {
 }
 
 /**
- * Renders a researcher notification. Everything in it comes from rules and participants, so
- * every value is reduced to one line of text, and escaped in the HTML part.
+ * Renders a researcher notification. It shows what a notification is defined to carry and nothing
+ * else of its payload: the study, the type, the participant's pseudonymous id, when it was raised,
+ * the subscription, and the text values the rule's NOTIFY_RESEARCHER call named. The participant's
+ * flags and linking codes are not among them (unless a rule put one in its values). Everything in
+ * it comes from rules and participants, so every value is reduced to one line of text, and escaped
+ * in the HTML part.
  *
  * @throws UndeliverableMessage when the payload names no study or message type.
  */
