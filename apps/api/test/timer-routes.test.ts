@@ -12,6 +12,7 @@ import {
 } from "@studyflow/domain";
 import { runActionsJobOptions, taskJobId, taskJobName } from "@studyflow/queue";
 import { bearer, call, managementToken, onEvent, postJson, researcher, setupStudy, str } from "./fixtures";
+import { loadConfig } from "../src/config";
 import { createTestApp, type TestApp } from "./test-app";
 
 const NOW_S = Math.floor(Date.now() / 1000);
@@ -87,6 +88,7 @@ describe("study timer routes", () => {
         offsetSeconds: 0,
         paused: false,
         effectiveIntervalSeconds: 3_600,
+        defaultIntervalSeconds: 3_600,
         handlesTimer: true,
         studyActive: true,
         lastTick: null,
@@ -281,5 +283,63 @@ describe("study timer routes", () => {
     expect((await get(`/v1/studies/other/run-actions/participants/task/${tick!.task.id}`, admin)).status).toBe(404);
     const [row] = await t.database.db.select().from(tasks).where(eq(tasks.id, tick!.task.id));
     expect(row?.createdBy).toBe("study-timer");
+  });
+});
+
+describe("the study timer's default interval is TIMER_INTERVAL_SECONDS, read as the workers read it", () => {
+  let t: TestApp;
+  let admin: string;
+  const QUARTER = 900_000;
+
+  beforeAll(async () => {
+    t = await createTestApp({ env: { TIMER_INTERVAL_SECONDS: "900" } });
+    await setupStudy(t, { key: "quarterly", rules: timerRules });
+    await setupStudy(t, { key: "own", rules: timerRules });
+    admin = await managementToken(t, "root", true);
+    t.setNow(NOW);
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it("a study without an interval of its own shows 900 as its interval and as the default; its own one wins", async () => {
+    const shown = await (await t.app.request(timerUrl("quarterly"), { headers: bearer(admin) })).json();
+    expect(shown.timer).toMatchObject({
+      intervalSeconds: null,
+      effectiveIntervalSeconds: 900,
+      defaultIntervalSeconds: 900,
+      nextTickAt: new Date(Math.floor(NOW / QUARTER) * QUARTER).toISOString(),
+      dueNow: true,
+    });
+
+    const own = await postJson(t, timerUrl("own"), { intervalSeconds: 7_200 }, admin, "PUT");
+    expect((await own.json()).timer).toMatchObject({
+      intervalSeconds: 7_200,
+      effectiveIntervalSeconds: 7_200,
+      defaultIntervalSeconds: 900,
+    });
+
+    // The workers' scan with the same setting ticks the same slot the API shows as due.
+    const started = await startDueTimerTicks(t.database.db, {
+      now: NOW,
+      defaultIntervalSeconds: t.config.TIMER_INTERVAL_SECONDS,
+      enqueue: () => Promise.resolve(),
+    });
+    const quarterly = started.find((tick) => tick.studyKey === "quarterly");
+    expect(quarterly?.dueAt.toISOString()).toBe(shown.timer.nextTickAt);
+    expect(quarterly?.task.input).toMatchObject({ intervalSeconds: 900, defaultInterval: true });
+    const after = await (await t.app.request(timerUrl("quarterly"), { headers: bearer(admin) })).json();
+    expect(after.timer).toMatchObject({
+      dueNow: false,
+      nextTickAt: new Date(Math.floor(NOW / QUARTER) * QUARTER + QUARTER).toISOString(),
+    });
+  });
+
+  it("refuses to start with a default outside the bounds a study's own interval has", () => {
+    for (const value of ["59", "604801", "1.5", "hourly"]) {
+      expect(() => loadConfig({ NODE_ENV: "test", TIMER_INTERVAL_SECONDS: value }), value).toThrow(
+        /TIMER_INTERVAL_SECONDS/,
+      );
+    }
   });
 });

@@ -1,6 +1,12 @@
 import { z } from "@hono/zod-openapi";
 import { TASK_KINDS, TASK_STATUSES, type RunActionsInput } from "@studyflow/db";
-import { isTimerTask, type StudyTimerState, type TaskRow, type TimerTaskRow } from "@studyflow/domain";
+import {
+  isTimerTask,
+  type StudyTaskRetention,
+  type StudyTimerState,
+  type TaskRow,
+  type TimerTaskRow,
+} from "@studyflow/domain";
 
 /** The Task of the interface: timestamps as ISO 8601 strings. */
 export const taskSchema = z
@@ -63,11 +69,15 @@ export const studyTimerSchema = z
   .object({
     studyKey: z.string(),
     intervalSeconds: z.number().int().nullable().openapi({
-      description: "the study's own interval; null: the workers' default (TIMER_INTERVAL_SECONDS)",
+      description: "the study's own interval; null: the default (defaultIntervalSeconds)",
     }),
     offsetSeconds: z.number().int().openapi({ description: "shift of the slots from the epoch's grid" }),
     paused: z.boolean(),
     effectiveIntervalSeconds: z.number().int().openapi({ description: "the interval ticks fall due at" }),
+    defaultIntervalSeconds: z.number().int().openapi({
+      description:
+        "TIMER_INTERVAL_SECONDS: the interval of every study that sets none (the API reads it as the workers do)",
+    }),
     handlesTimer: z.boolean().openapi({
       description:
         'the study\'s current rules could act on a TIMER event (a condition naming checkEventType("TIMER") that ' +
@@ -97,6 +107,7 @@ export function presentStudyTimer(state: StudyTimerState): z.infer<typeof studyT
     offsetSeconds: state.offsetSeconds,
     paused: state.paused,
     effectiveIntervalSeconds: state.effectiveIntervalSeconds,
+    defaultIntervalSeconds: state.defaultIntervalSeconds,
     handlesTimer: state.handlesTimer,
     studyActive: state.studyActive,
     lastTick: state.lastTick ? presentTimerTick(state.lastTick) : null,
@@ -129,4 +140,35 @@ export function presentTaskListItem(row: TaskRow): z.infer<typeof taskListItemSc
     dryRun: !isTimerTask(row) && (row.input as RunActionsInput).dryRun === true,
     tick,
   };
+}
+
+const retentionDays = (description: string) =>
+  z
+    .number()
+    .int()
+    .nullable()
+    .openapi({ description: `${description}; null: the default; 0 keeps forever` });
+
+/** A study's retention of finished tasks, with the defaults it falls back on. */
+export const studyTaskRetentionSchema = z
+  .object({
+    studyKey: z.string(),
+    days: retentionDays("the study's own days for finished run-actions and export tasks"),
+    timerDays: retentionDays("the study's own days for finished timer ticks"),
+    effectiveDays: z
+      .number()
+      .int()
+      .openapi({ description: "what applies to run-actions and export tasks; 0: forever" }),
+    effectiveTimerDays: z.number().int().openapi({ description: "what applies to timer ticks; 0: forever" }),
+    defaultDays: z.number().int().openapi({ description: "TASK_RETENTION_DAYS; 0: forever" }),
+    defaultTimerDays: z.number().int().openapi({ description: "TIMER_TASK_RETENTION_DAYS; 0: forever" }),
+    updatedBy: z.string().nullable(),
+    updatedAt: z.string().nullable().openapi({ format: "date-time" }),
+  })
+  .openapi("StudyTaskRetention");
+
+export const studyTaskRetentionEnvelope = z.object({ taskRetention: studyTaskRetentionSchema });
+
+export function presentStudyTaskRetention(state: StudyTaskRetention): z.infer<typeof studyTaskRetentionSchema> {
+  return { ...state, updatedAt: state.updatedAt?.toISOString() ?? null };
 }

@@ -15,6 +15,7 @@ import { registerListMessages } from "./list-messages";
 import { registerListRuleFailures } from "./list-rule-failures";
 import { registerListStudies } from "./list-studies";
 import { createRulesRouter } from "./rules";
+import { registerTaskRetention } from "./task-retention";
 import { registerTrackAccount } from "./track-account";
 import { registerUpdateStudy } from "./update-study";
 import { createVariablesRouter } from "./variables";
@@ -33,6 +34,7 @@ export function createStudiesRouter(deps: AppDeps) {
   registerUpdateStudy(router, deps);
   registerTrackAccount(router, deps);
   registerDailyExportConfig(router, deps);
+  registerTaskRetention(router, deps);
   registerListRuleFailures(router, deps);
   registerListAuditLog(router, deps);
   registerListMessages(router, deps);

@@ -14,9 +14,9 @@ const route = createRoute({
   description:
     "Active studies whose current rules handle TIMER get a tick every interval: the TIMER event over every " +
     "participant except temporary and deleted ones, as a Task of kind `timer` (see the run-actions task routes). " +
-    "`intervalSeconds` null means the workers' default (TIMER_INTERVAL_SECONDS); the API does not read that " +
-    "setting, so `effectiveIntervalSeconds` and `nextTickAt` take it from the last tick that ran on it " +
-    "(3600 before any). Requires `manage-timer`.",
+    "`intervalSeconds` null means the default, TIMER_INTERVAL_SECONDS (`defaultIntervalSeconds`), which the API " +
+    "reads as the workers do: `effectiveIntervalSeconds` and `nextTickAt` are what the workers schedule. " +
+    "Requires `manage-timer`.",
   security: MANAGEMENT_SECURITY,
   request: { params: studyKeyParam },
   responses: {
@@ -31,7 +31,10 @@ export function registerGetTimer(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
   router.openapi(route, async (c) => {
     const { studyKey } = c.req.valid("param");
     await assertStudyPermission(db, managementOf(c), studyKey, "manage-timer");
-    const state = await getStudyTimer(db, studyKey, { now: clock() });
+    const state = await getStudyTimer(db, studyKey, {
+      now: clock(),
+      defaultIntervalSeconds: deps.config.TIMER_INTERVAL_SECONDS,
+    });
     return c.json({ timer: presentStudyTimer(state) }, 200);
   });
 }

@@ -23,7 +23,10 @@ const timerChange = z
       .max(MAX_TIMER_INTERVAL_SECONDS, INTERVAL_RULE)
       .nullable()
       .optional()
-      .openapi({ description: "seconds between ticks; null returns to the workers' default", example: 86_400 }),
+      .openapi({
+        description: "seconds between ticks; null returns to the default (TIMER_INTERVAL_SECONDS)",
+        example: 86_400,
+      }),
     offsetSeconds: z
       .number({ error: OFFSET_RULE })
       .int(OFFSET_RULE)
@@ -42,7 +45,7 @@ const route = createRoute({
   summary: "Set a study's timer schedule, or pause and resume it",
   description:
     "Ticks fall due at the start of each slot: `floor((now - offset) / interval) * interval + offset`. An absent " +
-    "field stays as it is; `intervalSeconds: null` returns to the workers' default. Paused, the study gets no " +
+    "field stays as it is; `intervalSeconds: null` returns to the default (TIMER_INTERVAL_SECONDS). Paused, the study gets no " +
     "tick from the moment this answers (a running tick goes on; cancel it through its task); resumed, the " +
     "current slot's tick comes at the next scan if it has not run. Every change is recorded in the audit log " +
     "(`timer.schedule.update`, `timer.pause`, `timer.resume`). Requires `manage-timer`.",
@@ -64,7 +67,10 @@ export function registerUpdateTimer(router: OpenAPIHono<AppEnv>, deps: AppDeps) 
     const { studyKey } = c.req.valid("param");
     const who = managementOf(c);
     await assertStudyPermission(db, who, studyKey, "manage-timer");
-    const state = await updateStudyTimer(db, studyKey, c.req.valid("json"), who.subject, { now: clock() });
+    const state = await updateStudyTimer(db, studyKey, c.req.valid("json"), who.subject, {
+      now: clock(),
+      defaultIntervalSeconds: deps.config.TIMER_INTERVAL_SECONDS,
+    });
     return c.json({ timer: presentStudyTimer(state) }, 200);
   });
 }
