@@ -6,9 +6,12 @@ import {
   queuePrefix,
   redisUrl,
   resultDir,
+  taskRetentionSettings,
+  timerSettings,
   tokenSettings,
   withDevSecrets,
 } from "@studyflow/config";
+import { TASK_RETENTION_DEFAULTS, TIMER_INTERVAL_BOUNDS } from "@studyflow/domain";
 
 /**
  * The part of the API's environment the CLI and the demo seed use, with the API's defaults: the
@@ -28,8 +31,12 @@ const schema = z.object({
    * "filesystem" (under RESULT_DIR, a volume this process must then mount too).
    */
   EXPORT_FILE_STORE: z.enum(["postgres", "filesystem"]).default("postgres"),
-  /** The workers' result directory; read only with EXPORT_FILE_STORE=filesystem. */
+  /** The workers' result directory: export files with EXPORT_FILE_STORE=filesystem, and tasks' result documents. */
   RESULT_DIR: resultDir,
+  /** The study timer's default interval, as the workers schedule it: timer:show shows it. */
+  ...timerSettings(TIMER_INTERVAL_BOUNDS),
+  /** Task retention as the workers apply it: study:task-retention shows it, tasks:prune applies it. */
+  ...taskRetentionSettings(TASK_RETENTION_DEFAULTS),
 });
 
 export type CliConfig = z.output<typeof schema>;

@@ -19,6 +19,7 @@ import { STUDY_CONFIG_COMMANDS } from "./commands/study-config-commands";
 import { SUBSCRIPTION_COMMANDS } from "./commands/subscription-commands";
 import { SURVEY_COMMANDS } from "./commands/survey-commands";
 import { TIMER_COMMANDS } from "./commands/timer-commands";
+import { TASK_RETENTION_COMMANDS } from "./commands/task-retention-commands";
 import { studyConfigureCommand } from "./commands/study-configure";
 import { studyCreateCommand } from "./commands/study-create";
 import { studySetRulesCommand } from "./commands/study-set-rules";
@@ -39,6 +40,7 @@ export const COMMANDS: readonly CliCommand[] = [
   ...STUDY_CONFIG_COMMANDS,
   ...SURVEY_COMMANDS,
   ...TIMER_COMMANDS,
+  ...TASK_RETENTION_COMMANDS,
   ...MESSAGE_TEMPLATE_COMMANDS,
   ...SUBSCRIPTION_COMMANDS,
   participantsAddCommand,

@@ -4,6 +4,7 @@ import { auditLog, studyTimers } from "@studyflow/db";
 import { createStudy, setStudyRules } from "@studyflow/domain";
 import { call, createTestDatabase, onEvent, str, type TestDatabase } from "@studyflow/testkit";
 import { runCommandLine } from "./run-command-line";
+import { runWithSettings } from "./run-with-settings";
 
 let database: TestDatabase;
 
@@ -40,6 +41,7 @@ describe("timer commands", () => {
       offsetSeconds: 0,
       paused: false,
       effectiveIntervalSeconds: 3_600,
+      defaultIntervalSeconds: 3_600,
       handlesTimer: true,
       studyActive: true,
       lastTick: null,
@@ -51,7 +53,7 @@ describe("timer commands", () => {
     const text = await run(["timer:show", "--study", "flu-watch"]);
     expect(text.exitCode).toBe(0);
     expect(text.stdout).toMatch(/^timer of study "flu-watch"\n/);
-    expect(text.stdout).toMatch(/interval +default \(3600 s \(1 h\)\)/);
+    expect(text.stdout).toMatch(/interval +default \(3600 s \(1 h\), TIMER_INTERVAL_SECONDS\)/);
     expect(text.stdout).toMatch(/next tick +due now: its slot began .*; the timer starts it within a minute/);
     expect(text.stdout).toMatch(/last tick +none yet/);
     const idle = await run(["timer:show", "--study", "no-timer"]);
@@ -115,5 +117,38 @@ describe("timer commands", () => {
       expect(result.stdout, argv.join(" ")).toBe("");
     }
     expect(await database.db.select().from(studyTimers)).toEqual(before);
+  });
+});
+
+describe("the default interval is TIMER_INTERVAL_SECONDS, read as the workers read it", () => {
+  it("a study without its own interval shows 900 with TIMER_INTERVAL_SECONDS=900; its own interval wins", async () => {
+    await createStudy(database.db, { key: "quarterly" });
+    await setStudyRules(database.db, "quarterly", [onEvent("TIMER", call("REMOVE_SURVEYS_BY_KEY", str("w")))], "test");
+    const env = { TIMER_INTERVAL_SECONDS: "900" };
+    const shown = await runWithSettings(database, ["timer:show", "--study", "quarterly", "--json"], env);
+    expect(shown.exitCode).toBe(0);
+    expect(JSON.parse(shown.stdout).timer).toMatchObject({
+      intervalSeconds: null,
+      effectiveIntervalSeconds: 900,
+      defaultIntervalSeconds: 900,
+    });
+    expect(Date.parse(JSON.parse(shown.stdout).timer.nextTickAt) % 900_000).toBe(0);
+    const text = await runWithSettings(database, ["timer:show", "--study", "quarterly"], env);
+    expect(text.stdout).toMatch(/interval +default \(900 s \(15 min\), TIMER_INTERVAL_SECONDS\)/);
+
+    const own = await runWithSettings(
+      database,
+      ["timer:set", "--study", "quarterly", "--interval", "7200", "--json"],
+      env,
+    );
+    expect(JSON.parse(own.stdout).timer).toMatchObject({
+      intervalSeconds: 7_200,
+      effectiveIntervalSeconds: 7_200,
+      defaultIntervalSeconds: 900,
+    });
+    const bad = await runWithSettings(database, ["timer:show", "--study", "quarterly"], {
+      TIMER_INTERVAL_SECONDS: "30",
+    }).catch((error: unknown) => error);
+    expect(String(bad)).toMatch(/TIMER_INTERVAL_SECONDS/);
   });
 });

@@ -18,8 +18,7 @@ function seconds(value: number): string {
 
 /**
  * The timer as every timer command prints it: one JSON object, or aligned lines for people. The
- * CLI does not read the workers' TIMER_INTERVAL_SECONDS: a study on the default shows the interval
- * its last tick ran on (3600 before any).
+ * default interval is TIMER_INTERVAL_SECONDS, read as the workers read it.
  */
 export function printTimer(ctx: CliContext, state: StudyTimerState, heading: string) {
   const tick = state.lastTick;
@@ -30,6 +29,7 @@ export function printTimer(ctx: CliContext, state: StudyTimerState, heading: str
       offsetSeconds: state.offsetSeconds,
       paused: state.paused,
       effectiveIntervalSeconds: state.effectiveIntervalSeconds,
+      defaultIntervalSeconds: state.defaultIntervalSeconds,
       handlesTimer: state.handlesTimer,
       studyActive: state.studyActive,
       nextTickAt: state.nextTickAt,
@@ -59,7 +59,7 @@ export function printTimer(ctx: CliContext, state: StudyTimerState, heading: str
       [
         "interval",
         state.intervalSeconds === null
-          ? `default (${seconds(state.effectiveIntervalSeconds)})`
+          ? `default (${seconds(state.effectiveIntervalSeconds)}, TIMER_INTERVAL_SECONDS)`
           : seconds(state.intervalSeconds),
       ],
       ["offset", seconds(state.offsetSeconds)],
@@ -85,7 +85,10 @@ export function printTimer(ctx: CliContext, state: StudyTimerState, heading: str
 }
 
 export async function timerShow(ctx: CliContext, input: { studyKey: string }) {
-  const state = await getStudyTimer(ctx.database.db, input.studyKey, { now: Date.now() });
+  const state = await getStudyTimer(ctx.database.db, input.studyKey, {
+    now: Date.now(),
+    defaultIntervalSeconds: ctx.config.TIMER_INTERVAL_SECONDS,
+  });
   return printTimer(ctx, state, `timer of study "${input.studyKey}"`);
 }
 
