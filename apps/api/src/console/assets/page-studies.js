@@ -1,6 +1,6 @@
 // @ts-check
 // The studies the credential may see, each with its participants by status, rules version,
-// timer and most recent rule failures, and links to its pages. A panel the credential has no
+// timer, task retention and most recent rule failures, and links to its pages. A panel the credential has no
 // right for says so.
 import { ApiError, get, studyPath } from "./api.js";
 import { details, h, notice, replace } from "./dom.js";
@@ -12,6 +12,15 @@ import { studyLink, studyName } from "./study-links.js";
  * @typedef {import("./api-types.js").StudyTimer} StudyTimer
  * @typedef {import("./api-types.js").RuleFailure} RuleFailure
  * @typedef {import("./api-types.js").ParticipantCounts} ParticipantCounts
+ */
+
+/**
+ * GET /v1/studies/{studyKey}/task-retention: days finished tasks are kept (0: forever); null: the default.
+ * @typedef {object} TaskRetention
+ * @property {number | null} days
+ * @property {number | null} timerDays
+ * @property {number} effectiveDays
+ * @property {number} effectiveTimerDays
  */
 
 /** A glance, not the list: the rule-failures page has them all. */
@@ -49,6 +58,7 @@ export async function renderStudies(main, signal, who) {
 function studyCard(study, index, signal) {
   const counts = h("dd", {}, "…");
   const timer = h("dd", {}, "…");
+  const retention = h("dd", {}, "…");
   const failures = h("div", {}, "…");
   const headingId = `study-${index}`;
   const card = h(
@@ -72,6 +82,8 @@ function studyCard(study, index, signal) {
       counts,
       h("dt", {}, "Timer"),
       timer,
+      h("dt", {}, "Finished tasks kept"),
+      retention,
     ),
     h("h3", {}, "Recent rule failures"),
     failures,
@@ -90,6 +102,9 @@ function studyCard(study, index, signal) {
   );
   void fill(timer, signal, studyPath(study.key, "/timer"), (body) =>
     timerState(/** @type {{ timer: StudyTimer }} */ (body).timer),
+  );
+  void fill(retention, signal, studyPath(study.key, "/task-retention"), (body) =>
+    taskRetention(/** @type {{ taskRetention: TaskRetention }} */ (body).taskRetention),
   );
   void fill(failures, signal, studyPath(study.key, `/rule-failures?limit=${RECENT_FAILURES}`), (body) =>
     recentFailures(study.key, /** @type {{ ruleFailures: RuleFailure[] }} */ (body).ruleFailures),
@@ -148,6 +163,23 @@ function timerState(timer) {
         "Last tick",
         timer.lastTick ? `${instant(timer.lastTick.task.createdAt)} (${timer.lastTick.task.status})` : "none yet",
       ],
+    ],
+    "facts compact",
+  );
+}
+
+/** @param {TaskRetention} retention */
+function taskRetention(retention) {
+  /**
+   * @param {number} effective
+   * @param {number | null} own
+   */
+  const kept = (effective, own) =>
+    `${effective === 0 ? "forever" : `${count(effective)} ${effective === 1 ? "day" : "days"}`}${own === null ? " (default)" : ""}`;
+  return details(
+    [
+      ["Runs and exports", kept(retention.effectiveDays, retention.days)],
+      ["Timer ticks", kept(retention.effectiveTimerDays, retention.timerDays)],
     ],
     "facts compact",
   );
