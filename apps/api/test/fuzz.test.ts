@@ -1302,6 +1302,7 @@ function actionOf(op: Operation): string {
   if (op.template.includes("/rules")) return "manage-rules";
   if (op.template.includes("/timer")) return "manage-timer";
   if (op.template.endsWith("/audit-log")) return "read-audit-log";
+  if (op.template.endsWith("/task-retention")) return op.method === "GET" ? "any" : "update-study-props";
   if (op.id === "PATCH /v1/studies/{studyKey}") return "update-study-props";
   if (op.id === "GET /v1/studies/{studyKey}" || op.id === "GET /v1/studies") return "any";
   if (op.id === "GET /v1/studies/{studyKey}/participant-counts") return "any";

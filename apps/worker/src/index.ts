@@ -35,6 +35,7 @@ const runtime = startWorkerRuntime({
     taskExportDays: config.EXPORT_RETENTION_DAYS,
     dailyExportDays: config.DAILY_EXPORT_RETENTION_DAYS,
   },
+  taskRetention: { days: config.TASK_RETENTION_DAYS, timerDays: config.TIMER_TASK_RETENTION_DAYS },
   timer: { defaultIntervalSeconds: config.TIMER_INTERVAL_SECONDS, scanEveryMs: config.TIMER_SCAN_INTERVAL_MS },
   ...(config.SMTP_URL
     ? {
