@@ -57,6 +57,13 @@ const externalPackages: Plugin = {
 /** `new URL("./file" | "../dir", import.meta.url)`: a file the code reads beside its own module. */
 const SIBLING_URL = /new URL\(\s*(["'])(\.\.?\/[^"']*)\1\s*,\s*import\.meta\.url\s*\)/g;
 
+/**
+ * `import.meta.resolve("package")`: a file of an installed package that the code reads (the API
+ * reference's viewer). Left as written, it resolves at run time from the bundle to node_modules,
+ * as the bundle's imports do: the image installs the production dependencies beside dist/.
+ */
+const PACKAGE_RESOLVE = /import\.meta\.resolve\(\s*(["'])[^./"'][^"']*\1\s*\)/g;
+
 /** Code without its comments, roughly: enough to count the real uses of import.meta. */
 function withoutComments(source: string): string {
   return source.replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, "");
@@ -65,7 +72,8 @@ function withoutComments(source: string): string {
 /**
  * Bundling moves each module's code into its entry's output file, so a path relative to
  * import.meta.url now starts from dist/<entry>/. This copies each such file or folder to the same
- * relative place from the output, and refuses any other use of import.meta, which it cannot follow.
+ * relative place from the output, and refuses any other use of import.meta than these and
+ * PACKAGE_RESOLVE, which it cannot follow.
  */
 function copySiblingFiles(metafile: Metafile, outDir: string): string[] {
   const copied = new Map<string, string>();
@@ -77,9 +85,10 @@ function copySiblingFiles(metafile: Metafile, outDir: string): string[] {
       const code = withoutComments(readFileSync(path.resolve(ROOT, input), "utf8"));
       const siblings = [...code.matchAll(SIBLING_URL)].map((match) => match[2] ?? "");
       const uses = code.match(/import\.meta\b/g)?.length ?? 0;
-      if (uses !== siblings.length) {
+      const packageFiles = code.match(PACKAGE_RESOLVE)?.length ?? 0;
+      if (uses !== siblings.length + packageFiles) {
         throw new Error(
-          `${input}: import.meta is used other than as new URL("./relative", import.meta.url), which the build cannot carry into ${output}`,
+          `${input}: import.meta is used other than as new URL("./relative", import.meta.url) or import.meta.resolve("package"), which the build cannot carry into ${output}`,
         );
       }
       for (const relative of siblings) {

@@ -281,6 +281,14 @@ describe("the compiled entries", () => {
       const consoleScript = await fetch(`http://127.0.0.1:${port}${script}`);
       expect(consoleScript.status).toBe(200);
       expect(consoleScript.headers.get("content-type")).toContain("javascript");
+      // the API reference's viewer, resolved at run time in node_modules (the image installs it)
+      const docsPage = await fetch(`http://127.0.0.1:${port}/docs`);
+      expect(docsPage.status).toBe(200);
+      const viewer = /<script[^>]+src="([^"]+)"/.exec(await docsPage.text())?.[1];
+      expect(viewer).toMatch(/^\/docs\/assets\/scalar-api-reference-/);
+      const viewerScript = await fetch(`http://127.0.0.1:${port}${viewer}`);
+      expect(viewerScript.status).toBe(200);
+      expect(viewerScript.headers.get("content-type")).toContain("javascript");
       // Metrics on the admin port only, never on the public one.
       expect((await fetch(`http://127.0.0.1:${port}/metrics`)).status).toBe(404);
       const metrics = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);

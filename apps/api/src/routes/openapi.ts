@@ -1,10 +1,11 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../app-env";
 import { API_KEY_HEADER } from "../auth/service-keys";
+import { createApiReferencePageRouter } from "./api-reference-page";
 
 export const OPENAPI_PATH = "/openapi.json";
 
-/** Serves the OpenAPI 3.1 document generated from the route definitions, and a reference page. */
+/** Serves the OpenAPI 3.1 document generated from the route definitions, and its reference page (/docs). */
 export function registerOpenApi(router: OpenAPIHono<AppEnv>) {
   router.openAPIRegistry.registerComponent("securitySchemes", "managementBearer", {
     type: "http",
@@ -36,19 +37,7 @@ export function registerOpenApi(router: OpenAPIHono<AppEnv>) {
       description: "Study management: participant events, bulk rule runs, password reset, study settings.",
     },
   });
-  // The reference page is a static shell; the Scalar viewer renders the document in the browser.
-  router.get("/docs", (c) =>
-    c.html(`<!doctype html>
-<html lang="en">
-  <head>
-    <meta charset="utf-8" />
-    <meta name="viewport" content="width=device-width, initial-scale=1" />
-    <title>studyflow API reference</title>
-  </head>
-  <body>
-    <script id="api-reference" data-url="${OPENAPI_PATH}"></script>
-    <script src="https://cdn.jsdelivr.net/npm/@scalar/api-reference"></script>
-  </body>
-</html>`),
-  );
+  router.route("/docs", createApiReferencePageRouter(OPENAPI_PATH));
+  // "/docs/" is how many people type it; the page has one address.
+  router.get("/docs/", (c) => c.redirect("/docs", 308));
 }
