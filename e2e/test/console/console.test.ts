@@ -139,6 +139,14 @@ describe("the console in a browser", () => {
   it("signs in with the keyboard and lists the studies the token may see", async () => {
     await open("");
     expect(await text("#page-title")).toBe("Sign in");
+    // Where a credential comes from (the CLI's commands), and no promise of the organisation's sign-in.
+    const sources = await text("#credential-sources");
+    expect(sources).toContain("npm run -s cli -- token:management --subject <name>");
+    expect(sources).toContain("node dist/cli/main.js token:management");
+    expect(sources).toContain("service-key:create --subject <name>");
+    expect(sources).toContain(
+      "Signing in with your organisation's account (its OpenID Connect provider) is not available",
+    );
     await screenshot(page, "sign-in");
     // The token field has the focus; Enter submits.
     await page.keyboard.type(researcherToken);

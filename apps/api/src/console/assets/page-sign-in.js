@@ -28,6 +28,27 @@ export function renderSignIn(main, { onSignedIn, reason }) {
       h("label", { for: `kind-${value}` }, label, h("span", { className: "hint" }, ` ${help}`)),
     );
   const button = h("button", { type: "submit" }, "Sign in");
+  // Where a credential comes from, and what is not there yet.
+  const sources = h(
+    "div",
+    { id: "credential-sources", className: "sign-in hint" },
+    h(
+      "p",
+      {},
+      "No token yet? An operator mints one where studyflow runs: ",
+      h("code", {}, "npm run -s cli -- token:management --subject <name>"),
+      " (",
+      h("code", {}, "--admin"),
+      " for every study; valid for an hour, ",
+      h("code", {}, "--ttl <seconds>"),
+      " to change that; in the Docker image ",
+      h("code", {}, "node dist/cli/main.js token:management …"),
+      "). A service key comes from ",
+      h("code", {}, "service-key:create --subject <name>"),
+      ".",
+    ),
+    h("p", {}, "Signing in with your organisation's account (its OpenID Connect provider) is not available here yet."),
+  );
   const form = h(
     "form",
     { className: "sign-in", "aria-labelledby": "page-title" },
@@ -79,6 +100,7 @@ export function renderSignIn(main, { onSignedIn, reason }) {
     reason ? notice(reason, "error") : null,
     form,
     outcome,
+    sources,
   );
   secret.focus();
 }
