@@ -102,6 +102,11 @@ describe("the API reference page", () => {
     const compressed = Buffer.from(await gzipped.arrayBuffer());
     expect(compressed.length).toBeLessThan(installed.length / 2);
     expect(gunzipSync(compressed).equals(installed)).toBe(true);
+
+    // A client that refuses gzip (q=0) gets the plain file.
+    const refused = await t.app.request(address, { headers: { "Accept-Encoding": "gzip;q=0, br" } });
+    expect(refused.headers.get("content-encoding")).toBeNull();
+    expect(Buffer.from(await refused.arrayBuffer()).equals(installed)).toBe(true);
   });
 
   it("answers 404 with a JSON error for any other asset name", async () => {

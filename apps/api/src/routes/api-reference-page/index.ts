@@ -27,8 +27,8 @@ export const API_REFERENCE_ASSETS_PATH = "/docs/assets";
 interface ViewerAsset {
   /** Carries the package version: a new version is a new address, so browsers may keep each for good. */
   name: string;
-  body: Buffer;
-  gzipped: Buffer;
+  body: Uint8Array<ArrayBuffer>;
+  gzipped: Uint8Array<ArrayBuffer>;
 }
 
 let viewerName: Promise<string> | undefined;
@@ -54,6 +54,9 @@ function loadViewer(): Promise<ViewerAsset> {
   }));
   return viewerAsset;
 }
+
+/** `gzip` among the accepted encodings, unless refused with q=0. */
+const ACCEPTS_GZIP = /(?:^|,)\s*gzip\s*(?:,|$|;\s*q=(?!0(?:\.0*)?\s*(?:,|$)))/i;
 
 /**
  * The page's inline start-up script and the viewer only by this request's nonce or from this
@@ -105,11 +108,11 @@ export function createApiReferencePageRouter(documentPath: string) {
   });
   router.get("/assets/:name", async (c) => {
     const name = c.req.param("name");
+    if (name !== (await nameOfViewer())) return c.json(errorBody(`no API reference asset named "${name}"`), 404);
     const viewer = await loadViewer();
-    if (name !== viewer.name) return c.json(errorBody(`no API reference asset named "${name}"`), 404);
-    const gzipped = /\bgzip\b/i.test(c.req.header("Accept-Encoding") ?? "");
+    const gzipped = ACCEPTS_GZIP.test(c.req.header("Accept-Encoding") ?? "");
     const body = gzipped ? viewer.gzipped : viewer.body;
-    return c.body(new Uint8Array(body), 200, {
+    return c.body(body, 200, {
       "Content-Type": "text/javascript; charset=utf-8",
       // The address changes with the package version (see ViewerAsset).
       "Cache-Control": "public, max-age=31536000, immutable",
