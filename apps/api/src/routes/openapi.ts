@@ -12,7 +12,7 @@ export function registerOpenApi(router: OpenAPIHono<AppEnv>) {
     scheme: "bearer",
     bearerFormat: "JWT",
     description:
-      "Management token (researchers, operators): HS256 with typ=management, or RS256/ES256 from the configured JWKS.",
+      "Management token (researchers, operators): HS256 with typ=management, or a token of the configured identity provider (MANAGEMENT_JWKS_URL; its issuer, audience and algorithms pinned).",
   });
   router.openAPIRegistry.registerComponent("securitySchemes", "participantBearer", {
     type: "http",
