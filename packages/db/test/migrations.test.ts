@@ -1,6 +1,9 @@
+import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import postgres from "postgres";
 import { afterEach, describe, expect, it } from "vitest";
-import { runMigrations } from "@studyflow/db";
+import { migrationsFolder, runMigrations } from "@studyflow/db";
 import { createEmptyDatabase } from "@studyflow/testkit";
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -27,12 +30,17 @@ describe("migrations", () => {
     expect(await tablesOf(database.url)).toEqual([
       "account_deletions",
       "api_keys",
+      "app_role_templates",
+      "app_roles",
       "audit_log",
       "confidential_id_map",
       "confidential_responses",
       "daily_export_configs",
       "daily_exports",
+      "email_templates",
       "idempotency_keys",
+      "management_sessions",
+      "management_users",
       "message_templates",
       "otp_codes",
       "outgoing_messages",
@@ -48,6 +56,9 @@ describe("migrations", () => {
       "researcher_messages",
       "researcher_subscriptions",
       "rule_failures",
+      "scheduled_emails",
+      "service_accounts",
+      "sms_templates",
       "stored_file_parts",
       "stored_files",
       "studies",
@@ -55,6 +66,7 @@ describe("migrations", () => {
       "study_counters",
       "study_participant_counts",
       "study_rules",
+      "study_stats",
       "study_task_retention",
       "study_timers",
       "study_variables",
@@ -106,6 +118,142 @@ describe("participant counts", () => {
       expect(await counts()).toEqual({ active: 18, exited: 2, temporary: 10 });
       await sql`delete from participants where study_status = 'temporary'`;
       expect(await counts()).toEqual({ active: 18, exited: 2 });
+    } finally {
+      await sql.end();
+    }
+  });
+});
+
+/** Applies the migrations up to (without) the one tagged `before`, from a copy of the folder. */
+async function migrateUpTo(url: string, before: string): Promise<void> {
+  const folder = await mkdtemp(path.join(tmpdir(), "studyflow-migrations-"));
+  cleanups.push(() => rm(folder, { recursive: true, force: true }));
+  await cp(migrationsFolder, folder, { recursive: true });
+  const journalPath = path.join(folder, "meta", "_journal.json");
+  const journal = JSON.parse(await readFile(journalPath, "utf8")) as { entries: { tag: string }[] };
+  const index = journal.entries.findIndex((entry) => entry.tag === before);
+  expect(index).toBeGreaterThan(0);
+  journal.entries = journal.entries.slice(0, index);
+  await writeFile(journalPath, JSON.stringify(journal));
+  const { drizzle } = await import("drizzle-orm/postgres-js");
+  const { migrate } = await import("drizzle-orm/postgres-js/migrator");
+  const sql = postgres(url, { max: 1, onnotice: () => undefined });
+  try {
+    await migrate(drizzle(sql), { migrationsFolder: folder });
+  } finally {
+    await sql.end();
+  }
+}
+
+describe("0016_case_admin", () => {
+  it("keeps earlier permissions, API keys and variables: study rights of management users, described since their value", async () => {
+    const database = await createEmptyDatabase();
+    cleanups.push(database.drop);
+    await migrateUpTo(database.url, "0016_case_admin");
+    const sql = postgres(database.url, { max: 1, onnotice: () => undefined });
+    try {
+      await sql`insert into studies (key, secret) values ('s', 'secret-secret-secret')`;
+      await sql`insert into permissions (subject_id, study_key, action) values
+        ('alice', 's', 'manage-surveys'), ('alice', '*', 'read-study-config'), ('robot', 's', '*')`;
+      await sql`insert into api_keys (subject, key_hash, key_prefix, created_by, expires_at)
+        values ('robot', 'hash', 'sf_abcdefgh', 'op', now() + interval '1 day')`;
+      await sql`insert into study_variables (study_key, key, type, value, value_updated_at)
+        values ('s', 'v', 'int', '3', '2024-01-02T03:04:05Z')`;
+      await sql`insert into survey_responses (study_key, participant_id, key, arrived_at)
+        select 's', 'p' || i, 'intake', 0 from generate_series(1, 3) i`;
+      await runMigrations(database.url);
+
+      const grants = await sql`
+        select subject_id, subject_type, resource_type, study_key, action, limiter from permissions order by id`;
+      expect(grants.map((row) => ({ ...row }))).toEqual([
+        {
+          subject_id: "alice",
+          subject_type: "management-user",
+          resource_type: "study",
+          study_key: "s",
+          action: "manage-surveys",
+          limiter: null,
+        },
+        {
+          subject_id: "alice",
+          subject_type: "management-user",
+          resource_type: "study",
+          study_key: "*",
+          action: "read-study-config",
+          limiter: null,
+        },
+        {
+          subject_id: "robot",
+          subject_type: "management-user",
+          resource_type: "study",
+          study_key: "s",
+          action: "*",
+          limiter: null,
+        },
+      ]);
+      const [key] = await sql`select subject, service_account_id, key_enc from api_keys`;
+      expect({ ...key }).toEqual({ subject: "robot", service_account_id: null, key_enc: null });
+      const [variable] = await sql<{ label: string; created_at: Date; config_updated_at: Date; ui_priority: number }[]>`
+        select label, created_at, config_updated_at, ui_priority from study_variables`;
+      expect(variable?.label).toBe("");
+      expect(variable?.ui_priority).toBe(0);
+      expect(variable?.created_at.toISOString()).toBe("2024-01-02T03:04:05.000Z");
+      expect(variable?.config_updated_at.toISOString()).toBe("2024-01-02T03:04:05.000Z");
+      const stats = await sql`select study_key, response_count from study_stats`;
+      expect(stats.map((row) => ({ ...row }))).toEqual([{ study_key: "s", response_count: "3" }]);
+    } finally {
+      await sql.end();
+    }
+  });
+
+  it("tells grants apart by subject type, resource type and limiter, and refuses the same grant twice", async () => {
+    const database = await createEmptyDatabase();
+    cleanups.push(database.drop);
+    await runMigrations(database.url);
+    const sql = postgres(database.url, { max: 1, onnotice: () => undefined });
+    try {
+      const grant = (subjectType: string, resourceType: string, key: string, action: string, limiter: unknown) =>
+        sql`insert into permissions (subject_id, subject_type, resource_type, study_key, action, limiter)
+          values ('x', ${subjectType}, ${resourceType}, ${key}, ${action}, ${limiter === null ? null : sql.json(limiter as never)})`;
+      await grant("management-user", "study", "s", "update-survey", null);
+      await grant("service-account", "study", "s", "update-survey", null);
+      await grant("management-user", "messaging", "s", "update-survey", null);
+      await grant("management-user", "study", "s", "update-survey", [{ surveyKey: "a" }]);
+      await grant("management-user", "study", "s", "update-survey", [{ surveyKey: "b" }]);
+      await expect(grant("management-user", "study", "s", "update-survey", null)).rejects.toThrow(/permissions_uq/);
+      // jsonb's text form is canonical: the same maps in another key order are the same limiter
+      await grant("management-user", "study", "s", "get-responses", [{ a: "1", b: "2" }]);
+      await expect(grant("management-user", "study", "s", "get-responses", [{ b: "2", a: "1" }])).rejects.toThrow(
+        /permissions_uq/,
+      );
+    } finally {
+      await sql.end();
+    }
+  });
+
+  it("keeps one e-mail template per message type among the global ones and per study", async () => {
+    const database = await createEmptyDatabase();
+    cleanups.push(database.drop);
+    await runMigrations(database.url);
+    const sql = postgres(database.url, { max: 1, onnotice: () => undefined });
+    try {
+      await sql`insert into studies (key, secret) values ('s', 'secret-secret-secret')`;
+      const template = (studyKey: string | null) =>
+        sql`insert into email_templates (study_key, message_type, updated_by) values (${studyKey}, 'invitation', 'op')`;
+      await template(null);
+      await template("s");
+      await expect(template(null)).rejects.toThrow(/email_templates_type_study_uq/);
+      await expect(template("s")).rejects.toThrow(/email_templates_type_study_uq/);
+      // a study's templates, schedules and stats go with it
+      await sql`insert into scheduled_emails (type, study_key, template, next_time, created_by)
+        values ('study-participants', 's', '{}', 0, 'op')`;
+      await sql`insert into study_stats (study_key, response_count) values ('s', 4)`;
+      await sql`delete from studies where key = 's'`;
+      const [left] = await sql<{ templates: number; schedules: number; stats: number }[]>`
+        select (select count(*)::int from email_templates) as templates,
+               (select count(*)::int from scheduled_emails) as schedules,
+               (select count(*)::int from study_stats) as stats`;
+      expect(left).toEqual({ templates: 1, schedules: 0, stats: 0 });
     } finally {
       await sql.end();
     }

@@ -20,3 +20,5 @@ export * from "./study-task-retention";
 export * from "./study-messages";
 export * from "./stored-files";
 export * from "./participant-auth";
+export * from "./management";
+export * from "./case-messaging";

@@ -1,4 +1,4 @@
-import { boolean, jsonb, pgTable, text, timestamp } from "drizzle-orm/pg-core";
+import { bigint, boolean, jsonb, pgTable, text, timestamp } from "drizzle-orm/pg-core";
 import { createdAt } from "./columns";
 
 export type StudyStatus = "active" | "inactive";
@@ -35,6 +35,11 @@ export interface StudyProps {
   name?: Record<string, string>;
   description?: Record<string, string>;
   tags?: string[];
+  /**
+   * The tags per language, as case-admin edits them ({ en: "flu", de: "Grippe" } per tag);
+   * `tags` keeps one language's text of each for studyflow's own clients.
+   */
+  localisedTags?: Record<string, string>[];
   /** The study's start, an ISO date (YYYY-MM-DD). */
   startDate?: string;
   /**
@@ -61,3 +66,16 @@ export const studyKeyColumn = () =>
   text("study_key")
     .notNull()
     .references(() => studies.key, { onDelete: "cascade" });
+
+/**
+ * Counts shown with a study (CASE's study `stats.responseCount`) that no trigger keeps: kept
+ * exact on every response, the counter row would serialise a study's submissions. Refreshed
+ * from time to time instead, as case-backend refreshes its stats; `counted_at` says when.
+ */
+export const studyStats = pgTable("study_stats", {
+  studyKey: text("study_key")
+    .primaryKey()
+    .references(() => studies.key, { onDelete: "cascade" }),
+  responseCount: bigint("response_count", { mode: "number" }).notNull().default(0),
+  countedAt: timestamp("counted_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
+});

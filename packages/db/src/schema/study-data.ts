@@ -2,6 +2,7 @@ import {
   bigint,
   bigserial,
   index,
+  integer,
   jsonb,
   pgTable,
   primaryKey,
@@ -46,6 +47,17 @@ export const studyVariables = pgTable(
     /** A JSON string, number or boolean matching `type`; dates are Unix seconds. */
     value: jsonb("value").notNull(),
     valueUpdatedAt: timestamp("value_updated_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
+    /** case-admin's description of the variable (CASE's StudyVariable), shown in its configurator. */
+    label: text("label").notNull().default(""),
+    description: text("description").notNull().default(""),
+    /** How case-admin edits the value (its uiType), and the variable's place in its list. */
+    uiType: text("ui_type").notNull().default(""),
+    uiPriority: integer("ui_priority").notNull().default(0),
+    /** case-admin's per-type settings (bounds, options); opaque here. */
+    configs: jsonb("configs"),
+    createdAt: createdAt(),
+    /** Last change of the description (label … configs), apart from the value. */
+    configUpdatedAt: timestamp("config_updated_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
   },
   (t) => [primaryKey({ columns: [t.studyKey, t.key] })],
 );

@@ -25,6 +25,20 @@ export interface RunActionsInput {
   dryRun: boolean;
 }
 
+/**
+ * Rules replayed over stored responses (CASE's previous-responses action): each participant's
+ * responses in arrival order, as SUBMIT events. The input of the kind "run-actions-previous-responses"
+ * once the chunk pipeline has it (tasks.kind is plain text: no migration needed for a new kind).
+ */
+export interface PreviousResponsesInput {
+  rules: unknown[];
+  /** Only responses to these surveys; empty: every survey. */
+  surveyKeys: string[];
+  /** Only responses that arrived after `from` and (when > 0) before `to`, Unix seconds. */
+  from: number;
+  to: number;
+}
+
 /** A timer tick: the TIMER event over every eligible participant, with the study's current rules. */
 export interface TimerTickInput {
   /** When the tick fell due (ISO 8601): the start of its slot. One tick per study and slot. */
@@ -79,10 +93,15 @@ export interface ReportExportInput extends ExportInputBase {
 
 /**
  * A task's input; `kind` says which: RunActionsInput for "run-actions", TimerTickInput for "timer",
- * the export inputs for the export kinds.
+ * the export inputs for the export kinds (PreviousResponsesInput for the previous-responses kind).
  */
 export type TaskInput =
-  RunActionsInput | TimerTickInput | ResponseExportInput | ParticipantExportInput | ReportExportInput;
+  | RunActionsInput
+  | PreviousResponsesInput
+  | TimerTickInput
+  | ResponseExportInput
+  | ParticipantExportInput
+  | ReportExportInput;
 
 export const tasks = pgTable(
   "tasks",
