@@ -18,7 +18,7 @@ import {
   timerSettings,
   withDevSecrets,
 } from "@studyflow/config";
-import { TASK_RETENTION_DEFAULTS, TIMER_INTERVAL_BOUNDS } from "@studyflow/domain";
+import { TASK_RETENTION_DEFAULTS, TIMER_INTERVAL_BOUNDS, parseSecretKey } from "@studyflow/domain";
 
 /** The types packages/domain/src/participant-files/file-types.ts can tell from a file's bytes. */
 const KNOWN_PARTICIPANT_FILE_TYPES = ["image/jpeg", "image/png", "image/gif", "image/webp", "application/pdf"] as const;
@@ -75,6 +75,41 @@ const oidcAlgorithms = z
       .array(z.enum(ASYMMETRIC_ALGORITHMS, { error: `must be among ${ASYMMETRIC_ALGORITHMS.join(", ")}` }))
       .min(1, "name at least one algorithm"),
   );
+
+/** What is wrong with a key of sealed secrets (base64 of 32 bytes, see secret-box.ts), if anything. */
+function secretsKeyProblem(value: string): string | undefined {
+  try {
+    parseSecretKey(value);
+    return undefined;
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
+const secretsKey = z.string().superRefine((value, context) => {
+  const problem = secretsKeyProblem(value);
+  if (problem) context.addIssue({ code: "custom", message: problem });
+});
+
+/** Comma-separated keys of sealed secrets; a bad one is named by its place, never shown. */
+const secretsKeyList = z
+  .string()
+  .default("")
+  .transform((raw) =>
+    raw
+      .split(",")
+      .map((key) => key.trim())
+      .filter((key) => key !== ""),
+  )
+  .superRefine((keys, context) => {
+    keys.forEach((key, index) => {
+      const problem = secretsKeyProblem(key);
+      if (problem) context.addIssue({ code: "custom", message: `key ${index + 1}: ${problem}` });
+    });
+  });
+
+/** A file the API reads at start (PEM certificates and keys). */
+const filePath = z.string().min(1).max(4096);
 
 const schema = z.object({
   NODE_ENV: nodeEnv,
@@ -140,6 +175,56 @@ const schema = z.object({
    * symmetric key would be shared with the provider, and `none` is no signature).
    */
   PARTICIPANT_OIDC_ALGORITHMS: oidcAlgorithms,
+  /**
+   * case-admin's sign-in (POST /v1/auth/signin-with-idp) is accepted only from a caller that
+   * proves itself: with this set, one that sends it in X-Signin-Secret (compared in constant
+   * time). Without it and without the mTLS listener below, that sign-in is off (401 always).
+   */
+  MANAGEMENT_IDP_SIGNIN_SECRET: secret.regex(/^[\x21-\x7e]+$/, "must be printable ASCII without spaces").optional(),
+  /**
+   * A second, TLS-only listener for that sign-in, which asks callers for a client certificate
+   * signed by MANAGEMENT_IDP_SIGNIN_MTLS_CA: a caller with an accepted certificate proves itself
+   * there. Set with _CA, _CERT and _KEY; must differ from PORT and METRICS_PORT.
+   */
+  MANAGEMENT_IDP_SIGNIN_MTLS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
+  /** PEM file of the CA(s) whose client certificates the mTLS listener accepts. */
+  MANAGEMENT_IDP_SIGNIN_MTLS_CA: filePath.optional(),
+  /** PEM file of the mTLS listener's own certificate (chain). */
+  MANAGEMENT_IDP_SIGNIN_MTLS_CERT: filePath.optional(),
+  /** PEM file of the mTLS listener's private key. */
+  MANAGEMENT_IDP_SIGNIN_MTLS_KEY: filePath.optional(),
+  /** The provider role (in the sign-in's `roles`) that makes a management user an admin; CASE's is "ADMIN". */
+  MANAGEMENT_IDP_ADMIN_ROLE: z.string().min(1).max(200).default("ADMIN"),
+  /**
+   * Key of sealed secrets (AES-256-GCM): the identity provider's refresh tokens of management
+   * sessions, the copies of service-account API keys case-admin lists, the console's sign-in
+   * state. Base64 of 32 bytes (`openssl rand -base64 32`). Development default outside production;
+   * production requires it when a sign-in (case-admin's or the console's) is configured.
+   */
+  MANAGEMENT_SECRETS_KEY: secretsKey.optional(),
+  /** Earlier keys, comma-separated: values sealed under them still open after a rotation. */
+  MANAGEMENT_SECRETS_PREVIOUS_KEYS: secretsKeyList,
+  /** Lifetime of a management token from sign-in or extend-session (CASE's default: one hour). */
+  MANAGEMENT_TOKEN_TTL_SECONDS: z.coerce.number().int().min(60).max(86_400).default(3_600),
+  /** Lifetime of a management session and the refresh token it holds (CASE keeps them two days). */
+  MANAGEMENT_SESSION_TTL_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(300)
+    .max(90 * 86_400)
+    .default(2 * 86_400),
+  /**
+   * The OpenID provider the console signs in with (authorization code + PKCE): its issuer.
+   * Set with CONSOLE_OIDC_CLIENT_ID and CONSOLE_OIDC_REDIRECT_URI; unset, the console takes a
+   * pasted token only.
+   */
+  CONSOLE_OIDC_ISSUER: z.url().optional(),
+  /** The console's client id at that provider. */
+  CONSOLE_OIDC_CLIENT_ID: z.string().min(1).max(500).optional(),
+  /** The console's client secret; unset for a public client (PKCE only). */
+  CONSOLE_OIDC_CLIENT_SECRET: z.string().min(1).max(2000).optional(),
+  /** Where the provider sends the browser back: this API's /console/oidc/callback as users reach it. */
+  CONSOLE_OIDC_REDIRECT_URI: z.url().optional(),
   /** Directory of task result files, shared with the worker (a volume in compose). */
   RESULT_DIR: resultDir,
   /**
@@ -245,6 +330,7 @@ export function loadConfig(env: Record<string, string | undefined>): ApiConfig {
     );
   }
   issues.push(...managementProviderIssues(env, config));
+  issues.push(...managementSignInIssues(config));
   if (config.METRICS_PORT !== undefined && config.METRICS_PORT !== 0 && config.METRICS_PORT === config.PORT) {
     issues.push("METRICS_PORT: must differ from PORT (the metrics port is kept off the public network)");
   }
@@ -281,6 +367,54 @@ function managementProviderIssues(env: Record<string, string | undefined>, confi
     const [missing] = adminMissing;
     const other = admin.find((name) => name !== missing);
     issues.push(`${missing}: is required when ${other} is set`);
+  }
+  return issues;
+}
+
+/** Whether case-admin's sign-in can be proven at all (a shared secret or the mTLS listener). */
+export const idpSignInEnabled = (config: ApiConfig): boolean =>
+  config.MANAGEMENT_IDP_SIGNIN_SECRET !== undefined || config.MANAGEMENT_IDP_SIGNIN_MTLS_PORT !== undefined;
+
+/** Whether the console signs in with an OpenID provider. */
+export const consoleOidcEnabled = (config: ApiConfig): boolean => config.CONSOLE_OIDC_ISSUER !== undefined;
+
+/**
+ * Sign-in settings: the mTLS listener's four together, the console's provider whole, and a key
+ * of sealed secrets whenever a sign-in stores refresh tokens (in production there is no default).
+ */
+function managementSignInIssues(config: ApiConfig): string[] {
+  const issues: string[] = [];
+  const mtls = [
+    "MANAGEMENT_IDP_SIGNIN_MTLS_PORT",
+    "MANAGEMENT_IDP_SIGNIN_MTLS_CA",
+    "MANAGEMENT_IDP_SIGNIN_MTLS_CERT",
+    "MANAGEMENT_IDP_SIGNIN_MTLS_KEY",
+  ] as const;
+  const mtlsMissing = mtls.filter((name) => config[name] === undefined);
+  if (mtlsMissing.length > 0 && mtlsMissing.length < mtls.length) {
+    issues.push(...mtlsMissing.map((name) => `${name}: is required when any MANAGEMENT_IDP_SIGNIN_MTLS_* is set`));
+  }
+  const mtlsPort = config.MANAGEMENT_IDP_SIGNIN_MTLS_PORT;
+  if (mtlsPort !== undefined && (mtlsPort === config.PORT || mtlsPort === config.METRICS_PORT)) {
+    issues.push("MANAGEMENT_IDP_SIGNIN_MTLS_PORT: must differ from PORT and METRICS_PORT");
+  }
+  const oidc = ["CONSOLE_OIDC_ISSUER", "CONSOLE_OIDC_CLIENT_ID", "CONSOLE_OIDC_REDIRECT_URI"] as const;
+  const oidcMissing = oidc.filter((name) => config[name] === undefined);
+  const oidcSet = oidcMissing.length < oidc.length || config.CONSOLE_OIDC_CLIENT_SECRET !== undefined;
+  if (oidcSet && oidcMissing.length > 0) {
+    issues.push(
+      ...oidcMissing.map((name) => `${name}: is required when the console's provider is configured (CONSOLE_OIDC_*)`),
+    );
+  }
+  const redirect = config.CONSOLE_OIDC_REDIRECT_URI;
+  if (redirect !== undefined && config.NODE_ENV === "production" && !redirect.startsWith("https://")) {
+    issues.push("CONSOLE_OIDC_REDIRECT_URI: must be https:// in production (the session cookie is Secure)");
+  }
+  if (config.MANAGEMENT_SECRETS_KEY === undefined && (idpSignInEnabled(config) || consoleOidcEnabled(config))) {
+    issues.push(
+      "MANAGEMENT_SECRETS_KEY: is required when a sign-in is configured (MANAGEMENT_IDP_SIGNIN_* or CONSOLE_OIDC_*): " +
+        "it seals the provider's refresh tokens",
+    );
   }
   return issues;
 }

@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError } from "@studyflow/config";
-import { loadConfig } from "../src/config";
+import { randomBytes } from "node:crypto";
+import { ConfigError, DEV_MANAGEMENT_SECRETS_KEY } from "@studyflow/config";
+import { SecretBox } from "@studyflow/domain";
+import { consoleOidcEnabled, idpSignInEnabled, loadConfig } from "../src/config";
 
 describe("loadConfig", () => {
   it("has local defaults for everything in development", () => {
@@ -41,5 +43,99 @@ describe("loadConfig", () => {
     expect(loadConfig({}).TRUST_PROXY).toBe(0);
     expect(loadConfig({ TRUST_PROXY: "2" }).TRUST_PROXY).toBe(2);
     expect(() => loadConfig({ TRUST_PROXY: "yes" })).toThrow(/TRUST_PROXY: must be a number/);
+  });
+});
+
+describe("management sign-in settings", () => {
+  const production = {
+    NODE_ENV: "production",
+    MANAGEMENT_JWT_SECRET: "m".repeat(40),
+    PARTICIPANT_JWT_SECRET: "p".repeat(40),
+  };
+  const key = () => randomBytes(32).toString("base64");
+  const mtls = {
+    MANAGEMENT_IDP_SIGNIN_MTLS_PORT: "8443",
+    MANAGEMENT_IDP_SIGNIN_MTLS_CA: "/etc/studyflow/ca.pem",
+    MANAGEMENT_IDP_SIGNIN_MTLS_CERT: "/etc/studyflow/cert.pem",
+    MANAGEMENT_IDP_SIGNIN_MTLS_KEY: "/etc/studyflow/key.pem",
+  };
+  const consoleProvider = {
+    CONSOLE_OIDC_ISSUER: "https://id.example.org/realms/research",
+    CONSOLE_OIDC_CLIENT_ID: "studyflow-console",
+    CONSOLE_OIDC_REDIRECT_URI: "https://studyflow.example.org/console/oidc/callback",
+  };
+
+  it("keeps every sign-in off by default, with CASE's lifetimes and admin role and a development key", () => {
+    const config = loadConfig({});
+    expect(idpSignInEnabled(config)).toBe(false);
+    expect(consoleOidcEnabled(config)).toBe(false);
+    expect(config.MANAGEMENT_IDP_ADMIN_ROLE).toBe("ADMIN");
+    expect(config.MANAGEMENT_TOKEN_TTL_SECONDS).toBe(3_600);
+    expect(config.MANAGEMENT_SESSION_TTL_SECONDS).toBe(172_800);
+    expect(config.MANAGEMENT_SECRETS_KEY).toBe(DEV_MANAGEMENT_SECRETS_KEY);
+    expect(config.MANAGEMENT_SECRETS_PREVIOUS_KEYS).toEqual([]);
+    const box = SecretBox.fromBase64(config.MANAGEMENT_SECRETS_KEY ?? "", config.MANAGEMENT_SECRETS_PREVIOUS_KEYS);
+    expect(box.open(box.seal("x", "c"), "c")).toBe("x");
+    expect(loadConfig(production).MANAGEMENT_SECRETS_KEY).toBeUndefined();
+  });
+
+  it("turns case-admin's sign-in on with a secret or the whole mTLS listener", () => {
+    const secret = "s".repeat(32);
+    expect(idpSignInEnabled(loadConfig({ MANAGEMENT_IDP_SIGNIN_SECRET: secret }))).toBe(true);
+    expect(idpSignInEnabled(loadConfig(mtls))).toBe(true);
+    expect(() => loadConfig({ MANAGEMENT_IDP_SIGNIN_SECRET: "short" })).toThrow(
+      /MANAGEMENT_IDP_SIGNIN_SECRET: must be at least 32 characters/,
+    );
+    expect(() => loadConfig({ MANAGEMENT_IDP_SIGNIN_SECRET: `${secret} x` })).toThrow(/printable ASCII without spaces/);
+    expect(() =>
+      loadConfig({ MANAGEMENT_IDP_SIGNIN_MTLS_PORT: "8443", MANAGEMENT_IDP_SIGNIN_MTLS_CA: "/ca.pem" }),
+    ).toThrow(/MANAGEMENT_IDP_SIGNIN_MTLS_CERT: is required when any MANAGEMENT_IDP_SIGNIN_MTLS_\* is set/);
+    expect(() => loadConfig({ ...mtls, MANAGEMENT_IDP_SIGNIN_MTLS_PORT: "8080" })).toThrow(
+      /MANAGEMENT_IDP_SIGNIN_MTLS_PORT: must differ from PORT and METRICS_PORT/,
+    );
+    expect(() => loadConfig({ ...mtls, METRICS_PORT: "8443" })).toThrow(/must differ from PORT and METRICS_PORT/);
+    expect(() => loadConfig({ MANAGEMENT_IDP_SIGNIN_MTLS_PORT: "70000" })).toThrow(/MANAGEMENT_IDP_SIGNIN_MTLS_PORT/);
+  });
+
+  it("requires a key of sealed secrets in production once a sign-in is configured, and checks it", () => {
+    expect(() => loadConfig({ ...production, MANAGEMENT_IDP_SIGNIN_SECRET: "s".repeat(32) })).toThrow(
+      /MANAGEMENT_SECRETS_KEY: is required when a sign-in is configured/,
+    );
+    expect(() => loadConfig({ ...production, ...mtls })).toThrow(/MANAGEMENT_SECRETS_KEY: is required/);
+    expect(() => loadConfig({ ...production, ...consoleProvider })).toThrow(/MANAGEMENT_SECRETS_KEY: is required/);
+    const current = key();
+    const config = loadConfig({ ...production, ...consoleProvider, MANAGEMENT_SECRETS_KEY: current });
+    expect(consoleOidcEnabled(config)).toBe(true);
+    expect(config.MANAGEMENT_SECRETS_KEY).toBe(current);
+    const previous = [key(), key()];
+    expect(
+      loadConfig({ MANAGEMENT_SECRETS_PREVIOUS_KEYS: ` ${previous[0]} ,${previous[1]}` })
+        .MANAGEMENT_SECRETS_PREVIOUS_KEYS,
+    ).toEqual(previous);
+    const badKey = randomBytes(16).toString("base64");
+    const attempt = () => loadConfig({ MANAGEMENT_SECRETS_KEY: badKey });
+    expect(attempt).toThrow(/MANAGEMENT_SECRETS_KEY: must be base64 of 32 bytes/);
+    expect(attempt).not.toThrow(new RegExp(badKey.replace(/[+/=]/g, ".")));
+    expect(() => loadConfig({ MANAGEMENT_SECRETS_KEY: "no base64 here!" })).toThrow(
+      /MANAGEMENT_SECRETS_KEY: must be base64/,
+    );
+    expect(() => loadConfig({ MANAGEMENT_SECRETS_PREVIOUS_KEYS: `${key()},short` })).toThrow(
+      /MANAGEMENT_SECRETS_PREVIOUS_KEYS: key 2: must be base64/,
+    );
+    expect(() => loadConfig({ MANAGEMENT_TOKEN_TTL_SECONDS: "10" })).toThrow(/MANAGEMENT_TOKEN_TTL_SECONDS/);
+    expect(() => loadConfig({ MANAGEMENT_SESSION_TTL_SECONDS: "60" })).toThrow(/MANAGEMENT_SESSION_TTL_SECONDS/);
+  });
+
+  it("takes the console's provider whole, https in production", () => {
+    expect(() => loadConfig({ CONSOLE_OIDC_ISSUER: consoleProvider.CONSOLE_OIDC_ISSUER })).toThrow(
+      /CONSOLE_OIDC_CLIENT_ID: is required when the console's provider is configured/,
+    );
+    expect(() => loadConfig({ CONSOLE_OIDC_CLIENT_SECRET: "x" })).toThrow(/CONSOLE_OIDC_ISSUER: is required/);
+    expect(() => loadConfig({ ...consoleProvider, CONSOLE_OIDC_ISSUER: "not a url" })).toThrow(/CONSOLE_OIDC_ISSUER/);
+    const local = { ...consoleProvider, CONSOLE_OIDC_REDIRECT_URI: "http://localhost:8080/console/oidc/callback" };
+    expect(consoleOidcEnabled(loadConfig(local))).toBe(true);
+    expect(() => loadConfig({ ...production, ...local, MANAGEMENT_SECRETS_KEY: key() })).toThrow(
+      /CONSOLE_OIDC_REDIRECT_URI: must be https:\/\/ in production/,
+    );
   });
 });

@@ -43,6 +43,11 @@ const isProduction = (env: Record<string, string | undefined>) => env.NODE_ENV =
  */
 export const DEV_MANAGEMENT_JWT_SECRET = "dev-only-management-secret-change-me-0123456789";
 export const DEV_PARTICIPANT_JWT_SECRET = "dev-only-participant-secret-change-me-0123456789";
+/**
+ * Development-only key of sealed secrets (MANAGEMENT_SECRETS_KEY: the identity provider's refresh
+ * tokens, API key copies): base64 of 32 bytes. Production sets its own.
+ */
+export const DEV_MANAGEMENT_SECRETS_KEY = Buffer.from("dev-only-secrets-key-change-me!!", "utf8").toString("base64");
 
 export const logLevel = z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info");
 
@@ -99,12 +104,16 @@ export const tokenSettings = {
   RESET_PASSWORD_URL: z.url().default("http://localhost:8080/reset-password"),
 };
 
-/** Outside production the JWT keys default to the development ones (see DEV_MANAGEMENT_JWT_SECRET). */
+/**
+ * Outside production the JWT keys and the key of sealed secrets default to the development ones
+ * (see DEV_MANAGEMENT_JWT_SECRET, DEV_MANAGEMENT_SECRETS_KEY).
+ */
 export function withDevSecrets(env: Record<string, string | undefined>): Record<string, string | undefined> {
   if (isProduction(env)) return env;
   return {
     MANAGEMENT_JWT_SECRET: DEV_MANAGEMENT_JWT_SECRET,
     PARTICIPANT_JWT_SECRET: DEV_PARTICIPANT_JWT_SECRET,
+    MANAGEMENT_SECRETS_KEY: DEV_MANAGEMENT_SECRETS_KEY,
     ...env,
   };
 }

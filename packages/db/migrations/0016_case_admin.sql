@@ -131,8 +131,9 @@ UPDATE "study_variables" SET "created_at" = "value_updated_at", "config_updated_
 INSERT INTO "study_stats" ("study_key", "response_count")
 SELECT "study_key", count(*) FROM "survey_responses" GROUP BY "study_key";--> statement-breakpoint
 -- Announced to the API's read cache (see 0010): a user's admin flag, read at each request, and
--- sessions, which end the tokens minted for them.
-CREATE TRIGGER management_users_cache_notify AFTER UPDATE OR DELETE ON management_users
+-- sessions, which end the tokens minted for them. A sign-in's last_login_at and a session's
+-- last_used_at change nothing a request checks: not announced.
+CREATE TRIGGER management_users_cache_notify AFTER UPDATE OF is_admin OR DELETE ON management_users
   FOR EACH ROW EXECUTE FUNCTION studyflow_cache_notify('management-user', 'id');--> statement-breakpoint
 CREATE TRIGGER management_sessions_cache_notify AFTER UPDATE OF expires_at OR DELETE ON management_sessions
   FOR EACH ROW EXECUTE FUNCTION studyflow_cache_notify('management-session', 'id');

@@ -33,7 +33,7 @@ export async function executePrepared<T extends Record<string, unknown>>(executo
 
 /**
  * The channel every change of a cached row is announced on, as "<topic>:<key>"; the triggers of
- * migration 0010 send it, and the API's read cache listens (packages/domain/src/cache).
+ * migrations 0010 and 0016 send it, and the API's read cache listens (packages/domain/src/cache).
  */
 export const CACHE_CHANNEL = "studyflow_cache";
 
@@ -51,5 +51,7 @@ export const CACHE_TOPICS = [
   "user",
   "profile",
   "session",
+  "management-user",
+  "management-session",
 ] as const;
 export type CacheTopic = (typeof CACHE_TOPICS)[number];

@@ -63,3 +63,4 @@ export * from "./participant-files/index";
 export * from "./idempotency/index";
 export * from "./external-identity/index";
 export * from "./accounts/account-tokens";
+export * from "./access/secret-box";

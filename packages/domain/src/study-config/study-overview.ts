@@ -1,6 +1,6 @@
 import { and, asc, eq, getTableColumns, inArray, sql } from "drizzle-orm";
 import { permissions, studies, studyRules, type Executor } from "@studyflow/db";
-import type { ManagementSubject } from "../access/permissions";
+import { grantedStudyKeys, studyResource, type ManagementSubject } from "../access/permissions";
 import { Forbidden, NotFound } from "../errors";
 
 const { secret: _secret, ...publicColumns } = getTableColumns(studies);
@@ -21,18 +21,9 @@ function toOverview(row: StudyOverview["study"] & { currentRulesVersion: number 
   return { study, currentRulesVersion: version === null ? null : Number(version) };
 }
 
-/** Study keys the subject holds any permission for; "*" among them means every study. */
-async function grantedStudyKeys(db: Executor, subject: string): Promise<string[]> {
-  const rows = await db
-    .selectDistinct({ studyKey: permissions.studyKey })
-    .from(permissions)
-    .where(eq(permissions.subjectId, subject));
-  return rows.map((row) => row.studyKey);
-}
-
 /** The studies the subject may see: all for an admin or a "*" grant, else those it holds a permission for. */
 export async function listVisibleStudies(db: Executor, who: ManagementSubject): Promise<StudyOverview[]> {
-  const granted = who.isAdmin ? ["*"] : await grantedStudyKeys(db, who.subject);
+  const granted = who.isAdmin ? ["*"] : await grantedStudyKeys(db, who);
   if (granted.length === 0) return [];
   const rows = await db
     .select({ ...publicColumns, currentRulesVersion })
@@ -62,7 +53,14 @@ export async function assertStudyVisible(db: Executor, who: ManagementSubject, s
   const [grant] = await db
     .select({ id: permissions.id })
     .from(permissions)
-    .where(and(eq(permissions.subjectId, who.subject), inArray(permissions.studyKey, [studyKey, "*"])))
+    .where(
+      and(
+        eq(permissions.subjectId, who.subject),
+        eq(permissions.subjectType, who.subjectType ?? "management-user"),
+        eq(permissions.resourceType, "study"),
+        inArray(permissions.studyKey, [...studyResource(studyKey).resourceKeys]),
+      ),
+    )
     .limit(1);
   if (!grant) throw new Forbidden(`no permission for study "${studyKey}"`);
 }
