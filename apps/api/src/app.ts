@@ -15,6 +15,8 @@ import { createDataExplorerRouter } from "./routes/case-management/data-explorer
 import { createDataExporterRouter } from "./routes/case-management/data-exporter";
 import { createExportConfigRouter } from "./routes/case-management/export-config";
 import { createHealthRouter } from "./routes/health";
+import { createManagementAuthRouter } from "./routes/management-auth";
+import { createMessagingRouter } from "./routes/messaging";
 import { registerOpenApi } from "./routes/openapi";
 import { createParticipantAuthRouter } from "./routes/participant-auth";
 import { createParticipantDataRouter } from "./routes/participant-data";
@@ -31,6 +33,7 @@ import { createStudyServiceStudiesRouter } from "./routes/study-service-studies"
 import { createSurveysRouter } from "./routes/surveys";
 import { createTemporaryParticipantsRouter } from "./routes/temporary-participants";
 import { createNewsletterRouter, createUserRouter } from "./routes/user";
+import { createUserManagementRouter } from "./routes/user-management";
 import { validationHook } from "./validation";
 
 /** Largest accepted request body; a study's rule set is the biggest thing anyone sends. */
@@ -70,6 +73,8 @@ export function createApp(appDeps: AppDeps, metrics: ApiMetrics = createApiMetri
   // path below its prefix (an unknown one too: 401 before 404).
   app.route("/", createHealthRouter(deps));
   app.route("/v1/auth", createParticipantAuthRouter(deps, limiter));
+  // case-admin's sign-in shares the prefix; its paths are not the participant routes' (see its index.ts)
+  app.route("/v1/auth", createManagementAuthRouter(deps, limiter));
   app.route("/v1/password-reset", createPasswordResetRouter(deps, limiter));
   app.route("/v1/user", createUserRouter(deps, limiter));
   app.route("/v1/unsubscribe-newsletter", createNewsletterRouter(deps, limiter));
@@ -88,6 +93,8 @@ export function createApp(appDeps: AppDeps, metrics: ApiMetrics = createApiMetri
   app.route("/v1/study-service/participant-data", createParticipantDataRouter(deps, limiter));
   app.route("/v1/study-service/studies", createStudyServiceStudiesRouter(deps, limiter));
   app.route("/v1/participant-users", createParticipantUsersRouter(deps, limiter));
+  app.route("/v1/messaging", createMessagingRouter(deps));
+  app.route("/v1/user-management", createUserManagementRouter(deps, limiter));
 
   // Built from the whole app: the document lists every mounted router's operations.
   registerOpenApi(app);

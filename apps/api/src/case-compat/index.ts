@@ -14,3 +14,4 @@ export { openapiBothSlashes } from "./trailing-slash";
 export { CASE_STATUS_OF, handleCaseError } from "./case-errors";
 export { caseBoolQuery, caseSecondsQuery, caseJsonQueryParam } from "./query-params";
 export { checkInstanceId } from "./instance";
+export { caseRoute, type CaseRoute, type CaseRouteConfig } from "./case-route";

@@ -1,0 +1,28 @@
+import { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../app-env";
+import { handleCaseError } from "../../case-compat";
+import type { AppDeps } from "../../deps";
+import { managementAuth } from "../../middleware/auth";
+import { validationHook } from "../../validation";
+
+/** One operation of this router: a file of this folder exporting it (`registerListGlobalTemplates`, …). */
+export type MessagingOperation = (router: OpenAPIHono<AppEnv>, deps: AppDeps) => void;
+
+/**
+ * The operations, in registration order: a new one is a file here and one line in this list.
+ * (Empty until case-admin's messaging lands: e-mail templates, scheduled e-mails, SMS templates.)
+ */
+const OPERATIONS: readonly MessagingOperation[] = [];
+
+/**
+ * case-backend's messaging group (services/management-api, messaging-service.go) at /v1/messaging:
+ * global and study e-mail templates, scheduled e-mails, SMS templates. Every path needs a
+ * management token or API key (401 before 404); permissions are of resource type `messaging`.
+ */
+export function createMessagingRouter(deps: AppDeps) {
+  const router = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+  router.use(managementAuth(deps));
+  for (const register of OPERATIONS) register(router, deps);
+  router.onError(handleCaseError);
+  return router;
+}

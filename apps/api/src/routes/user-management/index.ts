@@ -1,0 +1,31 @@
+import { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../app-env";
+import { handleCaseError } from "../../case-compat";
+import type { AppDeps } from "../../deps";
+import { managementAuth } from "../../middleware/auth";
+import type { RateLimiter } from "../../rate-limit";
+import { validationHook } from "../../validation";
+
+/** One operation of this router: a file of this folder exporting it (`registerListManagementUsers`, …). */
+export type UserManagementOperation = (router: OpenAPIHono<AppEnv>, deps: AppDeps, limiter: RateLimiter) => void;
+
+/**
+ * The operations, in registration order: a new one is a file here and one line in this list.
+ * Register a fixed path before a parameter path that would take it (`app-roles/templates` before
+ * `app-roles/{id}`). (Empty until case-admin's user management lands.)
+ */
+const OPERATIONS: readonly UserManagementOperation[] = [];
+
+/**
+ * case-backend's user-management group (services/management-api, user-management.go) at
+ * /v1/user-management: management users, their permissions and app roles, app-role templates,
+ * service accounts and their API keys and permissions, participant-account deletion requests.
+ * Every path needs a management token or API key (401 before 404); most need an admin (403).
+ */
+export function createUserManagementRouter(deps: AppDeps, limiter: RateLimiter) {
+  const router = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+  router.use(managementAuth(deps));
+  for (const register of OPERATIONS) register(router, deps, limiter);
+  router.onError(handleCaseError);
+  return router;
+}
