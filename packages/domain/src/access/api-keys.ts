@@ -35,8 +35,11 @@ const MAX_SUBJECT_LENGTH = 200;
 const MAX_LABEL_LENGTH = 200;
 const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** A stored key, without its hash. */
-export type ApiKey = Omit<typeof apiKeys.$inferSelect, "keyHash">;
+/**
+ * A stored key, without its hash, its sealed copy (only case-admin's key list opens that) and its
+ * service account (the account's own routes show that).
+ */
+export type ApiKey = Omit<typeof apiKeys.$inferSelect, "keyHash" | "keyEnc" | "serviceAccountId">;
 export type ApiKeyStatus = "active" | "expired" | "revoked";
 
 export interface CreateApiKeyInput {
@@ -81,7 +84,12 @@ export function hashApiKey(key: string): string {
   return createHash("sha256").update(key, "utf8").digest("hex");
 }
 
-const withoutHash = ({ keyHash: _hash, ...key }: typeof apiKeys.$inferSelect): ApiKey => key;
+const withoutHash = ({
+  keyHash: _hash,
+  keyEnc: _sealed,
+  serviceAccountId: _account,
+  ...key
+}: typeof apiKeys.$inferSelect): ApiKey => key;
 
 function expiryOf(input: CreateApiKeyInput, now: Date): Date {
   if (input.expiresAt !== undefined && input.expiresInDays !== undefined) {
