@@ -161,3 +161,85 @@ export async function removeStudyCode(
     await recordAudit(tx, { studyKey, actor, action: "code-list.remove", target: listKey, details: { code } });
   });
 }
+
+/** The keys of the study's lists that hold codes, in key order. */
+export async function listStudyCodeListKeys(db: Executor, studyKey: string): Promise<string[]> {
+  return (await listStudyCodeLists(db, studyKey)).map((list) => list.listKey);
+}
+
+export interface StoredCodeEntry extends StoredCode {
+  /** The row's id: codes of a list in the order they were added. */
+  id: number;
+}
+
+/** A slice of a list's codes in the order they were added (the order rules draw them in). */
+export async function listStudyCodeEntries(
+  db: Executor,
+  studyKey: string,
+  listKey: string,
+  slice: { offset: number; limit: number },
+): Promise<StoredCodeEntry[]> {
+  await getStudy(db, studyKey);
+  return db
+    .select({ id: studyCodeLists.id, code: studyCodeLists.code, addedAt: studyCodeLists.addedAt })
+    .from(studyCodeLists)
+    .where(and(eq(studyCodeLists.studyKey, studyKey), eq(studyCodeLists.listKey, listKey)))
+    .orderBy(asc(studyCodeLists.id))
+    .offset(slice.offset)
+    .limit(slice.limit);
+}
+
+/**
+ * Adds codes as case-backend does: each code trimmed, and every code that cannot be added named
+ * in the answer (`errors`, one message per code) instead of refusing the whole request. The codes
+ * that can be added are added in one transaction with one `code-list.add` audit entry.
+ */
+export async function addStudyCodesReportingErrors(
+  db: Executor,
+  studyKey: string,
+  listKey: string,
+  given: readonly string[],
+  actor: string,
+): Promise<string[]> {
+  const errors: string[] = [];
+  const codes: string[] = [];
+  for (const raw of given) {
+    const code = raw.trim();
+    const problem = code === "" ? "empty code cannot be added" : codeProblem(code);
+    if (problem === "empty code cannot be added") errors.push(problem);
+    else if (problem) errors.push(`code '${code}' cannot be added: it ${problem}`);
+    else codes.push(code);
+  }
+  if (codes.length === 0) {
+    await getStudy(db, studyKey);
+    return errors;
+  }
+  const { skipped } = await addStudyCodes(db, studyKey, listKey, codes, actor);
+  for (const code of skipped) errors.push(`code '${code}' is already in list '${listKey}'`);
+  return errors;
+}
+
+/** Removes a whole list, recording `code-list.delete` with the number of codes; NotFound if it holds none. */
+export async function removeStudyCodeList(
+  db: Executor,
+  studyKey: string,
+  listKey: string,
+  actor: string,
+): Promise<number> {
+  return db.transaction(async (tx) => {
+    await getStudy(tx, studyKey);
+    const removed = await tx
+      .delete(studyCodeLists)
+      .where(and(eq(studyCodeLists.studyKey, studyKey), eq(studyCodeLists.listKey, listKey)))
+      .returning({ id: studyCodeLists.id });
+    if (removed.length === 0) throw new NotFound(`code list "${listKey}" of study "${studyKey}" holds no codes`);
+    await recordAudit(tx, {
+      studyKey,
+      actor,
+      action: "code-list.delete",
+      target: listKey,
+      details: { removed: removed.length },
+    });
+    return removed.length;
+  });
+}

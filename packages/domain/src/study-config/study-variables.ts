@@ -1,7 +1,7 @@
 import { and, asc, eq } from "drizzle-orm";
 import { studyVariables, type Executor, type StudyVariableType } from "@studyflow/db";
 import { recordAudit } from "../admin/audit";
-import { Invalid, NotFound } from "../errors";
+import { Conflict, Invalid, NotFound } from "../errors";
 import { getStudy } from "../studies/study-repository";
 
 /**
@@ -23,12 +23,36 @@ export type StudyVariableValue = string | number | boolean;
 /** Longest string value: variables are settings and counters, not documents. */
 export const MAX_STRING_VARIABLE_LENGTH = 10_000;
 
-export interface StoredStudyVariable {
+/** How case-admin describes a variable in its configurator; the rules never read it. */
+export interface StudyVariableDescription {
+  label: string;
+  description: string;
+  /** How case-admin edits the value. */
+  uiType: string;
+  /** The variable's place in case-admin's list. */
+  uiPriority: number;
+  /** case-admin's per-type settings (bounds, options), kept as given. */
+  configs: Record<string, unknown> | null;
+}
+
+export interface StoredStudyVariable extends StudyVariableDescription {
   key: string;
   type: StudyVariableType;
   value: StudyVariableValue;
   valueUpdatedAt: Date;
+  createdAt: Date;
+  /** Last change of the description, apart from the value. */
+  configUpdatedAt: Date;
 }
+
+/** Bounds of a description: a label and a help text, not documents. */
+export const STUDY_VARIABLE_DESCRIPTION_LIMITS = {
+  label: 500,
+  description: 10_000,
+  uiType: 100,
+  /** Characters of the configs as JSON. */
+  configs: 20_000,
+} as const;
 
 /** An ISO 8601 date (midnight UTC) or date-time with its offset; a date-time without one would depend on the server's zone. */
 const ISO_DATE_OR_INSTANT = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/;
@@ -110,10 +134,23 @@ const columns = {
   type: studyVariables.type,
   value: studyVariables.value,
   valueUpdatedAt: studyVariables.valueUpdatedAt,
+  label: studyVariables.label,
+  description: studyVariables.description,
+  uiType: studyVariables.uiType,
+  uiPriority: studyVariables.uiPriority,
+  configs: studyVariables.configs,
+  createdAt: studyVariables.createdAt,
+  configUpdatedAt: studyVariables.configUpdatedAt,
 };
 
-const asStored = (row: { key: string; type: StudyVariableType; value: unknown; valueUpdatedAt: Date }) =>
-  ({ ...row, value: row.value as StudyVariableValue }) satisfies StoredStudyVariable;
+type VariableRow = Omit<StoredStudyVariable, "value" | "configs"> & { value: unknown; configs: unknown };
+
+const asStored = (row: VariableRow) =>
+  ({
+    ...row,
+    value: row.value as StudyVariableValue,
+    configs: (row.configs ?? null) as Record<string, unknown> | null,
+  }) satisfies StoredStudyVariable;
 
 export async function listStudyVariables(db: Executor, studyKey: string): Promise<StoredStudyVariable[]> {
   await getStudy(db, studyKey);
@@ -205,5 +242,201 @@ export async function deleteStudyVariable(db: Executor, studyKey: string, key: s
       target: key,
       details: { type: removed.type, value: removed.value },
     });
+  });
+}
+
+/** Go's strconv.ParseBool spellings. */
+const GO_BOOLEANS: Record<string, boolean> = {
+  "1": true,
+  t: true,
+  T: true,
+  TRUE: true,
+  true: true,
+  True: true,
+  "0": false,
+  f: false,
+  F: false,
+  FALSE: false,
+  false: false,
+  False: false,
+};
+
+const DECIMAL_NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+
+/** case-backend's reading of Unix time: from 10^12 on, milliseconds; below, seconds. */
+const unixSeconds = (n: number) => Math.floor(n >= 1_000_000_000_000 ? n / 1000 : n);
+
+/**
+ * The stored form of a value case-admin sends for `type`, read as case-backend reads it: int,
+ * float and boolean also as strings ("42", "0.5", "true"/"1"), a date as an RFC 3339 string (or
+ * an ISO 8601 date), Unix seconds or milliseconds, as a number or a numeric string; then checked
+ * as studyVariableValue checks it (an int a whole number, a float finite, strings bounded), so the
+ * rules read the same values whoever set them. Invalid names `field`.
+ */
+export function caseStudyVariableValue(type: StudyVariableType, value: unknown, field = "value"): StudyVariableValue {
+  if (value === null || value === undefined) throw new Invalid(`${field}: required`);
+  switch (type) {
+    case "string":
+      return studyVariableValue(type, value, field);
+    case "int":
+    case "float": {
+      const numeric = typeof value === "string" && DECIMAL_NUMBER.test(value) ? Number(value) : value;
+      return studyVariableValue(type, numeric, field);
+    }
+    case "boolean": {
+      const parsed = typeof value === "string" ? (GO_BOOLEANS[value] ?? value) : value;
+      return studyVariableValue(type, parsed, field);
+    }
+    case "date": {
+      if (typeof value === "number" && Number.isFinite(value))
+        return studyVariableValue(type, unixSeconds(value), field);
+      if (typeof value === "string" && /^[+-]?\d{1,16}$/.test(value)) {
+        return studyVariableValue(type, unixSeconds(Number(value)), field);
+      }
+      return studyVariableValue(type, value, field);
+    }
+  }
+}
+
+/** The value of a variable defined without one: its type's zero (case-backend keeps none; the rules need one). */
+const ZERO_VALUE: Record<StudyVariableType, StudyVariableValue> = {
+  string: "",
+  int: 0,
+  float: 0,
+  boolean: false,
+  date: 0,
+};
+
+/** A description as given, checked against STUDY_VARIABLE_DESCRIPTION_LIMITS; absent parts are empty. */
+function checkedDescription(given: Partial<StudyVariableDescription>, prefix: string): StudyVariableDescription {
+  const text = (name: "label" | "description" | "uiType") => {
+    const value = given[name] ?? "";
+    const max = STUDY_VARIABLE_DESCRIPTION_LIMITS[name];
+    if (value.length > max) throw new Invalid(`${prefix}.${name}: is longer than ${max} characters`);
+    return value;
+  };
+  const configs = given.configs ?? null;
+  if (configs !== null && JSON.stringify(configs).length > STUDY_VARIABLE_DESCRIPTION_LIMITS.configs) {
+    throw new Invalid(
+      `${prefix}.configs: is longer than ${STUDY_VARIABLE_DESCRIPTION_LIMITS.configs} characters as JSON`,
+    );
+  }
+  return {
+    label: text("label"),
+    description: text("description"),
+    uiType: text("uiType"),
+    uiPriority: given.uiPriority ?? 0,
+    configs,
+  };
+}
+
+export interface StudyVariableDefinition extends Partial<StudyVariableDescription> {
+  key: string;
+  type: StudyVariableType;
+  /** Read as caseStudyVariableValue reads it; absent or null: the type's zero. */
+  value?: unknown;
+}
+
+/**
+ * Defines a variable as case-admin does (its key, type, description and perhaps a value),
+ * recording `variable.define`; Conflict if the study has a variable of that key.
+ */
+export async function createStudyVariable(
+  db: Executor,
+  studyKey: string,
+  definition: StudyVariableDefinition,
+  actor: string,
+): Promise<StoredStudyVariable> {
+  const { key, type } = definition;
+  const value =
+    definition.value === undefined || definition.value === null
+      ? ZERO_VALUE[type]
+      : caseStudyVariableValue(type, definition.value, "variableDef.value");
+  const description = checkedDescription(definition, "variableDef");
+  return db.transaction(async (tx) => {
+    await getStudy(tx, studyKey);
+    const [created] = await tx
+      .insert(studyVariables)
+      .values({ studyKey, key, type, value, ...description })
+      .onConflictDoNothing()
+      .returning(columns);
+    if (!created) throw new Conflict(`study variable "${key}" already exists in study "${studyKey}"`);
+    await recordAudit(tx, {
+      studyKey,
+      actor,
+      action: "variable.define",
+      target: key,
+      details: { type, value, label: description.label },
+    });
+    return asStored(created);
+  });
+}
+
+/**
+ * Replaces a variable's description (label, description, uiType, uiPriority, configs; absent ones
+ * become empty, as case-backend sets them), recording `variable.describe`; NotFound if absent.
+ * Its key, type and value stay.
+ */
+export async function updateStudyVariableDescription(
+  db: Executor,
+  studyKey: string,
+  key: string,
+  given: Partial<StudyVariableDescription>,
+  actor: string,
+): Promise<StoredStudyVariable> {
+  const description = checkedDescription(given, "variableDef");
+  return db.transaction(async (tx) => {
+    await getStudy(tx, studyKey);
+    const [updated] = await tx
+      .update(studyVariables)
+      .set({ ...description, configUpdatedAt: new Date() })
+      .where(variableOf(studyKey, key))
+      .returning(columns);
+    if (!updated) throw new NotFound(`study variable "${key}" not found in study "${studyKey}"`);
+    await recordAudit(tx, {
+      studyKey,
+      actor,
+      action: "variable.describe",
+      target: key,
+      details: { label: description.label, uiType: description.uiType, uiPriority: description.uiPriority },
+    });
+    return asStored(updated);
+  });
+}
+
+/**
+ * Sets a variable's value as case-admin does, read as caseStudyVariableValue reads it for the
+ * variable's own type (a `type` given must be that type: the value route never changes it),
+ * recording `variable.set` with the value before; NotFound if absent.
+ */
+export async function updateStudyVariableValue(
+  db: Executor,
+  studyKey: string,
+  key: string,
+  given: { value?: unknown; type?: StudyVariableType },
+  actor: string,
+): Promise<StoredStudyVariable> {
+  return db.transaction(async (tx) => {
+    await getStudy(tx, studyKey);
+    const [existing] = await tx.select(columns).from(studyVariables).where(variableOf(studyKey, key)).for("update");
+    if (!existing) throw new NotFound(`study variable "${key}" not found in study "${studyKey}"`);
+    if (given.type !== undefined && given.type !== existing.type) {
+      throw new Invalid(`variable.type: study variable "${key}" is a ${existing.type} variable, not ${given.type}`);
+    }
+    const value = caseStudyVariableValue(existing.type, given.value, "variable.value");
+    const [updated] = await tx
+      .update(studyVariables)
+      .set({ value, valueUpdatedAt: new Date() })
+      .where(variableOf(studyKey, key))
+      .returning(columns);
+    if (!updated) throw new Error("study variable update returned nothing");
+    await recordAudit(tx, {
+      studyKey,
+      actor,
+      action: "variable.set",
+      target: key,
+      details: { type: existing.type, value, previous: { type: existing.type, value: existing.value } },
+    });
+    return asStored(updated);
   });
 }
