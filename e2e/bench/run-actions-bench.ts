@@ -259,7 +259,7 @@ async function pipeline(
     body: JSON.stringify({ rules }),
   });
   const postMs = performance.now() - started;
-  if (response.status !== 202) throw new Error(`POST answered ${response.status}: ${await response.text()}`);
+  if (response.status !== 200) throw new Error(`POST answered ${response.status}: ${await response.text()}`);
   const { task } = (await response.json()) as { task: { id: string } };
   for (;;) {
     const [row] = await db.db.select().from(tasks).where(eq(tasks.id, task.id));

@@ -35,9 +35,9 @@ describe("run-actions task routes", () => {
     await t.close();
   });
 
-  it("creates a queued task counting eligible participants and enqueues its job (202)", async () => {
+  it("creates a queued task counting eligible participants and enqueues its job (200, as case-backend)", async () => {
     const res = await postJson(t, base("study-a"), { rules }, owner.token);
-    expect(res.status).toBe(202);
+    expect(res.status).toBe(200);
     const { task } = await res.json();
     expect(task).toMatchObject({
       status: "queued",

@@ -34,10 +34,10 @@ describe("service accounts: management API with X-API-Key", () => {
     postJson(t, runActions(study), { rules, dryRun: true }, undefined, "POST", withKey(key, headers));
   const errorOf = async (res: Response) => ((await res.json()) as { error: string }).error;
 
-  it("acts as its subject: creates a run-actions task on a study it has the right for (202)", async () => {
+  it("acts as its subject: creates a run-actions task on a study it has the right for (200)", async () => {
     const svc = await serviceKey([["study-a", "run-study-action"]]);
     const res = await createTask("study-a", svc.key);
-    expect(res.status).toBe(202);
+    expect(res.status).toBe(200);
     const { task } = (await res.json()) as { task: { id: string; createdBy: string } };
     expect(task.createdBy).toBe(svc.subject);
     // the task is the subject's: the same key reads it back
@@ -49,7 +49,7 @@ describe("service accounts: management API with X-API-Key", () => {
 
   it("accepts and ignores X-Instance-ID (the reference backend sends it)", async () => {
     const svc = await serviceKey([["study-a", "run-study-action"]]);
-    expect((await createTask("study-a", svc.key, { "X-Instance-ID": "anything" })).status).toBe(202);
+    expect((await createTask("study-a", svc.key, { "X-Instance-ID": "anything" })).status).toBe(200);
   });
 
   it("403 on a study it has no right for, and 403 for a right it does not hold", async () => {
@@ -66,7 +66,7 @@ describe("service accounts: management API with X-API-Key", () => {
 
   it('401 "expired api key" once the key has expired', async () => {
     const svc = await serviceKey([["study-a", "run-study-action"]]);
-    expect((await createTask("study-a", svc.key)).status).toBe(202);
+    expect((await createTask("study-a", svc.key)).status).toBe(200);
     // as if created 91 days ago with the default lifetime of 90
     await t.database.db
       .update(apiKeys)
@@ -80,7 +80,7 @@ describe("service accounts: management API with X-API-Key", () => {
 
   it('401 "revoked api key" after revocation, at once', async () => {
     const svc = await serviceKey([["study-a", "run-study-action"]]);
-    expect((await createTask("study-a", svc.key)).status).toBe(202);
+    expect((await createTask("study-a", svc.key)).status).toBe(200);
     await revokeApiKey(t.database.db, svc.id, "test");
     const res = await createTask("study-a", svc.key);
     expect(res.status).toBe(401);
@@ -151,7 +151,7 @@ describe("service accounts: management API with X-API-Key", () => {
   it("is not ended by token:revoke of its subject (keys are revoked one by one)", async () => {
     const svc = await serviceKey([["study-a", "run-study-action"]]);
     await revokeSubjectTokens(t.database.db, svc.subject, new Date(Date.now() + 1_000));
-    expect((await createTask("study-a", svc.key)).status).toBe(202);
+    expect((await createTask("study-a", svc.key)).status).toBe(200);
   });
 });
 
@@ -171,7 +171,7 @@ describe("service key expiry by the app's clock", () => {
     const create = () =>
       postJson(t, runActions("study-a"), { rules, dryRun: true }, undefined, "POST", { "X-API-Key": key });
     t.setNow(Date.now() + 89 * DAY_MS);
-    expect((await create()).status).toBe(202);
+    expect((await create()).status).toBe(200);
     t.setNow(Date.now() + 91 * DAY_MS);
     const res = await create();
     expect(res.status).toBe(401);

@@ -96,7 +96,7 @@ export async function runDemoStory(options: DemoStoryOptions): Promise<void> {
       rules: demoBulkRules,
     },
   );
-  check(created.status === 202, "run-actions", created.json);
+  check(created.status === 200, "run-actions", created.json);
   const taskId = created.json.task?.id ?? "";
   const taskPath = `/v1/studies/${study}/run-actions/participants/task/${taskId}`;
   const stream = await call("GET", `${taskPath}/events`, researcher);

@@ -28,3 +28,7 @@ export function taskKindOf(kind: string): TaskKindDefinition {
   if (!definition) throw new Error(`no task kind "${kind}"`);
   return definition;
 }
+
+// The one-participant rule runs (run-actions on one participant, previous responses) share the
+// bulk path's event and persist steps; exported with the task kinds.
+export * from "./participant-rule-run";

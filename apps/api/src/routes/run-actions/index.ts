@@ -8,6 +8,7 @@ import { registerCreateTask } from "./create-task";
 import { registerGetTask } from "./get-task";
 import { registerGetTaskResult } from "./get-task-result";
 import { registerListTasks } from "./list-tasks";
+import { registerRunOnParticipant } from "./run-on-participant";
 import { registerTaskEvents } from "./task-events";
 import { registerValidateRules } from "./validate-rules";
 
@@ -22,5 +23,7 @@ export function createRunActionsRouter(deps: AppDeps) {
   registerGetTaskResult(router, deps);
   registerCancelTask(router, deps);
   registerTaskEvents(router, deps);
+  // after the fixed paths below /participants/ (tasks, task/{id}…), which are GETs or deeper anyway
+  registerRunOnParticipant(router, deps);
   return router;
 }

@@ -1,0 +1,229 @@
+import { and, eq } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { auditLog, reports, ruleFailures, tasks } from "@studyflow/db";
+import {
+  call,
+  exp,
+  insertParticipant,
+  managementToken,
+  onEvent,
+  readParticipant,
+  researcher,
+  setupStudy,
+  str,
+} from "../fixtures";
+import { createTestApp, type TestApp } from "../test-app";
+import { caseAdminCall, replayCaseAdminCall } from "./replay";
+
+const setFlag = (key: string, value: string) => call("UPDATE_FLAG", str(key), str(value));
+const customRules = [onEvent("CUSTOM", setFlag("seen", "yes"))];
+/** Fails at run time for a participant without a numeric "score" flag. */
+const failingRule = call(
+  "UPDATE_FLAG",
+  str("parsed"),
+  exp(call("parseValueAsNum", exp(call("getParticipantFlagValue", str("score"))))),
+);
+
+describe("case-admin run actions (replayed as case-admin sends them)", () => {
+  let t: TestApp;
+  let admin: string;
+  let runner: { subject: string; token: string };
+  let editor: { subject: string; token: string };
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    await setupStudy(t, { key: "flu" });
+    admin = await managementToken(t, "root", true);
+    runner = await researcher(t, "flu", "run-study-action");
+    editor = await researcher(t, "flu", "edit-participant-data");
+    for (const [participantId, studyStatus] of [
+      ["p1", "active"],
+      ["p2", "active"],
+      ["tmp", "temporary"],
+      ["gone", "accountDeleted"],
+    ] as const) {
+      await insertParticipant(t.database.db, { studyKey: "flu", participantId, studyStatus });
+    }
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  const audits = (action: string) => t.database.db.select().from(auditLog).where(eq(auditLog.action, action));
+
+  describe("runStudyActionForAllParticipants: POST …/run-actions/participants", () => {
+    const all = caseAdminCall("runStudyActionForAllParticipants");
+
+    it("200 {task} for a text/plain body; case-admin reads task.id", async () => {
+      const answer = await replayCaseAdminCall(t, all, {
+        params: { studyKey: "flu" },
+        body: { rules: customRules },
+        token: runner.token,
+      });
+      expect(answer.status).toBe(200);
+      expect(answer.failed).toBe(false);
+      expect(answer.body.task).toMatchObject({ status: "queued", createdBy: runner.subject, targetCount: 2 });
+      const job = await t.deps.runActionsQueue.getJob(answer.body.task.id as string);
+      expect(job?.data).toEqual({ kind: "task", taskId: answer.body.task.id });
+    });
+
+    it("the slashed path and case-insensitive keys work too; dryRun is still taken", async () => {
+      const res = await t.app.request("/v1/studies/flu/run-actions/participants/", {
+        method: "POST",
+        headers: { "content-type": "text/plain", Authorization: `Bearer ${runner.token}` },
+        body: JSON.stringify({ Rules: customRules, DRYRUN: true }),
+      });
+      expect(res.status).toBe(200);
+      const { task } = await res.json();
+      const [row] = await t.database.db.select().from(tasks).where(eq(tasks.id, task.id));
+      expect(row?.input).toEqual({ rules: customRules, dryRun: true });
+    });
+
+    it("400 naming the field, 401, 403 and 404, creating no task", async () => {
+      const before = (await t.database.db.select().from(tasks)).length;
+      const params = { studyKey: "flu" };
+      const empty = await replayCaseAdminCall(t, all, { params, rawBody: "", token: runner.token });
+      expect(empty.status).toBe(400);
+      expect(empty.body.error).toMatch(/body/);
+      const notRules = await replayCaseAdminCall(t, all, { params, body: { rules: "x" }, token: runner.token });
+      expect(notRules.status).toBe(400);
+      expect(notRules.body.error).toMatch(/rules/);
+      const unknown = await replayCaseAdminCall(t, all, {
+        params,
+        body: { rules: [{ name: "NO_SUCH_ACTION", data: [] }] },
+        token: runner.token,
+      });
+      expect(unknown.status).toBe(400);
+      expect(unknown.body.error).toMatch(/rules\[0\]/);
+      expect((await replayCaseAdminCall(t, all, { params, body: { rules: customRules } })).status).toBe(401);
+      const denied = await replayCaseAdminCall(t, all, { params, body: { rules: customRules }, token: editor.token });
+      expect(denied.status).toBe(403);
+      expect(denied.failed).toBe(true);
+      const missing = await replayCaseAdminCall(t, all, {
+        params: { studyKey: "nope" },
+        body: { rules: customRules },
+        token: admin,
+      });
+      expect(missing.status).toBe(404);
+      expect((await t.database.db.select().from(tasks)).length).toBe(before);
+    });
+  });
+
+  describe("runStudyActionForParticipant: POST …/run-actions/participants/{participantID}", () => {
+    const one = caseAdminCall("runStudyActionForParticipant");
+
+    it("runs at once on the participant: 200 {participantCount, duration, ruleResults}, state saved, audited", async () => {
+      const answer = await replayCaseAdminCall(t, one, {
+        params: { studyKey: "flu", participantID: "p1" },
+        body: { rules: [...customRules, setFlag("second", "x"), onEvent("TIMER", setFlag("never", "x"))] },
+        token: runner.token,
+      });
+      expect(answer.status).toBe(200);
+      expect(answer.failed).toBe(false);
+      expect(answer.body).toEqual({ participantCount: 1, duration: 0, ruleResults: [1, 1, 0] });
+      const p1 = await readParticipant(t.database.db, "flu", "p1");
+      expect(p1?.flags).toEqual({ seen: "yes", second: "x" });
+      expect((await readParticipant(t.database.db, "flu", "p2"))?.flags).toEqual({});
+      const [entry] = (await audits("run-actions.participant")).filter((row) => row.target === "p1");
+      expect(entry).toMatchObject({ studyKey: "flu", actor: runner.subject });
+    });
+
+    it("any status (temporary, deleted accounts too); an unknown participant counts 0 and writes no state", async () => {
+      for (const participantID of ["tmp", "gone"]) {
+        const answer = await replayCaseAdminCall(t, one, {
+          params: { studyKey: "flu", participantID },
+          body: { rules: customRules },
+          token: runner.token,
+        });
+        expect(answer.body).toEqual({ participantCount: 1, duration: 0, ruleResults: [1] });
+        expect((await readParticipant(t.database.db, "flu", participantID))?.flags).toEqual({ seen: "yes" });
+      }
+      const none = await replayCaseAdminCall(t, one, {
+        params: { studyKey: "flu", participantID: "nobody" },
+        body: { rules: customRules },
+        token: runner.token,
+      });
+      expect(none.status).toBe(200);
+      expect(none.body).toEqual({ participantCount: 0, duration: 0, ruleResults: [0] });
+      expect(await readParticipant(t.database.db, "flu", "nobody")).toBeUndefined();
+    });
+
+    it("a rule that changes nothing reports 0 and leaves the row's version alone", async () => {
+      const before = await readParticipant(t.database.db, "flu", "p1");
+      const answer = await replayCaseAdminCall(t, one, {
+        params: { studyKey: "flu", participantID: "p1" },
+        body: { rules: customRules },
+        token: runner.token,
+      });
+      expect(answer.body.ruleResults).toEqual([0]);
+      expect((await readParticipant(t.database.db, "flu", "p1"))?.version).toBe(before?.version);
+    });
+
+    it("reports the rules write are stored with the CUSTOM event", async () => {
+      const answer = await replayCaseAdminCall(t, one, {
+        params: { studyKey: "flu", participantID: "p2" },
+        body: { rules: [call("INIT_REPORT", str("manual-check"))] },
+        token: runner.token,
+      });
+      expect(answer.status).toBe(200);
+      const stored = await t.database.db
+        .select()
+        .from(reports)
+        .where(and(eq(reports.studyKey, "flu"), eq(reports.participantId, "p2")));
+      expect(stored.map((row) => [row.key, row.eventType])).toEqual([["manual-check", "CUSTOM"]]);
+    });
+
+    it("a rule failing at run time: 422, the participant unchanged, the failure recorded", async () => {
+      const before = await readParticipant(t.database.db, "flu", "p2");
+      const answer = await replayCaseAdminCall(t, one, {
+        params: { studyKey: "flu", participantID: "p2" },
+        body: { rules: [setFlag("first", "x"), failingRule] },
+        token: runner.token,
+      });
+      expect(answer.status).toBe(422);
+      expect(answer.failed).toBe(true);
+      expect(answer.body.error).toMatch(/rule 1/);
+      expect(await readParticipant(t.database.db, "flu", "p2")).toEqual(before);
+      const failures = await t.database.db
+        .select()
+        .from(ruleFailures)
+        .where(and(eq(ruleFailures.studyKey, "flu"), eq(ruleFailures.participantId, "p2")));
+      expect(failures.map((row) => [row.eventType, row.ruleIndex])).toEqual([["CUSTOM", 1]]);
+    });
+
+    it("400 naming the field, 401, 403 and 404, writing nothing", async () => {
+      const params = { studyKey: "flu", participantID: "p2" };
+      const before = await readParticipant(t.database.db, "flu", "p2");
+      const auditCount = (await audits("run-actions.participant")).length;
+      const empty = await replayCaseAdminCall(t, one, { params, rawBody: "", token: runner.token });
+      expect(empty.status).toBe(400);
+      expect(empty.body.error).toMatch(/body/);
+      const noRules = await replayCaseAdminCall(t, one, { params, body: { rule: [] }, token: runner.token });
+      expect(noRules.status).toBe(400);
+      expect(noRules.body.error).toMatch(/rules/);
+      const badRule = await replayCaseAdminCall(t, one, {
+        params,
+        body: { rules: [{ name: "IFTHEN", data: [{ dtype: "exp", exp: { name: "nope", data: [] } }] }] },
+        token: runner.token,
+      });
+      expect(badRule.status).toBe(400);
+      expect(badRule.body.error).toMatch(/rules\[0\]\.data\[0\]\.exp\.name/);
+      expect((await replayCaseAdminCall(t, one, { params, body: { rules: customRules } })).status).toBe(401);
+      const denied = await replayCaseAdminCall(t, one, { params, body: { rules: customRules }, token: editor.token });
+      expect(denied.status).toBe(403);
+      await setupStudy(t, { key: "other" });
+      const other = await researcher(t, "other", "run-study-action");
+      expect(
+        (await replayCaseAdminCall(t, one, { params, body: { rules: customRules }, token: other.token })).status,
+      ).toBe(403);
+      const missing = await replayCaseAdminCall(t, one, {
+        params: { studyKey: "nope", participantID: "p2" },
+        body: { rules: customRules },
+        token: admin,
+      });
+      expect(missing.status).toBe(404);
+      expect(await readParticipant(t.database.db, "flu", "p2")).toEqual(before);
+      expect((await audits("run-actions.participant")).length).toBe(auditCount);
+    });
+  });
+});
