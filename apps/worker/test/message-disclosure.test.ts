@@ -1,10 +1,8 @@
 // A message shows the participant's data only as far as its study's template names it: without a
 // template nothing is sent (SEND_MESSAGE_NOW fails as a rule, a due message fails in the outbox),
 // and a researcher notification carries only what its rule put in it. End to end, over SMTP.
-import type { AddressInfo } from "node:net";
 import { and, eq } from "drizzle-orm";
 import { pino } from "pino";
-import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from "smtp-server";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { outgoingMessages, participants, ruleFailures, surveyResponses } from "@studyflow/db";
 import {
@@ -36,8 +34,7 @@ import {
   type TestDatabase,
 } from "@studyflow/testkit";
 import { runOutboxOnce } from "../src/outbox/outbox-delivery";
-import { createSmtpMailer } from "../src/outbox/smtp-mailer";
-import { parseMail, type ReceivedMail } from "./mail-parsing";
+import { smtpCapturePerTest, type CapturedMail } from "./smtp-capture";
 import { createWorkerHarness, onCustom, readResult, type WorkerHarness } from "./worker-harness";
 
 const silent = pino({ level: "silent" });
@@ -52,57 +49,8 @@ const DIAGNOSIS = "erythema-5521";
 const LAB_CODE = "LAB-7731-QX";
 const NEVER_SHOWN = [DIAGNOSIS, LAB_CODE, "diagnosis", "labId", "linkingCodes", "flags."];
 
-// ---------------------------------------------------------------------------------------------
-// A real SMTP server that keeps every message whole (raw) and as read (decoded).
-
-interface Captured extends ReceivedMail {
-  raw: string;
-}
-
-async function startSmtpCapture() {
-  const received: Captured[] = [];
-  let connections = 0;
-  const server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ["STARTTLS"],
-    logger: false,
-    disableReverseLookup: true,
-    closeTimeout: 1_000,
-    onConnect: (_session, callback) => {
-      connections += 1;
-      callback();
-    },
-    onData: (stream: SMTPServerDataStream, session: SMTPServerSession, callback) => {
-      const chunks: Buffer[] = [];
-      stream.on("data", (chunk: Buffer) => chunks.push(chunk));
-      stream.on("end", () => {
-        const raw = Buffer.concat(chunks).toString("utf8");
-        received.push({
-          ...parseMail(
-            raw,
-            session.envelope.rcptTo.map((rcpt) => rcpt.address),
-          ),
-          raw,
-        });
-        callback();
-      });
-    },
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.server.address() as AddressInfo;
-  return {
-    received,
-    connections: () => connections,
-    mailer: createSmtpMailer({ smtpUrl: `smtp://127.0.0.1:${port}`, from: "studyflow <no-reply@studyflow.test>" }),
-    mailsTo: (address: string) => received.filter((mail) => mail.envelopeTo.includes(address)),
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
-
 /** Everything a recipient could read: subject, both bodies, the raw message (headers included). */
-const everything = (mail: Captured) => `${mail.subject}\n${mail.text}\n${mail.html}\n${mail.raw}`;
-
-// ---------------------------------------------------------------------------------------------
+const everything = (mail: CapturedMail) => `${mail.subject}\n${mail.text}\n${mail.html}\n${mail.raw}`;
 
 const onSurvey = (key: string, ...actions: Expression[]) =>
   onEvent("SUBMIT", call("IFTHEN", exp(call("checkSurveyResponseKey", str(key))), ...actions.map(exp)));
@@ -132,7 +80,7 @@ const RULES = [
 
 describe("participant messages disclose only what their study's template names", () => {
   let database: TestDatabase;
-  let smtp: Awaited<ReturnType<typeof startSmtpCapture>>;
+  const smtp = smtpCapturePerTest();
   let secret: string;
   let strictSecret: string;
 
@@ -161,12 +109,6 @@ describe("participant messages disclose only what their study's template names",
     }
     await addSubscription(database.db, "lyme", { messageType: "tick-bite", email: "researcher@example.org" }, "test");
   });
-  beforeEach(async () => {
-    smtp = await startSmtpCapture();
-  });
-  afterEach(async () => {
-    await smtp.close();
-  });
   afterAll(async () => {
     await database.drop();
   });
@@ -174,7 +116,7 @@ describe("participant messages disclose only what their study's template names",
   const round = (nowMs: number) =>
     runOutboxOnce({
       db: database.db,
-      mailer: smtp.mailer,
+      mailer: smtp().mailer,
       logger: silent,
       clock: () => nowMs,
       batchSize: 50,
@@ -226,7 +168,7 @@ describe("participant messages disclose only what their study's template names",
     expect(queued?.payload).toMatchObject({ "flags.diagnosis": DIAGNOSIS, "linkingCodes.labId": LAB_CODE });
 
     expect(await round(T0 + 1_000)).toMatchObject({ sent: 1, failed: 0 });
-    const [mail] = smtp.mailsTo(anna.email);
+    const [mail] = smtp().mailsTo(anna.email);
     expect(mail?.subject).toBe("Welcome to Lyme watch");
     expect(mail?.text.replace(/\r\n/g, "\n")).toBe(`Your intake: ${INTAKE}.\nThank you.\n`);
     expect(mail?.html.replace(/\r\n/g, "\n")).toContain(`<p>Your intake: ${INTAKE}.<br>\nThank you.</p>`);
@@ -285,8 +227,8 @@ describe("participant messages disclose only what their study's template names",
     // and nothing is sent, now or later
     expect(await round(T0 + 1_000)).toMatchObject({ claimed: 0, sent: 0 });
     expect(await round(T0 + 3_600_000)).toMatchObject({ claimed: 0, sent: 0 });
-    expect(smtp.connections()).toBe(0);
-    expect(smtp.mailsTo(bert.email)).toEqual([]);
+    expect(smtp().connections()).toBe(0);
+    expect(smtp().mailsTo(bert.email)).toEqual([]);
   });
 
   it("a strict study rejects such an event whole: nothing stored, nothing sent, the failure recorded", async () => {
@@ -313,7 +255,7 @@ describe("participant messages disclose only what their study's template names",
       }),
     ]);
     expect(await round(T0 + 1_000)).toMatchObject({ claimed: 0 });
-    expect(smtp.connections()).toBe(0);
+    expect(smtp().connections()).toBe(0);
   });
 
   it("a template deleted after the message was queued: the outbox fails it with the reason, nothing reaches SMTP", async () => {
@@ -329,7 +271,7 @@ describe("participant messages disclose only what their study's template names",
       attempts: 1,
       lastError: noTemplateError("lyme", "vanishing"),
     });
-    expect(smtp.connections()).toBe(0);
+    expect(smtp().connections()).toBe(0);
   });
 
   it("ADD_MESSAGE: when due, the templated one shows only what it names; the one without a template fails in the outbox and sends nothing", async () => {
@@ -346,7 +288,7 @@ describe("participant messages disclose only what their study's template names",
       sent: 1,
       failed: 0,
     });
-    const mails = smtp.mailsTo(emil.email);
+    const mails = smtp().mailsTo(emil.email);
     expect(mails.map((mail) => mail.subject)).toEqual(["Lyme watch: reminder"]);
     // a named value the participant does not have renders empty; nothing else takes its place
     expect(mails[0]!.text.replace(/\r\n/g, "\n")).toBe(`Intake ${INTAKE}; code .\n`);
@@ -360,7 +302,7 @@ describe("participant messages disclose only what their study's template names",
     expect(after.linkingCodes).toEqual({ labId: LAB_CODE });
 
     expect(await round(AFTER_DUE + 60_000)).toMatchObject({ claimed: 0, participantMessages: 0 });
-    expect(smtp.mailsTo(emil.email)).toHaveLength(1);
+    expect(smtp().mailsTo(emil.email)).toHaveLength(1);
   });
 
   it("a researcher notification carries what its rule put in it, the study and the type; no flag or linking code", async () => {
@@ -368,7 +310,7 @@ describe("participant messages disclose only what their study's template names",
     await submit(fina.participantId, "tick");
     expect(await round(T0 + 1_000)).toMatchObject({ notifications: 1, sent: 1 });
 
-    const [mail] = smtp.mailsTo("researcher@example.org");
+    const [mail] = smtp().mailsTo("researcher@example.org");
     expect(mail?.subject).toBe("studyflow: tick-bite (study lyme)");
     const text = mail!.text.replace(/\r\n/g, "\n");
     expect(text).toContain('A rule of study "lyme" sent a researcher notification of type "tick-bite".');
@@ -376,7 +318,7 @@ describe("participant messages disclose only what their study's template names",
     expect(text).toContain("bodyPart: left-arm-2231\nsize: 3 cm");
     for (const secretValue of [INTAKE, ...NEVER_SHOWN]) expect(everything(mail!)).not.toContain(secretValue);
     // nobody else hears of it, the participant least of all
-    expect(smtp.received).toHaveLength(1);
+    expect(smtp().received).toHaveLength(1);
   });
 });
 

@@ -1,7 +1,5 @@
-import type { AddressInfo } from "node:net";
 import { eq } from "drizzle-orm";
 import { pino } from "pino";
-import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from "smtp-server";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { confidentialIdMap, createDb, outgoingMessages, profiles, users, type DbHandle } from "@studyflow/db";
 import {
@@ -19,79 +17,18 @@ import {
 import { createTestDatabase, type TestDatabase } from "@studyflow/testkit";
 import { createOutboxProcessor, runOutboxOnce, type OutboxDeps } from "../src/outbox/outbox-delivery";
 import { createSmtpMailer, type Mailer } from "../src/outbox/smtp-mailer";
+import {
+  MAIL_FROM,
+  closedSmtpUrl,
+  smtpError,
+  startSmtpCapture,
+  type SmtpCapture,
+  type SmtpCaptureOptions,
+} from "./smtp-capture";
 import { createWorkerHarness, type WorkerHarness } from "./worker-harness";
-import { parseMail, type ReceivedMail } from "./mail-parsing";
 
 const silent = pino({ level: "silent" });
-const FROM = "studyflow <no-reply@studyflow.test>";
 const T0 = Date.UTC(2030, 0, 1, 12, 0, 0);
-
-// ---------------------------------------------------------------------------------------------
-// A real SMTP server on a free port that keeps what it receives, and a small MIME reader for it
-// (just enough for nodemailer's output: headers, multipart/alternative, quoted-printable, base64).
-
-type RcptHook = (address: string, attempt: number) => Error | undefined;
-type DataHook = (attempt: number) => Error | "hang" | undefined | Promise<Error | "hang" | undefined>;
-
-interface SmtpCapture {
-  url: string;
-  received: ReceivedMail[];
-  /** Connections the server saw, to prove that nothing was attempted. */
-  connections: () => number;
-  close: () => Promise<void>;
-}
-
-function smtpError(responseCode: number, message: string): Error {
-  return Object.assign(new Error(message), { responseCode });
-}
-
-async function startSmtpCapture(
-  hooks: { onRcpt?: RcptHook; onData?: DataHook; port?: number } = {},
-): Promise<SmtpCapture> {
-  const received: ReceivedMail[] = [];
-  let connections = 0;
-  let rcptAttempts = 0;
-  let dataAttempts = 0;
-  const server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ["STARTTLS"],
-    logger: false,
-    disableReverseLookup: true,
-    closeTimeout: 1_000,
-    onConnect: (_session, callback) => {
-      connections += 1;
-      callback();
-    },
-    onRcptTo: (address, _session, callback) => {
-      rcptAttempts += 1;
-      callback(hooks.onRcpt?.(address.address, rcptAttempts) ?? null);
-    },
-    onData: (stream: SMTPServerDataStream, session: SMTPServerSession, callback) => {
-      const chunks: Buffer[] = [];
-      stream.on("data", (chunk: Buffer) => chunks.push(chunk));
-      stream.on("end", () => {
-        dataAttempts += 1;
-        void Promise.resolve(hooks.onData?.(dataAttempts)).then((verdict) => {
-          if (verdict === "hang") return;
-          if (verdict) return callback(verdict);
-          const envelopeTo = session.envelope.rcptTo.map((rcpt) => rcpt.address);
-          received.push(parseMail(Buffer.concat(chunks).toString("utf8"), envelopeTo));
-          callback();
-        });
-      });
-    },
-  });
-  await new Promise<void>((resolve) => server.listen(hooks.port ?? 0, "127.0.0.1", resolve));
-  const { port } = server.server.address() as AddressInfo;
-  return {
-    url: `smtp://127.0.0.1:${port}`,
-    received,
-    connections: () => connections,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
-
-// ---------------------------------------------------------------------------------------------
 
 describe("outbox delivery over SMTP", () => {
   let database: TestDatabase;
@@ -120,9 +57,9 @@ describe("outbox delivery over SMTP", () => {
     return { db: database.db, mailer, logger: silent, clock: () => now, ...overrides };
   }
 
-  async function capture(hooks?: Parameters<typeof startSmtpCapture>[0]) {
-    smtp = await startSmtpCapture(hooks);
-    return { smtp, mailer: createSmtpMailer({ smtpUrl: smtp.url, from: FROM }) };
+  async function capture(options?: SmtpCaptureOptions) {
+    smtp = await startSmtpCapture(options);
+    return { smtp, mailer: smtp.mailer };
   }
 
   async function queue(values: Partial<typeof outgoingMessages.$inferInsert> = {}) {
@@ -144,6 +81,14 @@ describe("outbox delivery over SMTP", () => {
       .values({ email, passwordHash: "unused", preferredLanguage })
       .returning();
     return row!;
+  }
+
+  /** A weekly-reminder of `studyKey` queued for the participant "conf-1", an account's main profile. */
+  async function queueStudyMessage(studyKey: string, email: string, payload: Record<string, string>) {
+    const account = await user(email);
+    const [profile] = await database.db.insert(profiles).values({ userId: account.id, mainProfile: true }).returning();
+    await database.db.insert(confidentialIdMap).values({ studyKey, confidentialId: "conf-1", profileId: profile!.id });
+    return queue({ template: "weekly-reminder", studyKey, confidentialId: "conf-1", payload });
   }
 
   it("delivers a password reset with its link to the account's address, and records it as sent", async () => {
@@ -275,16 +220,9 @@ describe("outbox delivery over SMTP", () => {
       },
       "test",
     );
-    const account = await user("participant@example.org");
-    const [profile] = await database.db.insert(profiles).values({ userId: account.id, mainProfile: true }).returning();
-    await database.db
-      .insert(confidentialIdMap)
-      .values({ studyKey: "sleep-study", confidentialId: "conf-1", profileId: profile!.id });
-    const row = await queue({
-      template: "weekly-reminder",
-      studyKey: "sleep-study",
-      confidentialId: "conf-1",
-      payload: { "flags.note": "<b>bring your diary</b> & a pen", "flags.other": "not-named-0815" },
+    const row = await queueStudyMessage("sleep-study", "participant@example.org", {
+      "flags.note": "<b>bring your diary</b> & a pen",
+      "flags.other": "not-named-0815",
     });
 
     await runOutboxOnce(deps(mailer));
@@ -302,17 +240,7 @@ describe("outbox delivery over SMTP", () => {
   it("fails a study message whose study has no template for its type at once, without any SMTP traffic", async () => {
     const { smtp, mailer } = await capture();
     await createStudy(database.db, { key: "no-templates" });
-    const account = await user("no-template@example.org");
-    const [profile] = await database.db.insert(profiles).values({ userId: account.id, mainProfile: true }).returning();
-    await database.db
-      .insert(confidentialIdMap)
-      .values({ studyKey: "no-templates", confidentialId: "conf-1", profileId: profile!.id });
-    const row = await queue({
-      template: "weekly-reminder",
-      studyKey: "no-templates",
-      confidentialId: "conf-1",
-      payload: { "flags.note": "x" },
-    });
+    const row = await queueStudyMessage("no-templates", "no-template@example.org", { "flags.note": "x" });
 
     expect(await runOutboxOnce(deps(mailer))).toMatchObject({ claimed: 1, failed: 1, sent: 0 });
     expect(await message(row.id)).toMatchObject({
@@ -332,7 +260,7 @@ describe("outbox delivery over SMTP", () => {
     const claimedBy = [0, 0];
     const rounds: number[] = [];
     const drain = async (index: number) => {
-      const mailer = createSmtpMailer({ smtpUrl: smtp.url, from: FROM });
+      const mailer = createSmtpMailer({ smtpUrl: smtp.url, from: MAIL_FROM });
       for (;;) {
         const round = await runOutboxOnce(deps(mailer, { db: pools[index]!.db, batchSize: 4 }));
         rounds.push(round.claimed);
@@ -381,7 +309,7 @@ describe("outbox delivery over SMTP", () => {
 
   it("does not retry a message whose server went silent after taking all of it", async () => {
     smtp = await startSmtpCapture({ onData: () => "hang" });
-    const mailer = createSmtpMailer({ smtpUrl: smtp.url, from: FROM, timeoutMs: 300 });
+    const mailer = createSmtpMailer({ smtpUrl: smtp.url, from: MAIL_FROM, timeoutMs: 300 });
     const row = await queue({ toAddress: "silent@example.org" });
 
     expect(await runOutboxOnce(deps(mailer))).toMatchObject({ claimed: 1, failed: 1 });
@@ -392,12 +320,10 @@ describe("outbox delivery over SMTP", () => {
   });
 
   it("retries a message whose server could not be reached", async () => {
-    const unreachable = await startSmtpCapture();
-    const url = unreachable.url;
-    await unreachable.close();
+    const url = await closedSmtpUrl();
     const row = await queue({ toAddress: "later@example.org" });
 
-    const round = await runOutboxOnce(deps(createSmtpMailer({ smtpUrl: url, from: FROM })));
+    const round = await runOutboxOnce(deps(createSmtpMailer({ smtpUrl: url, from: MAIL_FROM })));
 
     expect(round).toMatchObject({ claimed: 1, retrying: 1 });
     expect(await message(row.id)).toMatchObject({ status: "pending", attempts: 1 });
@@ -405,10 +331,8 @@ describe("outbox delivery over SMTP", () => {
   });
 
   it("loses nothing while the SMTP server refuses connections: each message is retried, then sent once", async () => {
-    const gone = await startSmtpCapture();
-    const url = gone.url;
-    await gone.close();
-    const mailer = createSmtpMailer({ smtpUrl: url, from: FROM });
+    const url = await closedSmtpUrl();
+    const mailer = createSmtpMailer({ smtpUrl: url, from: MAIL_FROM });
     const rows = await Promise.all(
       Array.from({ length: 6 }, (_, i) => queue({ toAddress: `queued-${i}@example.org` })),
     );
@@ -505,7 +429,7 @@ describe("worker runtime with e-mail delivery", () => {
   });
 
   it("delivers on the cluster's outbox schedule when SMTP is configured and stops on close", async () => {
-    const runtime = harness.start({ mail: { smtpUrl: smtp.url, from: FROM, pollIntervalMs: 50 } });
+    const runtime = harness.start({ mail: { smtpUrl: smtp.url, from: MAIL_FROM, pollIntervalMs: 50 } });
     const [row] = await harness.database.db
       .insert(outgoingMessages)
       .values({ template: "password-changed", toAddress: "changed@example.org", language: "de" })

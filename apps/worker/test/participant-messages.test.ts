@@ -1,7 +1,5 @@
-import type { AddressInfo } from "node:net";
 import { and, asc, eq } from "drizzle-orm";
 import { pino } from "pino";
-import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from "smtp-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   createDb,
@@ -34,66 +32,16 @@ import {
   type TestDatabase,
 } from "@studyflow/testkit";
 import { runOutboxOnce, type OutboxDeps } from "../src/outbox/outbox-delivery";
-import { createSmtpMailer } from "../src/outbox/smtp-mailer";
-import { parseMail } from "./mail-parsing";
+import { startSmtpCapture, type SmtpCapture } from "./smtp-capture";
 
 const silent = pino({ level: "silent" });
-const FROM = "studyflow <no-reply@studyflow.test>";
 const T0 = Date.UTC(2031, 2, 2, 8, 0, 0);
 /** The weekly reminder every participant gets on entering is due an hour later. */
 const DUE = T0 / 1000 + 3_600;
 const AFTER_DUE = (DUE + 60) * 1000;
 /** The study-end message is due in a month: never in these tests. */
 const LATER = T0 / 1000 + 30 * 86_400;
-
-// ---------------------------------------------------------------------------------------------
-// A real SMTP server that keeps what it receives, and just enough of a MIME reader for
-// nodemailer's output (as in outbox.test.ts): headers, multipart/alternative, quoted-printable.
-
-interface ReceivedMail {
-  to: string;
-  subject: string;
-  text: string;
-  html: string;
-}
-
-/** A received mail as these tests read it: one recipient, LF line ends (SMTP carries CRLF). */
-function readMail(raw: string, to: string): ReceivedMail {
-  const mail = parseMail(raw, [to]);
-  const lf = (text: string) => text.replace(/\r\n/g, "\n");
-  return { to, subject: mail.subject, text: lf(mail.text), html: lf(mail.html) };
-}
-
-async function startSmtpCapture() {
-  const received: ReceivedMail[] = [];
-  const server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ["STARTTLS"],
-    logger: false,
-    disableReverseLookup: true,
-    closeTimeout: 1_000,
-    onData: (stream: SMTPServerDataStream, session: SMTPServerSession, callback) => {
-      const chunks: Buffer[] = [];
-      stream.on("data", (chunk: Buffer) => chunks.push(chunk));
-      stream.on("end", () => {
-        for (const rcpt of session.envelope.rcptTo) {
-          received.push(readMail(Buffer.concat(chunks).toString("utf8"), rcpt.address));
-        }
-        callback();
-      });
-    },
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.server.address() as AddressInfo;
-  return {
-    url: `smtp://127.0.0.1:${port}`,
-    received,
-    mailsTo: (address: string) => received.filter((mail) => mail.to === address),
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
-
-// ---------------------------------------------------------------------------------------------
+const lf = (text: string) => text.replace(/\r\n/g, "\n");
 
 const onSurvey = (key: string, ...actions: Expression[]) =>
   onEvent("SUBMIT", call("IFTHEN", exp(call("checkSurveyResponseKey", str(key))), ...actions.map(exp)));
@@ -114,7 +62,7 @@ const RULES = [
 
 describe("scheduled participant messages: due → template → outbox → SMTP", () => {
   let database: TestDatabase;
-  let smtp: Awaited<ReturnType<typeof startSmtpCapture>>;
+  let smtp: SmtpCapture;
   let secret: string;
   const pools: DbHandle[] = [];
 
@@ -152,17 +100,20 @@ describe("scheduled participant messages: due → template → outbox → SMTP",
     await database.drop();
   });
 
-  const mailer = () => createSmtpMailer({ smtpUrl: smtp.url, from: FROM });
   const round = (nowMs: number, overrides: Partial<OutboxDeps> = {}) =>
     runOutboxOnce({
       db: database.db,
-      mailer: mailer(),
+      mailer: smtp.mailer,
       logger: silent,
       clock: () => nowMs,
       batchSize: 50,
       participantMessagesPerRound: 50,
       ...overrides,
     });
+
+  /** The mails `address` received, with LF line ends (SMTP carries CRLF). */
+  const mailsTo = (address: string) =>
+    smtp.mailsTo(address).map((mail) => ({ ...mail, text: lf(mail.text), html: lf(mail.html) }));
 
   /** A participant with an account in `language`, entered at T0: weekly reminder and study end scheduled. */
   async function participant(name: string, language = "en", ctx: DomainContext = { clock: () => T0 }) {
@@ -212,7 +163,7 @@ describe("scheduled participant messages: due → template → outbox → SMTP",
     const due = await round(AFTER_DUE);
     expect(due).toMatchObject({ participantMessages: 3, participantMessagesWithoutTemplate: 0, sent: 3, failed: 0 });
 
-    const [toAnna] = smtp.mailsTo(anna.email);
+    const [toAnna] = mailsTo(anna.email);
     expect(toAnna?.subject).toBe("Sleep study: your weekly survey");
     expect(toAnna?.text).toBe("Hello,\n\ngroup A&B <3: this week's survey is open.\nSee you, Sleep study\n");
     expect(toAnna?.html).toContain('<html lang="en">');
@@ -220,11 +171,11 @@ describe("scheduled participant messages: due → template → outbox → SMTP",
       "<p>group A&amp;B &lt;3: this week&#39;s survey is open.<br>\nSee you, Sleep study</p>",
     );
     // de-CH reads the German template, and the study's German name
-    const [toBernd] = smtp.mailsTo(bernd.email);
+    const [toBernd] = mailsTo(bernd.email);
     expect(toBernd?.subject).toBe("Schlafstudie: Ihre Wochenumfrage");
     expect(toBernd?.text).toContain("Gruppe A&B: die Umfrage dieser Woche ist offen.\nGrüße, Schlafstudie");
     // no French template: English
-    expect(smtp.mailsTo(chloe.email).map((mail) => mail.subject)).toEqual(["Sleep study: your weekly survey"]);
+    expect(mailsTo(chloe.email).map((mail) => mail.subject)).toEqual(["Sleep study: your weekly survey"]);
 
     for (const { participantId } of [anna, bernd, chloe]) {
       const after = await stateOf(participantId);
@@ -237,7 +188,7 @@ describe("scheduled participant messages: due → template → outbox → SMTP",
 
     // sent once: the next round finds nothing
     expect(await round(AFTER_DUE + 60_000)).toMatchObject({ participantMessages: 0, claimed: 0 });
-    expect(smtp.mailsTo(anna.email)).toHaveLength(1);
+    expect(mailsTo(anna.email)).toHaveLength(1);
   });
 
   it("a message type without any template is recorded as a failed outbox row and dropped; the rest goes on", async () => {
@@ -258,7 +209,7 @@ describe("scheduled participant messages: due → template → outbox → SMTP",
       studyKey: "sleep",
       lastError: noTemplateError("sleep", "no-template"),
     });
-    expect(smtp.mailsTo(dora.email).map((mail) => mail.subject)).toEqual(["Sleep study: your weekly survey"]);
+    expect(mailsTo(dora.email).map((mail) => mail.subject)).toEqual(["Sleep study: your weekly survey"]);
     const after = await stateOf(dora.participantId);
     expect(after.types).toEqual(["study-end"]);
     expect(after.index).toEqual([`study-end@${LATER}`]);
@@ -271,7 +222,7 @@ describe("scheduled participant messages: due → template → outbox → SMTP",
     await submit(erik.participantId, "thanks", { clock: () => T0 });
     expect(await round(T0 + 1_000)).toMatchObject({ sent: 1 });
     // only an English template: English, with the study's English name
-    expect(smtp.mailsTo(erik.email).map(({ subject, text }) => ({ subject, text }))).toEqual([
+    expect(mailsTo(erik.email).map(({ subject, text }) => ({ subject, text }))).toEqual([
       { subject: "Thank you from Sleep study", text: "Thanks for thank-you (sleep).\n" },
     ]);
   });
@@ -293,7 +244,7 @@ describe("scheduled participant messages: due → template → outbox → SMTP",
     try {
       await inside; // the submit holds fritz's row lock now
       await round(AFTER_DUE);
-      expect(smtp.mailsTo(fritz.email)).toHaveLength(0);
+      expect(mailsTo(fritz.email)).toHaveLength(0);
       expect((await stateOf(fritz.participantId)).types).toEqual(["study-end", "weekly-reminder"]);
     } finally {
       release();
@@ -305,7 +256,7 @@ describe("scheduled participant messages: due → template → outbox → SMTP",
     expect(Object.keys(after.row.lastSubmissions)).toEqual(["slow"]);
     expect(after.types).toEqual(["study-end"]);
     expect(after.index).toEqual([`study-end@${LATER}`]);
-    expect(smtp.mailsTo(fritz.email)).toHaveLength(1);
+    expect(mailsTo(fritz.email)).toHaveLength(1);
   });
 
   it("a submit arriving while the sender holds the participant waits for it; both changes stay", async () => {
@@ -354,7 +305,7 @@ describe("scheduled participant messages: due → template → outbox → SMTP",
     expect(after.types).toEqual(["study-end"]);
     expect(after.index).toEqual([`study-end@${LATER}`]);
     expect(after.row.version).toBe(versionBefore + 2);
-    expect(smtp.mailsTo(gina.email)).toHaveLength(1);
+    expect(mailsTo(gina.email)).toHaveLength(1);
   });
 
   it("submits racing sender rounds on two connections lose nothing and send each message once", async () => {
@@ -379,7 +330,7 @@ describe("scheduled participant messages: due → template → outbox → SMTP",
       expect(after.row.flags, racer.email).toEqual({ group: "A&B", lastSurvey: "weekly" });
       expect(after.types, racer.email).toEqual(["study-end"]);
       expect(after.index, racer.email).toEqual([`study-end@${LATER}`]);
-      expect(smtp.mailsTo(racer.email), racer.email).toHaveLength(1);
+      expect(mailsTo(racer.email), racer.email).toHaveLength(1);
     }
   });
 });

@@ -1,8 +1,6 @@
-import type { AddressInfo } from "node:net";
 import { and, eq, isNull, sql } from "drizzle-orm";
 import { pino } from "pino";
-import { SMTPServer } from "smtp-server";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { outgoingMessages, participants, researcherMessages } from "@studyflow/db";
 import {
   RESEARCHER_NOTIFICATION_TEMPLATE,
@@ -15,61 +13,14 @@ import {
 } from "@studyflow/domain";
 import { call, createTestDatabase, exp, onEvent, str, type TestDatabase } from "@studyflow/testkit";
 import { runOutboxOnce } from "../src/outbox/outbox-delivery";
-import { createSmtpMailer, type Mailer } from "../src/outbox/smtp-mailer";
 import { decodeQuotedPrintable } from "./mail-parsing";
+import { smtpCapturePerTest, type CapturedMail } from "./smtp-capture";
 
 const silent = pino({ level: "silent" });
 const NOW = Date.UTC(2031, 4, 1, 9, 30);
 
-// ---------------------------------------------------------------------------------------------
-// A real SMTP server on a free port that keeps who got what (subject and the text, decoded).
-
-interface ReceivedMail {
-  to: string[];
-  subject: string;
-  /** The whole message, soft line breaks and quoted-printable escapes decoded. */
-  body: string;
-}
-
-interface SmtpCapture {
-  received: ReceivedMail[];
-  mailer: Mailer;
-  close: () => Promise<void>;
-}
-
-async function startSmtpCapture(): Promise<SmtpCapture> {
-  const received: ReceivedMail[] = [];
-  const server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ["STARTTLS"],
-    logger: false,
-    disableReverseLookup: true,
-    closeTimeout: 1_000,
-    onData: (stream, session, callback) => {
-      const chunks: Buffer[] = [];
-      stream.on("data", (chunk: Buffer) => chunks.push(chunk));
-      stream.on("end", () => {
-        const raw = Buffer.concat(chunks).toString("utf8");
-        const headers = raw.slice(0, raw.indexOf("\r\n\r\n")).replace(/\r\n[ \t]+/g, " ");
-        received.push({
-          to: session.envelope.rcptTo.map((rcpt) => rcpt.address),
-          subject: /^Subject: (.*)$/m.exec(headers)?.[1]?.trim() ?? "",
-          body: decodeQuotedPrintable(raw),
-        });
-        callback();
-      });
-    },
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.server.address() as AddressInfo;
-  return {
-    received,
-    mailer: createSmtpMailer({ smtpUrl: `smtp://127.0.0.1:${port}`, from: "studyflow <no-reply@studyflow.test>" }),
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
-
-// ---------------------------------------------------------------------------------------------
+/** The whole message, soft line breaks and quoted-printable escapes decoded. */
+const bodyOf = (mail: CapturedMail) => decodeQuotedPrintable(mail.raw);
 
 /** A weekly survey: a fever answer notifies the researchers, with the measured temperature. */
 const rules = [
@@ -102,7 +53,7 @@ const weekly = (symptom: string, temperature: string) => ({
 
 describe("researcher notifications: NOTIFY_RESEARCHER by e-mail to the study's subscribers", () => {
   let database: TestDatabase;
-  let smtp: SmtpCapture;
+  const smtp = smtpCapturePerTest();
 
   beforeAll(async () => {
     database = await createTestDatabase();
@@ -125,18 +76,12 @@ describe("researcher notifications: NOTIFY_RESEARCHER by e-mail to the study's s
       await addSubscription(database.db, studyKey, { messageType, email }, "test");
     }
   });
-  beforeEach(async () => {
-    smtp = await startSmtpCapture();
-  });
-  afterEach(async () => {
-    await smtp.close();
-  });
   afterAll(async () => {
     await database.drop();
   });
 
   const outboxRound = () =>
-    runOutboxOnce({ db: database.db, mailer: smtp.mailer, logger: silent, clock: () => NOW, batchSize: 100 });
+    runOutboxOnce({ db: database.db, mailer: smtp().mailer, logger: silent, clock: () => NOW, batchSize: 100 });
   const undelivered = async () =>
     (
       await database.db
@@ -146,7 +91,7 @@ describe("researcher notifications: NOTIFY_RESEARCHER by e-mail to the study's s
     ).length;
   const mailsTo = () => {
     const counts: Record<string, number> = {};
-    for (const mail of smtp.received) for (const to of mail.to) counts[to] = (counts[to] ?? 0) + 1;
+    for (const mail of smtp().received) for (const to of mail.envelopeTo) counts[to] = (counts[to] ?? 0) + 1;
     return counts;
   };
 
@@ -184,18 +129,18 @@ describe("researcher notifications: NOTIFY_RESEARCHER by e-mail to the study's s
       "team@example.org": 1,
       "diet@example.org": 1,
     });
-    const fluMail = smtp.received.find((mail) => mail.to[0] === "max@example.org")!;
+    const fluMail = smtp().received.find((mail) => mail.envelopeTo[0] === "max@example.org")!;
     expect(fluMail.subject).toBe("studyflow: symptom-report (study flu-watch)");
     for (const line of ["participant: p-7f3a (pseudonymous id in this study)", "symptom: fever", "temperature: 39.2"]) {
-      expect(fluMail.body).toContain(line);
+      expect(bodyOf(fluMail)).toContain(line);
     }
-    expect(fluMail.body).toContain('subscribed to "symptom-report" notifications of study "flu-watch"');
-    const teamMail = smtp.received.find((mail) => mail.to[0] === "team@example.org")!;
-    expect(teamMail.body).toContain('subscribed to every notification of study "flu-watch"');
-    const dietMail = smtp.received.find((mail) => mail.to[0] === "diet@example.org")!;
+    expect(bodyOf(fluMail)).toContain('subscribed to "symptom-report" notifications of study "flu-watch"');
+    const teamMail = smtp().received.find((mail) => mail.envelopeTo[0] === "team@example.org")!;
+    expect(bodyOf(teamMail)).toContain('subscribed to every notification of study "flu-watch"');
+    const dietMail = smtp().received.find((mail) => mail.envelopeTo[0] === "diet@example.org")!;
     expect(dietMail.subject).toBe("studyflow: symptom-report (study diet-study)");
-    expect(dietMail.body).toContain("symptom: nausea");
-    expect(dietMail.body).not.toContain("flu-watch");
+    expect(bodyOf(dietMail)).toContain("symptom: nausea");
+    expect(bodyOf(dietMail)).not.toContain("flu-watch");
 
     const rows = await database.db.select().from(outgoingMessages);
     expect(
@@ -219,7 +164,7 @@ describe("researcher notifications: NOTIFY_RESEARCHER by e-mail to the study's s
 
     expect(await queueResearcherNotifications(database.db, NOW)).toEqual({ delivered: 0, mails: 0 });
     expect(await outboxRound()).toMatchObject({ claimed: 0, sent: 0 });
-    expect(smtp.received).toHaveLength(4);
+    expect(smtp().received).toHaveLength(4);
   });
 
   it("two concurrent calls queue every notification once; a notification locked elsewhere is skipped, not waited for", async () => {
