@@ -1,4 +1,14 @@
-import type { ResearcherSubscription, RulesVersion, StudyRow, SurveyVersion } from "@studyflow/domain";
+import { z } from "@hono/zod-openapi";
+import {
+  STUDY_STATUSES,
+  type CaseStudyStats,
+  type ResearcherSubscription,
+  type RulesVersion,
+  type StudyOverview,
+  type StudyRow,
+  type SurveyVersion,
+} from "@studyflow/domain";
+import { presentStudy, studyConfigSchema } from "./study";
 
 /**
  * studyflow's study, rules and surveys in the JSON shapes CASE's management API uses (its Study,
@@ -115,5 +125,80 @@ export function presentCaseSurvey(version: SurveyVersion): Record<string, unknow
     versionId: version.versionId,
     published: Math.floor(version.publishedAt.getTime() / 1000),
     ...(version.unpublishedAt ? { unpublished: Math.floor(version.unpublishedAt.getTime() / 1000) } : {}),
+  };
+}
+
+/** A LocalisedObject list in the OpenAPI document. */
+const localisedSchema = z.array(
+  z.object({ code: z.string(), parts: z.array(z.object({ dtype: z.string(), str: z.string() })) }),
+);
+
+/**
+ * The Study case-admin reads (`GET /v1/studies`, `GET /v1/studies/{studyKey}`, `POST /v1/studies`):
+ * CASE's document without its secret (not even CASE's empty `secretKey`), with studyflow's own fields beside it.
+ */
+export const caseAdminStudySchema = z
+  .object({
+    key: z.string(),
+    status: z.enum(STUDY_STATUSES),
+    props: z.object({
+      name: localisedSchema,
+      description: localisedSchema,
+      tags: z.array(z.object({ label: localisedSchema })),
+      startDate: z.number().int().openapi({ description: "Unix seconds; 0 when not set" }),
+      endDate: z.number().int(),
+      systemDefaultStudy: z.boolean(),
+    }),
+    configs: z.object({
+      participantFileUploadRule: z.unknown().openapi({ description: "an expression; null: uploads are refused" }),
+      idMappingMethod: z.string(),
+      trackAccount: z.boolean(),
+    }),
+    stats: z.object({
+      participantCount: z.number().int().openapi({ description: "active participants" }),
+      tempParticipantCount: z.number().int(),
+      responseCount: z.number().int().openapi({ description: "counted again when older than five minutes" }),
+    }),
+    rules: z.null(),
+    notificationSubscriptions: z.null(),
+    trackAccount: z.boolean().openapi({ description: "studyflow: as configs.trackAccount" }),
+    config: studyConfigSchema.openapi({ description: "studyflow's rule settings" }),
+    currentRulesVersion: z.number().int().nullable(),
+    createdAt: z.string().openapi({ format: "date-time" }),
+    updatedAt: z.string().openapi({ format: "date-time" }),
+  })
+  .openapi("CaseStudy");
+
+export type CaseAdminStudy = z.infer<typeof caseAdminStudySchema>;
+
+/** The study as case-admin reads it; tags with their texts per language when case-admin set them. */
+export function presentCaseAdminStudy(overview: StudyOverview, stats: CaseStudyStats): CaseAdminStudy {
+  const { study } = overview;
+  const plain = presentStudy(overview);
+  const tags = study.props.localisedTags ?? (study.props.tags ?? []).map((tag) => ({ [TAG_LANGUAGE]: tag }));
+  return {
+    key: study.key,
+    status: study.status,
+    props: {
+      name: localised(study.props.name),
+      description: localised(study.props.description),
+      tags: tags.map((texts) => ({ label: localised(texts) })),
+      startDate: unixDay(study.props.startDate),
+      endDate: 0,
+      systemDefaultStudy: study.props.systemDefaultStudy === true,
+    },
+    configs: {
+      participantFileUploadRule: study.config.participantFileUploadRule ?? null,
+      idMappingMethod: STUDYFLOW_ID_MAPPING_METHOD,
+      trackAccount: study.trackAccount,
+    },
+    stats,
+    rules: null,
+    notificationSubscriptions: null,
+    trackAccount: study.trackAccount,
+    config: plain.config,
+    currentRulesVersion: overview.currentRulesVersion,
+    createdAt: plain.createdAt,
+    updatedAt: plain.updatedAt,
   };
 }

@@ -2,10 +2,15 @@
 // The shapes of the API answers the console reads (see /openapi.json for the full contract).
 
 /**
+ * CASE's LocalisedObject: a language code and text parts.
+ * @typedef {{ code: string, parts: { dtype: string, str: string }[] }} LocalisedText
+ */
+
+/**
  * @typedef {object} Study
  * @property {string} key
  * @property {string} status
- * @property {{ name: Record<string, string>, description: Record<string, string>, tags: string[] }} props
+ * @property {{ name: LocalisedText[], description: LocalisedText[], tags: { label: LocalisedText[] }[] }} props
  * @property {number | null} currentRulesVersion
  */
 

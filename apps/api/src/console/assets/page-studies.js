@@ -5,7 +5,19 @@
 import { ApiError, get, studyPath } from "./api.js";
 import { details, h, notice, replace } from "./dom.js";
 import { count, instant } from "./format.js";
-import { studyLink, studyName } from "./study-links.js";
+import { studyLink } from "./study-links.js";
+
+/**
+ * A study's name in English, else in its first language, else its key (CASE LocalisedObjects).
+ * @param {Study} study
+ */
+function studyName(study) {
+  const texts = study.props.name.map((item) => ({
+    code: item.code,
+    text: item.parts.map((part) => part.str).join(""),
+  }));
+  return (texts.find((item) => item.code === "en") ?? texts[0])?.text || study.key;
+}
 
 /**
  * @typedef {import("./api-types.js").Study} Study

@@ -1,30 +1,37 @@
-import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import { assertStudyVisible, getStudyOverview } from "@studyflow/domain";
+import { z, type OpenAPIHono } from "@hono/zod-openapi";
+import { assertStudyVisible, caseStudyStats, getStudyOverview } from "@studyflow/domain";
 import { managementOf, type AppEnv } from "../../app-env";
+import { caseRoute } from "../../case-compat/case-route";
 import type { AppDeps } from "../../deps";
-import { presentStudy, studySchema } from "../../presenters/study";
+import { caseAdminStudySchema, presentCaseAdminStudy } from "../../presenters/case-study";
 import { errorResponses } from "../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent, studyKeyParam } from "../schemas";
 
-const route = createRoute({
-  method: "get",
-  path: "/{studyKey}",
-  tags: ["studies"],
-  summary: "A study's status, properties, rule settings and current rules version",
-  description: "Requires any permission for the study.",
-  security: MANAGEMENT_SECURITY,
-  request: { params: studyKeyParam },
-  responses: {
-    200: jsonContent(z.object({ study: studySchema }), "the study"),
-    ...errorResponses([400, 401, 403, 404], { 404: "study not found" }),
-  },
-});
-
 export function registerGetStudy(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
   const db = deps.database.db;
-  router.openapi(route, async (c) => {
-    const { studyKey } = c.req.valid("param");
-    await assertStudyVisible(db, managementOf(c), studyKey);
-    return c.json({ study: presentStudy(await getStudyOverview(db, studyKey)) }, 200);
-  });
+  caseRoute(
+    router,
+    {
+      method: "get",
+      path: "/{studyKey}",
+      bothSlashes: false,
+      tags: ["studies"],
+      summary: "A study (CASE Study document)",
+      description:
+        "The study as case-backend's Study (`props`, `configs`, `stats`) with studyflow's own fields beside it. " +
+        "Requires any permission for the study (case-backend: `read-study-config`).",
+      security: MANAGEMENT_SECURITY,
+      request: { params: studyKeyParam },
+      responses: {
+        200: jsonContent(z.object({ study: caseAdminStudySchema }), "the study"),
+        ...errorResponses([400, 401, 403, 404], { 404: "study not found" }),
+      },
+    },
+    async (c) => {
+      const { studyKey } = c.req.valid("param");
+      await assertStudyVisible(db, managementOf(c), studyKey);
+      const overview = await getStudyOverview(db, studyKey);
+      return c.json({ study: presentCaseAdminStudy(overview, await caseStudyStats(db, studyKey)) }, 200);
+    },
+  );
 }

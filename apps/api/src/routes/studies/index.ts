@@ -19,6 +19,15 @@ import { registerTaskRetention } from "./task-retention";
 import { registerTrackAccount } from "./track-account";
 import { registerUpdateStudy } from "./update-study";
 import { createVariablesRouter } from "./variables";
+// case-admin's study routes (CASE §3a)
+import { registerCreateStudy } from "./create-study";
+import { registerDeleteStudy } from "./delete-study";
+import { registerDisplayProps } from "./display-props";
+import { registerFileUploadConfig } from "./file-upload-config";
+import { registerIsDefault } from "./is-default";
+import { registerNotificationSubscriptions } from "./notification-subscriptions";
+import { registerStudyPermissions } from "./study-permissions";
+import { registerStudyStatus } from "./study-status";
 
 /**
  * Studies and their configuration: properties and status, code lists, variables, rules versions,
@@ -38,6 +47,15 @@ export function createStudiesRouter(deps: AppDeps) {
   registerListRuleFailures(router, deps);
   registerListAuditLog(router, deps);
   registerListMessages(router, deps);
+  // case-admin's study routes (CASE §3a)
+  registerCreateStudy(router, deps);
+  registerDeleteStudy(router, deps);
+  registerStudyStatus(router, deps);
+  registerDisplayProps(router, deps);
+  registerIsDefault(router, deps);
+  registerFileUploadConfig(router, deps);
+  registerNotificationSubscriptions(router, deps);
+  registerStudyPermissions(router, deps);
   router.route("/:studyKey/code-lists", createCodeListsRouter(deps));
   router.route("/:studyKey/variables", createVariablesRouter(deps));
   router.route("/:studyKey/rules", createRulesRouter(deps));

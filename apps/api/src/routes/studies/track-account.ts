@@ -1,45 +1,50 @@
-import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import { assertStudyPermission, getStudyOverview, updateStudy } from "@studyflow/domain";
 import { managementOf, type AppEnv } from "../../app-env";
+import { caseRoute } from "../../case-compat/case-route";
 import type { AppDeps } from "../../deps";
 import { errorResponses } from "../openapi-errors";
-import { MANAGEMENT_SECURITY, jsonBody, jsonContent, messageSchema, studyKeyParam } from "../schemas";
-
-const route = createRoute({
-  method: "put",
-  path: "/{studyKey}/track-account",
-  tags: ["studies"],
-  summary: "Switch account tracking on or off for a study",
-  description:
-    "With tracking on, participants created from a profile store an HMAC of the account id and the main-profile " +
-    "flag. An absent `trackAccount` leaves the flag unchanged. A change is recorded in the audit log " +
-    "(`study.track-account.update`); `PATCH /v1/studies/{studyKey}` sets the flag as well. Requires " +
-    "`update-study-props`.",
-  security: MANAGEMENT_SECURITY,
-  request: {
-    params: studyKeyParam,
-    body: jsonBody(z.object({ trackAccount: z.boolean({ error: "trackAccount must be a boolean" }).optional() })),
-  },
-  responses: {
-    200: jsonContent(messageSchema, "the resulting value of the flag"),
-    ...errorResponses([400, 401, 403, 404], {
-      400: "trackAccount is not a boolean",
-      404: "study not found",
-    }),
-  },
-});
+import { MANAGEMENT_SECURITY, jsonContent, messageSchema, studyKeyParam } from "../schemas";
 
 export function registerTrackAccount(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
   const db = deps.database.db;
-  router.openapi(route, async (c) => {
-    const { studyKey } = c.req.valid("param");
-    const who = managementOf(c);
-    await assertStudyPermission(db, who, studyKey, "update-study-props");
-    const { trackAccount } = c.req.valid("json");
-    const { study } =
-      trackAccount === undefined
-        ? await getStudyOverview(db, studyKey)
-        : await updateStudy(db, studyKey, { trackAccount }, who.subject);
-    return c.json({ message: `account tracking is ${study.trackAccount ? "on" : "off"} for study "${studyKey}"` }, 200);
-  });
+  caseRoute(
+    router,
+    {
+      method: "put",
+      path: "/{studyKey}/track-account",
+      tags: ["studies"],
+      summary: "Switch account tracking on or off for a study",
+      description:
+        "With tracking on, participants created from a profile store an HMAC of the account id and the main-profile " +
+        "flag. The body is read as case-admin sends it (any Content-Type, keys in any case). An absent " +
+        "`trackAccount` leaves the flag unchanged. A change is recorded in the audit log " +
+        "(`study.track-account.update`); `PATCH /v1/studies/{studyKey}` sets the flag as well. Requires " +
+        "`update-study-props`.",
+      security: MANAGEMENT_SECURITY,
+      request: { params: studyKeyParam },
+      body: z.object({ trackAccount: z.boolean({ error: "trackAccount must be a boolean" }).optional() }),
+      responses: {
+        200: jsonContent(messageSchema, "the resulting value of the flag"),
+        ...errorResponses([400, 401, 403, 404], {
+          400: "trackAccount is not a boolean",
+          404: "study not found",
+        }),
+      },
+    },
+    async (c) => {
+      const { studyKey } = c.req.valid("param");
+      const who = managementOf(c);
+      await assertStudyPermission(db, who, studyKey, "update-study-props");
+      const { trackAccount } = c.req.valid("json");
+      const { study } =
+        trackAccount === undefined
+          ? await getStudyOverview(db, studyKey)
+          : await updateStudy(db, studyKey, { trackAccount }, who.subject);
+      return c.json(
+        { message: `account tracking is ${study.trackAccount ? "on" : "off"} for study "${studyKey}"` },
+        200,
+      );
+    },
+  );
 }

@@ -1,0 +1,72 @@
+import { z, type OpenAPIHono } from "@hono/zod-openapi";
+import {
+  Conflict,
+  assertPermission,
+  caseStudyStats,
+  createStudy,
+  getStudyOverview,
+  updateStudy,
+} from "@studyflow/domain";
+import { managementOf, type AppEnv } from "../../app-env";
+import { caseRoute } from "../../case-compat/case-route";
+import type { AppDeps } from "../../deps";
+import { caseAdminStudySchema, presentCaseAdminStudy } from "../../presenters/case-study";
+import { errorResponses } from "../openapi-errors";
+import { MANAGEMENT_SECURITY, jsonContent, keyString } from "../schemas";
+
+/** Shortest study secret: it keys the HMAC that derives participant ids (case-backend takes 5 characters). */
+export const MIN_STUDY_SECRET_LENGTH = 16;
+
+/** A unique violation, as the driver reports it or as the query builder wraps it. */
+const isUniqueViolation = (error: unknown): boolean =>
+  error instanceof Error &&
+  ((error as { code?: unknown }).code === "23505" || isUniqueViolation((error as { cause?: unknown }).cause));
+
+export function registerCreateStudy(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
+  const db = deps.database.db;
+  caseRoute(
+    router,
+    {
+      method: "post",
+      path: "/",
+      tags: ["studies"],
+      summary: "Create a study (CASE)",
+      description:
+        "case-backend's `POST /v1/studies`: a new study, inactive, that refuses participant uploads until its " +
+        "file-upload config allows them. `secretKey` keys the derivation of participant ids and never leaves the " +
+        `server; studyflow asks for at least ${MIN_STUDY_SECRET_LENGTH} characters (case-backend: 5). Recorded in ` +
+        "the audit log (`study.create`). Requires `create-study` for study `*`.",
+      security: MANAGEMENT_SECURITY,
+      body: z.object({
+        studyKey: keyString("studyKey"),
+        secretKey: z
+          .string({ error: "secretKey: required" })
+          .min(MIN_STUDY_SECRET_LENGTH, `secretKey: at least ${MIN_STUDY_SECRET_LENGTH} characters`)
+          .max(500, "secretKey: at most 500 characters"),
+        isSystemDefaultStudy: z.boolean().optional(),
+      }),
+      responses: {
+        201: jsonContent(z.object({ study: caseAdminStudySchema }), "the new study"),
+        ...errorResponses([400, 401, 403, 409], { 409: "a study with this key exists" }),
+      },
+    },
+    async (c) => {
+      const who = managementOf(c);
+      await assertPermission(db, who, { resourceType: "study", resourceKeys: ["*"], action: "create-study" });
+      const { studyKey, secretKey, isSystemDefaultStudy } = c.req.valid("json");
+      try {
+        await db.transaction(async (tx) => {
+          await createStudy(tx, { key: studyKey, secret: secretKey, status: "inactive", createdBy: who.subject });
+          if (isSystemDefaultStudy === true) {
+            await updateStudy(tx, studyKey, { systemDefaultStudy: true }, who.subject);
+          }
+        });
+      } catch (error) {
+        if (isUniqueViolation(error)) throw new Conflict(`study "${studyKey}" exists`);
+        throw error;
+      }
+      const overview = await getStudyOverview(db, studyKey);
+      return c.json({ study: presentCaseAdminStudy(overview, await caseStudyStats(db, studyKey)) }, 201);
+    },
+  );
+}

@@ -1,0 +1,67 @@
+import { z, type OpenAPIHono } from "@hono/zod-openapi";
+import { Invalid, assertStudyPermission, setParticipantFileUploadRule } from "@studyflow/domain";
+import { validateExpression } from "@studyflow/engine";
+import { managementOf, type AppEnv } from "../../app-env";
+import { caseRoute } from "../../case-compat/case-route";
+import type { AppDeps } from "../../deps";
+import { errorResponses } from "../openapi-errors";
+import { MANAGEMENT_SECURITY, jsonContent, messageSchema, studyKeyParam } from "../schemas";
+
+/** case-backend's simplified rules: `gt(1, 0)` always allows, `gt(0, 1)` never does. */
+const comparison = (left: number, right: number) => ({
+  name: "gt",
+  data: [
+    { dtype: "num", num: left },
+    { dtype: "num", num: right },
+  ],
+});
+
+export function registerFileUploadConfig(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
+  const db = deps.database.db;
+  caseRoute(
+    router,
+    {
+      method: "put",
+      path: "/{studyKey}/file-upload-config",
+      tags: ["studies"],
+      summary: "Set which participant file uploads a study accepts (CASE)",
+      description:
+        "Sets `configs.participantFileUploadRule`: `expression` when given (checked by the rules engine; 400 names " +
+        "`expression`), else `simplifiedAllowedUpload` true → always allowed, false → never. Audited " +
+        "(`study.config.update`). Requires `update-study-props`.",
+      security: MANAGEMENT_SECURITY,
+      request: { params: studyKeyParam },
+      body: z.object({
+        simplifiedAllowedUpload: z.boolean().optional(),
+        expression: z.unknown().optional(),
+      }),
+      responses: {
+        200: jsonContent(messageSchema, "the rule is set"),
+        ...errorResponses([400, 401, 403, 404], { 404: "study not found" }),
+      },
+    },
+    async (c) => {
+      const { studyKey } = c.req.valid("param");
+      const who = managementOf(c);
+      await assertStudyPermission(db, who, studyKey, "update-study-props");
+      const { simplifiedAllowedUpload, expression } = c.req.valid("json");
+      let rule: unknown;
+      if (expression !== undefined && expression !== null) {
+        const issues = validateExpression(expression, "expression");
+        if (issues.length > 0) {
+          throw new Invalid(
+            issues
+              .slice(0, 5)
+              .map((issue) => `${issue.path}: ${issue.message}`)
+              .join("; "),
+          );
+        }
+        rule = expression;
+      } else {
+        rule = simplifiedAllowedUpload === true ? comparison(1, 0) : comparison(0, 1);
+      }
+      await setParticipantFileUploadRule(db, studyKey, rule, who.subject);
+      return c.json({ message: "file upload config updated" }, 200);
+    },
+  );
+}

@@ -1,0 +1,39 @@
+import { z, type OpenAPIHono } from "@hono/zod-openapi";
+import { STUDY_STATUSES, assertStudyPermission, updateStudy } from "@studyflow/domain";
+import { managementOf, type AppEnv } from "../../app-env";
+import { caseRoute } from "../../case-compat/case-route";
+import type { AppDeps } from "../../deps";
+import { errorResponses } from "../openapi-errors";
+import { MANAGEMENT_SECURITY, jsonContent, messageSchema, studyKeyParam } from "../schemas";
+
+export function registerStudyStatus(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
+  const db = deps.database.db;
+  caseRoute(
+    router,
+    {
+      method: "put",
+      path: "/{studyKey}/status",
+      tags: ["studies"],
+      summary: "Set a study's status (CASE)",
+      description:
+        "`active` or `inactive` (case-backend takes any text; studyflow refuses others). Inactive: participant " +
+        "events answer 409, as `PATCH /v1/studies/{studyKey}` with `status` describes. Audited " +
+        "(`study.status.update`). Requires `update-study-status` (`update-study-props` also grants it).",
+      security: MANAGEMENT_SECURITY,
+      request: { params: studyKeyParam },
+      body: z.object({ status: z.enum(STUDY_STATUSES, { error: "status: must be active or inactive" }) }),
+      responses: {
+        200: jsonContent(messageSchema, "the status is set"),
+        ...errorResponses([400, 401, 403, 404], { 404: "study not found" }),
+      },
+    },
+    async (c) => {
+      const { studyKey } = c.req.valid("param");
+      const who = managementOf(c);
+      await assertStudyPermission(db, who, studyKey, "update-study-status");
+      const { status } = c.req.valid("json");
+      await updateStudy(db, studyKey, { status }, who.subject);
+      return c.json({ message: "study status updated" }, 200);
+    },
+  );
+}
