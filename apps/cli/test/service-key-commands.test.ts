@@ -62,7 +62,11 @@ describe("service-key:create", () => {
     expect(lifetime).toBeLessThanOrEqual(30 * 86_400_000 + 5_000);
     const [row] = await database.db.select().from(apiKeys).where(eq(apiKeys.id, created.id));
     expect(row).toMatchObject({ keyHash: hashApiKey(created.key), createdBy: "operator-cli", revokedAt: null });
-    expect(await verifyApiKey(database.db, created.key)).toEqual({ subject: "svc-etl", keyId: created.id });
+    expect(await verifyApiKey(database.db, created.key)).toEqual({
+      subject: "svc-etl",
+      keyId: created.id,
+      serviceAccountId: null,
+    });
     const [audit] = await database.db.select().from(auditLog).where(eq(auditLog.target, created.id));
     expect(audit).toMatchObject({ action: "service-key.create", actor: "operator-cli" });
     expect(JSON.stringify(audit?.details)).not.toContain(created.key);

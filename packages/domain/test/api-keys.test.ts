@@ -49,7 +49,11 @@ describe("service account API keys", () => {
     expect(apiKey.expiresAt).toEqual(at(90 * DAY_MS));
     expect(key.startsWith(apiKey.keyPrefix)).toBe(true);
     expect(apiKey).not.toHaveProperty("keyHash");
-    expect(await verifyApiKey(database.db, key, at(DAY_MS))).toEqual({ subject: "svc-export", keyId: apiKey.id });
+    expect(await verifyApiKey(database.db, key, at(DAY_MS))).toEqual({
+      subject: "svc-export",
+      keyId: apiKey.id,
+      serviceAccountId: null,
+    });
   });
 
   it("stores only the SHA-256 of the key and a short prefix; the audit entry holds no key", async () => {

@@ -1,9 +1,10 @@
-import { createHash, randomBytes } from "node:crypto";
+import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { and, desc, eq, isNull, lt, or } from "drizzle-orm";
-import { apiKeys, type Database, type Executor } from "@studyflow/db";
+import { apiKeys, serviceAccounts, type Database, type Executor } from "@studyflow/db";
 import { recordAudit } from "../admin/audit";
 import { forgetCached, readCacheOf } from "../cache/read-cache";
 import { Conflict, Invalid, NotFound, Unauthorized } from "../errors";
+import { SecretUnreadable, type SecretBox } from "./secret-box";
 
 /**
  * Service accounts: machines calling the management API with an API key instead of a token. A
@@ -65,6 +66,8 @@ export interface CreatedApiKey {
 export interface ApiKeySubject {
   subject: string;
   keyId: string;
+  /** The service account the key belongs to (its permissions are of subject type `service-account`); null for older keys. */
+  serviceAccountId: string | null;
 }
 
 export type ApiKeyRejection = "invalid" | "expired" | "revoked";
@@ -219,6 +222,7 @@ export async function verifyApiKey(db: Executor, key: string, now = new Date()):
       .select({
         id: apiKeys.id,
         subject: apiKeys.subject,
+        serviceAccountId: apiKeys.serviceAccountId,
         expiresAt: apiKeys.expiresAt,
         revokedAt: apiKeys.revokedAt,
         lastUsedAt: apiKeys.lastUsedAt,
@@ -244,5 +248,178 @@ export async function verifyApiKey(db: Executor, key: string, now = new Date()):
       .set({ lastUsedAt: now })
       .where(and(eq(apiKeys.id, row.id), or(isNull(apiKeys.lastUsedAt), lt(apiKeys.lastUsedAt, staleBefore))));
   }
-  return { subject: row.subject, keyId: row.id };
+  return { subject: row.subject, keyId: row.id, serviceAccountId: row.serviceAccountId ?? null };
 }
+
+/** A service account's key as its list shows it: the key opened from its sealed copy, or its prefix. */
+export interface ServiceAccountApiKey extends ApiKey {
+  serviceAccountId: string;
+  /** The key itself when a sealed copy exists and opens; otherwise its shown prefix and "…". */
+  key: string;
+  /** Whether `key` is the whole key (false: only its prefix is known). */
+  keyShown: boolean;
+}
+
+export interface CreateServiceAccountApiKeyInput {
+  serviceAccountId: string;
+  /** End of the key's life; absent: DEFAULT_API_KEY_DAYS from now. At most MAX_API_KEY_DAYS away. */
+  expiresAt?: Date;
+  label?: string;
+  createdBy: string;
+  now?: Date;
+}
+
+/** The context a sealed key copy is bound to: its row. */
+const sealContext = (keyId: string) => `api-key:${keyId}`;
+
+/**
+ * Creates a key of a service account (subject = the account's id), with a sealed copy of the key
+ * when `box` is given, so the account's key list can show it again (case-admin shows and copies
+ * keys from that list). An unknown account is Invalid, as case-backend answers it (400).
+ */
+export async function createServiceAccountApiKey(
+  db: Database,
+  box: SecretBox | undefined,
+  input: CreateServiceAccountApiKeyInput,
+): Promise<CreatedApiKey & { apiKey: ServiceAccountApiKey }> {
+  const now = input.now ?? new Date();
+  const label = checkedLength(input.label?.trim() ?? "", "label", MAX_LABEL_LENGTH);
+  let expiresAt: Date;
+  try {
+    expiresAt = expiryOf(
+      {
+        subject: input.serviceAccountId,
+        createdBy: input.createdBy,
+        ...(input.expiresAt === undefined ? {} : { expiresAt: input.expiresAt }),
+      },
+      now,
+    );
+  } catch (error) {
+    if (error instanceof Invalid) throw new Invalid(`expiresAt: ${error.message}`);
+    throw error;
+  }
+  const id = randomUUID();
+  const key = `${API_KEY_PREFIX}${randomBytes(KEY_BYTES).toString("base64url")}`;
+  const keyPrefix = key.slice(0, SHOWN_PREFIX_LENGTH);
+  const row = await db.transaction(async (tx) => {
+    const [account] = UUID_PATTERN.test(input.serviceAccountId)
+      ? await tx
+          .select({ id: serviceAccounts.id })
+          .from(serviceAccounts)
+          .where(eq(serviceAccounts.id, input.serviceAccountId))
+          .for("share")
+          .limit(1)
+      : [];
+    if (!account) throw new Invalid("service account not found");
+    const [inserted] = await tx
+      .insert(apiKeys)
+      .values({
+        id,
+        subject: account.id,
+        serviceAccountId: account.id,
+        label,
+        keyHash: hashApiKey(key),
+        keyPrefix,
+        keyEnc: box ? box.seal(key, sealContext(id)) : null,
+        createdBy: input.createdBy,
+        createdAt: now,
+        expiresAt,
+      })
+      .returning();
+    if (!inserted) throw new Error("api key insert returned nothing");
+    await recordAudit(
+      tx,
+      {
+        studyKey: null,
+        actor: input.createdBy,
+        action: "api-key.create",
+        target: inserted.id,
+        details: {
+          serviceAccountId: account.id,
+          keyPrefix,
+          expiresAt: expiresAt.toISOString(),
+          sealed: box !== undefined,
+        },
+      },
+      now,
+    );
+    return inserted;
+  });
+  return { key, apiKey: { ...withoutHash(row), serviceAccountId: accountOf(row), key, keyShown: true } };
+}
+
+const accountOf = (row: typeof apiKeys.$inferSelect): string => row.serviceAccountId ?? row.subject;
+
+/** A service account's keys, newest first, each with its key opened from the sealed copy where there is one. */
+export async function listServiceAccountApiKeys(
+  db: Executor,
+  box: SecretBox | undefined,
+  serviceAccountId: string,
+): Promise<ServiceAccountApiKey[]> {
+  if (!UUID_PATTERN.test(serviceAccountId)) throw new NotFound(`no service account "${serviceAccountId}"`);
+  const [found] = await db
+    .select({ id: serviceAccounts.id })
+    .from(serviceAccounts)
+    .where(eq(serviceAccounts.id, serviceAccountId))
+    .limit(1);
+  if (!found) throw new NotFound(`no service account "${serviceAccountId}"`);
+  const rows = await db
+    .select()
+    .from(apiKeys)
+    .where(eq(apiKeys.serviceAccountId, serviceAccountId))
+    .orderBy(desc(apiKeys.createdAt), apiKeys.id);
+  return rows.map((row) => {
+    let key: string | undefined;
+    if (box && row.keyEnc) {
+      try {
+        key = box.open(row.keyEnc, sealContext(row.id));
+      } catch (error) {
+        // sealed with a key no longer configured: shown by its prefix, like a key without a copy
+        if (!(error instanceof SecretUnreadable)) throw error;
+      }
+    }
+    return {
+      ...withoutHash(row),
+      serviceAccountId: accountOf(row),
+      key: key ?? `${row.keyPrefix}…`,
+      keyShown: key !== undefined,
+    };
+  });
+}
+
+/** Deletes one key of a service account (NotFound when it is not this account's); it stops working at once. */
+export async function deleteServiceAccountApiKey(
+  db: Database,
+  serviceAccountId: string,
+  keyId: string,
+  by: string,
+  now = new Date(),
+): Promise<void> {
+  if (!UUID_PATTERN.test(serviceAccountId) || !UUID_PATTERN.test(keyId)) {
+    throw new NotFound(`the service account has no api key "${keyId}"`);
+  }
+  const removed = await db.transaction(async (tx) => {
+    const [row] = await tx
+      .delete(apiKeys)
+      .where(and(eq(apiKeys.id, keyId), eq(apiKeys.serviceAccountId, serviceAccountId)))
+      .returning();
+    if (!row) throw new NotFound(`the service account has no api key "${keyId}"`);
+    await recordAudit(
+      tx,
+      {
+        studyKey: null,
+        actor: by,
+        action: "api-key.delete",
+        target: keyId,
+        details: { serviceAccountId, keyPrefix: row.keyPrefix },
+      },
+      now,
+    );
+    return row;
+  });
+  forgetCached(db, "api-key", removed.keyHash);
+}
+
+export * from "../management-users/admin";
+export * from "../management-users/permissions";
+export * from "../management-users/service-accounts";

@@ -5,6 +5,16 @@ import type { AppDeps } from "../../deps";
 import { managementAuth } from "../../middleware/auth";
 import type { RateLimiter } from "../../rate-limit";
 import { validationHook } from "../../validation";
+import {
+  registerCreateManagementUserPermission,
+  registerDeleteManagementUser,
+  registerDeleteManagementUserPermission,
+  registerGetManagementUser,
+  registerListManagementUserPermissions,
+  registerListManagementUsers,
+  registerUpdateManagementUserPermissionLimiter,
+} from "./management-users";
+import { registerServiceAccountRoutes } from "./service-accounts";
 
 /** One operation of this router: a file of this folder exporting it (`registerListManagementUsers`, …). */
 export type UserManagementOperation = (router: OpenAPIHono<AppEnv>, deps: AppDeps, limiter: RateLimiter) => void;
@@ -12,9 +22,18 @@ export type UserManagementOperation = (router: OpenAPIHono<AppEnv>, deps: AppDep
 /**
  * The operations, in registration order: a new one is a file here and one line in this list.
  * Register a fixed path before a parameter path that would take it (`app-roles/templates` before
- * `app-roles/{id}`). (Empty until case-admin's user management lands.)
+ * `app-roles/{id}`).
  */
-const OPERATIONS: readonly UserManagementOperation[] = [];
+const OPERATIONS: readonly UserManagementOperation[] = [
+  registerListManagementUsers,
+  registerGetManagementUser,
+  registerDeleteManagementUser,
+  registerListManagementUserPermissions,
+  registerCreateManagementUserPermission,
+  registerDeleteManagementUserPermission,
+  registerUpdateManagementUserPermissionLimiter,
+  registerServiceAccountRoutes,
+];
 
 /**
  * case-backend's user-management group (services/management-api, user-management.go) at

@@ -1,0 +1,316 @@
+import { z, type OpenAPIHono } from "@hono/zod-openapi";
+import {
+  createServiceAccount,
+  createServiceAccountApiKey,
+  deleteServiceAccount,
+  deleteServiceAccountApiKey,
+  grantServiceAccountPermission,
+  listServiceAccountApiKeys,
+  listServiceAccountPermissions,
+  listServiceAccounts,
+  readServiceAccount,
+  revokeServiceAccountPermission,
+  updateServiceAccount,
+} from "@studyflow/domain";
+import type { AppEnv } from "../../app-env";
+import { caseRoute } from "../../case-compat";
+import type { AppDeps } from "../../deps";
+import { casePermissionSchema, presentCasePermission } from "../../presenters/case-permission";
+import { errorResponses } from "../openapi-errors";
+import { MANAGEMENT_SECURITY, jsonContent, messageSchema } from "../schemas";
+import { now } from "./management-users";
+import {
+  TAGS,
+  accountIdParam,
+  accountKeyParams,
+  accountPermissionParams,
+  adminOf,
+  caseApiKeySchema,
+  caseServiceAccountSchema,
+  newPermissionBody,
+  presentApiKey,
+  presentServiceAccount,
+  secretBoxOf,
+  successSchema,
+} from "./shared";
+
+const ADMIN_ONLY = "the caller is not an admin";
+const accountProps = z.object({
+  label: z.string().max(200),
+  description: z.string().max(2000).optional(),
+});
+
+export function registerServiceAccountRoutes(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
+  const db = deps.database.db;
+  const box = secretBoxOf(deps);
+
+  caseRoute(
+    router,
+    {
+      method: "get",
+      path: "/service-accounts",
+      tags: TAGS,
+      summary: "List service accounts (CASE, admin)",
+      security: MANAGEMENT_SECURITY,
+      responses: {
+        200: jsonContent(z.object({ serviceAccounts: z.array(caseServiceAccountSchema) }), "the accounts"),
+        ...errorResponses([401, 403], { 403: ADMIN_ONLY }),
+      },
+    },
+    async (c) => {
+      adminOf(c);
+      return c.json({ serviceAccounts: (await listServiceAccounts(db)).map(presentServiceAccount) }, 200);
+    },
+  );
+
+  caseRoute(
+    router,
+    {
+      method: "post",
+      path: "/service-accounts",
+      tags: TAGS,
+      summary: "Create a service account (CASE, admin)",
+      security: MANAGEMENT_SECURITY,
+      body: accountProps,
+      responses: {
+        200: jsonContent(z.object({ serviceAccount: caseServiceAccountSchema }), "the new account"),
+        ...errorResponses([400, 401, 403], { 400: "blank or overlong label", 403: ADMIN_ONLY }),
+      },
+    },
+    async (c) => {
+      const who = adminOf(c);
+      const row = await createServiceAccount(db, c.req.valid("json"), who.subject, now(deps));
+      return c.json({ serviceAccount: presentServiceAccount(row) }, 200);
+    },
+  );
+
+  caseRoute(
+    router,
+    {
+      method: "get",
+      path: "/service-accounts/{serviceAccountID}",
+      tags: TAGS,
+      summary: "Get a service account (CASE, admin)",
+      security: MANAGEMENT_SECURITY,
+      request: { params: accountIdParam },
+      bothSlashes: false,
+      responses: {
+        200: jsonContent(z.object({ serviceAccount: caseServiceAccountSchema }), "the account"),
+        ...errorResponses([401, 403, 404], { 403: ADMIN_ONLY }),
+      },
+    },
+    async (c) => {
+      adminOf(c);
+      const { serviceAccountID } = c.req.valid("param");
+      return c.json({ serviceAccount: presentServiceAccount(await readServiceAccount(db, serviceAccountID)) }, 200);
+    },
+  );
+
+  caseRoute(
+    router,
+    {
+      method: "put",
+      path: "/service-accounts/{serviceAccountID}",
+      tags: TAGS,
+      summary: "Update a service account's label and description (CASE, admin)",
+      security: MANAGEMENT_SECURITY,
+      request: { params: accountIdParam },
+      body: accountProps,
+      bothSlashes: false,
+      responses: {
+        200: jsonContent(successSchema, "updated"),
+        ...errorResponses([400, 401, 403, 404], { 403: ADMIN_ONLY }),
+      },
+    },
+    async (c) => {
+      const who = adminOf(c);
+      const { serviceAccountID } = c.req.valid("param");
+      await updateServiceAccount(db, serviceAccountID, c.req.valid("json"), who.subject, now(deps));
+      return c.json({ success: true as const }, 200);
+    },
+  );
+
+  caseRoute(
+    router,
+    {
+      method: "delete",
+      path: "/service-accounts/{serviceAccountID}",
+      tags: TAGS,
+      summary: "Delete a service account (CASE, admin)",
+      description: "Deletes the account with its API keys (they stop working at once), permissions and app roles.",
+      security: MANAGEMENT_SECURITY,
+      request: { params: accountIdParam },
+      bothSlashes: false,
+      responses: {
+        200: jsonContent(successSchema, "deleted"),
+        ...errorResponses([401, 403, 404], { 403: ADMIN_ONLY }),
+      },
+    },
+    async (c) => {
+      const who = adminOf(c);
+      const { serviceAccountID } = c.req.valid("param");
+      await deleteServiceAccount(db, serviceAccountID, who.subject, now(deps));
+      return c.json({ success: true as const }, 200);
+    },
+  );
+
+  caseRoute(
+    router,
+    {
+      method: "get",
+      path: "/service-accounts/{serviceAccountID}/api-keys",
+      tags: TAGS,
+      summary: "List a service account's API keys (CASE, admin)",
+      description:
+        "Each key with the key itself, opened from its sealed copy (case-admin shows and copies it); keys made " +
+        "without a copy (the CLI's) show their prefix and `…`.",
+      security: MANAGEMENT_SECURITY,
+      request: { params: accountIdParam },
+      bothSlashes: false,
+      responses: {
+        200: jsonContent(z.object({ apiKeys: z.array(caseApiKeySchema) }), "the keys"),
+        ...errorResponses([401, 403, 404], { 403: ADMIN_ONLY }),
+      },
+    },
+    async (c) => {
+      adminOf(c);
+      const { serviceAccountID } = c.req.valid("param");
+      const keys = await listServiceAccountApiKeys(db, box, serviceAccountID);
+      return c.json({ apiKeys: keys.map(presentApiKey) }, 200);
+    },
+  );
+
+  caseRoute(
+    router,
+    {
+      method: "post",
+      path: "/service-accounts/{serviceAccountID}/api-keys",
+      tags: TAGS,
+      summary: "Create an API key for a service account (CASE, admin)",
+      description:
+        "`expiresAt` in Unix seconds; absent or 0: 90 days (case-backend: no expiry); more than 400 days away: 400. " +
+        "The answer carries the key as `apiKey.key` besides case-backend's `success`.",
+      security: MANAGEMENT_SECURITY,
+      request: { params: accountIdParam },
+      body: z.object({ expiresAt: z.number().int().nonnegative().optional() }),
+      bothSlashes: false,
+      responses: {
+        200: jsonContent(z.object({ success: z.literal(true), apiKey: caseApiKeySchema }), "the new key"),
+        ...errorResponses([400, 401, 403], { 400: "unknown account or bad expiresAt", 403: ADMIN_ONLY }),
+      },
+    },
+    async (c) => {
+      const who = adminOf(c);
+      const { serviceAccountID } = c.req.valid("param");
+      const { expiresAt } = c.req.valid("json");
+      const created = await createServiceAccountApiKey(db, box, {
+        serviceAccountId: serviceAccountID,
+        createdBy: who.subject,
+        now: now(deps),
+        ...(expiresAt ? { expiresAt: new Date(expiresAt * 1000) } : {}),
+      });
+      return c.json({ success: true as const, apiKey: presentApiKey(created.apiKey) }, 200);
+    },
+  );
+
+  caseRoute(
+    router,
+    {
+      method: "delete",
+      path: "/service-accounts/{serviceAccountID}/api-keys/{apiKeyID}",
+      tags: TAGS,
+      summary: "Delete a service account's API key (CASE, admin)",
+      security: MANAGEMENT_SECURITY,
+      request: { params: accountKeyParams },
+      bothSlashes: false,
+      responses: {
+        200: jsonContent(successSchema, "deleted"),
+        ...errorResponses([401, 403, 404], { 403: ADMIN_ONLY }),
+      },
+    },
+    async (c) => {
+      const who = adminOf(c);
+      const { serviceAccountID, apiKeyID } = c.req.valid("param");
+      await deleteServiceAccountApiKey(db, serviceAccountID, apiKeyID, who.subject, now(deps));
+      return c.json({ success: true as const }, 200);
+    },
+  );
+
+  caseRoute(
+    router,
+    {
+      method: "get",
+      path: "/service-accounts/{serviceAccountID}/permissions",
+      tags: TAGS,
+      summary: "List a service account's permissions (CASE, admin)",
+      security: MANAGEMENT_SECURITY,
+      request: { params: accountIdParam },
+      bothSlashes: false,
+      responses: {
+        200: jsonContent(z.object({ permissions: z.array(casePermissionSchema) }), "the permissions"),
+        ...errorResponses([401, 403, 404], { 403: ADMIN_ONLY }),
+      },
+    },
+    async (c) => {
+      adminOf(c);
+      const { serviceAccountID } = c.req.valid("param");
+      const rows = await listServiceAccountPermissions(db, serviceAccountID);
+      return c.json({ permissions: rows.map(presentCasePermission) }, 200);
+    },
+  );
+
+  caseRoute(
+    router,
+    {
+      method: "post",
+      path: "/service-accounts/{serviceAccountID}/permissions",
+      tags: TAGS,
+      summary: "Grant a service account a permission (CASE, admin)",
+      description: "As for management users; an unknown account is 400 `service account not found`.",
+      security: MANAGEMENT_SECURITY,
+      request: { params: accountIdParam },
+      body: newPermissionBody,
+      bothSlashes: false,
+      responses: {
+        200: jsonContent(z.object({ permission: casePermissionSchema }), "the new permission"),
+        ...errorResponses([400, 401, 403, 409], { 403: ADMIN_ONLY }),
+      },
+    },
+    async (c) => {
+      const who = adminOf(c);
+      const { serviceAccountID } = c.req.valid("param");
+      const body = c.req.valid("json");
+      const row = await grantServiceAccountPermission(
+        db,
+        serviceAccountID,
+        { ...body, limiter: body.limiter ?? null },
+        who.subject,
+        now(deps),
+      );
+      return c.json({ permission: presentCasePermission(row) }, 200);
+    },
+  );
+
+  caseRoute(
+    router,
+    {
+      method: "delete",
+      path: "/service-accounts/{serviceAccountID}/permissions/{permissionID}",
+      tags: TAGS,
+      summary: "Remove a service account's permission (CASE, admin)",
+      security: MANAGEMENT_SECURITY,
+      request: { params: accountPermissionParams },
+      bothSlashes: false,
+      responses: {
+        200: jsonContent(messageSchema, "removed: `permission deleted`"),
+        ...errorResponses([401, 403, 404], { 403: ADMIN_ONLY }),
+      },
+    },
+    async (c) => {
+      const who = adminOf(c);
+      const { serviceAccountID, permissionID } = c.req.valid("param");
+      await revokeServiceAccountPermission(db, serviceAccountID, permissionID, who.subject, now(deps));
+      return c.json({ message: "permission deleted" }, 200);
+    },
+  );
+}

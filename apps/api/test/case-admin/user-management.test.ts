@@ -1,0 +1,497 @@
+import { and, eq } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  apiKeys,
+  appRoles,
+  auditLog,
+  managementSessions,
+  managementUsers,
+  permissions,
+  serviceAccounts,
+} from "@studyflow/db";
+import { createApiKey, hasPermission } from "@studyflow/domain";
+import { managementToken } from "../fixtures";
+import { createTestApp, type TestApp } from "../test-app";
+import { CASE_ADMIN_CALLS, caseAdminCall, replayCaseAdminCall, type CaseAdminCall } from "./replay";
+
+describe("case-admin's user management (/v1/user-management)", () => {
+  let t: TestApp;
+  let adminId: string;
+  let admin: string;
+  let researcherId: string;
+  let researcher: string;
+
+  const addUser = async (email: string, isAdmin = false) => {
+    const [row] = await t.database.db
+      .insert(managementUsers)
+      .values({ provider: "ms-entra", sub: `sub-${email}`, email, username: email.split("@")[0] ?? email, isAdmin })
+      .returning();
+    return row!;
+  };
+  const count = async (table: typeof auditLog | typeof permissions | typeof serviceAccounts | typeof apiKeys) =>
+    (await t.database.db.select().from(table)).length;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    adminId = (await addUser("root@example.org", true)).id;
+    admin = await managementToken(t, adminId, true);
+    researcherId = (await addUser("ana@example.org")).id;
+    researcher = await managementToken(t, researcherId);
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  describe("management users", () => {
+    it("lists users: every field for admins, the short form for anyone else", async () => {
+      const call = caseAdminCall("getManagementUsers");
+      const full = await replayCaseAdminCall(t, call, { token: admin });
+      expect(full.failed).toBe(false);
+      const users = full.body.users as { id: string; createdAt?: string; lastLoginAt?: string }[];
+      const root = users.find((user) => user.id === adminId);
+      expect(root).toMatchObject({ email: "root@example.org", isAdmin: true, sub: "sub-root@example.org" });
+      expect(root?.createdAt).toMatch(/^\d{4}-\d\d-\d\dT/);
+      const ana = users.find((user) => user.id === researcherId);
+      expect(ana).not.toHaveProperty("isAdmin");
+      expect(ana?.lastLoginAt).toBe("0001-01-01T00:00:00Z");
+
+      const brief = await replayCaseAdminCall(t, call, { token: researcher });
+      expect(brief.status).toBe(200);
+      for (const user of brief.body.users) {
+        expect(Object.keys(user).sort()).toEqual(
+          expect.arrayContaining(["email", "id", "imageUrl", "provider", "username"]),
+        );
+        expect(user).not.toHaveProperty("sub");
+        expect(user).not.toHaveProperty("createdAt");
+      }
+      expect((await replayCaseAdminCall(t, call)).status).toBe(401);
+    });
+
+    it("reads one user (admins only; unknown 404)", async () => {
+      const call = caseAdminCall("getManagementUser");
+      const answer = await replayCaseAdminCall(t, call, { token: admin, params: { userId: researcherId } });
+      expect(answer.failed).toBe(false);
+      expect(answer.body.user).toMatchObject({ id: researcherId, email: "ana@example.org" });
+      const forbidden = await replayCaseAdminCall(t, call, { token: researcher, params: { userId: researcherId } });
+      expect(forbidden.status).toBe(403);
+      expect(forbidden.body.error).toMatch(/admin/);
+      expect(
+        (await replayCaseAdminCall(t, call, { token: admin, params: { userId: crypto.randomUUID() } })).status,
+      ).toBe(404);
+      expect((await replayCaseAdminCall(t, call, { token: admin, params: { userId: "not-an-id" } })).status).toBe(404);
+      expect((await replayCaseAdminCall(t, call, { params: { userId: researcherId } })).status).toBe(401);
+    });
+
+    it("grants, lists, limits and removes a user's permissions as case-admin sends them", async () => {
+      const create = caseAdminCall("createPermissionForManagementUser");
+      const granted = await replayCaseAdminCall(t, create, {
+        token: admin,
+        params: { userID: researcherId },
+        body: { resourceType: "study", resourceKey: "flu", action: "update-survey", limiter: null },
+      });
+      expect(granted.failed).toBe(false);
+      expect(granted.body.permission).toMatchObject({
+        subjectId: researcherId,
+        subjectType: "management-user",
+        resourceType: "study",
+        resourceKey: "flu",
+        action: "update-survey",
+      });
+      expect(granted.body.permission).not.toHaveProperty("limiter");
+      const permissionId: string = granted.body.permission.id;
+      const who = { subject: researcherId, isAdmin: false };
+      const request = { resourceType: "study", resourceKeys: ["flu", "*"], action: "update-survey" } as const;
+      expect(await hasPermission(t.database.db, who, { ...request, limiter: { surveyKey: "intake" } })).toBe(true);
+
+      // case-insensitive keys, as gin binds them
+      const second = await replayCaseAdminCall(t, create, {
+        token: admin,
+        params: { userID: researcherId },
+        rawBody: JSON.stringify({ ResourceType: "users", resourceKEY: "*", action: "delete-users" }),
+      });
+      expect(second.status).toBe(200);
+
+      const duplicate = await replayCaseAdminCall(t, create, {
+        token: admin,
+        params: { userID: researcherId },
+        body: { resourceType: "study", resourceKey: "flu", action: "update-survey", limiter: null },
+      });
+      expect(duplicate.status).toBe(409);
+
+      const list = await replayCaseAdminCall(t, permissionsCall("management-users"), {
+        token: admin,
+        params: { userId: researcherId },
+      });
+      expect(list.failed).toBe(false);
+      expect((list.body.permissions as { action: string }[]).map((p) => p.action).sort()).toEqual([
+        "delete-users",
+        "update-survey",
+      ]);
+
+      const limit = caseAdminCall("updatePermissionLimiterForManagementUser");
+      const limited = await replayCaseAdminCall(t, limit, {
+        token: admin,
+        params: { userID: researcherId, permissionID: permissionId },
+        body: { limiter: [{ surveyKey: "intake" }] },
+      });
+      expect(limited.failed).toBe(false);
+      expect(limited.body).toEqual({ message: "permission limiter updated" });
+      await t.settle();
+      expect(await hasPermission(t.database.db, who, { ...request, limiter: { surveyKey: "intake" } })).toBe(true);
+      expect(await hasPermission(t.database.db, who, { ...request, limiter: { surveyKey: "other" } })).toBe(false);
+
+      const remove = caseAdminCall("deletePermissionForManagementUser");
+      // another user's permission is not this user's
+      const elsewhere = await replayCaseAdminCall(t, remove, {
+        token: admin,
+        params: { userID: adminId, permissionID: permissionId },
+      });
+      expect(elsewhere.status).toBe(404);
+      const removed = await replayCaseAdminCall(t, remove, {
+        token: admin,
+        params: { userID: researcherId, permissionID: permissionId },
+      });
+      expect(removed.failed).toBe(false);
+      expect(removed.body).toEqual({ message: "permission deleted" });
+      await t.settle();
+      expect(await hasPermission(t.database.db, who, { ...request, limiter: { surveyKey: "intake" } })).toBe(false);
+      expect(
+        (
+          await replayCaseAdminCall(t, remove, {
+            token: admin,
+            params: { userID: researcherId, permissionID: permissionId },
+          })
+        ).status,
+      ).toBe(404);
+      const audited = await t.database.db.select().from(auditLog).where(eq(auditLog.target, permissionId));
+      expect(audited.map((row) => row.action).sort()).toEqual([
+        "permission.grant",
+        "permission.limiter.update",
+        "permission.revoke",
+      ]);
+    });
+
+    it("refuses bad permissions with 400 naming the field, and non-admins with 403, writing nothing", async () => {
+      const create = caseAdminCall("createPermissionForManagementUser");
+      const before = [await count(permissions), await count(auditLog)];
+      const cases: [unknown, RegExp][] = [
+        [{ resourceType: "study", resourceKey: "flu", action: "fly" }, /action/],
+        [{ resourceType: "planets", resourceKey: "flu", action: "*" }, /resourceType/],
+        [{ resourceType: "messaging", resourceKey: "flu", action: "*" }, /resourceKey/],
+        [{ resourceType: "messaging", resourceKey: "sms-templates", action: "read" }, /action/],
+        [{ resourceType: "users", resourceKey: "flu", action: "delete-users" }, /resourceKey/],
+        [{ resourceType: "study", resourceKey: "", action: "*" }, /resourceKey/],
+        [{ resourceType: "study", resourceKey: "flu", action: "*", limiter: [{}] }, /limiter/],
+      ];
+      for (const [body, field] of cases) {
+        const answer = await replayCaseAdminCall(t, create, { token: admin, params: { userID: researcherId }, body });
+        expect({ body, status: answer.status }).toEqual({ body, status: 400 });
+        expect(answer.body.error).toMatch(field);
+      }
+      const empty = await replayCaseAdminCall(t, create, {
+        token: admin,
+        params: { userID: researcherId },
+        rawBody: "",
+      });
+      expect(empty.status).toBe(400);
+      const unknown = await replayCaseAdminCall(t, create, {
+        token: admin,
+        params: { userID: crypto.randomUUID() },
+        body: { resourceType: "study", resourceKey: "flu", action: "*" },
+      });
+      expect(unknown).toMatchObject({ status: 400, body: { error: "user not found" } });
+      const forbidden = await replayCaseAdminCall(t, create, {
+        token: researcher,
+        params: { userID: researcherId },
+        body: { resourceType: "study", resourceKey: "*", action: "*" },
+      });
+      expect(forbidden.status).toBe(403);
+      const anonymous = await replayCaseAdminCall(t, create, {
+        params: { userID: researcherId },
+        body: { resourceType: "study", resourceKey: "*", action: "*" },
+      });
+      expect(anonymous.status).toBe(401);
+      expect([await count(permissions), await count(auditLog)]).toEqual(before);
+    });
+
+    it("deletes a user with sessions, permissions and app roles, and ends their tokens", async () => {
+      const doomed = await addUser("leaving@example.org");
+      const token = await managementToken(t, doomed.id);
+      const db = t.database.db;
+      await db.insert(managementSessions).values({
+        userId: doomed.id,
+        kind: "case-admin",
+        expiresAt: new Date(Date.now() + 3_600_000),
+      });
+      await db.insert(permissions).values({ subjectId: doomed.id, studyKey: "flu", action: "read-study-config" });
+      await db
+        .insert(appRoles)
+        .values({ subjectType: "management-user", subjectId: doomed.id, appName: "case-admin", role: "viewer" });
+      // someone else's grant under the same id but another subject type stays
+      await db
+        .insert(permissions)
+        .values({ subjectId: doomed.id, subjectType: "service-account", studyKey: "flu", action: "*" });
+      const list = caseAdminCall("getManagementUsers");
+      expect((await replayCaseAdminCall(t, list, { token })).status).toBe(200);
+
+      const call = caseAdminCall("deleteManagementUser");
+      const forbidden = await replayCaseAdminCall(t, call, { token: researcher, params: { userID: doomed.id } });
+      expect(forbidden.status).toBe(403);
+      expect(await db.select().from(managementUsers).where(eq(managementUsers.id, doomed.id))).toHaveLength(1);
+
+      const deleted = await replayCaseAdminCall(t, call, { token: admin, params: { userID: doomed.id } });
+      expect(deleted.failed).toBe(false);
+      expect(deleted.body).toEqual({ message: "user deleted" });
+      expect(await db.select().from(managementUsers).where(eq(managementUsers.id, doomed.id))).toEqual([]);
+      expect(await db.select().from(managementSessions).where(eq(managementSessions.userId, doomed.id))).toEqual([]);
+      expect(await db.select().from(appRoles).where(eq(appRoles.subjectId, doomed.id))).toEqual([]);
+      const left = await db.select().from(permissions).where(eq(permissions.subjectId, doomed.id));
+      expect(left.map((row) => row.subjectType)).toEqual(["service-account"]);
+      await t.settle();
+      const after = await replayCaseAdminCall(t, list, { token });
+      expect(after.status).toBe(401);
+      const [audit] = await db
+        .select()
+        .from(auditLog)
+        .where(and(eq(auditLog.action, "management-user.delete"), eq(auditLog.target, doomed.id)));
+      expect(audit).toMatchObject({ actor: adminId, details: { sessions: 1, permissions: 1, appRoles: 1 } });
+
+      expect((await replayCaseAdminCall(t, call, { token: admin, params: { userID: doomed.id } })).status).toBe(404);
+      const self = await replayCaseAdminCall(t, call, { token: admin, params: { userID: adminId } });
+      expect(self).toMatchObject({ status: 400, body: { error: "user cannot delete itself" } });
+    });
+  });
+
+  describe("service accounts", () => {
+    it("creates, lists, reads, updates and deletes an account with keys and permissions", async () => {
+      const created = await replayCaseAdminCall(t, caseAdminCall("createServiceAccount"), {
+        token: admin,
+        body: { label: "exporter", description: "nightly export" },
+      });
+      expect(created.failed).toBe(false);
+      const account = created.body.serviceAccount;
+      expect(account).toMatchObject({ label: "exporter", description: "nightly export" });
+      const id: string = account.id;
+
+      const list = await replayCaseAdminCall(t, caseAdminCall("getServiceAccounts"), { token: admin });
+      expect(list.failed).toBe(false);
+      expect((list.body.serviceAccounts as { id: string }[]).map((a) => a.id)).toContain(id);
+      const slashed = await t.app.request("/v1/user-management/service-accounts/", {
+        headers: { authorization: `Bearer ${admin}` },
+      });
+      expect(slashed.status).toBe(200);
+
+      const read = await replayCaseAdminCall(t, caseAdminCall("getServiceAccount"), {
+        token: admin,
+        params: { serviceAccountID: id },
+      });
+      expect(read.body.serviceAccount).toMatchObject({ id, label: "exporter" });
+
+      const updated = await replayCaseAdminCall(t, caseAdminCall("updateServiceAccount"), {
+        token: admin,
+        params: { serviceAccountId: id },
+        body: { label: "exporter 2", description: "" },
+      });
+      expect(updated).toMatchObject({ failed: false, body: { success: true } });
+      const [row] = await t.database.db.select().from(serviceAccounts).where(eq(serviceAccounts.id, id));
+      expect(row).toMatchObject({ label: "exporter 2", description: "" });
+
+      // permissions
+      const grant = CASE_ACCOUNT_CALLS.createPermission;
+      const granted = await replayCaseAdminCall(t, caseAdminCall(grant), {
+        token: admin,
+        params: { serviceAccountId: id },
+        body: { resourceType: "study", resourceKey: "flu", action: "get-responses", limiter: null },
+      });
+      expect(granted.failed).toBe(false);
+      expect(granted.body.permission).toMatchObject({ subjectId: id, subjectType: "service-account" });
+      const perms = await replayCaseAdminCall(t, permissionsCall("service-accounts"), {
+        token: admin,
+        params: { serviceAccountId: id },
+      });
+      expect(perms.body.permissions).toHaveLength(1);
+
+      // keys: made, shown again in the list, usable, deleted
+      const keyCall = caseAdminCall("createServiceAccountAPIKey");
+      const made = await replayCaseAdminCall(t, keyCall, {
+        token: admin,
+        params: { serviceAccountId: id },
+        body: { expiresAt: Math.floor(Date.now() / 1000) + 30 * 86_400 },
+      });
+      expect(made.failed).toBe(false);
+      expect(made.body.success).toBe(true);
+      const key: string = made.body.apiKey.key;
+      expect(key).toMatch(/^sf_/);
+      const keys = await replayCaseAdminCall(t, caseAdminCall("getServiceAccountAPIKeys"), {
+        token: admin,
+        params: { serviceAccountId: id },
+      });
+      expect(keys.failed).toBe(false);
+      expect(keys.body.apiKeys).toEqual([
+        expect.objectContaining({
+          id: made.body.apiKey.id,
+          serviceUserId: id,
+          key,
+          lastUsedAt: "0001-01-01T00:00:00Z",
+        }),
+      ]);
+      const sealed = await t.database.db.select().from(apiKeys).where(eq(apiKeys.serviceAccountId, id));
+      expect(sealed[0]?.keyEnc?.includes(Buffer.from(key))).toBe(false);
+      const asKey = () => t.app.request("/v1/user-management/management-users", { headers: { "x-api-key": key } });
+      expect((await asKey()).status).toBe(200);
+
+      // a second key, without expiry: 90 days
+      const defaulted = await replayCaseAdminCall(t, keyCall, {
+        token: admin,
+        params: { serviceAccountId: id },
+        body: {},
+      });
+      const days = (Date.parse(defaulted.body.apiKey.expiresAt) - Date.now()) / 86_400_000;
+      expect(Math.round(days)).toBe(90);
+
+      const dropKey = caseAdminCall("deleteServiceAccountAPIKey");
+      const dropped = await replayCaseAdminCall(t, dropKey, {
+        token: admin,
+        params: { serviceAccountId: id, apiKeyId: made.body.apiKey.id },
+      });
+      expect(dropped).toMatchObject({ failed: false, body: { success: true } });
+      await t.settle();
+      expect((await asKey()).status).toBe(401);
+      expect(
+        (
+          await replayCaseAdminCall(t, dropKey, {
+            token: admin,
+            params: { serviceAccountId: id, apiKeyId: made.body.apiKey.id },
+          })
+        ).status,
+      ).toBe(404);
+
+      // the permission goes
+      const dropPermission = await replayCaseAdminCall(t, caseAdminCall("deletePermissionForServiceAccount"), {
+        token: admin,
+        params: { serviceAccountId: id, permissionId: granted.body.permission.id },
+      });
+      expect(dropPermission).toMatchObject({ failed: false, body: { message: "permission deleted" } });
+
+      // deleting the account removes its remaining key and grants
+      await replayCaseAdminCall(t, caseAdminCall(grant), {
+        token: admin,
+        params: { serviceAccountId: id },
+        body: { resourceType: "messaging", resourceKey: "sms-templates", action: "*" },
+      });
+      const remainingKey: string = defaulted.body.apiKey.key;
+      const deleted = await replayCaseAdminCall(t, caseAdminCall("deleteServiceAccount"), {
+        token: admin,
+        params: { serviceAccountId: id },
+      });
+      expect(deleted).toMatchObject({ failed: false, body: { success: true } });
+      expect(await t.database.db.select().from(apiKeys).where(eq(apiKeys.serviceAccountId, id))).toEqual([]);
+      expect(await t.database.db.select().from(permissions).where(eq(permissions.subjectId, id))).toEqual([]);
+      await t.settle();
+      const gone = await t.app.request("/v1/user-management/management-users", {
+        headers: { "x-api-key": remainingKey },
+      });
+      expect(gone.status).toBe(401);
+      const again = await replayCaseAdminCall(t, caseAdminCall("getServiceAccount"), {
+        token: admin,
+        params: { serviceAccountID: id },
+      });
+      expect(again.status).toBe(404);
+    });
+
+    it("refuses non-admins (403), unknown accounts and bad input, writing nothing", async () => {
+      const before = [
+        await count(serviceAccounts),
+        await count(apiKeys),
+        await count(permissions),
+        await count(auditLog),
+      ];
+      const forbidden = await replayCaseAdminCall(t, caseAdminCall("createServiceAccount"), {
+        token: researcher,
+        body: { label: "x", description: "" },
+      });
+      expect(forbidden.status).toBe(403);
+      expect((await replayCaseAdminCall(t, caseAdminCall("getServiceAccounts"), { token: researcher })).status).toBe(
+        403,
+      );
+      expect((await replayCaseAdminCall(t, caseAdminCall("getServiceAccounts"))).status).toBe(401);
+      const blank = await replayCaseAdminCall(t, caseAdminCall("createServiceAccount"), {
+        token: admin,
+        body: { label: "  ", description: "" },
+      });
+      expect(blank.status).toBe(400);
+      expect(blank.body.error).toMatch(/label/);
+      const missing = crypto.randomUUID();
+      const keyForNobody = await replayCaseAdminCall(t, caseAdminCall("createServiceAccountAPIKey"), {
+        token: admin,
+        params: { serviceAccountId: missing },
+        body: {},
+      });
+      expect(keyForNobody).toMatchObject({ status: 400, body: { error: "service account not found" } });
+      const grantForNobody = await replayCaseAdminCall(t, caseAdminCall(CASE_ACCOUNT_CALLS.createPermission), {
+        token: admin,
+        params: { serviceAccountId: missing },
+        body: { resourceType: "study", resourceKey: "*", action: "*" },
+      });
+      expect(grantForNobody).toMatchObject({ status: 400, body: { error: "service account not found" } });
+      const update = await replayCaseAdminCall(t, caseAdminCall("updateServiceAccount"), {
+        token: admin,
+        params: { serviceAccountId: missing },
+        body: { label: "x", description: "" },
+      });
+      expect(update.status).toBe(404);
+
+      // an existing account: too late an expiry, a negative one
+      const [account] = await t.database.db
+        .insert(serviceAccounts)
+        .values({ label: "probe", createdBy: adminId })
+        .returning();
+      const counted = [
+        await count(serviceAccounts),
+        await count(apiKeys),
+        await count(permissions),
+        await count(auditLog),
+      ];
+      for (const expiresAt of [Math.floor(Date.now() / 1000) + 401 * 86_400, Math.floor(Date.now() / 1000) - 60, -5]) {
+        const answer = await replayCaseAdminCall(t, caseAdminCall("createServiceAccountAPIKey"), {
+          token: admin,
+          params: { serviceAccountId: account!.id },
+          body: { expiresAt },
+        });
+        expect({ expiresAt, status: answer.status }).toEqual({ expiresAt, status: 400 });
+        expect(answer.body.error).toMatch(/expiresAt/);
+      }
+      expect([
+        await count(serviceAccounts),
+        await count(apiKeys),
+        await count(permissions),
+        await count(auditLog),
+      ]).toEqual(counted);
+      expect(counted).toEqual([before[0]! + 1, before[1], before[2], before[3]]);
+    });
+
+    it("lists a key made without a sealed copy by its prefix", async () => {
+      const [account] = await t.database.db
+        .insert(serviceAccounts)
+        .values({ label: "legacy", createdBy: adminId })
+        .returning();
+      const made = await createApiKey(t.database.db, { subject: account!.id, createdBy: "cli" });
+      await t.database.db.update(apiKeys).set({ serviceAccountId: account!.id }).where(eq(apiKeys.id, made.apiKey.id));
+      const keys = await replayCaseAdminCall(t, caseAdminCall("getServiceAccountAPIKeys"), {
+        token: admin,
+        params: { serviceAccountId: account!.id },
+      });
+      expect(keys.body.apiKeys).toEqual([expect.objectContaining({ key: `${made.apiKey.keyPrefix}…` })]);
+      expect(made.key.startsWith(made.apiKey.keyPrefix)).toBe(true);
+    });
+  });
+});
+
+const CASE_ACCOUNT_CALLS = { createPermission: "createPermissionForServiceAccount" } as const;
+
+/** case-admin's getPermissions of management users or of service accounts (one name, two calls). */
+function permissionsCall(group: "management-users" | "service-accounts"): CaseAdminCall {
+  const found = CASE_ADMIN_CALLS.find((call) => call.func === "getPermissions" && call.url.includes(group));
+  if (!found) throw new Error(`no getPermissions call for ${group}`);
+  return found;
+}
