@@ -58,6 +58,9 @@ describe("case-admin's study calls (CASE §3a)", () => {
     const list = await replayCaseAdminCall(t, caseAdminCall("getStudies"), { token: reader });
     expect(list.failed).toBe(false);
     expect((list.body.studies as { key: string }[]).map((s) => s.key)).toEqual(["flu"]);
+    const slashed = await t.app.request("/v1/studies/", { headers: { authorization: `Bearer ${reader}` } });
+    expect(slashed.status).toBe(200);
+    expect(((await slashed.json()) as { studies: { key: string }[] }).studies.map((s) => s.key)).toEqual(["flu"]);
     const one = await replayCaseAdminCall(t, caseAdminCall("getStudy"), { params: { studyKey: "flu" }, token: reader });
     expect(one.failed).toBe(false);
     const study = one.body.study;
