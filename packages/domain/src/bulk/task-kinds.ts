@@ -29,6 +29,7 @@ export function taskKindOf(kind: string): TaskKindDefinition {
   return definition;
 }
 
-// The one-participant rule runs (run-actions on one participant, previous responses) share the
-// bulk path's event and persist steps; exported with the task kinds.
+// The one-participant operations of the run-actions and participant editor pages (rules on one
+// participant, previous responses, an edited state), exported with the task kinds.
 export * from "./participant-rule-run";
+export * from "../participants/edit-participant-state";
