@@ -43,3 +43,36 @@ export {
   queueDueParticipantMessages,
   type DueMessagesRound,
 } from "./due-messages";
+// case-admin's messaging (case-backend's messaging service): e-mail and SMS templates, scheduled e-mails.
+export {
+  GoTemplateError,
+  executeGoTemplate,
+  goTemplateProblem,
+  parseGoTemplate,
+  renderGoTemplate,
+  type GoTemplate,
+} from "./go-template";
+export {
+  checkTemplateTranslations,
+  decodeTemplateDef,
+  deleteEmailTemplate,
+  findEmailTemplate,
+  goQueryEscape,
+  isStoredId,
+  listGlobalEmailTemplates,
+  listStudyEmailTemplates,
+  presentEmailTemplate,
+  readGlobalEmailTemplate,
+  readStudyEmailTemplate,
+  sanitizeMessageType,
+  saveEmailTemplate,
+  type CaseEmailTemplate,
+  type CaseEmailTemplateInput,
+} from "./case-email-templates";
+export {
+  presentSmsTemplate,
+  readSmsTemplate,
+  saveSmsTemplate,
+  type CaseSmsTemplate,
+  type CaseSmsTemplateInput,
+} from "./sms-templates";

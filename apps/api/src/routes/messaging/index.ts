@@ -4,15 +4,21 @@ import { handleCaseError } from "../../case-compat";
 import type { AppDeps } from "../../deps";
 import { managementAuth } from "../../middleware/auth";
 import { validationHook } from "../../validation";
+import { registerGlobalEmailTemplates } from "./global-email-templates";
+import { registerSmsTemplates } from "./sms-templates";
+import { registerStudyEmailTemplates } from "./study-email-templates";
 
 /** One operation of this router: a file of this folder exporting it (`registerListGlobalTemplates`, …). */
 export type MessagingOperation = (router: OpenAPIHono<AppEnv>, deps: AppDeps) => void;
 
 /**
  * The operations, in registration order: a new one is a file here and one line in this list.
- * (Empty until case-admin's messaging lands: e-mail templates, scheduled e-mails, SMS templates.)
  */
-const OPERATIONS: readonly MessagingOperation[] = [];
+const OPERATIONS: readonly MessagingOperation[] = [
+  registerGlobalEmailTemplates,
+  registerStudyEmailTemplates,
+  registerSmsTemplates,
+];
 
 /**
  * case-backend's messaging group (services/management-api, messaging-service.go) at /v1/messaging:
