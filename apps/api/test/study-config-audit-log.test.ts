@@ -39,8 +39,10 @@ describe("GET /v1/studies/{studyKey}/audit-log", () => {
     const ana = await researcher(t, "flu-watch", "*");
     await postJson(t, "/v1/studies/flu-watch", { name: { en: "Flu watch" } }, ana.token, "PATCH");
     await postJson(t, "/v1/studies/flu-watch/code-lists/kit-codes/codes", { codes: ["KIT-0001"] }, ana.token);
-    await postJson(t, "/v1/studies/flu-watch/variables/kitStock", { type: "int", value: 250 }, admin, "PUT");
-    await postJson(t, "/v1/studies/diet-study/variables/meals", { type: "int", value: 3 }, admin, "PUT");
+    const define = (studyKey: string, key: string, value: number) =>
+      postJson(t, `/v1/studies/${studyKey}/variables`, { variableDef: { key, type: "int", value } }, admin);
+    await define("flu-watch", "kitStock", 250);
+    await define("diet-study", "meals", 3);
 
     const res = await list();
     expect(res.status).toBe(200);

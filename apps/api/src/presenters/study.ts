@@ -94,21 +94,53 @@ export function presentStudyCode(code: StoredCode): z.infer<typeof studyCodeSche
 
 export const studyVariableSchema = z
   .object({
+    id: z.string().openapi({ description: "the variable's id: its key (unique in its study)", example: "kitStock" }),
+    createdAt: isoInstant(),
+    configUpdatedAt: isoInstant("when the description (label … configs) last changed"),
+    valueUpdatedAt: isoInstant("when the value last changed, by a person or a rule"),
+    studyKey: z.string().openapi({ example: "flu-watch" }),
     key: z.string().openapi({ example: "kitStock" }),
     type: z.enum(STUDY_VARIABLE_TYPES),
-    value: z
-      .union([z.string(), z.number(), z.boolean()])
-      .openapi({ description: "as the rules read it: dates are Unix seconds", example: 250 }),
-    valueUpdatedAt: isoInstant("when the value last changed, by a person or a rule"),
+    value: z.union([z.string(), z.number(), z.boolean()]).openapi({
+      description: "dates as RFC 3339 date-times (the rules read them as Unix seconds)",
+      example: 250,
+    }),
+    label: z.string(),
+    description: z.string(),
+    uiType: z.string().openapi({ description: "how case-admin edits the value" }),
+    uiPriority: z.number().int().openapi({ description: "the variable's place in case-admin's list" }),
+    configs: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .openapi({ description: "case-admin's per-type settings (bounds, options), as given; absent when none" }),
   })
   .openapi("StudyVariable");
 
-export function presentStudyVariable(variable: StoredStudyVariable): z.infer<typeof studyVariableSchema> {
+/** JavaScript's last instant in seconds: a date variable beyond it stays Unix seconds. */
+const MAX_DATE_SECONDS = 8_640_000_000_000;
+
+const presentDateValue = (value: string | number | boolean) =>
+  typeof value === "number" && Math.abs(value) <= MAX_DATE_SECONDS ? new Date(value * 1000).toISOString() : value;
+
+/** A study variable as case-backend presents it (CASE's StudyVariables), dates as RFC 3339. */
+export function presentStudyVariable(
+  studyKey: string,
+  variable: StoredStudyVariable,
+): z.infer<typeof studyVariableSchema> {
   return {
+    id: variable.key,
+    createdAt: variable.createdAt.toISOString(),
+    configUpdatedAt: variable.configUpdatedAt.toISOString(),
+    valueUpdatedAt: variable.valueUpdatedAt.toISOString(),
+    studyKey,
     key: variable.key,
     type: variable.type,
-    value: variable.value,
-    valueUpdatedAt: variable.valueUpdatedAt.toISOString(),
+    value: variable.type === "date" ? presentDateValue(variable.value) : variable.value,
+    label: variable.label,
+    description: variable.description,
+    uiType: variable.uiType,
+    uiPriority: variable.uiPriority,
+    ...(variable.configs === null ? {} : { configs: variable.configs }),
   };
 }
 

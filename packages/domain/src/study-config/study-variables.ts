@@ -366,7 +366,7 @@ export async function createStudyVariable(
       actor,
       action: "variable.define",
       target: key,
-      details: { type, value, label: description.label },
+      details: { type, value },
     });
     return asStored(created);
   });
@@ -421,7 +421,10 @@ export async function updateStudyVariableValue(
     const [existing] = await tx.select(columns).from(studyVariables).where(variableOf(studyKey, key)).for("update");
     if (!existing) throw new NotFound(`study variable "${key}" not found in study "${studyKey}"`);
     if (given.type !== undefined && given.type !== existing.type) {
-      throw new Invalid(`variable.type: study variable "${key}" is a ${existing.type} variable, not ${given.type}`);
+      const article = existing.type === "int" ? "an" : "a";
+      throw new Invalid(
+        `variable.type: study variable "${key}" is ${article} ${existing.type} variable, not ${given.type}`,
+      );
     }
     const value = caseStudyVariableValue(existing.type, given.value, "variable.value");
     const [updated] = await tx

@@ -19,6 +19,8 @@ import { registerTaskRetention } from "./task-retention";
 import { registerTrackAccount } from "./track-account";
 import { registerUpdateStudy } from "./update-study";
 import { createVariablesRouter } from "./variables";
+import { createStudyCodeListRouter } from "./study-code-list";
+import { createStudyCountersRouter } from "./study-counters";
 // case-admin's study routes (CASE §3a)
 import { registerCreateStudy } from "./create-study";
 import { registerDeleteStudy } from "./delete-study";
@@ -58,6 +60,8 @@ export function createStudiesRouter(deps: AppDeps) {
   registerStudyPermissions(router, deps);
   router.route("/:studyKey/code-lists", createCodeListsRouter(deps));
   router.route("/:studyKey/variables", createVariablesRouter(deps));
+  router.route("/:studyKey/study-code-list", createStudyCodeListRouter(deps));
+  router.route("/:studyKey/study-counters", createStudyCountersRouter(deps));
   router.route("/:studyKey/rules", createRulesRouter(deps));
   router.route("/:studyKey/timer", createTimerRouter(deps));
   router.route("/:studyKey/message-templates", createMessageTemplatesRouter(deps));

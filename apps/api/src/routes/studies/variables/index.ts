@@ -2,17 +2,24 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import { validationHook } from "../../../validation";
+import { registerCreateVariable } from "./create-variable";
 import { registerDeleteVariable } from "./delete-variable";
+import { registerDescribeVariable } from "./describe-variable";
 import { registerGetVariable } from "./get-variable";
 import { registerListVariables } from "./list-variables";
-import { registerSetVariable } from "./set-variable";
+import { registerSetVariableValue } from "./set-variable-value";
 
-/** A study's variables; mounted below the studies router, whose auth covers it. */
+/**
+ * A study's variables as case-backend serves them (case-admin's study configurator); mounted
+ * below the studies router, whose auth covers it. The CLI sets values through the domain.
+ */
 export function createVariablesRouter(deps: AppDeps) {
   const router = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   registerListVariables(router, deps);
+  registerCreateVariable(router, deps);
   registerGetVariable(router, deps);
-  registerSetVariable(router, deps);
+  registerDescribeVariable(router, deps);
+  registerSetVariableValue(router, deps);
   registerDeleteVariable(router, deps);
   return router;
 }

@@ -1,0 +1,33 @@
+import { z, type OpenAPIHono } from "@hono/zod-openapi";
+import { assertStudyPermission, listStudyCodeListKeys } from "@studyflow/domain";
+import { managementOf, type AppEnv } from "../../../app-env";
+import { caseRoute } from "../../../case-compat";
+import type { AppDeps } from "../../../deps";
+import { errorResponses } from "../../openapi-errors";
+import { MANAGEMENT_SECURITY, jsonContent, studyKeyParam } from "../../schemas";
+import { READ_CODE_LISTS } from "./code-list-query";
+
+export function registerListCodeListKeys(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
+  const db = deps.database.db;
+  caseRoute(
+    router,
+    {
+      method: "get",
+      path: "/list-keys",
+      tags: ["code-lists"],
+      summary: "The keys of a study's code lists (CASE)",
+      description: "Lists that hold codes, in key order. Requires `read-study-config` or `manage-study-code-lists`.",
+      security: MANAGEMENT_SECURITY,
+      request: { params: studyKeyParam },
+      responses: {
+        200: jsonContent(z.object({ listKeys: z.array(z.string()) }), "the list keys"),
+        ...errorResponses([400, 401, 403, 404], { 404: "study not found" }),
+      },
+    },
+    async (c) => {
+      const { studyKey } = c.req.valid("param");
+      await assertStudyPermission(db, managementOf(c), studyKey, READ_CODE_LISTS);
+      return c.json({ listKeys: await listStudyCodeListKeys(db, studyKey) }, 200);
+    },
+  );
+}

@@ -1,0 +1,37 @@
+import { z, type OpenAPIHono } from "@hono/zod-openapi";
+import { assertStudyPermission, listStudyCounters } from "@studyflow/domain";
+import { managementOf, type AppEnv } from "../../../app-env";
+import { caseRoute } from "../../../case-compat";
+import type { AppDeps } from "../../../deps";
+import { errorResponses } from "../../openapi-errors";
+import { MANAGEMENT_SECURITY, jsonContent, studyKeyParam } from "../../schemas";
+
+const studyCounterSchema = z
+  .object({ studyKey: z.string(), scope: z.string(), value: z.number().int() })
+  .openapi("StudyCounter");
+
+export function registerListCounters(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
+  const db = deps.database.db;
+  caseRoute(
+    router,
+    {
+      method: "get",
+      path: "/",
+      tags: ["study-counters"],
+      summary: "A study's counters (CASE)",
+      description: "By scope. Requires `read-study-config` or `manage-study-counters`.",
+      security: MANAGEMENT_SECURITY,
+      request: { params: studyKeyParam },
+      responses: {
+        200: jsonContent(z.object({ values: z.array(studyCounterSchema) }), "the study's counters"),
+        ...errorResponses([400, 401, 403, 404], { 404: "study not found" }),
+      },
+    },
+    async (c) => {
+      const { studyKey } = c.req.valid("param");
+      await assertStudyPermission(db, managementOf(c), studyKey, ["read-study-config", "manage-study-counters"]);
+      const counters = await listStudyCounters(db, studyKey);
+      return c.json({ values: counters.map((counter) => ({ studyKey, ...counter })) }, 200);
+    },
+  );
+}

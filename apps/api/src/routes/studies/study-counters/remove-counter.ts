@@ -1,0 +1,38 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { assertStudyPermission, removeStudyCounter } from "@studyflow/domain";
+import { managementOf, type AppEnv } from "../../../app-env";
+import { caseRoute } from "../../../case-compat";
+import type { AppDeps } from "../../../deps";
+import { errorResponses } from "../../openapi-errors";
+import { MANAGEMENT_SECURITY, jsonContent } from "../../schemas";
+import { successSchema } from "../variables/variable-params";
+import { counterParams } from "./counter-params";
+
+export function registerRemoveCounter(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
+  const db = deps.database.db;
+  caseRoute(
+    router,
+    {
+      method: "delete",
+      path: "/{scope}",
+      tags: ["study-counters"],
+      summary: "Remove a study counter (CASE)",
+      description:
+        "Recorded in the audit log (`study-counter.remove`, with its last value). A counter that does not exist is " +
+        "404 (case-backend answers 200). Requires `manage-study-counters`.",
+      security: MANAGEMENT_SECURITY,
+      request: { params: counterParams },
+      responses: {
+        200: jsonContent(successSchema, "removed"),
+        ...errorResponses([400, 401, 403, 404], { 404: "study or counter not found" }),
+      },
+    },
+    async (c) => {
+      const { studyKey, scope } = c.req.valid("param");
+      const who = managementOf(c);
+      await assertStudyPermission(db, who, studyKey, "manage-study-counters");
+      await removeStudyCounter(db, studyKey, scope, who.subject);
+      return c.json({ success: true as const }, 200);
+    },
+  );
+}
