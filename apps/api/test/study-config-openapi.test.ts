@@ -19,7 +19,7 @@ const OPERATIONS: [operation: string, statuses: string[]][] = [
   ["DELETE /v1/studies/{studyKey}/variables/{key}", ["200", "400", "401", "403", "404"]],
   ["GET /v1/studies/{studyKey}/rules", ["200", "400", "401", "403", "404"]],
   ["GET /v1/studies/{studyKey}/rules/{version}", ["200", "400", "401", "403", "404"]],
-  ["POST /v1/studies/{studyKey}/rules", ["201", "400", "401", "403", "404"]],
+  ["POST /v1/studies/{studyKey}/rules", ["200", "400", "401", "403", "404"]],
   ["GET /v1/studies/{studyKey}/audit-log", ["200", "400", "401", "403", "404"]],
 ];
 

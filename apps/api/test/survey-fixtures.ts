@@ -92,10 +92,11 @@ export function caseResponse(surveyKey: string, versionId: string | undefined, c
   };
 }
 
-/** Uploads a survey through the management API and returns its version id. */
+/** Uploads a survey version (the first, too) through the management API and returns its version id. */
 export async function uploadSurvey(t: TestApp, studyKey: string, token: string, survey: unknown): Promise<string> {
-  const res = await postJson(t, `/v1/studies/${studyKey}/surveys`, survey, token);
-  if (res.status !== 201) throw new Error(`upload failed: ${res.status} ${await res.text()}`);
-  const body = (await res.json()) as { version: { versionId: string } };
-  return body.version.versionId;
+  const key = (survey as { surveyDefinition?: { key?: unknown } }).surveyDefinition?.key;
+  const res = await postJson(t, `/v1/studies/${studyKey}/surveys/${String(key)}`, survey, token);
+  if (res.status !== 200) throw new Error(`upload failed: ${res.status} ${await res.text()}`);
+  const body = (await res.json()) as { survey: { versionId: string } };
+  return body.survey.versionId;
 }

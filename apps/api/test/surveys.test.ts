@@ -36,7 +36,16 @@ describe("survey definitions (management)", () => {
     it("stores a new version with the server's version id and time, ignoring the client's, and audits it", async () => {
       const res = await postJson(t, surveys("flu"), caseSurvey("intake"), token);
       expect(res.status).toBe(201);
-      expect(await res.json()).toEqual({
+      const created = await res.json();
+      expect(created.survey).toMatchObject({
+        surveyKey: "intake",
+        versionId: "26-06-1",
+        published: NOW / 1000,
+        id: expect.any(String),
+        surveyDefinition: { key: "intake" },
+      });
+      expect(created.survey).not.toHaveProperty("unpublished");
+      expect(created).toMatchObject({
         version: {
           surveyKey: "intake",
           versionId: "26-06-1",
@@ -75,11 +84,11 @@ describe("survey definitions (management)", () => {
 
     it("gives concurrent uploads of one survey distinct version ids", async () => {
       const results = await Promise.all(
-        Array.from({ length: 6 }, () => postJson(t, surveys("flu"), caseSurvey("weekly"), token)),
+        Array.from({ length: 6 }, () => postJson(t, `${surveys("flu")}/weekly`, caseSurvey("weekly"), token)),
       );
-      expect(results.map((res) => res.status)).toEqual([201, 201, 201, 201, 201, 201]);
+      expect(results.map((res) => res.status)).toEqual([200, 200, 200, 200, 200, 200]);
       const ids = await Promise.all(
-        results.map(async (res) => ((await res.json()) as { version: { versionId: string } }).version.versionId),
+        results.map(async (res) => ((await res.json()) as { survey: { versionId: string } }).survey.versionId),
       );
       expect(new Set(ids).size).toBe(6);
       expect([...ids].sort()).toEqual(["26-06-1", "26-06-2", "26-06-3", "26-06-4", "26-06-5", "26-06-6"]);
@@ -153,6 +162,7 @@ describe("survey definitions (management)", () => {
       expect(await res.json()).toEqual({
         surveys: [
           {
+            key: "intake",
             surveyKey: "intake",
             currentVersionId: "26-06-2",
             publishedAt: later,
@@ -161,6 +171,7 @@ describe("survey definitions (management)", () => {
             unpublishedAt: null,
           },
           {
+            key: "vaccination",
             surveyKey: "vaccination",
             currentVersionId: "26-06-1",
             publishedAt: later,
@@ -169,6 +180,7 @@ describe("survey definitions (management)", () => {
             unpublishedAt: null,
           },
           {
+            key: "weekly",
             surveyKey: "weekly",
             currentVersionId: "26-06-1",
             publishedAt: later,
@@ -182,23 +194,35 @@ describe("survey definitions (management)", () => {
       expect(await other.json()).toEqual({ surveys: [] });
     });
 
-    it("lists a survey's versions newest first, without definitions", async () => {
+    it("lists a survey's versions newest first as CASE Surveys without items, prefill and context rules", async () => {
       const res = await get(`${surveys("flu")}/intake/versions`);
       expect(res.status).toBe(200);
-      const body = (await res.json()) as { versions: { versionId: string }[] };
-      expect(body.versions.map((v) => v.versionId)).toEqual(["26-06-2", "26-06-1"]);
-      expect(body.versions[0]).not.toHaveProperty("definition");
+      const body = (await res.json()) as { versions: Record<string, unknown>[] };
+      expect(body.versions.map((v) => v["versionId"])).toEqual(["26-06-2", "26-06-1"]);
+      expect(body.versions[0]).toMatchObject({ surveyKey: "intake", published: (NOW + 60_000) / 1000 });
+      expect(body.versions[1]).toMatchObject({ published: NOW / 1000, availableFor: "active_participants" });
+      for (const version of body.versions) {
+        expect(version).not.toHaveProperty("prefillRules");
+        expect(version).not.toHaveProperty("contextRules");
+        expect(version["surveyDefinition"]).toHaveProperty("key", "intake");
+        expect(version["surveyDefinition"]).not.toHaveProperty("items");
+      }
     });
 
     it("returns one version with its CASE Survey, the server's versionId and published in it", async () => {
       const res = await get(`${surveys("flu")}/intake/versions/26-06-1`);
       expect(res.status).toBe(200);
-      const { version } = await res.json();
-      expect(version).toMatchObject({ surveyKey: "intake", versionId: "26-06-1", publishedBy: subject });
+      const { survey } = await res.json();
       const { id: _id, versionId: _v, published: _p, ...uploaded } = caseSurvey("intake");
-      expect(version.definition).toEqual({ ...uploaded, versionId: "26-06-1", published: NOW / 1000 });
+      expect(survey).toEqual({
+        ...uploaded,
+        id: expect.any(String),
+        surveyKey: "intake",
+        versionId: "26-06-1",
+        published: NOW / 1000,
+      });
       const second = await (await get(`${surveys("flu")}/intake/versions/26-06-2`)).json();
-      expect(second.version.definition.availableFor).toBe("public");
+      expect(second.survey.availableFor).toBe("public");
     });
 
     it("404 for an unknown survey, version or study", async () => {
@@ -227,10 +251,16 @@ describe("survey definitions (management)", () => {
       const res = await postJson(t, `${surveys("flu")}/intake/unpublish`, {}, token);
       expect(res.status).toBe(200);
       const at = new Date(NOW + 3_600_000).toISOString();
-      expect(await res.json()).toEqual({ surveyKey: "intake", unpublishedAt: at, versionsUnpublished: 2 });
+      expect(await res.json()).toEqual({
+        message: "survey unpublished",
+        surveyKey: "intake",
+        unpublishedAt: at,
+        versionsUnpublished: 2,
+      });
 
       const listed = (await (await get(surveys("flu"))).json()).surveys;
       expect(listed[0]).toEqual({
+        key: "intake",
         surveyKey: "intake",
         currentVersionId: null,
         publishedAt: null,
@@ -239,13 +269,19 @@ describe("survey definitions (management)", () => {
         unpublishedAt: at,
       });
       expect(listed[1]).toMatchObject({ surveyKey: "weekly", currentVersionId: "26-06-1", unpublished: false });
-      const old = (await (await get(`${surveys("flu")}/intake/versions/26-06-1`)).json()).version;
-      expect(old.unpublishedAt).toBe(at);
-      expect(old.definition.unpublished).toBe((NOW + 3_600_000) / 1000);
+      const old = (await (await get(`${surveys("flu")}/intake/versions/26-06-1`)).json()).survey;
+      expect(old.unpublished).toBe((NOW + 3_600_000) / 1000);
 
+      // as case-backend: unpublishing again is no error, and changes nothing
+      t.setNow(NOW + 7_200_000);
       const again = await postJson(t, `${surveys("flu")}/intake/unpublish`, {}, token);
-      expect(again.status).toBe(409);
-      expect((await again.json()).error).toMatch(/already unpublished/);
+      expect(again.status).toBe(200);
+      expect(await again.json()).toEqual({
+        message: "survey unpublished",
+        surveyKey: "intake",
+        unpublishedAt: at,
+        versionsUnpublished: 0,
+      });
 
       expect(await uploadSurvey(t, "flu", token, caseSurvey("intake"))).toBe("26-06-3");
       const republished = (await (await get(surveys("flu"))).json()).surveys[0];
@@ -276,15 +312,17 @@ describe("survey definitions (management)", () => {
   describe("security", () => {
     const operations = (study: string): [method: string, path: string][] => [
       ["POST", surveys(study)],
+      ["POST", `${surveys(study)}/intake`],
       ["GET", surveys(study)],
       ["GET", `${surveys(study)}/intake/versions`],
       ["GET", `${surveys(study)}/intake/versions/26-06-1`],
       ["POST", `${surveys(study)}/intake/unpublish`],
+      ["DELETE", `${surveys(study)}/intake/versions/26-06-1`],
     ];
     const call = (method: string, path: string, auth?: string) =>
-      method === "GET"
-        ? t.app.request(path, { headers: auth ? bearer(auth) : {} })
-        : postJson(t, path, caseSurvey("intake"), auth);
+      method === "POST"
+        ? postJson(t, path, caseSurvey("intake"), auth)
+        : t.app.request(path, { method, headers: auth ? bearer(auth) : {} });
 
     beforeEach(async () => {
       await uploadSurvey(t, "flu", token, caseSurvey("intake"));
@@ -308,7 +346,7 @@ describe("survey definitions (management)", () => {
         for (const auth of [stranger, elsewhere.token, otherRight.token]) {
           const res = await call(method, path, auth);
           expect(res.status, `${method} ${path}`).toBe(403);
-          expect((await res.json()).error).toMatch(/missing permission "manage-surveys" for study "flu"/);
+          expect((await res.json()).error).toMatch(/missing permission "[^"]+(" or "manage-surveys)?" for study "flu"/);
         }
       }
       // nothing changed: one version, still published, one audit entry
@@ -337,6 +375,8 @@ describe("survey definitions (management)", () => {
         ["get", "/v1/studies/{studyKey}/surveys/{surveyKey}/versions"],
         ["get", "/v1/studies/{studyKey}/surveys/{surveyKey}/versions/{versionId}"],
         ["post", "/v1/studies/{studyKey}/surveys/{surveyKey}/unpublish"],
+        ["post", "/v1/studies/{studyKey}/surveys/{surveyKey}"],
+        ["delete", "/v1/studies/{studyKey}/surveys/{surveyKey}/versions/{versionId}"],
       ] as const) {
         const operation = doc.paths[path]?.[method];
         expect(operation, `${method} ${path}`).toBeDefined();
@@ -349,6 +389,7 @@ describe("survey definitions (management)", () => {
         "401",
         "403",
         "404",
+        "409",
         "413",
       ]);
     });

@@ -41,14 +41,6 @@ export function presentSurveyDocument(version: SurveyVersion): z.infer<typeof ca
   };
 }
 
-export const surveyVersionSchema = surveyVersionInfoSchema
-  .extend({ definition: caseSurveySchema })
-  .openapi("SurveyVersion");
-
-export function presentSurveyVersion(version: SurveyVersion): z.infer<typeof surveyVersionSchema> {
-  return { ...presentSurveyVersionInfo(version), definition: presentSurveyDocument(version) };
-}
-
 export const surveySummarySchema = z
   .object({
     surveyKey: z.string(),
@@ -75,13 +67,18 @@ export function presentSurveySummary(summary: SurveySummary): z.infer<typeof sur
 }
 
 export const unpublishedSurveySchema = z.object({
+  message: z.string().openapi({ example: "survey unpublished" }),
   surveyKey: z.string(),
-  unpublishedAt: isoInstant("when it was unpublished"),
-  versionsUnpublished: z.number().int().openapi({ description: "versions that were published until now" }),
+  unpublishedAt: isoInstant("when it was unpublished (earlier, when it already was)"),
+  versionsUnpublished: z
+    .number()
+    .int()
+    .openapi({ description: "versions that were published until now; 0 when it already was unpublished" }),
 });
 
 export function presentUnpublishedSurvey(result: UnpublishedSurvey): z.infer<typeof unpublishedSurveySchema> {
   return {
+    message: "survey unpublished",
     surveyKey: result.surveyKey,
     unpublishedAt: result.unpublishedAt.toISOString(),
     versionsUnpublished: result.versionsUnpublished,

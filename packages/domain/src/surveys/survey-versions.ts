@@ -1,7 +1,7 @@
 import { and, asc, desc, eq, isNull, sql } from "drizzle-orm";
-import { surveyVersions, type Database, type Executor } from "@studyflow/db";
+import { auditLog, surveyResponses, surveyVersions, type Database, type Executor } from "@studyflow/db";
 import { recordAudit } from "../admin/audit";
-import { Conflict, NotFound } from "../errors";
+import { Conflict, Invalid, NotFound } from "../errors";
 import type { DomainContext } from "../events/event-runner";
 import { getStudy } from "../studies/study-repository";
 import { readSurveyDefinition } from "./survey-definition";
@@ -49,29 +49,58 @@ async function lockSurvey(tx: Executor, studyKey: string, surveyKey: string): Pr
   await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`survey-versions:${studyKey}\u0001${surveyKey}`}))`);
 }
 
+/** Audit action of a deleted survey version; its versionId is never given to a later upload. */
+const VERSION_DELETE_ACTION = "survey.version.delete";
+
+/**
+ * Version ids the survey has had: its stored versions and those deleted (from the audit log), so
+ * an upload never gets the id of a deleted version that a participant may still hold.
+ */
+async function usedVersionIds(tx: Executor, studyKey: string, surveyKey: string): Promise<string[]> {
+  const stored = await tx
+    .select({ versionId: surveyVersions.versionId })
+    .from(surveyVersions)
+    .where(ofSurvey(studyKey, surveyKey));
+  const deleted = await tx
+    .select({ versionId: sql<string | null>`${auditLog.details} ->> 'versionId'` })
+    .from(auditLog)
+    .where(
+      and(eq(auditLog.studyKey, studyKey), eq(auditLog.action, VERSION_DELETE_ACTION), eq(auditLog.target, surveyKey)),
+    );
+  return [...stored, ...deleted].flatMap((row) => (row.versionId === null ? [] : [row.versionId]));
+}
+
 /**
  * Stores an uploaded CASE Survey as the next version of its survey and publishes it: it becomes
  * the current version (also after the survey was unpublished). The server assigns the version id
  * and the publication time; the change is audited (`survey.publish`) in the same transaction.
+ *
+ * `newSurvey`: the upload creates the survey, so a survey that already has a version is a
+ * Conflict. `surveyKey`: the survey the caller names (a path's key), which the definition's key
+ * must equal (Invalid otherwise).
  */
 export async function publishSurveyVersion(
   db: Database,
-  input: SurveyChange & { survey: unknown },
+  input: SurveyChange & { survey: unknown; newSurvey?: boolean; surveyKey?: string },
   ctx: Pick<DomainContext, "clock">,
-): Promise<SurveyVersionInfo> {
+): Promise<SurveyVersion> {
   const upload = readSurveyDefinition(input.survey);
+  if (input.surveyKey !== undefined && upload.surveyKey !== input.surveyKey) {
+    throw new Invalid(
+      `surveyDefinition.key: "${upload.surveyKey}" does not match the survey key "${input.surveyKey}" in the path`,
+    );
+  }
   await getStudy(db, input.studyKey);
   const at = new Date(ctx.clock());
   return db.transaction(async (tx) => {
     await lockSurvey(tx, input.studyKey, upload.surveyKey);
-    const existing = await tx
-      .select({ versionId: surveyVersions.versionId })
-      .from(surveyVersions)
-      .where(ofSurvey(input.studyKey, upload.surveyKey));
-    const versionId = nextVersionId(
-      existing.map((row) => row.versionId),
-      at,
-    );
+    if (input.newSurvey === true && (await surveyHasVersions(tx, input.studyKey, upload.surveyKey))) {
+      throw new Conflict(
+        `survey key already exists: "${upload.surveyKey}" in study "${input.studyKey}"; ` +
+          `upload a new version with POST …/surveys/${upload.surveyKey}`,
+      );
+    }
+    const versionId = nextVersionId(await usedVersionIds(tx, input.studyKey, upload.surveyKey), at);
     const [stored] = await tx
       .insert(surveyVersions)
       .values({
@@ -82,7 +111,7 @@ export async function publishSurveyVersion(
         publishedAt: at,
         publishedBy: input.actor,
       })
-      .returning(info);
+      .returning();
     if (!stored) throw new Error("survey version insert returned nothing");
     await recordAudit(
       tx,
@@ -97,6 +126,16 @@ export async function publishSurveyVersion(
     );
     return stored;
   });
+}
+
+/** Whether the study holds a version of the survey (published or not). */
+export async function surveyHasVersions(db: Executor, studyKey: string, surveyKey: string): Promise<boolean> {
+  const [row] = await db
+    .select({ id: surveyVersions.id })
+    .from(surveyVersions)
+    .where(ofSurvey(studyKey, surveyKey))
+    .limit(1);
+  return row !== undefined;
 }
 
 /** The study's surveys by key, with their current version. */
@@ -135,6 +174,32 @@ export async function listSurveyVersions(
   await getStudy(db, studyKey);
   const rows = await db
     .select(info)
+    .from(surveyVersions)
+    .where(ofSurvey(studyKey, surveyKey))
+    .orderBy(desc(surveyVersions.id));
+  if (rows.length === 0) throw new NotFound(`survey "${surveyKey}" not found in study "${studyKey}"`);
+  return rows;
+}
+
+/**
+ * Every version of a survey, newest first, as case-backend lists them: each definition without
+ * the survey's content and rules (`surveyDefinition.items`, `prefillRules`, `contextRules`), cut
+ * in the database so a long history of large surveys is not read whole.
+ */
+export async function listSurveyVersionDocuments(
+  db: Executor,
+  studyKey: string,
+  surveyKey: string,
+): Promise<SurveyVersion[]> {
+  await getStudy(db, studyKey);
+  const rows = await db
+    .select({
+      ...info,
+      id: surveyVersions.id,
+      definition: sql<
+        Record<string, unknown>
+      >`(${surveyVersions.definition} - 'prefillRules' - 'contextRules') #- '{surveyDefinition,items}'`,
+    })
     .from(surveyVersions)
     .where(ofSurvey(studyKey, surveyKey))
     .orderBy(desc(surveyVersions.id));
@@ -206,11 +271,14 @@ export interface UnpublishedSurvey {
  * name them, and researchers can still read them); a later upload publishes the survey again.
  * Audited as `survey.unpublish`.
  *
- * @throws NotFound for a survey without versions; Conflict when it is already unpublished.
+ * `idempotent`: a survey already unpublished is no error (nothing changes, nothing is audited;
+ * the answer has its earlier unpublication time and 0 versions), as CASE answers it.
+ *
+ * @throws NotFound for a survey without versions; Conflict when it is already unpublished (unless idempotent).
  */
 export async function unpublishSurvey(
   db: Database,
-  input: SurveyChange & { surveyKey: string },
+  input: SurveyChange & { surveyKey: string; idempotent?: boolean },
   ctx: Pick<DomainContext, "clock">,
 ): Promise<UnpublishedSurvey> {
   await getStudy(db, input.studyKey);
@@ -218,9 +286,10 @@ export async function unpublishSurvey(
   return db.transaction(async (tx) => {
     await lockSurvey(tx, input.studyKey, input.surveyKey);
     const [known] = await tx
-      .select({ id: surveyVersions.id })
+      .select({ id: surveyVersions.id, unpublishedAt: surveyVersions.unpublishedAt })
       .from(surveyVersions)
       .where(ofSurvey(input.studyKey, input.surveyKey))
+      .orderBy(desc(surveyVersions.id))
       .limit(1);
     if (!known) throw new NotFound(`survey "${input.surveyKey}" not found in study "${input.studyKey}"`);
     const stamped = await tx
@@ -229,6 +298,9 @@ export async function unpublishSurvey(
       .where(and(ofSurvey(input.studyKey, input.surveyKey), isNull(surveyVersions.unpublishedAt)))
       .returning({ id: surveyVersions.id, versionId: surveyVersions.versionId });
     if (stamped.length === 0) {
+      if (input.idempotent === true) {
+        return { surveyKey: input.surveyKey, unpublishedAt: known.unpublishedAt ?? at, versionsUnpublished: 0 };
+      }
       throw new Conflict(`survey "${input.surveyKey}" is already unpublished; upload a version to publish it again`);
     }
     await recordAudit(
@@ -244,5 +316,79 @@ export async function unpublishSurvey(
       at,
     );
     return { surveyKey: input.surveyKey, unpublishedAt: at, versionsUnpublished: stamped.length };
+  });
+}
+
+/** A deleted survey version. */
+export interface DeletedSurveyVersion {
+  surveyKey: string;
+  versionId: string;
+  /** The survey's current version afterwards; null when it has none (unpublished or no versions left). */
+  currentVersionId: string | null;
+}
+
+/**
+ * Deletes one version of a survey. A version that stored responses name stays (409): exports and
+ * the data explorer read a response's questions from the version it names. Deleting the current
+ * version makes the newest remaining published one current. The version id is not given to a
+ * later upload (see usedVersionIds). Audited as `survey.version.delete` in the same transaction.
+ *
+ * @throws NotFound for an unknown study, survey or version; Conflict when responses name the version.
+ */
+export async function deleteSurveyVersion(
+  db: Database,
+  input: SurveyChange & { surveyKey: string; versionId: string },
+  ctx: Pick<DomainContext, "clock">,
+): Promise<DeletedSurveyVersion> {
+  await getStudy(db, input.studyKey);
+  const at = new Date(ctx.clock());
+  return db.transaction(async (tx) => {
+    await lockSurvey(tx, input.studyKey, input.surveyKey);
+    const [version] = await tx
+      .select({ id: surveyVersions.id, unpublishedAt: surveyVersions.unpublishedAt })
+      .from(surveyVersions)
+      .where(and(ofSurvey(input.studyKey, input.surveyKey), eq(surveyVersions.versionId, input.versionId)))
+      .limit(1);
+    if (!version) {
+      throw new NotFound(
+        `survey "${input.surveyKey}" has no version "${input.versionId}" in study "${input.studyKey}"`,
+      );
+    }
+    const [named] = await tx
+      .select({ count: sql<number>`count(*)::int` })
+      .from(surveyResponses)
+      .where(
+        and(
+          eq(surveyResponses.studyKey, input.studyKey),
+          eq(surveyResponses.key, input.surveyKey),
+          eq(surveyResponses.versionId, input.versionId),
+        ),
+      );
+    const responses = named?.count ?? 0;
+    if (responses > 0) {
+      throw new Conflict(
+        `survey version "${input.versionId}" of "${input.surveyKey}" is named by ${responses} ` +
+          `response${responses === 1 ? "" : "s"}; exports need its definition, so it is kept`,
+      );
+    }
+    await tx.delete(surveyVersions).where(eq(surveyVersions.id, version.id));
+    await recordAudit(
+      tx,
+      {
+        studyKey: input.studyKey,
+        actor: input.actor,
+        action: VERSION_DELETE_ACTION,
+        target: input.surveyKey,
+        details: { versionId: input.versionId, wasPublished: version.unpublishedAt === null },
+      },
+      at,
+    );
+    const [current] = await tx
+      .select({ versionId: surveyVersions.versionId })
+      .from(surveyVersions)
+      .where(and(ofSurvey(input.studyKey, input.surveyKey), isNull(surveyVersions.unpublishedAt)))
+      .orderBy(desc(surveyVersions.id))
+      .limit(1);
+    return { surveyKey: input.surveyKey, versionId: input.versionId, currentVersionId: current?.versionId ?? null };
   });
 }

@@ -1,40 +1,35 @@
-import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import { assertStudyPermission, getSurveyVersion } from "@studyflow/domain";
 import { managementOf, type AppEnv } from "../../app-env";
+import { caseRoute } from "../../case-compat/case-route";
 import type { AppDeps } from "../../deps";
-import { presentSurveyVersion, surveyVersionSchema } from "../../presenters/survey";
+import { caseSurveyDocumentSchema, presentCaseSurvey } from "../../presenters/case-survey";
 import { errorResponses } from "../openapi-errors";
-import { MANAGEMENT_SECURITY, jsonContent, studyKeyParam, surveyKeyField } from "../schemas";
-
-const route = createRoute({
-  method: "get",
-  path: "/{surveyKey}/versions/{versionId}",
-  tags: ["surveys"],
-  summary: "One version of a survey, with its definition",
-  description: "Unpublished versions too. Requires `manage-surveys`.",
-  security: MANAGEMENT_SECURITY,
-  request: {
-    params: studyKeyParam.extend({
-      surveyKey: surveyKeyField,
-      versionId: z
-        .string()
-        .min(1, "versionId must not be empty")
-        .max(200, "versionId is longer than 200 characters")
-        .openapi({ param: { name: "versionId", in: "path" }, example: "26-06-1" }),
-    }),
-  },
-  responses: {
-    200: jsonContent(z.object({ version: surveyVersionSchema }), "the version and its CASE Survey"),
-    ...errorResponses([400, 401, 403, 404], { 404: "study, survey or version not found" }),
-  },
-});
+import { MANAGEMENT_SECURITY, jsonContent } from "../schemas";
+import { surveyVersionParams } from "./version-id-param";
 
 export function registerGetSurveyVersion(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
   const db = deps.database.db;
-  router.openapi(route, async (c) => {
-    const { studyKey, surveyKey, versionId } = c.req.valid("param");
-    await assertStudyPermission(db, managementOf(c), studyKey, "manage-surveys");
-    const version = await getSurveyVersion(db, studyKey, surveyKey, versionId);
-    return c.json({ version: presentSurveyVersion(version) }, 200);
-  });
+  caseRoute(
+    router,
+    {
+      method: "get",
+      path: "/{surveyKey}/versions/{versionId}",
+      tags: ["surveys"],
+      summary: "One version of a survey: its whole CASE Survey",
+      description: "Unpublished versions too. Requires `read-study-config` or `manage-surveys`.",
+      security: MANAGEMENT_SECURITY,
+      request: { params: surveyVersionParams },
+      responses: {
+        200: jsonContent(z.object({ survey: caseSurveyDocumentSchema }), "the version's CASE Survey"),
+        ...errorResponses([400, 401, 403, 404], { 404: "study, survey or version not found" }),
+      },
+    },
+    async (c) => {
+      const { studyKey, surveyKey, versionId } = c.req.valid("param");
+      await assertStudyPermission(db, managementOf(c), studyKey, ["read-study-config", "manage-surveys"]);
+      const version = await getSurveyVersion(db, studyKey, surveyKey, versionId);
+      return c.json({ survey: presentCaseSurvey(version) }, 200);
+    },
+  );
 }

@@ -3,13 +3,18 @@ import type { AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
 import { managementAuth } from "../../middleware/auth";
 import { validationHook } from "../../validation";
+import { registerDeleteSurveyVersion } from "./delete-survey-version";
 import { registerGetSurveyVersion } from "./get-survey-version";
 import { registerListSurveyVersions } from "./list-survey-versions";
 import { registerListSurveys } from "./list-surveys";
 import { registerUnpublishSurvey } from "./unpublish-survey";
 import { registerUploadSurvey } from "./upload-survey";
+import { registerUploadSurveyVersion } from "./upload-survey-version";
 
-/** Survey definitions of a study, managed by researchers: upload, list, fetch, unpublish. */
+/**
+ * Survey definitions of a study, managed by researchers, at case-backend's paths and in its shapes
+ * (case-admin's survey pages): create, upload a version, list, fetch, unpublish, delete a version.
+ */
 export function createSurveysRouter(deps: AppDeps) {
   const router = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   router.use(managementAuth(deps));
@@ -18,5 +23,7 @@ export function createSurveysRouter(deps: AppDeps) {
   registerListSurveyVersions(router, deps);
   registerGetSurveyVersion(router, deps);
   registerUnpublishSurvey(router, deps);
+  registerUploadSurveyVersion(router, deps);
+  registerDeleteSurveyVersion(router, deps);
   return router;
 }

@@ -1,43 +1,51 @@
-import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import { type OpenAPIHono } from "@hono/zod-openapi";
 import { assertStudyPermission, getRulesVersion, setStudyRules } from "@studyflow/domain";
 import { managementOf, type AppEnv } from "../../../app-env";
+import { caseRoute } from "../../../case-compat/case-route";
 import type { AppDeps } from "../../../deps";
 import { presentRulesVersionSummary, rulesVersionSummarySchema } from "../../../presenters/study";
 import { errorResponses } from "../../openapi-errors";
-import { MANAGEMENT_SECURITY, jsonBody, jsonContent, ruleSetBody, studyKeyParam } from "../../schemas";
-
-const route = createRoute({
-  method: "post",
-  path: "/",
-  tags: ["rules"],
-  summary: "Store a rule set as the study's next rules version",
-  description:
-    "The rules are checked with the engine's validator first; an invalid set is a 400 naming the JSON path of " +
-    "each problem (`rules[2].data[1].exp: …`) and stores nothing. The new version is current at once: the next " +
-    "participant event runs it. Recorded in the audit log (`rules.set`). Requires `manage-rules`.",
-  security: MANAGEMENT_SECURITY,
-  request: {
-    params: studyKeyParam,
-    body: jsonBody(ruleSetBody),
-  },
-  responses: {
-    201: jsonContent(rulesVersionSummarySchema, "the stored version"),
-    ...errorResponses([400, 401, 403, 404], {
-      400: "invalid rules (the message names the JSON path) or no rules array",
-      404: "study not found",
-    }),
-  },
-});
+import { MANAGEMENT_SECURITY, jsonContent, messageSchema, ruleSetBody, studyKeyParam } from "../../schemas";
 
 export function registerSetRules(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
   const db = deps.database.db;
-  router.openapi(route, async (c) => {
-    const { studyKey } = c.req.valid("param");
-    const who = managementOf(c);
-    await assertStudyPermission(db, who, studyKey, "manage-rules");
-    const { rules } = c.req.valid("json");
-    const version = await setStudyRules(db, studyKey, rules, who.subject);
-    const stored = await getRulesVersion(db, studyKey, version);
-    return c.json(presentRulesVersionSummary({ ...stored, ruleCount: stored.rules.length }), 201);
-  });
+  caseRoute(
+    router,
+    {
+      method: "post",
+      path: "/",
+      tags: ["rules"],
+      summary: "Store a rule set as the study's next rules version",
+      description:
+        "The rules are checked with the engine's validator first; an invalid set is a 400 naming the JSON path of " +
+        "each problem (`rules[2].data[1].exp: …`) and stores nothing. The new version is current at once: the next " +
+        "participant event runs it. Answers case-backend's message with the stored version's summary beside it. " +
+        "Recorded in the audit log (`rules.set`). Requires `update-study-rules` (or `manage-rules`).",
+      security: MANAGEMENT_SECURITY,
+      request: { params: studyKeyParam },
+      body: ruleSetBody,
+      responses: {
+        200: jsonContent(messageSchema.merge(rulesVersionSummarySchema), "the stored version"),
+        ...errorResponses([400, 401, 403, 404], {
+          400: "invalid rules (the message names the JSON path) or no rules array",
+          404: "study not found",
+        }),
+      },
+    },
+    async (c) => {
+      const { studyKey } = c.req.valid("param");
+      const who = managementOf(c);
+      await assertStudyPermission(db, who, studyKey, "update-study-rules");
+      const { rules } = c.req.valid("json");
+      const version = await setStudyRules(db, studyKey, rules, who.subject);
+      const stored = await getRulesVersion(db, studyKey, version);
+      return c.json(
+        {
+          message: "new study rules version published",
+          ...presentRulesVersionSummary({ ...stored, ruleCount: stored.rules.length }),
+        },
+        200,
+      );
+    },
+  );
 }

@@ -1,0 +1,35 @@
+import { z, type OpenAPIHono } from "@hono/zod-openapi";
+import { assertStudyPermission, getRulesVersion } from "@studyflow/domain";
+import { managementOf, type AppEnv } from "../../../app-env";
+import { caseRoute } from "../../../case-compat/case-route";
+import type { AppDeps } from "../../../deps";
+import { caseStudyRulesSchema, presentCaseStudyRules } from "../../../presenters/case-study-rules";
+import { errorResponses } from "../../openapi-errors";
+import { MANAGEMENT_SECURITY, jsonContent } from "../../schemas";
+import { rulesVersionIdParams } from "./rules-version-id";
+
+export function registerGetCaseRulesVersion(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
+  const db = deps.database.db;
+  caseRoute(
+    router,
+    {
+      method: "get",
+      path: "/versions/{id}",
+      tags: ["rules"],
+      summary: "One rules version with its rules (CASE)",
+      description: "Requires `read-study-config` or `manage-rules`.",
+      security: MANAGEMENT_SECURITY,
+      request: { params: rulesVersionIdParams },
+      responses: {
+        200: jsonContent(z.object({ studyRules: caseStudyRulesSchema }), "the rules version"),
+        ...errorResponses([400, 401, 403, 404], { 404: "study or version not found" }),
+      },
+    },
+    async (c) => {
+      const { studyKey, id } = c.req.valid("param");
+      await assertStudyPermission(db, managementOf(c), studyKey, ["read-study-config", "manage-rules"]);
+      const version = await getRulesVersion(db, studyKey, Number(id));
+      return c.json({ studyRules: presentCaseStudyRules(studyKey, version) }, 200);
+    },
+  );
+}

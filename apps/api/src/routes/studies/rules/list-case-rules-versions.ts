@@ -1,0 +1,36 @@
+import { z, type OpenAPIHono } from "@hono/zod-openapi";
+import { assertStudyPermission, listRulesVersions } from "@studyflow/domain";
+import { managementOf, type AppEnv } from "../../../app-env";
+import { caseRoute } from "../../../case-compat/case-route";
+import type { AppDeps } from "../../../deps";
+import { caseRulesVersionListedSchema, presentCaseRulesListed } from "../../../presenters/case-study-rules";
+import { errorResponses } from "../../openapi-errors";
+import { MANAGEMENT_SECURITY, jsonContent, studyKeyParam } from "../../schemas";
+
+export function registerListCaseRulesVersions(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
+  const db = deps.database.db;
+  caseRoute(
+    router,
+    {
+      method: "get",
+      path: "/versions",
+      tags: ["rules"],
+      summary: "A study's rules versions, newest (current) first, without their rules (CASE)",
+      description:
+        "case-backend's list: `id` (the version number), `uploadedAt` (Unix seconds), `uploadedBy`, `rules: null`; " +
+        "studyflow's `version` and `ruleCount` beside them. Requires `read-study-config` or `manage-rules`.",
+      security: MANAGEMENT_SECURITY,
+      request: { params: studyKeyParam },
+      responses: {
+        200: jsonContent(z.object({ versions: z.array(caseRulesVersionListedSchema) }), "the rules versions"),
+        ...errorResponses([400, 401, 403, 404], { 404: "study not found" }),
+      },
+    },
+    async (c) => {
+      const { studyKey } = c.req.valid("param");
+      await assertStudyPermission(db, managementOf(c), studyKey, ["read-study-config", "manage-rules"]);
+      const versions = await listRulesVersions(db, studyKey);
+      return c.json({ versions: versions.map((v) => presentCaseRulesListed(studyKey, v)) }, 200);
+    },
+  );
+}
