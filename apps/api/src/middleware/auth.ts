@@ -19,6 +19,7 @@ import { createExternalParticipantVerifier } from "../auth/external-participant-
 import { API_KEY_HEADER } from "../auth/service-keys";
 import { VerifiedTokens } from "../auth/verified-tokens";
 import type { AppDeps } from "../deps";
+import { isManagementSessionOpen, managementUserStanding } from "../routes/management-auth/domain";
 
 /** Clock skew tolerated between token issuer and this server. */
 const CLOCK_TOLERANCE_SECONDS = 30;
@@ -119,7 +120,9 @@ function describeManagementFailure(error: unknown): Unauthorized {
 /**
  * Management routes: a token, HS256 with our key (pinned) or one of the identity provider's
  * (MANAGEMENT_JWKS_URL, with its issuer, audience and algorithms); or a service account's API key
- * in X-API-Key (see auth/service-keys.ts).
+ * in X-API-Key (see auth/service-keys.ts). Our tokens of a sign-in session (signin-with-idp,
+ * extend-session: `sid`) also need the session open and the management user to exist; admin is
+ * the user row's flag, not the token's.
  */
 export function managementAuth(deps: AppDeps) {
   const key = hmacKeyObject(deps.config.MANAGEMENT_JWT_SECRET);
@@ -129,6 +132,10 @@ export function managementAuth(deps: AppDeps) {
   // The verified payloads that make their bearer an admin, decided once per token; weak, so an
   // entry goes with the cache's.
   const admins = new WeakSet<JWTPayload>();
+  // Our own tokens of a sign-in session (`sid`): they hold while the session is open, and their
+  // bearer is an admin while the management user's row says so (a provider's token may carry a
+  // `sid` of the provider's own: not these).
+  const sessionTokens = new WeakSet<JWTPayload>();
 
   const verify = async (token: string): Promise<JWTPayload> => {
     const known = verified.get(token, Math.floor((deps.clock ?? Date.now)() / 1000));
@@ -143,7 +150,8 @@ export function managementAuth(deps: AppDeps) {
           currentDate: currentDate(),
         }));
         if (payload.typ !== MANAGEMENT_TOKEN_TYPE) throw new Unauthorized("not a management token");
-        if (payload.admin === true) admins.add(payload);
+        if (payload[SESSION_ID_CLAIM] !== undefined) sessionTokens.add(payload);
+        else if (payload.admin === true) admins.add(payload);
       } else if (provider) {
         payload = await provider.verify(token, currentDate());
         if (provider.isAdmin(payload)) admins.add(payload);
@@ -178,7 +186,21 @@ export function managementAuth(deps: AppDeps) {
     if (await isTokenRevoked(deps.database.db, payload.sub, payload.iat)) {
       throw new Unauthorized("token revoked: request a new one");
     }
-    c.set("management", { subject: payload.sub, isAdmin: admins.has(payload) });
+    let isAdmin = admins.has(payload);
+    if (sessionTokens.has(payload)) {
+      const sessionId = payload[SESSION_ID_CLAIM];
+      const now = currentDate() ?? new Date();
+      if (
+        typeof sessionId !== "string" ||
+        !(await isManagementSessionOpen(deps.database.db, sessionId, payload.sub, now))
+      ) {
+        throw new Unauthorized("session ended: sign in again");
+      }
+      const standing = await managementUserStanding(deps.database.db, payload.sub);
+      if (!standing) throw new Unauthorized("management user no longer exists");
+      isAdmin = standing.isAdmin;
+    }
+    c.set("management", { subject: payload.sub, isAdmin });
     await next();
   });
 }

@@ -4,16 +4,21 @@ import { handleCaseError } from "../../case-compat";
 import type { AppDeps } from "../../deps";
 import type { RateLimiter } from "../../rate-limit";
 import { validationHook } from "../../validation";
+import { registerExtendSession } from "./extend-session";
+import { registerMyPermissions } from "./permissions";
+import { registerRenewToken } from "./renew-token";
+import { registerSignInWithIdp } from "./signin-with-idp";
 
 /** One operation of this router: a file of this folder exporting it (`registerSignInWithIdp`, …). */
 export type ManagementAuthOperation = (router: OpenAPIHono<AppEnv>, deps: AppDeps, limiter: RateLimiter) => void;
 
-/**
- * The operations, in registration order: a new one is a file here and one line in this list.
- * (Empty until case-admin's sign-in lands: signin-with-idp, extend-session, renew-token/{sessionID},
- * permissions.)
- */
-const OPERATIONS: readonly ManagementAuthOperation[] = [];
+/** The operations, in registration order: a new one is a file here and one line in this list. */
+const OPERATIONS: readonly ManagementAuthOperation[] = [
+  registerSignInWithIdp,
+  registerExtendSession,
+  registerRenewToken,
+  registerMyPermissions,
+];
 
 /**
  * case-backend's management sign-in routes (services/management-api, management-auth.go) under
