@@ -2,11 +2,10 @@ import { serve } from "@hono/node-server";
 import { Hono } from "hono";
 import { SignJWT, exportJWK, generateKeyPair } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ConfigError } from "@studyflow/config";
 import { grantPermission } from "@studyflow/domain";
 import { loadConfig } from "../src/config";
 import { bearer, managementToken, postJson, setupStudy } from "./fixtures";
-import { createTestApp, type TestApp } from "./test-app";
+import { configErrorOf, createTestApp, type TestApp } from "./test-app";
 
 type PrivateKey = Awaited<ReturnType<typeof generateKeyPair>>["privateKey"];
 
@@ -236,26 +235,17 @@ describe("management tokens from an identity provider (MANAGEMENT_JWKS_URL)", ()
 
 describe("management token provider configuration", () => {
   const jwks = { MANAGEMENT_JWKS_URL: "https://idp.example.org/jwks.json" };
-  const messageOf = (env: Record<string, string>) => {
-    try {
-      loadConfig(env);
-    } catch (error) {
-      expect(error).toBeInstanceOf(ConfigError);
-      return (error as Error).message;
-    }
-    return "";
-  };
 
   it("refuses a JWKS URL without the issuer and audience its tokens must carry", () => {
-    const message = messageOf(jwks);
+    const message = configErrorOf(jwks);
     expect(message).toContain("MANAGEMENT_OIDC_ISSUER: is required when MANAGEMENT_JWKS_URL is set");
     expect(message).toContain("MANAGEMENT_OIDC_AUDIENCE: is required when MANAGEMENT_JWKS_URL is set");
-    const audienceOnly = messageOf({ ...jwks, MANAGEMENT_OIDC_AUDIENCE: AUDIENCE });
+    const audienceOnly = configErrorOf({ ...jwks, MANAGEMENT_OIDC_AUDIENCE: AUDIENCE });
     expect(audienceOnly).toContain("MANAGEMENT_OIDC_ISSUER: is required");
     expect(audienceOnly).not.toContain("MANAGEMENT_OIDC_AUDIENCE");
     // Also in production, where nothing else defaults.
     expect(
-      messageOf({
+      configErrorOf({
         ...jwks,
         NODE_ENV: "production",
         MANAGEMENT_JWT_SECRET: "m".repeat(40),
@@ -281,10 +271,10 @@ describe("management token provider configuration", () => {
 
   it("takes the admin claim and its value together only", () => {
     const complete = { ...jwks, MANAGEMENT_OIDC_ISSUER: ISSUER, MANAGEMENT_OIDC_AUDIENCE: AUDIENCE };
-    expect(messageOf({ ...complete, MANAGEMENT_OIDC_ADMIN_CLAIM: "groups" })).toContain(
+    expect(configErrorOf({ ...complete, MANAGEMENT_OIDC_ADMIN_CLAIM: "groups" })).toContain(
       "MANAGEMENT_OIDC_ADMIN_VALUE: is required when MANAGEMENT_OIDC_ADMIN_CLAIM is set",
     );
-    expect(messageOf({ ...complete, MANAGEMENT_OIDC_ADMIN_VALUE: "admins" })).toContain(
+    expect(configErrorOf({ ...complete, MANAGEMENT_OIDC_ADMIN_VALUE: "admins" })).toContain(
       "MANAGEMENT_OIDC_ADMIN_CLAIM: is required when MANAGEMENT_OIDC_ADMIN_VALUE is set",
     );
     expect(() =>
@@ -293,15 +283,17 @@ describe("management token provider configuration", () => {
   });
 
   it("refuses provider settings without a JWKS URL, a symmetric or unknown algorithm, and a non-URL issuer", () => {
-    expect(messageOf({ MANAGEMENT_OIDC_ISSUER: ISSUER })).toContain(
+    expect(configErrorOf({ MANAGEMENT_OIDC_ISSUER: ISSUER })).toContain(
       "MANAGEMENT_OIDC_ISSUER: is used only with MANAGEMENT_JWKS_URL",
     );
-    expect(messageOf({ MANAGEMENT_OIDC_ADMIN_CLAIM: "groups", MANAGEMENT_OIDC_ADMIN_VALUE: "x" })).toContain(
+    expect(configErrorOf({ MANAGEMENT_OIDC_ADMIN_CLAIM: "groups", MANAGEMENT_OIDC_ADMIN_VALUE: "x" })).toContain(
       "MANAGEMENT_OIDC_ADMIN_CLAIM: is used only with MANAGEMENT_JWKS_URL",
     );
     const complete = { ...jwks, MANAGEMENT_OIDC_ISSUER: ISSUER, MANAGEMENT_OIDC_AUDIENCE: AUDIENCE };
-    expect(messageOf({ ...complete, MANAGEMENT_OIDC_ALGORITHMS: "HS256" })).toContain("MANAGEMENT_OIDC_ALGORITHMS");
-    expect(messageOf({ ...complete, MANAGEMENT_OIDC_ALGORITHMS: "none" })).toContain("MANAGEMENT_OIDC_ALGORITHMS");
-    expect(messageOf({ ...complete, MANAGEMENT_OIDC_ISSUER: "research-realm" })).toContain("MANAGEMENT_OIDC_ISSUER");
+    expect(configErrorOf({ ...complete, MANAGEMENT_OIDC_ALGORITHMS: "HS256" })).toContain("MANAGEMENT_OIDC_ALGORITHMS");
+    expect(configErrorOf({ ...complete, MANAGEMENT_OIDC_ALGORITHMS: "none" })).toContain("MANAGEMENT_OIDC_ALGORITHMS");
+    expect(configErrorOf({ ...complete, MANAGEMENT_OIDC_ISSUER: "research-realm" })).toContain(
+      "MANAGEMENT_OIDC_ISSUER",
+    );
   });
 });

@@ -2,13 +2,11 @@ import { once } from "node:events";
 import type { AddressInfo } from "node:net";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ConfigError } from "@studyflow/config";
-import { createTestDatabase, createTestRedis, deletePrefix, testRedisUrl, uniqueQueuePrefix } from "@studyflow/testkit";
 import { loadConfig } from "../src/config";
 import { metricsExposure } from "../src/metrics";
 import { startApiServer, type ApiServer } from "../src/server";
 import { bearer } from "./fixtures";
-import { createTestApp, type TestApp } from "./test-app";
+import { configErrorOf, createTestApp, createTestBackend, type TestApp } from "./test-app";
 
 const TOKEN = "scrape-token-0123456789abcdef-0123456789";
 const PRODUCTION_SECRETS = {
@@ -109,13 +107,9 @@ describe("GET /metrics on its own port (METRICS_PORT), through the API server", 
 
   /** The API process as index.ts starts it, on ports the system chooses, over a database of its own. */
   async function startServer(env: Record<string, string>): Promise<Started> {
-    const database = await createTestDatabase();
-    const prefix = uniqueQueuePrefix();
+    const backend = await createTestBackend();
     const config = loadConfig({
-      NODE_ENV: "test",
-      DATABASE_URL: database.url,
-      REDIS_URL: testRedisUrl,
-      QUEUE_PREFIX: prefix,
+      ...backend.env,
       PORT: "0",
       HOST: "127.0.0.1",
       METRICS_PORT: "0",
@@ -134,10 +128,7 @@ describe("GET /metrics on its own port (METRICS_PORT), through the API server", 
       logs,
       cleanup: async () => {
         await api.close();
-        const redis = createTestRedis();
-        await deletePrefix(redis, prefix);
-        redis.disconnect();
-        await database.drop();
+        await backend.drop();
       },
     };
   }
@@ -205,15 +196,12 @@ describe("GET /metrics on its own port (METRICS_PORT), through the API server", 
 
 describe("the API server in production without METRICS_PORT or METRICS_TOKEN", () => {
   it("says at start that metrics are served nowhere", async () => {
-    const database = await createTestDatabase();
-    const prefix = uniqueQueuePrefix();
+    const backend = await createTestBackend();
     const logs: string[] = [];
     const api = startApiServer({
       config: loadConfig({
+        ...backend.env,
         ...PRODUCTION_SECRETS,
-        DATABASE_URL: database.url,
-        REDIS_URL: testRedisUrl,
-        QUEUE_PREFIX: prefix,
         PORT: "0",
         HOST: "127.0.0.1",
       }),
@@ -230,45 +218,32 @@ describe("the API server in production without METRICS_PORT or METRICS_TOKEN", (
       expect((await fetch(`http://127.0.0.1:${port}/metrics`)).status).toBe(404);
     } finally {
       await api.close();
-      const redis = createTestRedis();
-      await deletePrefix(redis, prefix);
-      redis.disconnect();
-      await database.drop();
+      await backend.drop();
     }
   });
 });
 
 describe("metrics configuration", () => {
-  const messageOf = (env: Record<string, string>) => {
-    try {
-      loadConfig(env);
-    } catch (error) {
-      expect(error).toBeInstanceOf(ConfigError);
-      return (error as Error).message;
-    }
-    return "";
-  };
-
   it("refuses a short METRICS_TOKEN without echoing it, and one with spaces or non-ASCII", () => {
-    const message = messageOf({ METRICS_TOKEN: "short-secret-token" });
+    const message = configErrorOf({ METRICS_TOKEN: "short-secret-token" });
     expect(message).toContain("METRICS_TOKEN: must be at least 32 characters");
     expect(message).not.toContain("short-secret-token");
-    expect(messageOf({ METRICS_TOKEN: `${"a".repeat(20)} ${"b".repeat(20)}` })).toContain(
+    expect(configErrorOf({ METRICS_TOKEN: `${"a".repeat(20)} ${"b".repeat(20)}` })).toContain(
       "METRICS_TOKEN: must be printable ASCII without spaces",
     );
-    expect(messageOf({ METRICS_TOKEN: `${"a".repeat(40)}é` })).toContain("METRICS_TOKEN: must be printable ASCII");
-    expect(messageOf({ ...PRODUCTION_SECRETS, METRICS_TOKEN: "x".repeat(31) })).toContain(
+    expect(configErrorOf({ METRICS_TOKEN: `${"a".repeat(40)}é` })).toContain("METRICS_TOKEN: must be printable ASCII");
+    expect(configErrorOf({ ...PRODUCTION_SECRETS, METRICS_TOKEN: "x".repeat(31) })).toContain(
       "METRICS_TOKEN: must be at least 32 characters",
     );
     expect(loadConfig({ METRICS_TOKEN: TOKEN }).METRICS_TOKEN).toBe(TOKEN);
   });
 
   it("refuses METRICS_PORT equal to PORT, out of range or not a number, and METRICS_HOST alone", () => {
-    expect(messageOf({ PORT: "9464", METRICS_PORT: "9464" })).toContain("METRICS_PORT: must differ from PORT");
-    expect(messageOf({ METRICS_PORT: "8080" })).toContain("METRICS_PORT: must differ from PORT");
-    expect(messageOf({ METRICS_PORT: "70000" })).toContain("METRICS_PORT");
-    expect(messageOf({ METRICS_PORT: "metrics" })).toContain("METRICS_PORT: must be a number");
-    expect(messageOf({ METRICS_HOST: "127.0.0.1" })).toContain("METRICS_HOST: is used only with METRICS_PORT");
+    expect(configErrorOf({ PORT: "9464", METRICS_PORT: "9464" })).toContain("METRICS_PORT: must differ from PORT");
+    expect(configErrorOf({ METRICS_PORT: "8080" })).toContain("METRICS_PORT: must differ from PORT");
+    expect(configErrorOf({ METRICS_PORT: "70000" })).toContain("METRICS_PORT");
+    expect(configErrorOf({ METRICS_PORT: "metrics" })).toContain("METRICS_PORT: must be a number");
+    expect(configErrorOf({ METRICS_HOST: "127.0.0.1" })).toContain("METRICS_HOST: is used only with METRICS_PORT");
   });
 
   it("decides where /metrics is served", () => {

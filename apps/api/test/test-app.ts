@@ -1,10 +1,12 @@
 import { Queue } from "bullmq";
 import { pino } from "pino";
+import { ConfigError } from "@studyflow/config";
 import { createDb, type DbHandle } from "@studyflow/db";
 import { ReadCache, externalServiceCallerFromConfig, listenForCacheChanges } from "@studyflow/domain";
 import { RUN_ACTIONS_QUEUE, createRedisConnection } from "@studyflow/queue";
 import {
   createTestDatabase,
+  createTestRedis,
   deletePrefix,
   testRedisUrl,
   uniqueQueuePrefix,
@@ -39,16 +41,50 @@ export interface TestAppOptions {
   databaseThrough?: (databaseUrl: string) => DbHandle;
 }
 
+export interface TestBackend {
+  database: TestDatabase;
+  /** The BullMQ prefix of its own. */
+  prefix: string;
+  /** The settings that point an API at both: NODE_ENV test, DATABASE_URL, REDIS_URL, QUEUE_PREFIX. */
+  env: Record<string, string>;
+  /** Removes the prefix's keys and the database. */
+  drop: () => Promise<void>;
+}
+
+/** A database and a BullMQ prefix of a test's own, for an API the test builds or starts itself. */
+export async function createTestBackend(): Promise<TestBackend> {
+  const database = await createTestDatabase();
+  const prefix = uniqueQueuePrefix();
+  return {
+    database,
+    prefix,
+    env: { NODE_ENV: "test", DATABASE_URL: database.url, REDIS_URL: testRedisUrl, QUEUE_PREFIX: prefix },
+    drop: async () => {
+      const redis = createTestRedis();
+      await deletePrefix(redis, prefix);
+      redis.disconnect();
+      await database.drop();
+    },
+  };
+}
+
+/** The message `loadConfig` refuses `env` with, or "" when it takes it. */
+export function configErrorOf(env: Record<string, string>): string {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.message;
+    throw error;
+  }
+  return "";
+}
+
 /** The real app over a database of its own and a BullMQ prefix of its own. */
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const database = await createTestDatabase();
+  const { database, prefix, env } = await createTestBackend();
   const override = options.databaseThrough?.(database.url) ?? options.databaseOverride;
-  const prefix = uniqueQueuePrefix();
   const config = loadConfig({
-    NODE_ENV: "test",
-    DATABASE_URL: database.url,
-    REDIS_URL: testRedisUrl,
-    QUEUE_PREFIX: prefix,
+    ...env,
     LOG_LEVEL: "silent",
     // As behind one reverse proxy: tests name the client with X-Forwarded-For.
     TRUST_PROXY: "1",
