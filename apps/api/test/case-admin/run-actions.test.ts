@@ -1,6 +1,6 @@
 import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { auditLog, reports, ruleFailures, tasks } from "@studyflow/db";
+import { auditLog, reports, ruleFailures, surveyResponses, tasks } from "@studyflow/db";
 import {
   call,
   exp,
@@ -224,6 +224,115 @@ describe("case-admin run actions (replayed as case-admin sends them)", () => {
       expect(missing.status).toBe(404);
       expect(await readParticipant(t.database.db, "flu", "p2")).toEqual(before);
       expect((await audits("run-actions.participant")).length).toBe(auditCount);
+    });
+  });
+
+  describe("runStudyActionOnPreviousResponses: POST …/run-actions/previous-responses/{participantID}", () => {
+    const previous = caseAdminCall("runStudyActionOnPreviousResponses");
+    const T = 1_700_000_000;
+    const lastSurvey = (key: string) =>
+      call("IFTHEN", exp(call("checkSurveyResponseKey", str(key))), exp(setFlag("last", key)));
+    const replayRules = [lastSurvey("intake"), lastSurvey("weekly"), call("INIT_REPORT", str("replayed"))];
+    const responseIds: Record<string, string> = {};
+
+    beforeAll(async () => {
+      await insertParticipant(t.database.db, { studyKey: "flu", participantId: "r1" });
+      await insertParticipant(t.database.db, { studyKey: "flu", participantId: "r2" });
+      // inserted out of arrival order: the replay orders by arrival
+      for (const [name, key, arrivedAt] of [
+        ["third", "intake", T + 300],
+        ["first", "intake", T + 100],
+        ["second", "weekly", T + 200],
+      ] as const) {
+        const [row] = await t.database.db
+          .insert(surveyResponses)
+          .values({ studyKey: "flu", participantId: "r1", key, submittedAt: arrivedAt - 50, arrivedAt })
+          .returning();
+        responseIds[name] = row!.id;
+      }
+      await t.database.db
+        .insert(surveyResponses)
+        .values({ studyKey: "flu", participantId: "r2", key: "weekly", submittedAt: T, arrivedAt: T });
+    });
+
+    const replay = (participantID: string, body: Record<string, unknown>, token = runner.token) =>
+      replayCaseAdminCall(t, previous, { params: { studyKey: "flu", participantID }, body, token });
+    const reportsOf = (participantId: string) =>
+      t.database.db
+        .select()
+        .from(reports)
+        .where(and(eq(reports.studyKey, "flu"), eq(reports.participantId, participantId), eq(reports.key, "replayed")));
+
+    it("replays the window's responses in arrival order as SUBMIT events: reports dated at submission", async () => {
+      // case-admin sends from/to as Date.getTime() / 1000
+      const answer = await replay("r1", { rules: replayRules, surveyKeys: ["intake"], from: T + 100, to: T + 400 });
+      expect(answer.status).toBe(200);
+      expect(answer.failed).toBe(false);
+      expect(answer.body).toEqual({ participantCount: 1, duration: 0, ruleResults: [0, 0, 0] });
+      // only the intake that arrived after `from`: the third one
+      expect((await readParticipant(t.database.db, "flu", "r1"))?.flags).toEqual({ last: "intake" });
+      const stored = await reportsOf("r1");
+      expect(stored.map((row) => [row.responseId, row.timestamp, row.eventType])).toEqual([
+        [responseIds.third, T + 250, "SUBMIT"],
+      ]);
+      const [entry] = await t.database.db
+        .select()
+        .from(auditLog)
+        .where(and(eq(auditLog.action, "run-actions.previous-responses"), eq(auditLog.target, "r1")));
+      expect(entry?.details).toMatchObject({ responseCount: 1, surveyKeys: ["intake"], from: T + 100, to: T + 400 });
+    });
+
+    it("without a selection every response, oldest first; `to` alone bounds it; others untouched", async () => {
+      await replay("r1", { rules: replayRules });
+      // the last to arrive was the third (intake)
+      expect((await readParticipant(t.database.db, "flu", "r1"))?.flags).toEqual({ last: "intake" });
+      await replay("r1", { rules: replayRules, to: T + 250.7 });
+      expect((await readParticipant(t.database.db, "flu", "r1"))?.flags).toEqual({ last: "weekly" });
+      expect((await reportsOf("r1")).length).toBe(1 + 3 + 2);
+      expect((await readParticipant(t.database.db, "flu", "r2"))?.flags).toEqual({});
+      const none = await replay("nobody", { rules: replayRules });
+      expect(none.body).toEqual({ participantCount: 0, duration: 0, ruleResults: [0, 0, 0] });
+    });
+
+    it("a rule failing on one response: 422 and nothing of the replay stays", async () => {
+      const before = await readParticipant(t.database.db, "flu", "r2");
+      const reportCount = (await reportsOf("r2")).length;
+      const answer = await replay("r2", { rules: [call("INIT_REPORT", str("replayed")), failingRule] });
+      expect(answer.status).toBe(422);
+      expect(await readParticipant(t.database.db, "flu", "r2")).toEqual(before);
+      expect((await reportsOf("r2")).length).toBe(reportCount);
+    });
+
+    it("400 naming the field, 401, 403 and 404, writing nothing", async () => {
+      const before = await readParticipant(t.database.db, "flu", "r2");
+      for (const [body, field] of [
+        [{ rules: replayRules, from: "yesterday" }, /from/],
+        [{ rules: replayRules, to: -1 }, /to/],
+        [{ rules: replayRules, surveyKeys: "weekly" }, /surveyKeys/],
+        [{ surveyKeys: [] }, /rules/],
+        [{ rules: [{ name: "NOPE" }] }, /rules\[0\]/],
+      ] as const) {
+        const answer = await replay("r2", body);
+        expect(answer.status, JSON.stringify(body)).toBe(400);
+        expect(answer.body.error).toMatch(field);
+      }
+      expect(
+        (
+          await replayCaseAdminCall(t, previous, {
+            params: { studyKey: "flu", participantID: "r2" },
+            body: { rules: replayRules },
+          })
+        ).status,
+      ).toBe(401);
+      expect((await replay("r2", { rules: replayRules }, editor.token)).status).toBe(403);
+      const missing = await replayCaseAdminCall(t, previous, {
+        params: { studyKey: "nope", participantID: "r2" },
+        body: { rules: replayRules },
+        token: admin,
+      });
+      expect(missing.status).toBe(404);
+      expect(await readParticipant(t.database.db, "flu", "r2")).toEqual(before);
+      expect((await reportsOf("r2")).length).toBe(0);
     });
   });
 });

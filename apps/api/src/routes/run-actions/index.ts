@@ -8,6 +8,7 @@ import { registerCreateTask } from "./create-task";
 import { registerGetTask } from "./get-task";
 import { registerGetTaskResult } from "./get-task-result";
 import { registerListTasks } from "./list-tasks";
+import { registerPreviousResponsesForParticipant } from "./previous-responses-participant";
 import { registerRunOnParticipant } from "./run-on-participant";
 import { registerTaskEvents } from "./task-events";
 import { registerValidateRules } from "./validate-rules";
@@ -23,7 +24,7 @@ export function createRunActionsRouter(deps: AppDeps) {
   registerGetTaskResult(router, deps);
   registerCancelTask(router, deps);
   registerTaskEvents(router, deps);
-  // after the fixed paths below /participants/ (tasks, task/{id}…), which are GETs or deeper anyway
   registerRunOnParticipant(router, deps);
+  registerPreviousResponsesForParticipant(router, deps);
   return router;
 }
