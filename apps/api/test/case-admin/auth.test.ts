@@ -1,3 +1,9 @@
+import { execFile } from "node:child_process";
+import { createServer, type IncomingHttpHeaders } from "node:http";
+import type { AddressInfo } from "node:net";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { serve } from "@hono/node-server";
 import { eq, sql } from "drizzle-orm";
 import { decodeJwt } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -534,6 +540,76 @@ describe("case-admin's sign-in (auth routes)", () => {
         headers: bearer(signedIn.body.accessToken),
       });
       expect(asParticipant.status).toBe(401);
+    });
+  });
+
+  describe("case-admin's preload (e2e/case-admin/signin-secret.cjs)", () => {
+    const preload = fileURLToPath(new URL("../../../../e2e/case-admin/signin-secret.cjs", import.meta.url));
+    /** What case-admin's signInWithIdPRequest and an ordinary call do, in a process started with the preload. */
+    const script = `
+      const base = process.env.MANAGEMENT_API_URL;
+      (async () => {
+        const signIn = await fetch(new URL("/v1/auth/signin-with-idp", base).toString(), {
+          method: "POST",
+          headers: { "Content-Type": "application/json" },
+          body: process.env.SIGNIN_BODY,
+        });
+        const other = await fetch(new URL(process.env.OTHER_PATH, process.env.OTHER_BASE).toString(), { method: "POST", body: "{}" });
+        console.log(JSON.stringify({ status: signIn.status, body: await signIn.json(), other: other.status }));
+      })();`;
+    const run = (env: Record<string, string>) =>
+      promisify(execFile)(process.execPath, ["--require", preload, "-e", script], {
+        env: { PATH: process.env.PATH ?? "", ...env },
+        timeout: 20_000,
+      });
+
+    it("adds X-Signin-Secret to the sign-in only: case-admin signs in unchanged, other hosts and paths never see the secret", async () => {
+      const seen: IncomingHttpHeaders[] = [];
+      const elsewhere = createServer((request, response) => {
+        seen.push(request.headers);
+        response.end("{}");
+      });
+      await new Promise<void>((resolve) => elsewhere.listen(0, "127.0.0.1", resolve));
+      const server = serve({ fetch: t.app.fetch, port: 0, hostname: "127.0.0.1" });
+      await new Promise<void>((resolve) => server.once("listening", resolve));
+      try {
+        const apiUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+        const otherUrl = `http://127.0.0.1:${(elsewhere.address() as AddressInfo).port}`;
+        const body = JSON.stringify(caseAdminSignIn("preload-1"));
+        const signedIn = JSON.parse(
+          (
+            await run({
+              MANAGEMENT_API_URL: apiUrl,
+              MANAGEMENT_IDP_SIGNIN_SECRET: SECRET,
+              SIGNIN_BODY: body,
+              OTHER_BASE: otherUrl,
+              OTHER_PATH: "/v1/auth/signin-with-idp",
+            })
+          ).stdout,
+        );
+        expect(signedIn.status).toBe(200);
+        expect(signedIn.body.sessionID).toMatch(/^[0-9a-f-]{36}$/);
+        expect(await userBySub(t, "preload-1")).toBeDefined();
+        // the same path on another host: no secret
+        expect(seen).toHaveLength(1);
+        expect(seen[0]?.["x-signin-secret"]).toBeUndefined();
+        // without the secret in case-admin's environment the preload adds nothing: 401
+        const unproven = JSON.parse(
+          (
+            await run({
+              MANAGEMENT_API_URL: apiUrl,
+              SIGNIN_BODY: JSON.stringify(caseAdminSignIn("preload-2")),
+              OTHER_BASE: otherUrl,
+              OTHER_PATH: "/v1/other",
+            })
+          ).stdout,
+        );
+        expect(unproven.status).toBe(401);
+        expect(await userBySub(t, "preload-2")).toBeUndefined();
+      } finally {
+        await new Promise((resolve) => server.close(resolve));
+        await new Promise((resolve) => elsewhere.close(resolve));
+      }
     });
   });
 });
