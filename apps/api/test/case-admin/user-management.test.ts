@@ -262,6 +262,221 @@ describe("case-admin's user management (/v1/user-management)", () => {
     });
   });
 
+  describe("app roles and their templates", () => {
+    it("creates, reads, updates templates; gives and removes a user's role with its permissions", async () => {
+      const db = t.database.db;
+      const create = caseAdminCall("createAppRoleTemplate");
+      const made = await replayCaseAdminCall(t, create, {
+        token: admin,
+        body: {
+          appName: "study-portal",
+          role: "viewer",
+          requiredPermissions: [
+            { resourceType: "study", resourceKey: "flu", action: "read-study-config" },
+            { resourceType: "study", resourceKey: "flu", action: "get-responses", limiter: [{ surveyKey: "intake" }] },
+          ],
+        },
+      });
+      expect(made.failed).toBe(false);
+      expect(made.body.message).toBe("app role template created");
+      const templateId: string = made.body.appRoleTemplate.id;
+      expect(made.path).toBe("/v1/user-management/app-roles/templates/");
+
+      const list = await replayCaseAdminCall(t, caseAdminCall("getAppRoleTemplates"), { token: admin });
+      expect(list.failed).toBe(false);
+      expect(list.body.appRoleTemplates).toEqual([
+        expect.objectContaining({
+          id: templateId,
+          appName: "study-portal",
+          role: "viewer",
+          requiredPermissions: [
+            { resourceType: "study", resourceKey: "flu", action: "read-study-config" },
+            { resourceType: "study", resourceKey: "flu", action: "get-responses", limiter: [{ surveyKey: "intake" }] },
+          ],
+        }),
+      ]);
+      const duplicate = await replayCaseAdminCall(t, create, {
+        token: admin,
+        body: { appName: "study-portal", role: "viewer", requiredPermissions: [] },
+      });
+      expect(duplicate.status).toBe(409);
+      const badPermission = await replayCaseAdminCall(t, create, {
+        token: admin,
+        body: {
+          appName: "x",
+          role: "y",
+          requiredPermissions: [{ resourceType: "study", resourceKey: "f", action: "z" }],
+        },
+      });
+      expect(badPermission.status).toBe(400);
+      expect(badPermission.body.error).toMatch(/requiredPermissions\[0\]\.action/);
+      const blank = await replayCaseAdminCall(t, create, { token: admin, body: { appName: " ", role: "y" } });
+      expect(blank.status).toBe(400);
+      expect(blank.body.error).toMatch(/appName/);
+
+      const read = await replayCaseAdminCall(t, caseAdminCall("getAppRoleTemplate"), {
+        token: admin,
+        params: { appRoleTemplateID: templateId },
+      });
+      expect(read.body.appRoleTemplate.role).toBe("viewer");
+
+      // the user already holds "*" on flu for nothing; holds read-study-config already
+      const holder = await addUser("holder@example.org");
+      await db.insert(permissions).values({ subjectId: holder.id, studyKey: "flu", action: "read-study-config" });
+      const give = caseAdminCall("createManagementUserAppRoleFromTemplate");
+      const given = await replayCaseAdminCall(t, give, {
+        token: admin,
+        params: { userId: holder.id, appRoleTemplateId: templateId },
+      });
+      expect(given.failed).toBe(false);
+      expect(given.body.message).toBe("user app role added");
+      const held = await db.select().from(permissions).where(eq(permissions.subjectId, holder.id));
+      expect(held.map((row) => [row.action, row.limiter]).sort()).toEqual([
+        ["get-responses", [{ surveyKey: "intake" }]],
+        ["read-study-config", null],
+      ]);
+      expect(
+        (
+          await replayCaseAdminCall(t, give, {
+            token: admin,
+            params: { userId: holder.id, appRoleTemplateId: templateId },
+          })
+        ).status,
+      ).toBe(409);
+      const nobody = await replayCaseAdminCall(t, give, {
+        token: admin,
+        params: { userId: crypto.randomUUID(), appRoleTemplateId: templateId },
+      });
+      expect(nobody).toMatchObject({ status: 400, body: { error: "user not found" } });
+      expect(
+        (
+          await replayCaseAdminCall(t, give, {
+            token: admin,
+            params: { userId: holder.id, appRoleTemplateId: crypto.randomUUID() },
+          })
+        ).status,
+      ).toBe(404);
+      expect(
+        (
+          await replayCaseAdminCall(t, give, {
+            token: researcher,
+            params: { userId: holder.id, appRoleTemplateId: templateId },
+          })
+        ).status,
+      ).toBe(403);
+
+      const roles = await replayCaseAdminCall(t, caseAdminCall("getManagementUserAppRoles"), {
+        token: admin,
+        params: { userId: holder.id },
+      });
+      expect(roles.failed).toBe(false);
+      expect(roles.body.appRoles).toEqual([
+        expect.objectContaining({
+          subjectId: holder.id,
+          subjectType: "management-user",
+          appName: "study-portal",
+          role: "viewer",
+        }),
+      ]);
+      const roleId: string = roles.body.appRoles[0].id;
+
+      // updating the template leaves given roles and permissions alone
+      const updated = await replayCaseAdminCall(t, caseAdminCall("updateAppRoleTemplate"), {
+        token: admin,
+        params: { appRoleTemplateID: templateId },
+        body: { appName: "study-portal", role: "viewer", requiredPermissions: [] },
+      });
+      expect(updated).toMatchObject({ failed: false, body: { message: "app role template updated" } });
+      expect(await db.select().from(permissions).where(eq(permissions.subjectId, holder.id))).toHaveLength(2);
+
+      const removeRole = caseAdminCall("deleteManagementUserAppRole");
+      expect(
+        (await replayCaseAdminCall(t, removeRole, { token: admin, params: { userId: adminId, appRoleId: roleId } }))
+          .status,
+      ).toBe(404);
+      const removed = await replayCaseAdminCall(t, removeRole, {
+        token: admin,
+        params: { userId: holder.id, appRoleId: roleId },
+      });
+      expect(removed).toMatchObject({ failed: false, body: { message: "user app role deleted" } });
+      expect(await db.select().from(appRoles).where(eq(appRoles.subjectId, holder.id))).toEqual([]);
+      // the role's permissions stay, as in case-backend
+      expect(await db.select().from(permissions).where(eq(permissions.subjectId, holder.id))).toHaveLength(2);
+
+      // deleting the template removes the roles made from it
+      await replayCaseAdminCall(t, give, {
+        token: admin,
+        params: { userId: holder.id, appRoleTemplateId: templateId },
+      });
+      const dropped = await replayCaseAdminCall(t, caseAdminCall("deleteAppRoleTemplate"), {
+        token: admin,
+        params: { appRoleTemplateID: templateId },
+      });
+      expect(dropped).toMatchObject({ failed: false, body: { message: "app role template deleted" } });
+      expect(await db.select().from(appRoles).where(eq(appRoles.subjectId, holder.id))).toEqual([]);
+      expect(
+        (
+          await replayCaseAdminCall(t, caseAdminCall("getAppRoleTemplate"), {
+            token: admin,
+            params: { appRoleTemplateID: templateId },
+          })
+        ).status,
+      ).toBe(404);
+
+      // every template and role of an app
+      await replayCaseAdminCall(t, create, {
+        token: admin,
+        body: { appName: "portal-2", role: "a", requiredPermissions: null },
+      });
+      const second = await replayCaseAdminCall(t, create, { token: admin, body: { appName: "portal-2", role: "b" } });
+      await replayCaseAdminCall(t, give, {
+        token: admin,
+        params: { userId: holder.id, appRoleTemplateId: second.body.appRoleTemplate.id },
+      });
+      const forApp = await replayCaseAdminCall(t, caseAdminCall("deleteAppRoleTemplatesForApp"), {
+        token: admin,
+        params: { appName: "portal-2" },
+      });
+      expect(forApp).toMatchObject({ failed: false, body: { message: "app role template deleted" } });
+      const left = await replayCaseAdminCall(t, caseAdminCall("getAppRoleTemplates"), { token: admin });
+      expect(left.body.appRoleTemplates).toEqual([]);
+      expect(await db.select().from(appRoles).where(eq(appRoles.subjectId, holder.id))).toEqual([]);
+      const audited = await db.select({ action: auditLog.action }).from(auditLog);
+      expect(audited.map((row) => row.action)).toEqual(
+        expect.arrayContaining([
+          "app-role-template.create",
+          "app-role-template.update",
+          "app-role-template.delete",
+          "app-role-template.delete-for-app",
+          "app-role.add",
+          "app-role.remove",
+        ]),
+      );
+    });
+
+    it("answers non-admins 403 and writes nothing", async () => {
+      const before = await count(auditLog);
+      const forbidden = await replayCaseAdminCall(t, caseAdminCall("createAppRoleTemplate"), {
+        token: researcher,
+        body: { appName: "a", role: "b", requiredPermissions: [] },
+      });
+      expect(forbidden.status).toBe(403);
+      expect((await replayCaseAdminCall(t, caseAdminCall("getAppRoleTemplates"), { token: researcher })).status).toBe(
+        403,
+      );
+      expect(
+        (
+          await replayCaseAdminCall(t, caseAdminCall("deleteAppRoleTemplatesForApp"), {
+            token: researcher,
+            params: { appName: "a" },
+          })
+        ).status,
+      ).toBe(403);
+      expect((await replayCaseAdminCall(t, caseAdminCall("getAppRoleTemplates"))).status).toBe(401);
+      expect(await count(auditLog)).toBe(before);
+    });
+  });
+
   describe("service accounts", () => {
     it("creates, lists, reads, updates and deletes an account with keys and permissions", async () => {
       const created = await replayCaseAdminCall(t, caseAdminCall("createServiceAccount"), {

@@ -423,3 +423,4 @@ export async function deleteServiceAccountApiKey(
 export * from "../management-users/admin";
 export * from "../management-users/permissions";
 export * from "../management-users/service-accounts";
+export * from "../management-users/app-roles";

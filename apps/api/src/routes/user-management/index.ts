@@ -15,6 +15,7 @@ import {
   registerUpdateManagementUserPermissionLimiter,
 } from "./management-users";
 import { registerServiceAccountRoutes } from "./service-accounts";
+import { registerAppRoleTemplateRoutes, registerManagementUserAppRoleRoutes } from "./app-roles";
 
 /** One operation of this router: a file of this folder exporting it (`registerListManagementUsers`, …). */
 export type UserManagementOperation = (router: OpenAPIHono<AppEnv>, deps: AppDeps, limiter: RateLimiter) => void;
@@ -25,6 +26,7 @@ export type UserManagementOperation = (router: OpenAPIHono<AppEnv>, deps: AppDep
  * `app-roles/{id}`).
  */
 const OPERATIONS: readonly UserManagementOperation[] = [
+  registerAppRoleTemplateRoutes,
   registerListManagementUsers,
   registerGetManagementUser,
   registerDeleteManagementUser,
@@ -32,6 +34,7 @@ const OPERATIONS: readonly UserManagementOperation[] = [
   registerCreateManagementUserPermission,
   registerDeleteManagementUserPermission,
   registerUpdateManagementUserPermissionLimiter,
+  registerManagementUserAppRoleRoutes,
   registerServiceAccountRoutes,
 ];
 
