@@ -4,59 +4,33 @@
  * export is a real task the worker writes), the CLI through `npm run cli` as an operator types it.
  * What it prints and the exported file are checked, so the page cannot drift from the product.
  */
-import { execFile } from "node:child_process";
 import { mkdtemp, readFile } from "node:fs/promises";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { promisify } from "node:util";
-import { serve, type ServerType } from "@hono/node-server";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestApp, type TestApp } from "@studyflow/api/testing";
 import { surveyResponses, tasks } from "@studyflow/db";
-import { testRedisUrl } from "@studyflow/testkit";
 import { startWorkerBesideApi } from "@studyflow/worker/testing";
-import { repository, shellBlockBelow } from "./doc-shell-block";
+import { cliEnvironment, runShellBlock, serveTestApp, shellBlockBelow, type ServedTestApp } from "./doc-shell-block";
 
-const run = promisify(execFile);
 const HEADING = "## Walkthrough";
 
 describe("docs/data-out.md: the walkthrough", () => {
-  let t: TestApp;
-  let server: ServerType;
+  let api: ServedTestApp;
   let worker: { stop: () => Promise<void> };
-  let api: string;
 
   beforeAll(async () => {
-    t = await createTestApp();
-    worker = startWorkerBesideApi(t, await mkdtemp(path.join(tmpdir(), "sf-data-out-doc-")));
-    server = serve({ fetch: t.app.fetch, port: 0, hostname: "127.0.0.1" });
-    await new Promise<void>((resolve) => server.once("listening", () => resolve()));
-    api = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    api = await serveTestApp();
+    worker = startWorkerBesideApi(api.t, await mkdtemp(path.join(tmpdir(), "sf-data-out-doc-")));
   });
   afterAll(async () => {
-    await new Promise<void>((resolve) => server.close(() => resolve()));
     await worker?.stop();
-    await t?.close();
+    await api?.close();
   });
 
   it("sets up, exports, lists and pages as the page says", { timeout: 180_000 }, async () => {
     const script = await shellBlockBelow("docs/data-out.md", HEADING);
-    const { stdout } = await run("bash", ["-euo", "pipefail", "-c", script], {
-      cwd: repository,
-      env: {
-        ...process.env,
-        API: api,
-        NODE_ENV: "test",
-        DATABASE_URL: t.database.url,
-        REDIS_URL: testRedisUrl,
-        QUEUE_PREFIX: t.config.QUEUE_PREFIX,
-        MANAGEMENT_JWT_SECRET: t.config.MANAGEMENT_JWT_SECRET,
-        PARTICIPANT_JWT_SECRET: t.config.PARTICIPANT_JWT_SECRET,
-      },
-      maxBuffer: 16 * 1024 * 1024,
-    });
+    const { stdout } = await runShellBlock(script, { ...cliEnvironment(api.t, { queue: true }), API: api.url });
     const lines = stdout.split("\n");
 
     // the export: the CLI's summary, and the file it names
@@ -86,7 +60,7 @@ describe("docs/data-out.md: the walkthrough", () => {
     expect(parsed.pagination).toEqual({ totalCount: 3, currentPage: 1, totalPages: 2, pageSize: 2 });
 
     // and the database: three responses, one completed export task written by the worker
-    const db = t.database.db;
+    const db = api.t.database.db;
     expect(await db.select().from(surveyResponses).where(eq(surveyResponses.studyKey, "sleep-diary"))).toHaveLength(3);
     const exports = await db.select().from(tasks).where(eq(tasks.studyKey, "sleep-diary"));
     expect(exports.map((task) => [task.kind, task.status, task.targetCount, task.processedCount])).toEqual([

@@ -5,50 +5,27 @@
  * as an operator types it. What it prints and what it leaves in the database are checked, so the
  * page cannot drift from the product.
  */
-import { execFile } from "node:child_process";
-import type { AddressInfo } from "node:net";
-import { promisify } from "node:util";
-import { serve, type ServerType } from "@hono/node-server";
 import { asc, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestApp, type TestApp } from "@studyflow/api/testing";
 import { auditLog, participants, ruleFailures, surveyResponses, studyCodeLists } from "@studyflow/db";
-import { repository, shellBlockBelow } from "./doc-shell-block";
+import { cliEnvironment, runShellBlock, serveTestApp, shellBlockBelow, type ServedTestApp } from "./doc-shell-block";
 
-const run = promisify(execFile);
 const DOCUMENT = "docs/cli.md";
 const HEADING = "### Worked example: a study set up and run without SQL";
 
 describe("docs/cli.md: a study set up and run without SQL", () => {
-  let t: TestApp;
-  let server: ServerType;
-  let api: string;
+  let api: ServedTestApp;
 
   beforeAll(async () => {
-    t = await createTestApp();
-    server = serve({ fetch: t.app.fetch, port: 0, hostname: "127.0.0.1" });
-    await new Promise<void>((resolve) => server.once("listening", () => resolve()));
-    api = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    api = await serveTestApp();
   });
   afterAll(async () => {
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    await t.close();
+    await api.close();
   });
 
   it("runs every command of the block and the study ends as README says", { timeout: 180_000 }, async () => {
     const script = await shellBlockBelow(DOCUMENT, HEADING);
-    const { stdout } = await run("bash", ["-euo", "pipefail", "-c", script], {
-      cwd: repository,
-      env: {
-        ...process.env,
-        API: api,
-        NODE_ENV: "test",
-        DATABASE_URL: t.database.url,
-        MANAGEMENT_JWT_SECRET: t.config.MANAGEMENT_JWT_SECRET,
-        PARTICIPANT_JWT_SECRET: t.config.PARTICIPANT_JWT_SECRET,
-      },
-      maxBuffer: 16 * 1024 * 1024,
-    });
+    const { stdout } = await runShellBlock(script, { ...cliEnvironment(api.t), API: api.url });
 
     // what the page says the participant sees
     const lines = stdout.split("\n");
@@ -60,7 +37,7 @@ describe("docs/cli.md: a study set up and run without SQL", () => {
     expect(stdout).toMatch(/kitStock\s+int\s+1\n/);
 
     // and what the study holds: the response with its known version, no rule failure
-    const db = t.database.db;
+    const db = api.t.database.db;
     const responses = await db.select().from(surveyResponses).where(eq(surveyResponses.studyKey, "flu-watch"));
     expect(responses.map((r) => [r.key, r.versionId])).toEqual([["intake", expect.stringMatching(/^\d\d-\d\d-1$/)]]);
     expect(await db.select().from(ruleFailures).where(eq(ruleFailures.studyKey, "flu-watch"))).toEqual([]);

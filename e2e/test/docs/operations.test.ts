@@ -4,30 +4,17 @@
  * is what the page says they print. The other blocks start Docker or the whole system, which a
  * test cannot do here; e2e/test/compose-check.test.ts holds compose and the image to the code.
  */
-import { execFile } from "node:child_process";
-import type { AddressInfo } from "node:net";
-import { promisify } from "node:util";
-import { serve, type ServerType } from "@hono/node-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestApp, type TestApp } from "@studyflow/api/testing";
-import { repository, shellBlockBelow } from "../doc-shell-block";
-
-const run = promisify(execFile);
+import { runShellBlock, serveTestApp, shellBlockBelow, type ServedTestApp } from "../doc-shell-block";
 
 describe("docs/operations.md: health", () => {
-  let t: TestApp;
-  let server: ServerType;
-  let api: string;
+  let api: ServedTestApp;
 
   beforeAll(async () => {
-    t = await createTestApp();
-    server = serve({ fetch: t.app.fetch, port: 0, hostname: "127.0.0.1" });
-    await new Promise<void>((resolve) => server.once("listening", () => resolve()));
-    api = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    api = await serveTestApp();
   });
   afterAll(async () => {
-    await new Promise<void>((resolve) => server?.close(() => resolve()));
-    await t?.close();
+    await api?.close();
   });
 
   it("answers the health checks as the page shows them", async () => {
@@ -35,10 +22,7 @@ describe("docs/operations.md: health", () => {
     // the comments after each command are what the page promises it prints
     const promised = [...script.matchAll(/#\s*(\{[^}]*\})/g)].map((match) => match[1]);
     expect(promised).toEqual(['{"status":"ok"}', '{"status":"ready"}']);
-    const { stdout } = await run("bash", ["-euo", "pipefail", "-c", script], {
-      cwd: repository,
-      env: { ...process.env, API: api },
-    });
+    const { stdout } = await runShellBlock(script, { ...process.env, API: api.url });
     expect(stdout).toBe(promised.join(""));
   });
 });

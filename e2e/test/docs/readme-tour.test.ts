@@ -15,9 +15,8 @@ import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestApp, type TestApp } from "@studyflow/api/testing";
 import { tasks } from "@studyflow/db";
-import { testRedisUrl } from "@studyflow/testkit";
 import { startWorkerBesideApi } from "@studyflow/worker/testing";
-import { repository, shellBlockBelow } from "../doc-shell-block";
+import { cliEnvironment, repository, runShellBlock, shellBlockBelow } from "../doc-shell-block";
 import { readDocument } from "./documents";
 
 const run = promisify(execFile);
@@ -40,15 +39,7 @@ describe("README: a bulk run from the CLI", () => {
     t = await createTestApp();
     const scratch = await mkdtemp(path.join(tmpdir(), "sf-readme-tour-"));
     worker = startWorkerBesideApi(t, scratch);
-    env = {
-      ...process.env,
-      NODE_ENV: "test",
-      DATABASE_URL: t.database.url,
-      REDIS_URL: testRedisUrl,
-      QUEUE_PREFIX: t.config.QUEUE_PREFIX,
-      MANAGEMENT_JWT_SECRET: t.config.MANAGEMENT_JWT_SECRET,
-      PARTICIPANT_JWT_SECRET: t.config.PARTICIPANT_JWT_SECRET,
-    };
+    env = cliEnvironment(t, { queue: true });
     const seed = ["run", "-s", "cli", "--", "demo:seed", "--participants", String(PARTICIPANTS)];
     await run("npm", [...seed, "--out", path.join(scratch, "demo.json")], { cwd: repository, env });
     madeDirectory = await mkdir(path.dirname(OUT), { recursive: true });
@@ -68,7 +59,7 @@ describe("README: a bulk run from the CLI", () => {
   it("exports the demo's participants through the workers, as README shows", { timeout: 180_000 }, async () => {
     const script = await shellBlockBelow("README.md", HEADING);
     expect(script).toMatch(/export:participants --study demo-study/);
-    const { stdout } = await run("bash", ["-euo", "pipefail", "-c", script], { cwd: repository, env });
+    const { stdout } = await runShellBlock(script, env);
 
     const shown = /```text\n[^\n]*\n(exported \d+ participants to )[^\n]*(participants\.json)\n/.exec(
       readDocument("README.md").slice(readDocument("README.md").indexOf(HEADING)),
