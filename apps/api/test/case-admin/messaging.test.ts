@@ -1,7 +1,17 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { auditLog, emailTemplates, permissions, smsTemplates } from "@studyflow/db";
-import { managementToken, setupStudy } from "../fixtures";
+import {
+  auditLog,
+  confidentialIdMap,
+  emailTemplates,
+  outgoingMessages,
+  permissions,
+  scheduledEmails,
+  smsTemplates,
+  users,
+} from "@studyflow/db";
+import { SCHEDULED_EMAIL_TEMPLATE, fireDueScheduledEmails } from "@studyflow/domain";
+import { managementToken, participantUser, setupStudy } from "../fixtures";
 import { createTestApp, type TestApp } from "../test-app";
 import { caseAdminCall, replayCaseAdminCall } from "./replay";
 
@@ -406,5 +416,266 @@ describe("case-admin messaging: e-mail templates, SMS templates", () => {
     ]);
     const slash = await send(t, "POST", "/v1/messaging/sms-templates/", mailer, { ...sms, messageType: "other" });
     expect(slash.status).toBe(200);
+  });
+});
+
+describe("case-admin messaging: scheduled e-mails and their firing", () => {
+  let t: TestApp;
+  let admin: string;
+  let scheduler: string;
+  let outsider: string;
+  // the app's clock stays at the test's start (tokens are minted with the real clock)
+  const NOW = Math.floor(Date.now() / 1000) * 1000;
+  const nowSeconds = NOW / 1000;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    t.setNow(NOW);
+    await setupStudy(t, { key: "flu" });
+    admin = await managementToken(t, "root", true);
+    scheduler = await managementToken(t, "scheduler");
+    outsider = await managementToken(t, "outsider");
+    await t.database.db.insert(permissions).values([
+      { subjectId: "scheduler", resourceType: "messaging", studyKey: "scheduled-emails", action: "*" },
+      { subjectId: "outsider", resourceType: "messaging", studyKey: "global-email-templates", action: "*" },
+    ]);
+    await t.settle();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+  beforeEach(async () => {
+    await t.database.db.delete(auditLog);
+    await t.database.db.delete(scheduledEmails);
+    await t.database.db.delete(outgoingMessages);
+  });
+
+  /** A schedule as case-admin's editor makes a new one. */
+  const schedule = (extra: object = {}) => ({
+    id: "",
+    template: {
+      messageType: "study-reminder",
+      defaultLanguage: "en",
+      translations: [
+        { lang: "en", subject: "Reminder", templateDef: b64("<p>Please take part ({{.language}})</p>") },
+        { lang: "de", subject: "Erinnerung", templateDef: b64("<p>Bitte mitmachen ({{.language}})</p>") },
+      ],
+    },
+    type: "all-users",
+    studyKey: "",
+    nextTime: nowSeconds + 3600,
+    period: 86400,
+    label: "daily reminder",
+    ...extra,
+  });
+
+  it("case-admin saves, lists, opens, replaces and deletes a schedule", async () => {
+    const save = caseAdminCall("saveMessageSchedule");
+    const saved = await replayCaseAdminCall(t, save, { body: schedule(), token: scheduler });
+    expect(saved).toMatchObject({ status: 200, failed: false });
+    const made = saved.body.schedule;
+    expect(made).toEqual({
+      id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      template: { id: "", studyKey: "", headerOverrides: null, ...schedule().template },
+      type: "all-users",
+      studyKey: "",
+      condition: null,
+      nextTime: nowSeconds + 3600,
+      period: 86400,
+      label: "daily reminder",
+      until: 0,
+    });
+    const list = await replayCaseAdminCall(t, caseAdminCall("getEmailSchedules"), { token: scheduler });
+    expect(list).toMatchObject({ status: 200, failed: false, body: { schedules: [made] } });
+    const one = await replayCaseAdminCall(t, caseAdminCall("getEmailScheduleById"), {
+      params: { id: made.id },
+      token: scheduler,
+    });
+    expect(one).toMatchObject({ status: 200, failed: false, body: { schedule: made } });
+
+    const changed = { ...made, label: "weekly", period: 7 * 86400, until: nowSeconds + 30 * 86400 };
+    const replaced = await replayCaseAdminCall(t, save, { body: changed, token: scheduler });
+    expect(replaced).toMatchObject({ status: 200, body: { schedule: changed } });
+    expect(await t.database.db.select().from(scheduledEmails)).toHaveLength(1);
+
+    const removed = await replayCaseAdminCall(t, caseAdminCall("deleteMessageSchedule"), {
+      params: { id: made.id },
+      token: scheduler,
+    });
+    expect(removed).toMatchObject({ status: 200, failed: false, body: { message: "schedule deleted" } });
+    const gone = await replayCaseAdminCall(t, caseAdminCall("getEmailScheduleById"), {
+      params: { id: made.id },
+      token: scheduler,
+    });
+    expect(gone).toMatchObject({ status: 404, failed: true, body: { error: expect.stringMatching(/not found/) } });
+    const actions = await t.database.db.select().from(auditLog).orderBy(auditLog.at);
+    expect(actions.map((row) => [row.action, row.actor, row.target])).toEqual([
+      ["scheduled-email.save", "scheduler", made.id],
+      ["scheduled-email.save", "scheduler", made.id],
+      ["scheduled-email.delete", "scheduler", made.id],
+    ]);
+    const slash = await send(t, "GET", "/v1/messaging/scheduled-emails/", scheduler);
+    expect(slash).toEqual({ status: 200, body: { schedules: [] } });
+  });
+
+  it("a study-participants schedule keeps its study; an unknown study is 404", async () => {
+    const save = caseAdminCall("saveMessageSchedule");
+    const saved = await replayCaseAdminCall(t, save, {
+      body: schedule({ type: "study-participants", studyKey: "flu" }),
+      token: admin,
+    });
+    expect(saved).toMatchObject({
+      status: 200,
+      body: { schedule: { studyKey: "flu", template: { studyKey: "flu" } } },
+    });
+    const unknown = await replayCaseAdminCall(t, save, {
+      body: schedule({ type: "study-participants", studyKey: "nope" }),
+      token: admin,
+    });
+    expect(unknown).toMatchObject({ status: 404, body: { error: 'study "nope" not found' } });
+    expect(await t.database.db.select().from(scheduledEmails)).toHaveLength(1);
+  });
+
+  it("refuses what case-backend refuses (and what studyflow cannot run), naming the field; nothing written", async () => {
+    const save = caseAdminCall("saveMessageSchedule");
+    const refused = async (body: unknown, error: RegExp, status = 400) => {
+      const answer = await replayCaseAdminCall(t, save, { body, token: scheduler });
+      expect(answer).toMatchObject({ status, failed: true, body: { error: expect.stringMatching(error) } });
+    };
+    await refused(schedule({ until: nowSeconds - 1 }), /^until: invalid termination date .* is in past/);
+    await refused(schedule({ until: nowSeconds + 60 }), /^until: .*earlier than start date/);
+    await refused(
+      schedule({
+        template: { ...schedule().template, translations: [{ lang: "en", subject: "", templateDef: b64("{{") }] },
+      }),
+      /^template\.translations\[0\]\.templateDef: error while checking template validity/,
+    );
+    await refused(schedule({ template: { ...schedule().template, translations: [] } }), /^template\.translations/);
+    await refused(schedule({ period: 0 }), /^period: must be a positive/);
+    await refused(schedule({ type: "everyone" }), /type/);
+    await refused(schedule({ nextTime: "tomorrow" }), /nextTime/);
+    await refused(schedule({ type: "study-participants", studyKey: "" }), /^studyKey: required/);
+    await refused(
+      schedule({ type: "study-participants", studyKey: "flu", condition: { name: "eq", data: [] } }),
+      /^condition: /,
+    );
+    await refused(schedule({ id: "5f1e9f9e9f9e9f9e9f9e9f9e" }), /not found/, 404);
+    const forbidden = await replayCaseAdminCall(t, save, { body: schedule(), token: outsider });
+    expect(forbidden).toMatchObject({ status: 403, failed: true });
+    const anonymous = await replayCaseAdminCall(t, save, { body: schedule() });
+    expect(anonymous.status).toBe(401);
+    for (const [func, params] of [
+      ["getEmailSchedules", {}],
+      ["getEmailScheduleById", { id: "x" }],
+      ["deleteMessageSchedule", { id: "x" }],
+    ] as const) {
+      expect((await replayCaseAdminCall(t, caseAdminCall(func), { params, token: outsider })).status).toBe(403);
+      expect((await replayCaseAdminCall(t, caseAdminCall(func), { params })).status).toBe(401);
+    }
+    expect(await t.database.db.select().from(scheduledEmails)).toEqual([]);
+    expect(await t.database.db.select().from(auditLog)).toEqual([]);
+  });
+
+  it("fires a due slot once into the outbox, to confirmed accounts of today's weekly day, in their language", async () => {
+    const db = t.database.db;
+    const today = new Date(NOW).getUTCDay();
+    const account = async (email: string, changes: Partial<typeof users.$inferInsert>) => {
+      const made = await participantUser(t, ["main"], email);
+      await db
+        .update(users)
+        .set({ accountConfirmedAt: new Date(NOW - 86400_000), weeklyMessageDayOfWeek: today, ...changes })
+        .where(eq(users.id, made.user.id));
+      return made.user.id;
+    };
+    const english = await account("en@example.org", {});
+    const german = await account("de@example.org", { preferredLanguage: "de" });
+    await account("unconfirmed@example.org", { accountConfirmedAt: null });
+    await account("friday@example.org", { weeklyMessageDayOfWeek: (today + 1) % 7 });
+    await account("locked@example.org", { lockedAt: new Date(NOW) });
+
+    const saved = await replayCaseAdminCall(t, caseAdminCall("saveMessageSchedule"), {
+      body: schedule({ nextTime: nowSeconds - 10 * 86400 - 60, until: nowSeconds + 86400 }),
+      token: admin,
+    });
+    expect(saved.status).toBe(200);
+    const later = await replayCaseAdminCall(t, caseAdminCall("saveMessageSchedule"), {
+      body: schedule({ nextTime: nowSeconds + 60 }),
+      token: admin,
+    });
+    expect(later.status).toBe(200);
+
+    // two workers at once: the slot fires once
+    const rounds = await Promise.all([
+      fireDueScheduledEmails(db, new Date(NOW)),
+      fireDueScheduledEmails(db, new Date(NOW)),
+    ]);
+    expect(rounds.reduce((sum, round) => sum + round.fired, 0)).toBe(1);
+    const mails = await db.select().from(outgoingMessages).orderBy(outgoingMessages.createdAt);
+    const byUser = new Map(mails.map((mail) => [mail.userId, [mail.template, mail.payload]]));
+    expect(mails).toHaveLength(2);
+    expect(byUser.get(english)).toEqual([
+      SCHEDULED_EMAIL_TEMPLATE,
+      {
+        scheduleId: saved.body.schedule.id,
+        messageType: "study-reminder",
+        subject: "Reminder",
+        html: "<p>Please take part (en)</p>",
+      },
+    ]);
+    expect(byUser.get(german)).toEqual([
+      SCHEDULED_EMAIL_TEMPLATE,
+      {
+        scheduleId: saved.body.schedule.id,
+        messageType: "study-reminder",
+        subject: "Erinnerung",
+        html: "<p>Bitte mitmachen (de)</p>",
+      },
+    ]);
+    // the next slot is the first not yet past (missed slots are skipped, not sent late)
+    const [row] = await db.select().from(scheduledEmails).where(eq(scheduledEmails.id, saved.body.schedule.id));
+    expect(row?.nextTime).toBe(nowSeconds - 60 + 86400);
+    expect(await fireDueScheduledEmails(db, new Date(NOW))).toEqual({ fired: 0, queued: 0, ended: 0 });
+
+    // the next slot is past `until`: it fires once more, and the schedule is gone
+    const dayLater = new Date(NOW + 86400_000);
+    await db.update(users).set({ weeklyMessageDayOfWeek: dayLater.getUTCDay() }).where(eq(users.id, english));
+    const last = await fireDueScheduledEmails(db, dayLater);
+    expect(last).toMatchObject({ ended: 1 });
+    expect((await db.select().from(scheduledEmails)).map((r) => r.id)).toEqual([later.body.schedule.id]);
+  });
+
+  it("subscriptions gate weekly and newsletter mails; study-participants reach the study's accounts only", async () => {
+    const db = t.database.db;
+    const day = new Date(NOW).getUTCDay();
+    const confirm = { accountConfirmedAt: new Date(NOW - 1000), weeklyMessageDayOfWeek: day };
+    const subscribed = await participantUser(t, ["main"], "sub@example.org");
+    await db
+      .update(users)
+      .set({ ...confirm, subscribedToWeekly: true })
+      .where(eq(users.id, subscribed.user.id));
+    const member = await participantUser(t, ["main"], "member@example.org");
+    await db.update(users).set(confirm).where(eq(users.id, member.user.id));
+    await db.insert(confidentialIdMap).values({
+      studyKey: "flu",
+      confidentialId: "c-1",
+      profileId: member.profiles[0]!.id,
+    });
+
+    const weekly = schedule({ template: { ...schedule().template, messageType: "weekly" }, nextTime: nowSeconds });
+    const study = schedule({ type: "study-participants", studyKey: "flu", nextTime: nowSeconds });
+    for (const body of [weekly, study]) {
+      const answer = await replayCaseAdminCall(t, caseAdminCall("saveMessageSchedule"), { body, token: admin });
+      expect(answer.status).toBe(200);
+    }
+    expect(await fireDueScheduledEmails(db, new Date(NOW))).toMatchObject({ fired: 2, queued: 2 });
+    const mails = await db.select().from(outgoingMessages);
+    expect(
+      mails.map((mail) => [(mail.payload as { messageType: string }).messageType, mail.userId, mail.studyKey]).sort(),
+    ).toEqual(
+      [
+        ["study-reminder", member.user.id, "flu"],
+        ["weekly", subscribed.user.id, null],
+      ].sort(),
+    );
   });
 });

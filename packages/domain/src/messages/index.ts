@@ -76,3 +76,18 @@ export {
   type CaseSmsTemplate,
   type CaseSmsTemplateInput,
 } from "./sms-templates";
+export {
+  SCHEDULED_EMAIL_TEMPLATE,
+  deleteScheduledEmail,
+  fireDueScheduledEmails,
+  listScheduledEmails,
+  nextSlot,
+  presentScheduledEmail,
+  readScheduledEmail,
+  renderScheduledEmail,
+  saveScheduledEmail,
+  type CaseScheduledEmail,
+  type CaseScheduledEmailInput,
+  type ScheduledEmailPayload,
+  type ScheduledEmailsRound,
+} from "./scheduled-emails";
