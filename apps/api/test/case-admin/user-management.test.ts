@@ -1,6 +1,7 @@
 import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  accountDeletions,
   apiKeys,
   appRoles,
   auditLog,
@@ -8,9 +9,10 @@ import {
   managementUsers,
   permissions,
   serviceAccounts,
+  users,
 } from "@studyflow/db";
 import { createApiKey, hasPermission } from "@studyflow/domain";
-import { managementToken } from "../fixtures";
+import { managementToken, participantUser } from "../fixtures";
 import { createTestApp, type TestApp } from "../test-app";
 import { CASE_ADMIN_CALLS, caseAdminCall, replayCaseAdminCall, type CaseAdminCall } from "./replay";
 
@@ -474,6 +476,52 @@ describe("case-admin's user management (/v1/user-management)", () => {
       ).toBe(403);
       expect((await replayCaseAdminCall(t, caseAdminCall("getAppRoleTemplates"))).status).toBe(401);
       expect(await count(auditLog)).toBe(before);
+    });
+  });
+
+  describe("participant-user deletion requests", () => {
+    it("starts the account's deletion for a holder of users/*/delete-users, by e-mail address", async () => {
+      const db = t.database.db;
+      const { user } = await participantUser(t, ["main"], "leaving.participant@example.org");
+      const call = caseAdminCall("requestDeletionForParticipantUser");
+      const before = [await count(auditLog), (await db.select().from(accountDeletions)).length];
+      // no permission (a study grant is not one): 403, nothing written
+      const bystander = await addUser("bystander@example.org");
+      await db.insert(permissions).values({ subjectId: bystander.id, studyKey: "*", action: "*" });
+      const bystanderToken = await managementToken(t, bystander.id);
+      const forbidden = await replayCaseAdminCall(t, call, { token: bystanderToken, body: { email: user.email } });
+      expect(forbidden.status).toBe(403);
+      expect([await count(auditLog), (await db.select().from(accountDeletions)).length]).toEqual(before);
+
+      const deleter = await addUser("deleter@example.org");
+      await db
+        .insert(permissions)
+        .values({ subjectId: deleter.id, resourceType: "users", studyKey: "*", action: "delete-users" });
+      const token = await managementToken(t, deleter.id);
+      for (const [email, error] of [
+        ["not-an-address", /email/],
+        ["nobody@example.org", /^user could not be deleted$/],
+      ] as const) {
+        const answer = await replayCaseAdminCall(t, call, { token, body: { email } });
+        expect(answer.status).toBe(400);
+        expect(answer.body.error).toMatch(error);
+      }
+      expect((await replayCaseAdminCall(t, call, { token, rawBody: "" })).status).toBe(400);
+      expect((await replayCaseAdminCall(t, call, { body: { email: user.email } })).status).toBe(401);
+      expect([await count(auditLog), (await db.select().from(accountDeletions)).length]).toEqual(before);
+
+      const answer = await replayCaseAdminCall(t, call, { token, body: { email: "Leaving.Participant@example.org" } });
+      expect(answer.failed).toBe(false);
+      expect(answer.body).toMatchObject({ message: "user deleted", deletion: { status: "pending" } });
+      const [deletion] = await db.select().from(accountDeletions).where(eq(accountDeletions.userId, user.id));
+      expect(deletion).toBeDefined();
+      const [marked] = await db.select().from(users).where(eq(users.id, user.id));
+      expect(marked?.deletionRequestedAt).not.toBeNull();
+      const [audit] = await db
+        .select()
+        .from(auditLog)
+        .where(and(eq(auditLog.action, "participant-user.delete-request"), eq(auditLog.actor, deleter.id)));
+      expect(audit).toBeDefined();
     });
   });
 

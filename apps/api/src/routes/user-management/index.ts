@@ -14,6 +14,7 @@ import {
   registerListManagementUsers,
   registerUpdateManagementUserPermissionLimiter,
 } from "./management-users";
+import { registerRequestParticipantUserDeletion } from "./participant-users";
 import { registerServiceAccountRoutes } from "./service-accounts";
 import { registerAppRoleTemplateRoutes, registerManagementUserAppRoleRoutes } from "./app-roles";
 
@@ -27,6 +28,7 @@ export type UserManagementOperation = (router: OpenAPIHono<AppEnv>, deps: AppDep
  */
 const OPERATIONS: readonly UserManagementOperation[] = [
   registerAppRoleTemplateRoutes,
+  registerRequestParticipantUserDeletion,
   registerListManagementUsers,
   registerGetManagementUser,
   registerDeleteManagementUser,
