@@ -1,5 +1,9 @@
 import { and, eq } from "drizzle-orm";
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startWorkerBesideApi } from "@studyflow/worker/testing";
 import { auditLog, reports, ruleFailures, surveyResponses, tasks } from "@studyflow/db";
 import {
   call,
@@ -334,5 +338,143 @@ describe("case-admin run actions (replayed as case-admin sends them)", () => {
       expect(await readParticipant(t.database.db, "flu", "r2")).toEqual(before);
       expect((await reportsOf("r2")).length).toBe(0);
     });
+  });
+});
+
+describe("case-admin previous responses over every participant (a task a real worker runs)", () => {
+  let t: TestApp;
+  let worker: ReturnType<typeof startWorkerBesideApi>;
+  let runner: { subject: string; token: string };
+  const T = 1_700_000_000;
+  const all = caseAdminCall("runStudyActionOnPreviousResponsesForAllParticipants");
+  const rules = [
+    call("IFTHEN", exp(call("checkSurveyResponseKey", str("weekly"))), exp(setFlag("replayed", "weekly"))),
+    call("INIT_REPORT", str("replayed")),
+  ];
+
+  beforeAll(async () => {
+    const resultDir = await mkdtemp(path.join(tmpdir(), "sf-previous-"));
+    t = await createTestApp({ env: { RESULT_DIR: resultDir } });
+    worker = startWorkerBesideApi(t, resultDir, { batchSize: 2, chunkSize: 3 });
+    await setupStudy(t, { key: "flu" });
+    runner = await researcher(t, "flu", "run-study-action");
+    for (let i = 0; i < 5; i++) {
+      const participantId = `p${i}`;
+      await insertParticipant(t.database.db, { studyKey: "flu", participantId });
+      await t.database.db.insert(surveyResponses).values({
+        studyKey: "flu",
+        participantId,
+        key: i === 3 ? "intake" : "weekly",
+        submittedAt: T,
+        arrivedAt: T + i,
+      });
+    }
+    await insertParticipant(t.database.db, { studyKey: "flu", participantId: "tmp", studyStatus: "temporary" });
+    await t.database.db
+      .insert(surveyResponses)
+      .values({ studyKey: "flu", participantId: "tmp", key: "weekly", submittedAt: T, arrivedAt: T });
+  });
+  afterAll(async () => {
+    await worker?.stop();
+    await t.close();
+  });
+
+  async function poll(taskURL: string, token: string) {
+    for (let i = 0; i < 200; i++) {
+      const res = await t.app.request(taskURL, { headers: { Authorization: `Bearer ${token}` } });
+      const body = await res.json();
+      if (res.status !== 200) return { status: res.status, body };
+      if (body.task.status === "completed") return { status: res.status, body };
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw new Error("task did not complete");
+  }
+
+  it("200 {task}; polled at previous-responses/task/{id}; the result downloaded as {result}", async () => {
+    const answer = await replayCaseAdminCall(t, all, {
+      params: { studyKey: "flu" },
+      body: { rules, surveyKeys: undefined, from: T - 1, to: undefined },
+      token: runner.token,
+    });
+    expect(answer.status).toBe(200);
+    expect(answer.failed).toBe(false);
+    const taskID = answer.body.task.id as string;
+    expect(answer.body.task).toMatchObject({ status: "in_progress", studyflowStatus: "queued", targetCount: 5 });
+    const [row] = await t.database.db.select().from(tasks).where(eq(tasks.id, taskID));
+    expect(row).toMatchObject({
+      kind: "run-actions-previous-responses",
+      input: { rules, surveyKeys: [], from: T - 1, to: 0 },
+    });
+    const done = await poll(`/v1/studies/flu/run-actions/previous-responses/task/${taskID}`, runner.token);
+    expect(done.body.task).toMatchObject({ status: "completed", studyflowStatus: "completed", processedCount: 5 });
+    const result = await t.app.request(`/v1/studies/flu/run-actions/previous-responses/task/${taskID}/result`, {
+      headers: { Authorization: `Bearer ${runner.token}` },
+    });
+    expect(result.status).toBe(200);
+    expect(result.headers.get("content-disposition")).toMatch(/filename=previous-responses-/);
+    expect((await result.json()).result).toMatchObject({
+      participantCount: 5,
+      participantStateChangedPerRule: [0, 0],
+      errorCount: 0,
+    });
+    for (let i = 0; i < 5; i++) {
+      expect((await readParticipant(t.database.db, "flu", `p${i}`))?.flags).toEqual(
+        i === 3 ? {} : { replayed: "weekly" },
+      );
+    }
+    expect((await readParticipant(t.database.db, "flu", "tmp"))?.flags).toEqual({});
+    const stored = await t.database.db.select().from(reports).where(eq(reports.key, "replayed"));
+    expect(stored).toHaveLength(5);
+    expect(stored.every((report) => report.eventType === "SUBMIT" && report.responseId !== null)).toBe(true);
+    // case-admin's general action page follows run-actions tasks at data-exporter/participants/task/{id}
+    const run = await replayCaseAdminCall(t, caseAdminCall("runStudyActionForAllParticipants"), {
+      params: { studyKey: "flu" },
+      body: { rules: [setFlag("bulk", "1")] },
+      token: runner.token,
+    });
+    const followed = await poll(`/v1/studies/flu/data-exporter/participants/task/${run.body.task.id}`, runner.token);
+    expect(followed.status).toBe(200);
+    expect(followed.body.task).toMatchObject({ status: "completed", processedCount: 5 });
+    // a previous-responses task is not a participants export
+    const other = await t.app.request(`/v1/studies/flu/data-exporter/participants/task/${taskID}`, {
+      headers: { Authorization: `Bearer ${runner.token}` },
+    });
+    expect(other.status).toBe(404);
+  });
+
+  it("a participant whose rules fail keeps its state and is listed; 400/401/403/404 create no task", async () => {
+    const answer = await replayCaseAdminCall(t, all, {
+      params: { studyKey: "flu" },
+      body: { rules: [setFlag("late", "x"), failingRule], surveyKeys: ["intake"] },
+      token: runner.token,
+    });
+    const done = await poll(`/v1/studies/flu/run-actions/previous-responses/task/${answer.body.task.id}`, runner.token);
+    expect(done.body.task.processedCount).toBe(5);
+    const result = await t.app.request(
+      `/v1/studies/flu/run-actions/previous-responses/task/${answer.body.task.id}/result`,
+      { headers: { Authorization: `Bearer ${runner.token}` } },
+    );
+    expect((await result.json()).result).toMatchObject({ errorCount: 1, errors: [{ participantId: "p3" }] });
+    expect((await readParticipant(t.database.db, "flu", "p3"))?.flags).toEqual({ bulk: "1" });
+
+    const before = (await t.database.db.select().from(tasks)).length;
+    const params = { studyKey: "flu" };
+    const bad = await replayCaseAdminCall(t, all, { params, body: { rules, from: "now" }, token: runner.token });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toMatch(/from/);
+    expect((await replayCaseAdminCall(t, all, { params, body: { rules } })).status).toBe(401);
+    const editor = await researcher(t, "flu", "edit-participant-data");
+    expect((await replayCaseAdminCall(t, all, { params, body: { rules }, token: editor.token })).status).toBe(403);
+    const admin = await managementToken(t, "root", true);
+    expect(
+      (await replayCaseAdminCall(t, all, { params: { studyKey: "nope" }, body: { rules }, token: admin })).status,
+    ).toBe(404);
+    expect((await t.database.db.select().from(tasks)).length).toBe(before);
+    // another researcher may not see the task
+    const colleague = await researcher(t, "flu", "run-study-action");
+    const hidden = await t.app.request(`/v1/studies/flu/run-actions/previous-responses/task/${answer.body.task.id}`, {
+      headers: { Authorization: `Bearer ${colleague.token}` },
+    });
+    expect(hidden.status).toBe(403);
   });
 });

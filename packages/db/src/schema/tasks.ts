@@ -8,10 +8,12 @@ export const TASK_STATUSES = ["queued", "in_progress", "completed", "failed", "c
 export type TaskStatus = (typeof TASK_STATUSES)[number];
 /**
  * `run-actions`: a researcher's rules over every participant; `timer`: one tick of the study timer;
- * `export-*`: a study's responses, participants or reports streamed into a stored file.
+ * `export-*`: a study's responses, participants or reports streamed into a stored file;
+ * `run-actions-previous-responses`: a researcher's rules replayed over every participant's stored responses.
  */
 export const TASK_KINDS = [
   "run-actions",
+  "run-actions-previous-responses",
   "timer",
   "export-responses",
   "export-participants",

@@ -268,7 +268,7 @@ const finalizeRuleRun: TaskKindDefinition["finalize"] = async (tx, task, chunks,
   return { resultFile, processedCount: result.participantCount };
 };
 
-const planParticipantChunks: TaskKindDefinition["plan"] = async (tx, task, chunkSize) => {
+export const planParticipantChunks: TaskKindDefinition["plan"] = async (tx, task, chunkSize) => {
   const targetCount = await countEligibleParticipants(tx, task.studyKey);
   const boundaries = targetCount > chunkSize ? await chunkBoundaries(tx, task.studyKey, chunkSize) : [];
   return { targetCount, boundaries };

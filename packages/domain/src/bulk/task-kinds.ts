@@ -2,6 +2,7 @@ import type { TaskKind } from "@studyflow/db";
 import { participantExportKind } from "../exports/participant-export";
 import { reportExportKind } from "../exports/report-export";
 import { responseExportKind } from "../exports/response-export";
+import { previousResponsesKind } from "./previous-responses-kind";
 import { runActionsKind, timerTickKind } from "./run-actions-kind";
 import type { TaskKindDefinition, TaskKindTable } from "./task-kind";
 
@@ -12,6 +13,7 @@ import type { TaskKindDefinition, TaskKindTable } from "./task-kind";
  */
 export const TASK_KIND_TABLE: TaskKindTable = {
   "run-actions": runActionsKind,
+  "run-actions-previous-responses": previousResponsesKind,
   timer: timerTickKind,
   "export-responses": responseExportKind,
   "export-participants": participantExportKind,
@@ -32,4 +34,5 @@ export function taskKindOf(kind: string): TaskKindDefinition {
 // The one-participant operations of the run-actions and participant editor pages (rules on one
 // participant, previous responses, an edited state), exported with the task kinds.
 export * from "./participant-rule-run";
+export * from "./previous-responses-kind";
 export * from "../participants/edit-participant-state";

@@ -9,6 +9,7 @@ import { registerGetTask } from "./get-task";
 import { registerGetTaskResult } from "./get-task-result";
 import { registerListTasks } from "./list-tasks";
 import { registerPreviousResponsesForParticipant } from "./previous-responses-participant";
+import { registerPreviousResponsesTask } from "./previous-responses-task";
 import { registerRunOnParticipant } from "./run-on-participant";
 import { registerTaskEvents } from "./task-events";
 import { registerValidateRules } from "./validate-rules";
@@ -25,6 +26,7 @@ export function createRunActionsRouter(deps: AppDeps) {
   registerCancelTask(router, deps);
   registerTaskEvents(router, deps);
   registerRunOnParticipant(router, deps);
+  registerPreviousResponsesTask(router, deps);
   registerPreviousResponsesForParticipant(router, deps);
   return router;
 }

@@ -1,4 +1,4 @@
-import type { ExportTaskKind, StudyAction } from "@studyflow/db";
+import type { ExportTaskKind, StudyAction, TaskKind } from "@studyflow/db";
 
 /**
  * The three export groups of the data-exporter (`…/responses`, `…/participants`, `…/reports`): the
@@ -12,6 +12,12 @@ export interface ExportGroup {
   permission: StudyAction;
   /** What the group exports, for messages. */
   noun: string;
+  /**
+   * Other task kinds whose status the group's task route shows, with the permission each needs:
+   * case-admin follows a run-actions task at data-exporter/participants/task/{id} (case-backend
+   * finds any task of the instance there).
+   */
+  alsoFollows?: Partial<Record<TaskKind, StudyAction>>;
 }
 
 export const EXPORT_GROUPS = {
@@ -21,6 +27,7 @@ export const EXPORT_GROUPS = {
     kind: "export-participants",
     permission: "get-participant-states",
     noun: "participants",
+    alsoFollows: { "run-actions": "run-study-action" },
   },
   reports: { path: "reports", kind: "export-reports", permission: "get-reports", noun: "reports" },
 } as const satisfies Record<string, ExportGroup>;

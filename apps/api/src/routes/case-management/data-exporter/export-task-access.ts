@@ -16,10 +16,11 @@ export const exportTaskParams = z.object({
 });
 
 /**
- * The checks of every export-task route: the group's permission on the study of the URL; a task of
- * that study and of the group's kind (anything else, a run-actions task or another study's export
- * included, is 404 — case-backend finds tasks across the whole instance); then, as case-backend
- * rules, only its creator or an admin may see it (403).
+ * The checks of every export-task route: the group's permission on the study of the URL (or the
+ * permission of a kind the group also follows, see ExportGroup.alsoFollows); a task of that study
+ * and of the group's kind or one it follows (anything else, another study's export included, is
+ * 404 — case-backend finds tasks across the whole instance); the permission its kind needs; then,
+ * as case-backend rules, only its creator or an admin may see it (403).
  */
 export async function exportTaskOf(
   c: Context<AppEnv>,
@@ -28,10 +29,13 @@ export async function exportTaskOf(
   params: z.infer<typeof exportTaskParams>,
 ): Promise<TaskRow> {
   const who = managementOf(c);
-  await assertStudyPermission(db, who, params.studyKey, group.permission);
+  const followed = group.alsoFollows ?? {};
+  await assertStudyPermission(db, who, params.studyKey, [group.permission, ...Object.values(followed)]);
   // Looked up as an admin would, so that the kind decides 404 before ownership decides 403.
   const task = await getVisibleTask(db, params.studyKey, params.taskID, { subject: who.subject, isAdmin: true });
-  if (task.kind !== group.kind) throw new NotFound(`task "${params.taskID}" not found`);
+  const permission = task.kind === group.kind ? group.permission : followed[task.kind];
+  if (!permission) throw new NotFound(`task "${params.taskID}" not found`);
+  await assertStudyPermission(db, who, params.studyKey, permission);
   if (!who.isAdmin && task.createdBy !== who.subject) {
     throw new Forbidden("only the task's creator or an admin may see it");
   }
