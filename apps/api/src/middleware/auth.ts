@@ -19,7 +19,7 @@ import { createExternalParticipantVerifier } from "../auth/external-participant-
 import { API_KEY_HEADER } from "../auth/service-keys";
 import { VerifiedTokens } from "../auth/verified-tokens";
 import type { AppDeps } from "../deps";
-import { isManagementSessionOpen, managementUserStanding } from "../routes/management-auth/domain";
+import { isManagementSessionOpen, managementUserStanding } from "@studyflow/domain";
 
 /** Clock skew tolerated between token issuer and this server. */
 const CLOCK_TOLERANCE_SECONDS = 30;
@@ -177,8 +177,17 @@ export function managementAuth(deps: AppDeps) {
         throw new Invalid(`send either an Authorization header or an ${API_KEY_HEADER} header, not both`);
       }
       // A service account: its subject's permissions, never admin, whatever the subject is called.
-      const { subject } = await verifyApiKey(deps.database.db, apiKey.trim(), currentDate() ?? new Date());
-      c.set("management", { subject, isAdmin: false });
+      const { subject, serviceAccountId } = await verifyApiKey(
+        deps.database.db,
+        apiKey.trim(),
+        currentDate() ?? new Date(),
+      );
+      // A service account's key acts with the account's own grants; older keys with their subject's.
+      c.set("management", {
+        subject,
+        isAdmin: false,
+        ...(serviceAccountId ? { subjectType: "service-account" as const } : {}),
+      });
       return next();
     }
     const payload = await verify(bearerToken(authorization));

@@ -598,6 +598,13 @@ describe("case-admin's user management (/v1/user-management)", () => {
           lastUsedAt: "0001-01-01T00:00:00Z",
         }),
       ]);
+      // the key acts as its account: the account's grants, not a management user's of that id
+      const asAccount = await t.app.request("/v1/auth/permissions", { headers: { "X-API-Key": key } });
+      expect(asAccount.status).toBe(200);
+      expect(await asAccount.json()).toMatchObject({
+        isAdmin: false,
+        permissions: [{ subjectId: id, subjectType: "service-account", resourceKey: "flu", action: "get-responses" }],
+      });
       const sealed = await t.database.db.select().from(apiKeys).where(eq(apiKeys.serviceAccountId, id));
       expect(sealed[0]?.keyEnc?.includes(Buffer.from(key))).toBe(false);
       const asKey = () => t.app.request("/v1/user-management/management-users", { headers: { "x-api-key": key } });

@@ -419,8 +419,3 @@ export async function deleteServiceAccountApiKey(
   });
   forgetCached(db, "api-key", removed.keyHash);
 }
-
-export * from "../management-users/admin";
-export * from "../management-users/permissions";
-export * from "../management-users/service-accounts";
-export * from "../management-users/app-roles";

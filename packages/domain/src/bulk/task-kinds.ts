@@ -30,9 +30,3 @@ export function taskKindOf(kind: string): TaskKindDefinition {
   if (!definition) throw new Error(`no task kind "${kind}"`);
   return definition;
 }
-
-// The one-participant operations of the run-actions and participant editor pages (rules on one
-// participant, previous responses, an edited state), exported with the task kinds.
-export * from "./participant-rule-run";
-export * from "./previous-responses-kind";
-export * from "../participants/edit-participant-state";

@@ -6,7 +6,7 @@ import type { AppDeps } from "../../deps";
 import { managementAuth } from "../../middleware/auth";
 import { errorResponses } from "../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent } from "../schemas";
-import { findManagementUser, rotateManagementSession } from "./domain";
+import { findManagementUser, rotateManagementSession } from "@studyflow/domain";
 import { answerForSession, nowOf, secretBoxOf, sessionAnswerSchema, sessionOfRequest } from "./session-answer";
 
 const extendBody = z.object({

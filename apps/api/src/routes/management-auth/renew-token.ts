@@ -5,7 +5,7 @@ import type { AppDeps } from "../../deps";
 import { managementAuth } from "../../middleware/auth";
 import { errorResponses } from "../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent } from "../schemas";
-import { renewTokenOfSession } from "./domain";
+import { renewTokenOfSession } from "@studyflow/domain";
 import { nowOf, secretBoxOf } from "./session-answer";
 
 const sessionParam = z.object({

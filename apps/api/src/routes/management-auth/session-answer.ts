@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { decodeJwt, decodeProtectedHeader } from "jose";
 import { Forbidden, MANAGEMENT_TOKEN_TYPE, SESSION_ID_CLAIM, SecretBox, Unavailable } from "@studyflow/domain";
 import type { AppDeps } from "../../deps";
-import { mintManagementSessionToken } from "./domain";
+import { mintManagementSessionToken } from "@studyflow/domain";
 
 /** case-backend's answer of signin-with-idp and extend-session (case-admin keeps all four). */
 export const sessionAnswerSchema = z

@@ -8,7 +8,7 @@ import type { AppDeps } from "../../deps";
 import { failureRateLimits, type RateLimiter } from "../../rate-limit";
 import { errorResponses } from "../openapi-errors";
 import { jsonContent } from "../schemas";
-import { createManagementSession, upsertManagementUser } from "./domain";
+import { createManagementSession, upsertManagementUser } from "@studyflow/domain";
 import { answerForSession, nowOf, secretBoxOf, sessionAnswerSchema } from "./session-answer";
 
 /** Go reads an absent or null string as "": so do we. */
