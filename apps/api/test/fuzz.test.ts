@@ -866,6 +866,12 @@ async function createWorld(): Promise<World> {
     Array.from({ length: MAX_PROFILES_PER_USER }, (_, i) => (i === 0 ? "main" : `profile-${i}`)),
   );
   const callers = await createCallers(t, user.user, user.token);
+  // A study's response count is kept in study_stats, written by the first read of the study (and
+  // rewritten in place when stale): read it once, so that the fuzz's reads add no row.
+  const studyRead = await t.app.request(`/v1/studies/${EXISTING_STUDY}`, {
+    headers: { Authorization: callers.get("admin")!.header! },
+  });
+  if (studyRead.status !== 200) throw new Error(`reading the study answered ${studyRead.status}`);
   const doc = (await (await t.app.request("/openapi.json")).json()) as OpenApiDocument;
   const ops = operationsOf(doc);
   return {
@@ -972,6 +978,8 @@ interface State {
   typedWithoutBody?: boolean;
   /** Why the API certainly refuses the request, whoever sends it. */
   certain: string[];
+  /** Sent without the caller's credential (a write aimed to fail that no target can stop). */
+  withoutCredential?: boolean;
 }
 
 interface Built {
@@ -1269,9 +1277,41 @@ function applyMutation(w: World, op: Operation, st: State, m: Mutation): void {
 }
 
 /** The permission an operation needs; "any" for one any right on the study allows (reading the study). */
+/**
+ * case-backend's management routes that name no study: who may call them. "admin": admins alone
+ * (the fuzz's other callers hold study grants only, none for messaging or users); "any": any
+ * management caller; "session": a signed-in session's token, which no fuzz caller has.
+ */
+function nonStudyAccess(op: Operation): "admin" | "any" | "session" | undefined {
+  if (op.id === "GET /v1/auth/permissions" || op.id === "GET /v1/user-management/management-users") return "any";
+  if (op.id === "POST /v1/auth/extend-session" || op.template.startsWith("/v1/auth/renew-token/")) return "session";
+  if (op.template.startsWith("/v1/messaging/") || op.template.startsWith("/v1/user-management/")) return "admin";
+  if (op.id === "POST /v1/studies") return "admin"; // create-study for *: the fuzz's callers hold it only as admin
+  return undefined;
+}
+
 function actionOf(op: Operation): string {
   // the participant accounts: an admin's alone
   if (op.template.startsWith("/v1/participant-users")) return "admin";
+  const nonStudy = nonStudyAccess(op);
+  if (nonStudy !== undefined) return nonStudy;
+  // case-admin's management routes. The action named is the fuzz caller's grant that opens the
+  // route: studyflow's earlier names grant their CASE counterparts (manage-surveys: every survey
+  // action; manage-code-lists: manage-study-code-lists; manage-subscriptions:
+  // update-notification-subscriptions; update-study-props: update-study-status), and reads take
+  // read-study-config or the matching manage grant.
+  if (op.template.includes("/study-code-list")) return "manage-code-lists";
+  if (op.template.includes("/study-counters")) return "manage-study-counters";
+  if (op.template.includes("/notification-subscriptions")) return "manage-subscriptions";
+  if (/^\/v1\/studies\/\{studyKey\}\/permissions/.test(op.template)) {
+    return op.method === "GET" ? "read-study-config" : "manage-study-permissions";
+  }
+  if (op.id === "DELETE /v1/studies/{studyKey}") return "delete-study";
+  if (["/status", "/display-props", "/is-default", "/file-upload-config"].some((end) => op.template.endsWith(end))) {
+    return "update-study-props";
+  }
+  if (op.template.includes("/run-actions/previous-responses")) return "run-study-action";
+  if (op.id === "PUT /v1/studies/{studyKey}/participants/{participantID}") return "edit-participant-data";
   // CASE's data-exporter group (and export-config): CASE's read actions, one per kind of data
   if (op.template.includes("/data-exporter/confidential-responses")) return "get-confidential-responses";
   if (op.template.includes("/data-exporter/survey-info") || op.template.endsWith("/export-config")) {
@@ -1417,7 +1457,9 @@ function participantRefuses(w: World, op: Operation, st: State, params: Record<s
 function publicRefuses(w: World, op: Operation, st: State): boolean {
   const field = (name: string) => caseField(st.body, name);
   switch (op.id) {
-    // no reset, verification, survey-login or newsletter token was ever issued
+    // no reset, verification, survey-login or newsletter token was ever issued; management sign-in
+    // is off (the fuzz's API has no MANAGEMENT_IDP_SIGNIN_SECRET: 401 for every caller)
+    case "POST /v1/auth/signin-with-idp":
     case "POST /v1/password-reset/reset":
     case "POST /v1/password-reset/get-infos":
     case "POST /v1/auth/verify-email":
@@ -1443,6 +1485,10 @@ function refusedByContext(w: World, op: Operation, caller: Caller, st: State): b
     case "management": {
       if (caller.kind !== "management" || !caller.grant) return true;
       if (op.id === "GET /v1/studies") return false; // the studies the caller may see, maybe none
+      const access = nonStudyAccess(op);
+      if (access === "session") return true; // no fuzz token belongs to a session: 403 or 404
+      if (access === "any") return false;
+      if (access === "admin") return caller.grant !== "admin";
       if (actionOf(op) === "admin") {
         // the participant accounts: no account or deletion has an id the fuzz makes up
         return caller.grant !== "admin" || "id" in params || "deletionId" in params;
@@ -1456,6 +1502,8 @@ function refusedByContext(w: World, op: Operation, caller: Caller, st: State): b
         (grant.study === study && (grant.action === "*" || action === "any" || grant.action === action));
       if (!permitted || study !== EXISTING_STUDY) return true;
       if ("taskID" in params) return true; // no task exists
+      // case-backend's one-participant runs answer for any id: an unknown participant counts 0
+      if (/\/run-actions\/(participants|previous-responses)\/\{participantID\}$/.test(op.template)) return false;
       if ("participantID" in params) {
         const participants = op.method === "GET" ? EXISTING_PARTICIPANTS : SUBMITTABLE;
         return !participants.has(params.participantID ?? "");
@@ -1513,6 +1561,11 @@ function retarget(st: State, op: Operation): void {
       setCaseField(st, op, "receiveWeeklyMessageDayOfWeek", 7); // 400: days are 0 to 6
       return;
   }
+  if (nonStudyAccess(op) !== undefined) {
+    // no target stops an admin's write here (a made-up id may be created): send it without the token, 401
+    st.withoutCredential = true;
+    return;
+  }
   const segment = st.segments.find((s) => s.param === "studyKey");
   if (segment) {
     segment.raw = ABSENT_STUDY;
@@ -1565,7 +1618,8 @@ function build(w: World, d: Draft, options: { allowWrites?: boolean } = {}): Bui
     );
   const last = st.segments.at(-1)!;
   const collection =
-    last.param !== undefined && last.raw === ""
+    // an empty last parameter, or "." (which the URL drops), names the collection's path
+    last.param !== undefined && (last.raw === "" || last.raw === ".")
       ? servedAt(op.template.slice(0, op.template.lastIndexOf("{")))
       : undefined;
   if (collection) delete last.param;
@@ -1592,7 +1646,7 @@ function build(w: World, d: Draft, options: { allowWrites?: boolean } = {}): Bui
     refused = true;
   }
   const headers: Record<string, string> = { ...d.headers };
-  if (caller.header !== null) headers.Authorization = caller.header;
+  if (caller.header !== null && !st.withoutCredential) headers.Authorization = caller.header;
   if ((body !== null || st.typedWithoutBody) && st.contentType !== null) headers["Content-Type"] = st.contentType;
   // an upload's form, unless a mutation sent a JSON body or another method (the form's own type and boundary)
   const form =
@@ -1887,13 +1941,13 @@ const everything = new Tally();
  * 100 for any of them is a 1-in-5,000 chance per run. About 1 min on two idle cores.
  */
 const RUNS = {
-  nul: 3_300,
-  surrogates: 3_300,
-  deep: 2_400,
-  numbers: 3_600,
-  shapes: 6_700,
-  tokens: 3_700,
-  maySucceed: 3_000,
+  nul: 5_500,
+  surrogates: 5_500,
+  deep: 4_000,
+  numbers: 6_000,
+  shapes: 11_000,
+  tokens: 6_200,
+  maySucceed: 5_000,
 };
 
 describe("fuzz: invalid, unauthorised or misdirected requests on every route", () => {
