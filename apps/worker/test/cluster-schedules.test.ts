@@ -1,7 +1,7 @@
 import { Queue } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { gunzipSync } from "node:zlib";
-import { participants, surveyResponses } from "@studyflow/db";
+import { managementSessions, managementUsers, participants, surveyResponses } from "@studyflow/db";
 import {
   createFileStore,
   createStudy,
@@ -17,8 +17,10 @@ import {
   EXPIRE_TEMPORARY_EVERY_MS,
   PRUNE_FINISHED_TASKS_EVERY_MS,
   REMOVE_EXPIRED_EXPORTS_EVERY_MS,
+  SWEEP_MANAGEMENT_SESSIONS_EVERY_MS,
   SWEEP_STALE_TASKS_EVERY_MS,
 } from "../src/schedules/cluster-schedules";
+import { FIRE_SCHEDULED_EMAILS_EVERY_MS } from "../src/schedules/scheduled-emails";
 import { createWorkerHarness, type WorkerHarness } from "./worker-harness";
 
 const DAY = 86_400;
@@ -86,6 +88,18 @@ describe("periodic work runs on cluster-wide BullMQ job schedulers", () => {
       })),
     );
 
+    // Two management sign-in sessions: one ended an hour ago (swept), one still open (kept).
+    const [researcher] = await harness.database.db
+      .insert(managementUsers)
+      .values({ provider: "idp", sub: "researcher" })
+      .returning();
+    await harness.database.db.insert(managementSessions).values(
+      [
+        { id: "00000000-0000-4000-8000-000000000001", expiresAt: new Date(now - 3_600_000) },
+        { id: "00000000-0000-4000-8000-000000000002", expiresAt: new Date(now + 3_600_000) },
+      ].map((session) => ({ ...session, userId: researcher!.id, kind: "case-admin" as const })),
+    );
+
     const mail = { smtpUrl: "smtp://127.0.0.1:1", from: "studyflow <x@studyflow.test>", pollIntervalMs: 60_000 };
     const replicas = [1, 2].map(() =>
       harness.start({ maintenance: true, mail, clock: () => now, temporaryParticipantRetentionSeconds: 7 * DAY }),
@@ -95,9 +109,11 @@ describe("periodic work runs on cluster-wide BullMQ job schedulers", () => {
     const schedulers = await maintenance.getJobSchedulers();
     expect(schedulers.map((s) => [s.key, s.every]).sort()).toEqual([
       ["expire-temporary-participants", EXPIRE_TEMPORARY_EVERY_MS],
+      ["fire-scheduled-emails", FIRE_SCHEDULED_EMAILS_EVERY_MS],
       ["prune-finished-tasks", PRUNE_FINISHED_TASKS_EVERY_MS],
       ["remove-expired-exports", REMOVE_EXPIRED_EXPORTS_EVERY_MS],
       ["start-daily-exports", DAILY_EXPORTS_EVERY_MS],
+      ["sweep-management-sessions", SWEEP_MANAGEMENT_SESSIONS_EVERY_MS],
       ["sweep-stale-tasks", SWEEP_STALE_TASKS_EVERY_MS],
     ]);
     expect((await outbox.getJobSchedulers()).map((s) => [s.key, s.every])).toEqual([["deliver-due-messages", 60_000]]);
@@ -112,25 +128,33 @@ describe("periodic work runs on cluster-wide BullMQ job schedulers", () => {
     // The first run of each schedule is due at once; one replica takes it.
     const deadline = Date.now() + 15_000;
     let completed = await maintenance.getJobs(["completed"]);
-    while (completed.length < 5 && Date.now() < deadline) {
+    while (completed.length < 7 && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 50));
       completed = await maintenance.getJobs(["completed"]);
     }
     expect(completed.map((job) => job.name).sort()).toEqual([
       "expire-temporary-participants",
+      "fire-scheduled-emails",
       "prune-finished-tasks",
       "remove-expired-exports",
       "start-daily-exports",
+      "sweep-management-sessions",
       "sweep-stale-tasks",
     ]);
     // No second run by the other replica: the next runs wait for their interval.
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(await maintenance.getJobCounts("completed", "active", "waiting", "delayed")).toEqual({
-      completed: 5,
+      completed: 7,
       active: 0,
       waiting: 0,
-      delayed: 5,
+      delayed: 7,
     });
+    const sessionSweep = completed.find((job) => job.name === "sweep-management-sessions");
+    expect(sessionSweep?.returnvalue).toEqual({ removed: 1, batches: 1 });
+    const sessionsLeft = await harness.database.db.select({ id: managementSessions.id }).from(managementSessions);
+    expect(sessionsLeft.map((row) => row.id)).toEqual(["00000000-0000-4000-8000-000000000002"]);
+    const emailRound = completed.find((job) => job.name === "fire-scheduled-emails");
+    expect(emailRound?.returnvalue).toEqual({ fired: 0, queued: 0, ended: 0 });
     const expired = completed.find((job) => job.name === "expire-temporary-participants");
     expect(expired?.returnvalue).toEqual({ removed: 1 });
     const left = await harness.database.db.select({ id: participants.participantId }).from(participants);

@@ -77,3 +77,4 @@ export * from "./studies/case-props";
 export * from "./studies/delete-study";
 export * from "./studies/notification-subscriptions";
 export * from "./studies/study-permissions";
+export * from "./management-users/session-sweep";

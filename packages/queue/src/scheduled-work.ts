@@ -18,6 +18,10 @@ export const maintenanceJobSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("remove-expired-exports") }),
   /** Finished tasks past retention, with their result documents and file records. */
   z.object({ kind: z.literal("prune-finished-tasks") }),
+  /** case-admin's scheduled e-mails whose slot has come: their mails into the outbox, the slot moved on. */
+  z.object({ kind: z.literal("fire-scheduled-emails") }),
+  /** Management sign-in sessions past their end, with the sealed refresh tokens they hold. */
+  z.object({ kind: z.literal("sweep-management-sessions") }),
 ]);
 export type MaintenanceJob = z.infer<typeof maintenanceJobSchema>;
 

@@ -7,11 +7,13 @@ import {
   removeExpiredIdempotencyKeys,
   removeExpiredExportFiles,
   startDailyExports,
+  sweepExpiredManagementSessions,
   type ExportRetention,
   type FileStore,
   type TaskRetentionDefaults,
 } from "@studyflow/domain";
 import { maintenanceJobSchema, queueTask } from "@studyflow/queue";
+import { runScheduledEmailsRound } from "../schedules/scheduled-emails";
 import { sweepStaleTasks } from "./stale-task-sweeper";
 
 export interface MaintenanceProcessorDeps {
@@ -100,6 +102,15 @@ export function createMaintenanceProcessor(deps: MaintenanceProcessorDeps): Proc
         if (tasks + timerTicks > 0)
           deps.logger.info({ tasks, timerTicks, files, finished, byStudy }, "finished tasks past retention removed");
         return { tasks, timerTicks, files, finished, byStudy };
+      }
+      case "fire-scheduled-emails": {
+        const round = await runScheduledEmailsRound({ db: deps.database.db, logger: deps.logger, clock });
+        return { ...round };
+      }
+      case "sweep-management-sessions": {
+        const sweep = await sweepExpiredManagementSessions(deps.database.db, new Date(clock()));
+        if (sweep.removed > 0) deps.logger.info({ ...sweep }, "ended management sessions removed");
+        return { ...sweep };
       }
       case "remove-expired-exports": {
         const removed = await removeExpiredExportFiles(deps.database.db, deps.files, {

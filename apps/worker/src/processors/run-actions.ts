@@ -1,6 +1,7 @@
 import { DelayedError, UnrecoverableError, type Job, type Processor, type Queue } from "bullmq";
 import type { Logger } from "pino";
-import type { DbHandle } from "@studyflow/db";
+import { eq } from "drizzle-orm";
+import { tasks, type DbHandle } from "@studyflow/db";
 import {
   failTask,
   finalizeIfComplete,
@@ -144,6 +145,12 @@ export function createRunActionsProcessor(deps: RunActionsProcessorDeps): Proces
       return data.kind === "task" ? await runTaskJob(job, data, token) : await runChunkJob(job, data, token);
     } catch (error) {
       if (error instanceof DelayedError) throw error;
+      if (!(await isTaskLive(db, data.taskId))) {
+        // The task went while its batch ran (its study deleted, it was canceled): a retry would
+        // only find it gone, so the job ends here instead of spending its attempts.
+        log.info({ reason: error instanceof Error ? error.message : String(error) }, "job dropped: its task has ended");
+        return { skipped: "task is gone or has ended" };
+      }
       if (error instanceof Error && error.name === "RuleValidationError") {
         await failTask(db, data.taskId, `the task's rules are invalid: ${error.message}`, clock);
         throw new UnrecoverableError(error.message);
@@ -152,6 +159,15 @@ export function createRunActionsProcessor(deps: RunActionsProcessorDeps): Proces
       throw error;
     }
   };
+}
+
+/**
+ * Whether the task still waits or runs. A task whose study was deleted is gone with it (the
+ * tasks rows go with their study); a canceled or finished one has nothing left to run.
+ */
+async function isTaskLive(db: DbHandle["db"], taskId: string): Promise<boolean> {
+  const [task] = await db.select({ status: tasks.status }).from(tasks).where(eq(tasks.id, taskId)).limit(1);
+  return task !== undefined && (task.status === "queued" || task.status === "in_progress");
 }
 
 /**

@@ -6,6 +6,7 @@ import {
   type OutboxJob,
   type TimerJob,
 } from "@studyflow/queue";
+import { scheduledEmailsSchedule } from "./scheduled-emails";
 
 /** One BullMQ job scheduler: `every` milliseconds, one job with `data`, taken by one worker of the cluster. */
 export interface ClusterSchedule<T> {
@@ -43,7 +44,20 @@ export const REMOVE_EXPIRED_EXPORTS_EVERY_MS = 60 * 60_000;
  */
 export const PRUNE_FINISHED_TASKS_EVERY_MS = 60 * 60_000;
 
+/**
+ * How often ended management sign-in sessions are removed. An ended session opens nothing already
+ * (its end is checked on every request); removing it only stops its sealed refresh token from
+ * staying in the database. Sessions last hours, so hourly keeps each round to a small batch.
+ */
+export const SWEEP_MANAGEMENT_SESSIONS_EVERY_MS = 60 * 60_000;
+
 export const MAINTENANCE_SCHEDULES: readonly ClusterSchedule<MaintenanceJob>[] = [
+  scheduledEmailsSchedule(),
+  {
+    id: "sweep-management-sessions",
+    every: SWEEP_MANAGEMENT_SESSIONS_EVERY_MS,
+    data: { kind: "sweep-management-sessions" },
+  },
   { id: "start-daily-exports", every: DAILY_EXPORTS_EVERY_MS, data: { kind: "start-daily-exports" } },
   {
     id: "remove-expired-exports",

@@ -1,12 +1,11 @@
 import type { Logger } from "pino";
 import type { Database } from "@studyflow/db";
 import { fireDueScheduledEmails, type ScheduledEmailsRound } from "@studyflow/domain";
+import type { MaintenanceJob } from "@studyflow/queue";
 import type { ClusterSchedule } from "./cluster-schedules";
 
-/** The job of case-admin's scheduled e-mails: one round of due schedules. */
-export interface ScheduledEmailsJob {
-  kind: "fire-scheduled-emails";
-}
+/** The job of case-admin's scheduled e-mails (maintenance queue): one round of due schedules. */
+export type ScheduledEmailsJob = Extract<MaintenanceJob, { kind: "fire-scheduled-emails" }>;
 
 /**
  * How often due scheduled e-mails are looked for. Schedules are set to the minute in case-admin

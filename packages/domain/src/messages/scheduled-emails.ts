@@ -10,6 +10,7 @@ import {
   type ScheduledEmailTemplate,
   type ScheduledEmailType,
 } from "@studyflow/db";
+import { createAccountToken } from "../accounts/account-tokens";
 import { recordAudit } from "../admin/audit";
 import { Invalid, NotFound } from "../errors";
 import {
@@ -196,6 +197,13 @@ export async function deleteScheduledEmail(db: Executor, id: string, actor: stri
   });
 }
 
+/**
+ * How long the unsubscribe link of a scheduled newsletter works. The link only unsubscribes (no
+ * sign-in, nothing read), and a newsletter is read days or weeks after it arrives: a quarter keeps
+ * an old newsletter's link working without keeping tokens forever.
+ */
+export const NEWSLETTER_UNSUBSCRIBE_TOKEN_TTL_SECONDS = 90 * 86_400;
+
 /** The outbox template name of a scheduled e-mail: its payload holds the rendered mail. */
 export const SCHEDULED_EMAIL_TEMPLATE = "case-scheduled-email";
 
@@ -226,11 +234,12 @@ function translationFor(template: ScheduledEmailTemplate, language: string) {
 /**
  * The mail of one recipient: the template's translation in their language rendered with the
  * values case-backend gives a scheduled e-mail that studyflow has (language, study key, message
- * type) and nothing else of the account.
+ * type, and for a newsletter the recipient's `unsubscribeToken`) and nothing else of the account.
  */
 export function renderScheduledEmail(
   schedule: Pick<ScheduledEmailRow, "id" | "studyKey" | "template">,
   language: string,
+  recipientValues: { unsubscribeToken?: string } = {},
 ): ScheduledEmailPayload | null {
   const translation = translationFor(schedule.template, language);
   if (!translation) return null;
@@ -240,6 +249,7 @@ export function renderScheduledEmail(
     language: translation.lang,
     studyKey: schedule.studyKey ?? "",
     messageType: schedule.template.messageType,
+    ...recipientValues,
   };
   return {
     scheduleId: schedule.id,
@@ -311,8 +321,21 @@ export async function fireDueScheduledEmails(
         .limit(1);
       if (!schedule) return false;
       const rows = [];
+      const newsletter = schedule.template.messageType === "newsletter";
       for (const recipient of await recipientsOf(tx, schedule, now)) {
-        const payload = renderScheduledEmail(schedule, recipient.language);
+        // A newsletter carries its reader's unsubscribe link (POST /v1/unsubscribe-newsletter),
+        // issued in this transaction: the token exists exactly when its mail is queued.
+        const recipientValues = newsletter
+          ? {
+              unsubscribeToken: await createAccountToken(tx, {
+                userId: recipient.id,
+                purpose: "unsubscribe-newsletter",
+                ttlSeconds: NEWSLETTER_UNSUBSCRIBE_TOKEN_TTL_SECONDS,
+                now,
+              }),
+            }
+          : {};
+        const payload = renderScheduledEmail(schedule, recipient.language, recipientValues);
         if (!payload) continue;
         rows.push({
           template: SCHEDULED_EMAIL_TEMPLATE,

@@ -1,9 +1,11 @@
 import type { Executor } from "@studyflow/db";
 import { noTemplateError } from "../messages/message-refusal";
+import { SCHEDULED_EMAIL_TEMPLATE } from "../messages/scheduled-emails";
 import { renderParticipantMessage } from "../messages/participant-message-mail";
 import { RESEARCHER_NOTIFICATION_TEMPLATE, renderResearcherNotification } from "../notifications/notification-mail";
 import type { OutboxMessage } from "./outbox-repository";
 import { resolveRecipient } from "./resolve-recipient";
+import { renderScheduledEmailRow } from "./scheduled-email-mail";
 import { renderMail, type RenderedMail } from "./templates";
 import { UndeliverableMessage } from "./undeliverable-message";
 
@@ -19,15 +21,17 @@ function describeTarget(message: Pick<OutboxMessage, "userId" | "studyKey" | "co
 }
 
 /**
- * The rendering of a row: a participant message (a study and a participant's confidential id:
- * scheduled or SEND_MESSAGE_NOW) only through the study's template for its type; a researcher
- * notification; else the built-in account mails.
+ * The rendering of a row: a case-admin scheduled e-mail (rendered when its slot fired); a
+ * participant message (a study and a participant's confidential id: scheduled or
+ * SEND_MESSAGE_NOW) only through the study's template for its type; a researcher notification;
+ * else the built-in account mails.
  *
  * @throws UndeliverableMessage for a participant message whose study has no template for its
  *   type (deleted since the message was queued): its payload holds the participant's flags and
  *   linking codes, and only a template says which of them the study means to show.
  */
 async function renderRow(db: Executor, message: OutboxMessage, language: string | null): Promise<RenderedMail> {
+  if (message.template === SCHEDULED_EMAIL_TEMPLATE) return renderScheduledEmailRow(db, message);
   if (message.studyKey && message.confidentialId) {
     const rendered = await renderParticipantMessage(
       db,
