@@ -184,9 +184,9 @@ const schema = z.object({
   /**
    * A second, TLS-only listener for that sign-in, which asks callers for a client certificate
    * signed by MANAGEMENT_IDP_SIGNIN_MTLS_CA: a caller with an accepted certificate proves itself
-   * there. Set with _CA, _CERT and _KEY; must differ from PORT and METRICS_PORT.
+   * there. Set with _CA, _CERT and _KEY; must differ from PORT and METRICS_PORT (0: any free port).
    */
-  MANAGEMENT_IDP_SIGNIN_MTLS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
+  MANAGEMENT_IDP_SIGNIN_MTLS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   /** PEM file of the CA(s) whose client certificates the mTLS listener accepts. */
   MANAGEMENT_IDP_SIGNIN_MTLS_CA: filePath.optional(),
   /** PEM file of the mTLS listener's own certificate (chain). */
@@ -395,7 +395,7 @@ function managementSignInIssues(config: ApiConfig): string[] {
     issues.push(...mtlsMissing.map((name) => `${name}: is required when any MANAGEMENT_IDP_SIGNIN_MTLS_* is set`));
   }
   const mtlsPort = config.MANAGEMENT_IDP_SIGNIN_MTLS_PORT;
-  if (mtlsPort !== undefined && (mtlsPort === config.PORT || mtlsPort === config.METRICS_PORT)) {
+  if (mtlsPort !== undefined && mtlsPort !== 0 && (mtlsPort === config.PORT || mtlsPort === config.METRICS_PORT)) {
     issues.push("MANAGEMENT_IDP_SIGNIN_MTLS_PORT: must differ from PORT and METRICS_PORT");
   }
   const oidc = ["CONSOLE_OIDC_ISSUER", "CONSOLE_OIDC_CLIENT_ID", "CONSOLE_OIDC_REDIRECT_URI"] as const;

@@ -5,6 +5,7 @@ import { createDb } from "@studyflow/db";
 import { ReadCache, listenForCacheChanges, type ExternalServiceCaller } from "@studyflow/domain";
 import { RUN_ACTIONS_QUEUE, createRedisConnection, logConnectionErrors } from "@studyflow/queue";
 import { createApp } from "./app";
+import { startSignInMtlsServer, type SignInMtlsServer } from "./auth/signin-mtls-server";
 import type { ApiConfig } from "./config";
 import type { Logger } from "./logger";
 import { createApiMetrics, metricsExposure, startMetricsServer, type MetricsServer } from "./metrics";
@@ -23,7 +24,9 @@ export interface ApiServer {
   server: ServerType;
   /** The admin port's server when METRICS_PORT is set, once it listens. */
   metricsServer: Promise<MetricsServer> | undefined;
-  /** Stops accepting, lets in-flight requests finish, closes the metrics port and the pools. */
+  /** case-admin's mutual-TLS sign-in listener when MANAGEMENT_IDP_SIGNIN_MTLS_PORT is set, once it listens. */
+  signInServer: Promise<SignInMtlsServer> | undefined;
+  /** Stops accepting, lets in-flight requests finish, closes the metrics and sign-in ports and the pools. */
   close(): Promise<void>;
   /** close(), bounded by SHUTDOWN_TIMEOUT_MS, then exits the process. */
   shutdown(signal: string): Promise<void>;
@@ -81,6 +84,27 @@ export function startApiServer(options: ApiServerOptions): ApiServer {
     logger.warn("metrics are served nowhere: set METRICS_PORT (an admin port) or METRICS_TOKEN to scrape them");
   }
 
+  let signInServer: Promise<SignInMtlsServer> | undefined;
+  if (config.MANAGEMENT_IDP_SIGNIN_MTLS_PORT !== undefined) {
+    signInServer = startSignInMtlsServer(app.fetch, config).then(
+      (started) => {
+        logger.info({ port: started.port }, "mTLS sign-in listening");
+        started.server.on("tlsClientError", (error: Error) =>
+          logger.debug({ err: error }, "mTLS sign-in: handshake refused"),
+        );
+        return started;
+      },
+      (error: unknown) => {
+        // Unreadable or malformed PEM files, or a port that cannot be bound, are deployment mistakes.
+        logger.fatal(
+          { reason: error instanceof Error ? error.message : String(error) },
+          "cannot start: mTLS sign-in listener (MANAGEMENT_IDP_SIGNIN_MTLS_*)",
+        );
+        process.exit(1);
+      },
+    );
+  }
+
   async function close() {
     // Stop accepting, let in-flight requests finish, and drop idle keep-alive sockets at once.
     await Promise.all([
@@ -89,6 +113,7 @@ export function startApiServer(options: ApiServerOptions): ApiServer {
         if ("closeIdleConnections" in server) server.closeIdleConnections();
       }),
       metricsServer?.then((started) => started.close()),
+      signInServer?.then((started) => started.close()),
     ]);
     await Promise.allSettled([runActionsQueue.close(), database.close(5), cacheListener.stop()]);
     redis.disconnect();
@@ -109,5 +134,5 @@ export function startApiServer(options: ApiServerOptions): ApiServer {
     clearTimeout(deadline);
     process.exit(0);
   }
-  return { server, metricsServer, close, shutdown };
+  return { server, metricsServer, signInServer, close, shutdown };
 }

@@ -95,6 +95,11 @@ describe("management sign-in settings", () => {
     );
     expect(() => loadConfig({ ...mtls, METRICS_PORT: "8443" })).toThrow(/must differ from PORT and METRICS_PORT/);
     expect(() => loadConfig({ MANAGEMENT_IDP_SIGNIN_MTLS_PORT: "70000" })).toThrow(/MANAGEMENT_IDP_SIGNIN_MTLS_PORT/);
+    expect(() => loadConfig({ MANAGEMENT_IDP_SIGNIN_MTLS_PORT: "-1" })).toThrow(/MANAGEMENT_IDP_SIGNIN_MTLS_PORT/);
+    // 0 is any free port (as PORT 0 is), so it never collides with another 0.
+    expect(
+      loadConfig({ ...mtls, PORT: "0", MANAGEMENT_IDP_SIGNIN_MTLS_PORT: "0" }).MANAGEMENT_IDP_SIGNIN_MTLS_PORT,
+    ).toBe(0);
   });
 
   it("requires a key of sealed secrets in production once a sign-in is configured, and checks it", () => {

@@ -66,8 +66,10 @@ export function registerSignInWithIdp(router: OpenAPIHono<AppEnv>, deps: AppDeps
       summary: "Sign a management user in after the identity provider did (case-admin)",
       description:
         "case-admin calls this after its OpenID Connect sign-in. case-backend trusts the body as it comes; studyflow " +
-        `accepts it only from a caller sending MANAGEMENT_IDP_SIGNIN_SECRET in ${SIGNIN_SECRET_HEADER} (compared in ` +
-        "constant time); without that secret configured the sign-in is off (401). Creates or updates the management " +
+        `accepts it only from a caller that proves itself: one sending MANAGEMENT_IDP_SIGNIN_SECRET in ${SIGNIN_SECRET_HEADER} ` +
+        "(compared in constant time), or one calling over the mutual-TLS listener (MANAGEMENT_IDP_SIGNIN_MTLS_PORT, " +
+        "which serves only this route) with a client certificate signed by MANAGEMENT_IDP_SIGNIN_MTLS_CA; with neither " +
+        "configured the sign-in is off (401). Creates or updates the management " +
         "user of (provider, sub) — an admin when `roles` holds MANAGEMENT_IDP_ADMIN_ROLE — and opens a session " +
         "holding the provider's refresh token sealed (AES-256-GCM). Unlike case-backend, a session is opened (and its " +
         "id answered) also without a refresh token, so every token it mints can be ended with its session.",
@@ -79,7 +81,7 @@ export function registerSignInWithIdp(router: OpenAPIHono<AppEnv>, deps: AppDeps
         200: jsonContent(sessionAnswerSchema, "signed in"),
         ...errorResponses([400, 401, 429, 503], {
           400: "invalid body, an empty `sub`, or an `instanceId` other than this server's INSTANCE_ID",
-          401: `no ${SIGNIN_SECRET_HEADER}, a wrong one, or the sign-in is not enabled`,
+          401: `no ${SIGNIN_SECRET_HEADER} (nor a verified client certificate), a wrong one, or the sign-in is not enabled`,
         }),
       },
     },
