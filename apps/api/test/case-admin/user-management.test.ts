@@ -12,7 +12,7 @@ import {
   users,
 } from "@studyflow/db";
 import { createApiKey, hasPermission } from "@studyflow/domain";
-import { managementToken, participantUser } from "../fixtures";
+import { bearer, caseRequest, managementToken, participantUser } from "../fixtures";
 import { createTestApp, type TestApp } from "../test-app";
 import { CASE_ADMIN_CALLS, caseAdminCall, replayCaseAdminCall, type CaseAdminCall } from "./replay";
 
@@ -753,6 +753,152 @@ describe("case-admin's user management (/v1/user-management)", () => {
       });
       expect(keys.body.apiKeys).toEqual([expect.objectContaining({ key: `${made.apiKey.keyPrefix}…` })]);
       expect(made.key.startsWith(made.apiKey.keyPrefix)).toBe(true);
+    });
+  });
+
+  // case-backend serves these; case-admin does not call them (so no replay): requests as case-backend reads them.
+  describe("routes case-backend serves beyond case-admin's calls", () => {
+    const umPath = (path: string) => `/v1/user-management${path}`;
+    const send = (method: string, path: string, token?: string, body?: unknown) =>
+      body === undefined
+        ? t.app.request(umPath(path), { method, headers: token ? bearer(token) : {} })
+        : caseRequest(t, method, umPath(path), body, token);
+
+    it("PUT …/service-accounts/{id}/permissions/{pid}/limiter sets the limiter of the account's own permission", async () => {
+      const db = t.database.db;
+      const [account] = await db.insert(serviceAccounts).values({ label: "limits", createdBy: adminId }).returning();
+      const [other] = await db.insert(serviceAccounts).values({ label: "other", createdBy: adminId }).returning();
+      const granted = await send("POST", `/service-accounts/${account!.id}/permissions`, admin, {
+        resourceType: "study",
+        resourceKey: "flu",
+        action: "get-responses",
+      });
+      expect(granted.status).toBe(200);
+      const permissionId = ((await granted.json()) as { permission: { id: string } }).permission.id;
+      const limitPath = `/service-accounts/${account!.id}/permissions/${permissionId}/limiter`;
+      const asAccount = { subject: account!.id, isAdmin: false, subjectType: "service-account" } as const;
+      const request = { resourceType: "study", resourceKeys: ["flu", "*"], action: "get-responses" } as const;
+
+      const limited = await send("PUT", limitPath, admin, { Limiter: [{ surveyKey: "intake" }] });
+      expect(limited.status).toBe(200);
+      expect(await limited.json()).toEqual({ message: "permission limiter updated" });
+      await t.settle();
+      expect(await hasPermission(db, asAccount, { ...request, limiter: { surveyKey: "intake" } })).toBe(true);
+      expect(await hasPermission(db, asAccount, { ...request, limiter: { surveyKey: "other" } })).toBe(false);
+      const [audit] = await db
+        .select()
+        .from(auditLog)
+        .where(and(eq(auditLog.action, "permission.limiter.update"), eq(auditLog.target, permissionId)));
+      expect(audit).toMatchObject({
+        actor: adminId,
+        details: { subjectType: "service-account", subjectId: account!.id, from: null, to: [{ surveyKey: "intake" }] },
+      });
+
+      // null: unlimited again
+      const cleared = await send("PUT", limitPath, admin, { limiter: null });
+      expect(cleared.status).toBe(200);
+      await t.settle();
+      expect(await hasPermission(db, asAccount, { ...request, limiter: { surveyKey: "other" } })).toBe(true);
+
+      const before = [await count(permissions), await count(auditLog)];
+      const refusals: [string, string | undefined, unknown, number][] = [
+        [limitPath, researcher, { limiter: [{ surveyKey: "x" }] }, 403],
+        [limitPath, undefined, { limiter: [{ surveyKey: "x" }] }, 401],
+        [limitPath, admin, { limiter: [{}] }, 400],
+        [limitPath, admin, { limiter: "everything" }, 400],
+        // another account's permission, an unknown one, one that cannot be an id
+        [`/service-accounts/${other!.id}/permissions/${permissionId}/limiter`, admin, { limiter: null }, 404],
+        [`/service-accounts/${account!.id}/permissions/999999999/limiter`, admin, { limiter: null }, 404],
+        [`/service-accounts/${account!.id}/permissions/not-a-number/limiter`, admin, { limiter: null }, 404],
+      ];
+      for (const [path, token, body, status] of refusals) {
+        const answer = await send("PUT", path, token, body);
+        expect({ path, body, status: answer.status }).toEqual({ path, body, status });
+        expect(Object.keys((await answer.json()) as object)).toEqual(["error"]);
+      }
+      const empty = await t.app.request(umPath(limitPath), { method: "PUT", headers: bearer(admin), body: "" });
+      expect(empty.status).toBe(400);
+      expect([await count(permissions), await count(auditLog)]).toEqual(before);
+      const [row] = await db
+        .select()
+        .from(permissions)
+        .where(eq(permissions.id, Number(permissionId)));
+      expect(row?.limiter).toBeNull();
+    });
+
+    it("GET /app-roles lists every subject's app roles, to admins only", async () => {
+      const db = t.database.db;
+      const holder = await addUser("roles-list@example.org");
+      await db.insert(appRoles).values([
+        { subjectType: "management-user", subjectId: holder.id, appName: "listed-app", role: "viewer" },
+        { subjectType: "service-account", subjectId: crypto.randomUUID(), appName: "listed-app", role: "editor" },
+      ]);
+      for (const path of ["/app-roles", "/app-roles/"]) {
+        const listed = await send("GET", path, admin);
+        expect(listed.status, path).toBe(200);
+        const { appRoles: roles } = (await listed.json()) as { appRoles: Record<string, unknown>[] };
+        const ours = roles.filter((role) => role.appName === "listed-app");
+        expect(ours).toEqual([
+          {
+            id: expect.any(String),
+            subjectId: expect.any(String),
+            subjectType: "service-account",
+            appName: "listed-app",
+            role: "editor",
+            createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+          },
+          expect.objectContaining({ subjectId: holder.id, subjectType: "management-user", role: "viewer" }),
+        ]);
+      }
+      const forbidden = await send("GET", "/app-roles", researcher);
+      expect(forbidden.status).toBe(403);
+      expect(((await forbidden.json()) as { error: string }).error).toMatch(/admin/);
+      expect((await send("GET", "/app-roles")).status).toBe(401);
+    });
+
+    it("DELETE /app-roles/delete/{appName} removes the app's roles only, keeping templates and permissions", async () => {
+      const db = t.database.db;
+      const holder = await addUser("roles-drop@example.org");
+      const template = await send("POST", "/app-roles/templates", admin, {
+        appName: "dropped-app",
+        role: "viewer",
+        requiredPermissions: [{ resourceType: "study", resourceKey: "flu", action: "read-study-config" }],
+      });
+      const templateId = ((await template.json()) as { appRoleTemplate: { id: string } }).appRoleTemplate.id;
+      const given = await send("POST", `/management-users/${holder.id}/app-roles/${templateId}`, admin);
+      expect(given.status).toBe(200);
+      await db.insert(appRoles).values([
+        { subjectType: "service-account", subjectId: crypto.randomUUID(), appName: "dropped-app", role: "bot" },
+        { subjectType: "management-user", subjectId: holder.id, appName: "kept-app", role: "viewer" },
+      ]);
+      const rolesOf = async (appName: string) =>
+        (await db.select().from(appRoles).where(eq(appRoles.appName, appName))).length;
+
+      // refused: nothing removed, nothing audited
+      const before = await count(auditLog);
+      expect((await send("DELETE", "/app-roles/delete/dropped-app", researcher)).status).toBe(403);
+      expect((await send("DELETE", "/app-roles/delete/dropped-app")).status).toBe(401);
+      const blank = await send("DELETE", "/app-roles/delete/%20%20", admin);
+      expect(blank.status).toBe(400);
+      expect(((await blank.json()) as { error: string }).error).toMatch(/appName/);
+      expect([await rolesOf("dropped-app"), await count(auditLog)]).toEqual([2, before]);
+
+      const dropped = await send("DELETE", "/app-roles/delete/dropped-app", admin);
+      expect(dropped.status).toBe(200);
+      expect(await dropped.json()).toEqual({ message: "app roles deleted" });
+      expect([await rolesOf("dropped-app"), await rolesOf("kept-app")]).toEqual([0, 1]);
+      // the template and the permission the role granted stay, as in case-backend
+      expect((await send("GET", `/app-roles/templates/${templateId}`, admin)).status).toBe(200);
+      expect(await db.select().from(permissions).where(eq(permissions.subjectId, holder.id))).toHaveLength(1);
+      const [audit] = await db
+        .select()
+        .from(auditLog)
+        .where(and(eq(auditLog.action, "app-role.delete-for-app"), eq(auditLog.target, "dropped-app")));
+      expect(audit).toMatchObject({ actor: adminId, details: { appRoles: 2 } });
+
+      // an app without roles answers the same
+      const again = await send("DELETE", "/app-roles/delete/dropped-app", admin);
+      expect(again.status).toBe(200);
     });
   });
 });

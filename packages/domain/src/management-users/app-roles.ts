@@ -195,6 +195,41 @@ export async function removeManagementUserAppRole(
   });
 }
 
+/** Every app role of every subject, by app, role and age. */
+export async function listAppRoles(db: Executor): Promise<AppRoleRow[]> {
+  return db
+    .select()
+    .from(appRoles)
+    .orderBy(asc(appRoles.appName), asc(appRoles.role), asc(appRoles.createdAt), asc(appRoles.id));
+}
+
+/**
+ * Removes every app role of an app, whoever holds it; the app's templates and the permissions the
+ * roles granted stay (as case-backend). An app without roles is done already.
+ */
+export async function deleteAppRolesForApp(
+  db: Database,
+  appName: string,
+  by: string,
+  now = new Date(),
+): Promise<number> {
+  const app = checkedName(appName, "appName");
+  return db.transaction(async (tx) => {
+    const removed = await removeRolesOfApp(tx, app);
+    await recordAudit(
+      tx,
+      { studyKey: null, actor: by, action: "app-role.delete-for-app", target: app, details: { appRoles: removed } },
+      now,
+    );
+    return removed;
+  });
+}
+
+async function removeRolesOfApp(tx: Executor, appName: string): Promise<number> {
+  const roles = await tx.delete(appRoles).where(eq(appRoles.appName, appName)).returning({ id: appRoles.id });
+  return roles.length;
+}
+
 export async function listAppRoleTemplates(db: Executor): Promise<AppRoleTemplateRow[]> {
   return db
     .select()
@@ -317,8 +352,7 @@ export async function deleteAppRoleTemplatesForApp(
       .delete(appRoleTemplates)
       .where(eq(appRoleTemplates.appName, app))
       .returning({ id: appRoleTemplates.id });
-    const roles = await tx.delete(appRoles).where(eq(appRoles.appName, app)).returning({ id: appRoles.id });
-    const counts = { templates: templates.length, appRoles: roles.length };
+    const counts = { templates: templates.length, appRoles: await removeRolesOfApp(tx, app) };
     await recordAudit(
       tx,
       { studyKey: null, actor: by, action: "app-role-template.delete-for-app", target: app, details: counts },

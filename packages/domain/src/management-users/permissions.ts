@@ -76,6 +76,16 @@ function permissionIdOf(id: string): number {
   return Number(id);
 }
 
+/** What the audit log keeps of a granted or revoked permission. */
+const permissionAuditDetails = (who: PermissionSubject, row: PermissionRow) => ({
+  subjectType: who.subjectType,
+  subjectId: who.subjectId,
+  resourceType: row.resourceType,
+  resourceKey: row.studyKey,
+  permission: row.action,
+  limiter: row.limiter,
+});
+
 /** The subject's permissions, oldest first. */
 export async function listSubjectPermissions(db: Executor, who: PermissionSubject): Promise<PermissionRow[]> {
   return db
@@ -124,14 +134,7 @@ export async function insertSubjectPermission(
       actor: by,
       action: "permission.grant",
       target: String(row.id),
-      details: {
-        subjectType: who.subjectType,
-        subjectId: who.subjectId,
-        resourceType: row.resourceType,
-        resourceKey: row.studyKey,
-        permission: row.action,
-        limiter: row.limiter,
-      },
+      details: permissionAuditDetails(who, row),
     },
     now,
   );
@@ -174,14 +177,7 @@ export async function deleteSubjectPermission(
         actor: by,
         action: "permission.revoke",
         target: String(row.id),
-        details: {
-          subjectType: who.subjectType,
-          subjectId: who.subjectId,
-          resourceType: row.resourceType,
-          resourceKey: row.studyKey,
-          permission: row.action,
-          limiter: row.limiter,
-        },
+        details: permissionAuditDetails(who, row),
       },
       now,
     );

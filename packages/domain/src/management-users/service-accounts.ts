@@ -1,5 +1,12 @@
 import { and, asc, eq } from "drizzle-orm";
-import { apiKeys, appRoles, serviceAccounts, type Database, type Executor } from "@studyflow/db";
+import {
+  apiKeys,
+  appRoles,
+  serviceAccounts,
+  type Database,
+  type Executor,
+  type PermissionLimiter,
+} from "@studyflow/db";
 import { recordAudit } from "../admin/audit";
 import { forgetCached } from "../cache/read-cache";
 import { Invalid, NotFound } from "../errors";
@@ -8,6 +15,7 @@ import {
   deleteSubjectPermission,
   insertSubjectPermission,
   listSubjectPermissions,
+  updateSubjectPermissionLimiter,
   type NewPermission,
   type PermissionRow,
 } from "./permissions";
@@ -198,4 +206,16 @@ export async function revokeServiceAccountPermission(
   now = new Date(),
 ): Promise<void> {
   await deleteSubjectPermission(db, accountSubject(id), permissionId, by, now);
+}
+
+/** Replaces the limiter of one of the account's permissions (NotFound when it is not the account's). */
+export async function setServiceAccountPermissionLimiter(
+  db: Database,
+  id: string,
+  permissionId: string,
+  limiter: PermissionLimiter | null,
+  by: string,
+  now = new Date(),
+): Promise<PermissionRow> {
+  return updateSubjectPermissionLimiter(db, accountSubject(id), permissionId, limiter, by, now);
 }

@@ -4,6 +4,8 @@ import {
   createAppRoleTemplate,
   deleteAppRoleTemplate,
   deleteAppRoleTemplatesForApp,
+  deleteAppRolesForApp,
+  listAppRoles,
   listAppRoleTemplates,
   listManagementUserAppRoles,
   readAppRoleTemplate,
@@ -19,17 +21,7 @@ import type { AppDeps } from "../../deps";
 import { caseLimiterSchema } from "../../presenters/case-permission";
 import { errorResponses } from "../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent, messageSchema } from "../schemas";
-import { now } from "./management-users";
-import { TAGS, adminOf, newPermissionBody, userIdParam } from "./shared";
-
-const ADMIN_ONLY = "the caller is not an admin";
-
-const idParam = (name: string, description: string) =>
-  z
-    .string()
-    .min(1)
-    .max(200)
-    .openapi({ param: { name, in: "path" }, description });
+import { ADMIN_ONLY, TAGS, adminOf, idParam, newPermissionBody, now, userIdParam } from "./shared";
 
 const caseAppRoleSchema = z
   .object({
@@ -231,6 +223,57 @@ export function registerAppRoleTemplateRoutes(router: OpenAPIHono<AppEnv>, deps:
       const { appRoleTemplateID } = c.req.valid("param");
       const row = await updateAppRoleTemplate(db, appRoleTemplateID, c.req.valid("json"), who.subject, now(deps));
       return c.json({ message: "app role template updated", appRoleTemplate: presentTemplate(row) }, 200);
+    },
+  );
+}
+
+/** Every subject's app roles (case-backend's `/app-roles/` group besides the templates). */
+export function registerAppRoleRoutes(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
+  const db = deps.database.db;
+
+  caseRoute(
+    router,
+    {
+      method: "get",
+      path: "/app-roles",
+      tags: TAGS,
+      summary: "List every app role (CASE, admin)",
+      description: "The app roles of every management user and service account, by app, role and age.",
+      security: MANAGEMENT_SECURITY,
+      responses: {
+        200: jsonContent(z.object({ appRoles: z.array(caseAppRoleSchema) }), "the roles"),
+        ...errorResponses([401, 403], { 403: ADMIN_ONLY }),
+      },
+    },
+    async (c) => {
+      adminOf(c);
+      return c.json({ appRoles: (await listAppRoles(db)).map(presentAppRole) }, 200);
+    },
+  );
+
+  caseRoute(
+    router,
+    {
+      method: "delete",
+      path: "/app-roles/delete/{appName}",
+      tags: TAGS,
+      summary: "Remove every app role of an app (CASE, admin)",
+      description:
+        "Removes the app's roles from every subject in one transaction; the app's templates and the permissions " +
+        "the roles granted stay (as case-backend). An app without roles answers the same. Audited " +
+        "`app-role.delete-for-app`.",
+      security: MANAGEMENT_SECURITY,
+      request: { params: z.object({ appName: idParam("appName", "the app's name") }) },
+      bothSlashes: false,
+      responses: {
+        200: jsonContent(messageSchema, "removed: `app roles deleted`"),
+        ...errorResponses([400, 401, 403], { 400: "blank app name", 403: ADMIN_ONLY }),
+      },
+    },
+    async (c) => {
+      const who = adminOf(c);
+      await deleteAppRolesForApp(db, c.req.valid("param").appName, who.subject, now(deps));
+      return c.json({ message: "app roles deleted" }, 200);
     },
   );
 }

@@ -6,17 +6,14 @@ import { managementAuth } from "../../middleware/auth";
 import type { RateLimiter } from "../../rate-limit";
 import { validationHook } from "../../validation";
 import {
-  registerCreateManagementUserPermission,
   registerDeleteManagementUser,
-  registerDeleteManagementUserPermission,
   registerGetManagementUser,
-  registerListManagementUserPermissions,
   registerListManagementUsers,
-  registerUpdateManagementUserPermissionLimiter,
 } from "./management-users";
 import { registerRequestParticipantUserDeletion } from "./participant-users";
 import { registerServiceAccountRoutes } from "./service-accounts";
-import { registerAppRoleTemplateRoutes, registerManagementUserAppRoleRoutes } from "./app-roles";
+import { registerSubjectPermissionRoutes } from "./subject-permissions";
+import { registerAppRoleRoutes, registerAppRoleTemplateRoutes, registerManagementUserAppRoleRoutes } from "./app-roles";
 
 /** One operation of this router: a file of this folder exporting it (`registerListManagementUsers`, …). */
 export type UserManagementOperation = (router: OpenAPIHono<AppEnv>, deps: AppDeps, limiter: RateLimiter) => void;
@@ -28,16 +25,15 @@ export type UserManagementOperation = (router: OpenAPIHono<AppEnv>, deps: AppDep
  */
 const OPERATIONS: readonly UserManagementOperation[] = [
   registerAppRoleTemplateRoutes,
+  registerAppRoleRoutes,
   registerRequestParticipantUserDeletion,
   registerListManagementUsers,
   registerGetManagementUser,
   registerDeleteManagementUser,
-  registerListManagementUserPermissions,
-  registerCreateManagementUserPermission,
-  registerDeleteManagementUserPermission,
-  registerUpdateManagementUserPermissionLimiter,
+  (router, deps) => registerSubjectPermissionRoutes(router, deps, "management-user"),
   registerManagementUserAppRoleRoutes,
   registerServiceAccountRoutes,
+  (router, deps) => registerSubjectPermissionRoutes(router, deps, "service-account"),
 ];
 
 /**

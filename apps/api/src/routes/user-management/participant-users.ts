@@ -13,8 +13,7 @@ import { accountDeletionSchema, presentAccountDeletion } from "../../presenters/
 import { errorResponses } from "../openapi-errors";
 import { queueDeletionJob } from "../participant-users/deletion-queue";
 import { MANAGEMENT_SECURITY, jsonContent, messageSchema } from "../schemas";
-import { now } from "./management-users";
-import { TAGS } from "./shared";
+import { TAGS, now } from "./shared";
 
 /** POST /participant-users/request-deletion: case-admin's "delete participant user" by e-mail address. */
 export function registerRequestParticipantUserDeletion(router: OpenAPIHono<AppEnv>, deps: AppDeps) {

@@ -4,37 +4,31 @@ import {
   createServiceAccountApiKey,
   deleteServiceAccount,
   deleteServiceAccountApiKey,
-  grantServiceAccountPermission,
   listServiceAccountApiKeys,
-  listServiceAccountPermissions,
   listServiceAccounts,
   readServiceAccount,
-  revokeServiceAccountPermission,
   updateServiceAccount,
 } from "@studyflow/domain";
 import type { AppEnv } from "../../app-env";
 import { caseRoute } from "../../case-compat";
 import type { AppDeps } from "../../deps";
-import { casePermissionSchema, presentCasePermission } from "../../presenters/case-permission";
 import { errorResponses } from "../openapi-errors";
-import { MANAGEMENT_SECURITY, jsonContent, messageSchema } from "../schemas";
-import { now } from "./management-users";
+import { MANAGEMENT_SECURITY, jsonContent } from "../schemas";
 import {
+  ADMIN_ONLY,
   TAGS,
   accountIdParam,
   accountKeyParams,
-  accountPermissionParams,
   adminOf,
   caseApiKeySchema,
   caseServiceAccountSchema,
-  newPermissionBody,
+  now,
   presentApiKey,
   presentServiceAccount,
   secretBoxOf,
   successSchema,
 } from "./shared";
 
-const ADMIN_ONLY = "the caller is not an admin";
 const accountProps = z.object({
   label: z.string().max(200),
   description: z.string().max(2000).optional(),
@@ -233,84 +227,6 @@ export function registerServiceAccountRoutes(router: OpenAPIHono<AppEnv>, deps: 
       const { serviceAccountID, apiKeyID } = c.req.valid("param");
       await deleteServiceAccountApiKey(db, serviceAccountID, apiKeyID, who.subject, now(deps));
       return c.json({ success: true as const }, 200);
-    },
-  );
-
-  caseRoute(
-    router,
-    {
-      method: "get",
-      path: "/service-accounts/{serviceAccountID}/permissions",
-      tags: TAGS,
-      summary: "List a service account's permissions (CASE, admin)",
-      security: MANAGEMENT_SECURITY,
-      request: { params: accountIdParam },
-      bothSlashes: false,
-      responses: {
-        200: jsonContent(z.object({ permissions: z.array(casePermissionSchema) }), "the permissions"),
-        ...errorResponses([401, 403, 404], { 403: ADMIN_ONLY }),
-      },
-    },
-    async (c) => {
-      adminOf(c);
-      const { serviceAccountID } = c.req.valid("param");
-      const rows = await listServiceAccountPermissions(db, serviceAccountID);
-      return c.json({ permissions: rows.map(presentCasePermission) }, 200);
-    },
-  );
-
-  caseRoute(
-    router,
-    {
-      method: "post",
-      path: "/service-accounts/{serviceAccountID}/permissions",
-      tags: TAGS,
-      summary: "Grant a service account a permission (CASE, admin)",
-      description: "As for management users; an unknown account is 400 `service account not found`.",
-      security: MANAGEMENT_SECURITY,
-      request: { params: accountIdParam },
-      body: newPermissionBody,
-      bothSlashes: false,
-      responses: {
-        200: jsonContent(z.object({ permission: casePermissionSchema }), "the new permission"),
-        ...errorResponses([400, 401, 403, 409], { 403: ADMIN_ONLY }),
-      },
-    },
-    async (c) => {
-      const who = adminOf(c);
-      const { serviceAccountID } = c.req.valid("param");
-      const body = c.req.valid("json");
-      const row = await grantServiceAccountPermission(
-        db,
-        serviceAccountID,
-        { ...body, limiter: body.limiter ?? null },
-        who.subject,
-        now(deps),
-      );
-      return c.json({ permission: presentCasePermission(row) }, 200);
-    },
-  );
-
-  caseRoute(
-    router,
-    {
-      method: "delete",
-      path: "/service-accounts/{serviceAccountID}/permissions/{permissionID}",
-      tags: TAGS,
-      summary: "Remove a service account's permission (CASE, admin)",
-      security: MANAGEMENT_SECURITY,
-      request: { params: accountPermissionParams },
-      bothSlashes: false,
-      responses: {
-        200: jsonContent(messageSchema, "removed: `permission deleted`"),
-        ...errorResponses([401, 403, 404], { 403: ADMIN_ONLY }),
-      },
-    },
-    async (c) => {
-      const who = adminOf(c);
-      const { serviceAccountID, permissionID } = c.req.valid("param");
-      await revokeServiceAccountPermission(db, serviceAccountID, permissionID, who.subject, now(deps));
-      return c.json({ message: "permission deleted" }, 200);
     },
   );
 }

@@ -15,6 +15,9 @@ import { caseLimiterSchema } from "../../presenters/case-permission";
 
 export const TAGS = ["user-management"];
 
+/** The 403 of an admin-only operation, as the OpenAPI document states it. */
+export const ADMIN_ONLY = "the caller is not an admin";
+
 /** The caller, who must be an admin (case-backend's IsAdminUser; studyflow answers 403, not 401). */
 export function adminOf(c: Context<AppEnv>): ManagementPrincipal {
   const who = managementOf(c);
@@ -22,13 +25,17 @@ export function adminOf(c: Context<AppEnv>): ManagementPrincipal {
   return who;
 }
 
+/** The request's time (the app's clock in tests). */
+export const now = (deps: AppDeps) => new Date((deps.clock ?? Date.now)());
+
 /** The box sealing service-account keys for their list, when MANAGEMENT_SECRETS_KEY is set. */
 export function secretBoxOf(deps: AppDeps): SecretBox | undefined {
   const key = deps.config.MANAGEMENT_SECRETS_KEY;
   return key === undefined ? undefined : SecretBox.fromBase64(key, deps.config.MANAGEMENT_SECRETS_PREVIOUS_KEYS);
 }
 
-const idParam = (name: string, description: string) =>
+/** A path parameter naming one row (ids are uuids or numbers; anything up to 200 characters is looked up, unknown 404). */
+export const idParam = (name: string, description: string) =>
   z
     .string()
     .min(1)
@@ -36,15 +43,7 @@ const idParam = (name: string, description: string) =>
     .openapi({ param: { name, in: "path" }, description });
 
 export const userIdParam = z.object({ userID: idParam("userID", "the management user's id") });
-export const userPermissionParams = z.object({
-  userID: idParam("userID", "the management user's id"),
-  permissionID: idParam("permissionID", "the permission's id"),
-});
 export const accountIdParam = z.object({ serviceAccountID: idParam("serviceAccountID", "the service account's id") });
-export const accountPermissionParams = z.object({
-  serviceAccountID: idParam("serviceAccountID", "the service account's id"),
-  permissionID: idParam("permissionID", "the permission's id"),
-});
 export const accountKeyParams = z.object({
   serviceAccountID: idParam("serviceAccountID", "the service account's id"),
   apiKeyID: idParam("apiKeyID", "the API key's id"),
