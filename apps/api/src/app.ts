@@ -79,7 +79,7 @@ export function createApp(appDeps: AppDeps, metrics: ApiMetrics = createApiMetri
   app.route("/v1/user", createUserRouter(deps, limiter));
   app.route("/v1/unsubscribe-newsletter", createNewsletterRouter(deps, limiter));
   app.route("/reset-password", createResetPasswordPageRouter());
-  app.route("/console", createConsoleRouter());
+  app.route("/console", createConsoleRouter(deps));
   app.route("/v1/studies/:studyKey/participants", createParticipantsRouter(deps));
   app.route("/v1/studies/:studyKey/run-actions", createRunActionsRouter(deps));
   app.route("/v1/studies/:studyKey/surveys", createSurveysRouter(deps));

@@ -225,6 +225,22 @@ const schema = z.object({
   CONSOLE_OIDC_CLIENT_SECRET: z.string().min(1).max(2000).optional(),
   /** Where the provider sends the browser back: this API's /console/oidc/callback as users reach it. */
   CONSOLE_OIDC_REDIRECT_URI: z.url().optional(),
+  /** The scopes the console asks for, space-separated; `openid` is always among them. */
+  CONSOLE_OIDC_SCOPES: z
+    .string()
+    .default("openid email profile")
+    .transform((raw) => [...new Set(["openid", ...raw.split(/[\s,]+/).filter((scope) => scope !== "")])])
+    .pipe(z.array(z.string().regex(/^[\x21\x23-\x5b\x5d-\x7e]+$/, "must be OAuth scope tokens")).max(50)),
+  /** The provider's name on the console's sign-in button ("Sign in with …"); default: the issuer's host. */
+  CONSOLE_OIDC_PROVIDER_NAME: z.string().trim().min(1).max(100).optional(),
+  /**
+   * The claim of the console's sign-in (ID token, else userinfo) that makes the person an admin: a
+   * name (`groups`) or a dotted path (`realm_access.roles`). Set with CONSOLE_OIDC_ADMIN_VALUE;
+   * unset, no console sign-in is admin and permissions come from the user's grants alone.
+   */
+  CONSOLE_OIDC_ADMIN_CLAIM: z.string().min(1).max(200).optional(),
+  /** The value that claim must hold: equal to it, or among its elements when it is a list. */
+  CONSOLE_OIDC_ADMIN_VALUE: z.string().min(1).max(500).optional(),
   /** Directory of task result files, shared with the worker (a volume in compose). */
   RESULT_DIR: resultDir,
   /**
@@ -330,7 +346,7 @@ export function loadConfig(env: Record<string, string | undefined>): ApiConfig {
     );
   }
   issues.push(...managementProviderIssues(env, config));
-  issues.push(...managementSignInIssues(config));
+  issues.push(...managementSignInIssues(env, config));
   if (config.METRICS_PORT !== undefined && config.METRICS_PORT !== 0 && config.METRICS_PORT === config.PORT) {
     issues.push("METRICS_PORT: must differ from PORT (the metrics port is kept off the public network)");
   }
@@ -382,7 +398,7 @@ export const consoleOidcEnabled = (config: ApiConfig): boolean => config.CONSOLE
  * Sign-in settings: the mTLS listener's four together, the console's provider whole, and a key
  * of sealed secrets whenever a sign-in stores refresh tokens (in production there is no default).
  */
-function managementSignInIssues(config: ApiConfig): string[] {
+function managementSignInIssues(env: Record<string, string | undefined>, config: ApiConfig): string[] {
   const issues: string[] = [];
   const mtls = [
     "MANAGEMENT_IDP_SIGNIN_MTLS_PORT",
@@ -398,23 +414,52 @@ function managementSignInIssues(config: ApiConfig): string[] {
   if (mtlsPort !== undefined && mtlsPort !== 0 && (mtlsPort === config.PORT || mtlsPort === config.METRICS_PORT)) {
     issues.push("MANAGEMENT_IDP_SIGNIN_MTLS_PORT: must differ from PORT and METRICS_PORT");
   }
-  const oidc = ["CONSOLE_OIDC_ISSUER", "CONSOLE_OIDC_CLIENT_ID", "CONSOLE_OIDC_REDIRECT_URI"] as const;
-  const oidcMissing = oidc.filter((name) => config[name] === undefined);
-  const oidcSet = oidcMissing.length < oidc.length || config.CONSOLE_OIDC_CLIENT_SECRET !== undefined;
-  if (oidcSet && oidcMissing.length > 0) {
-    issues.push(
-      ...oidcMissing.map((name) => `${name}: is required when the console's provider is configured (CONSOLE_OIDC_*)`),
-    );
-  }
-  const redirect = config.CONSOLE_OIDC_REDIRECT_URI;
-  if (redirect !== undefined && config.NODE_ENV === "production" && !redirect.startsWith("https://")) {
-    issues.push("CONSOLE_OIDC_REDIRECT_URI: must be https:// in production (the session cookie is Secure)");
-  }
+  issues.push(...consoleProviderIssues(env, config));
   if (config.MANAGEMENT_SECRETS_KEY === undefined && (idpSignInEnabled(config) || consoleOidcEnabled(config))) {
     issues.push(
       "MANAGEMENT_SECRETS_KEY: is required when a sign-in is configured (MANAGEMENT_IDP_SIGNIN_* or CONSOLE_OIDC_*): " +
         "it seals the provider's refresh tokens",
     );
+  }
+  return issues;
+}
+
+/**
+ * The console's provider whole (issuer, client id, redirect URI), https in production, and the
+ * admin claim with its value; its other settings only with it.
+ */
+function consoleProviderIssues(env: Record<string, string | undefined>, config: ApiConfig): string[] {
+  const issues: string[] = [];
+  const oidc = ["CONSOLE_OIDC_ISSUER", "CONSOLE_OIDC_CLIENT_ID", "CONSOLE_OIDC_REDIRECT_URI"] as const;
+  const optional = [
+    "CONSOLE_OIDC_CLIENT_SECRET",
+    "CONSOLE_OIDC_SCOPES",
+    "CONSOLE_OIDC_PROVIDER_NAME",
+    "CONSOLE_OIDC_ADMIN_CLAIM",
+    "CONSOLE_OIDC_ADMIN_VALUE",
+  ] as const;
+  const oidcMissing = oidc.filter((name) => config[name] === undefined);
+  const oidcSet = oidcMissing.length < oidc.length || optional.some((name) => env[name] !== undefined);
+  if (oidcSet && oidcMissing.length > 0) {
+    issues.push(
+      ...oidcMissing.map((name) => `${name}: is required when the console's provider is configured (CONSOLE_OIDC_*)`),
+    );
+  }
+  if (config.NODE_ENV === "production") {
+    const redirect = config.CONSOLE_OIDC_REDIRECT_URI;
+    if (redirect !== undefined && !redirect.startsWith("https://")) {
+      issues.push("CONSOLE_OIDC_REDIRECT_URI: must be https:// in production (the session cookie is Secure)");
+    }
+    const issuer = config.CONSOLE_OIDC_ISSUER;
+    if (issuer !== undefined && !issuer.startsWith("https://")) {
+      issues.push("CONSOLE_OIDC_ISSUER: must be https:// in production (its discovery and token calls carry secrets)");
+    }
+  }
+  const admin = ["CONSOLE_OIDC_ADMIN_CLAIM", "CONSOLE_OIDC_ADMIN_VALUE"] as const;
+  const adminMissing = admin.filter((name) => config[name] === undefined);
+  if (adminMissing.length === 1) {
+    const [missing] = adminMissing;
+    issues.push(`${missing}: is required when ${admin.find((name) => name !== missing)} is set`);
   }
   return issues;
 }

@@ -142,5 +142,38 @@ describe("management sign-in settings", () => {
     expect(() => loadConfig({ ...production, ...local, MANAGEMENT_SECRETS_KEY: key() })).toThrow(
       /CONSOLE_OIDC_REDIRECT_URI: must be https:\/\/ in production/,
     );
+    const localIssuer = { ...consoleProvider, CONSOLE_OIDC_ISSUER: "http://localhost:9000" };
+    expect(consoleOidcEnabled(loadConfig(localIssuer))).toBe(true);
+    expect(() => loadConfig({ ...production, ...localIssuer, MANAGEMENT_SECRETS_KEY: key() })).toThrow(
+      /CONSOLE_OIDC_ISSUER: must be https:\/\/ in production/,
+    );
+  });
+
+  it("asks the console's provider for openid and the configured scopes, names it, and makes admins only by claim and value", () => {
+    const config = loadConfig(consoleProvider);
+    expect(config.CONSOLE_OIDC_SCOPES).toEqual(["openid", "email", "profile"]);
+    expect(config.CONSOLE_OIDC_PROVIDER_NAME).toBeUndefined();
+    expect(config.CONSOLE_OIDC_ADMIN_CLAIM).toBeUndefined();
+    expect(
+      loadConfig({ ...consoleProvider, CONSOLE_OIDC_SCOPES: "email groups,offline_access" }).CONSOLE_OIDC_SCOPES,
+    ).toEqual(["openid", "email", "groups", "offline_access"]);
+    expect(() => loadConfig({ ...consoleProvider, CONSOLE_OIDC_SCOPES: 'openid "quoted"' })).toThrow(
+      /CONSOLE_OIDC_SCOPES/,
+    );
+    expect(
+      loadConfig({ ...consoleProvider, CONSOLE_OIDC_PROVIDER_NAME: " Example ID " }).CONSOLE_OIDC_PROVIDER_NAME,
+    ).toBe("Example ID");
+    const admin = { CONSOLE_OIDC_ADMIN_CLAIM: "realm_access.roles", CONSOLE_OIDC_ADMIN_VALUE: "studyflow-admin" };
+    expect(loadConfig({ ...consoleProvider, ...admin })).toMatchObject(admin);
+    expect(() => loadConfig({ ...consoleProvider, CONSOLE_OIDC_ADMIN_CLAIM: "groups" })).toThrow(
+      /CONSOLE_OIDC_ADMIN_VALUE: is required when CONSOLE_OIDC_ADMIN_CLAIM is set/,
+    );
+    expect(() => loadConfig({ ...consoleProvider, CONSOLE_OIDC_ADMIN_VALUE: "x" })).toThrow(
+      /CONSOLE_OIDC_ADMIN_CLAIM: is required when CONSOLE_OIDC_ADMIN_VALUE is set/,
+    );
+    // the provider's other settings alone configure half a provider
+    for (const name of ["CONSOLE_OIDC_SCOPES", "CONSOLE_OIDC_PROVIDER_NAME", "CONSOLE_OIDC_ADMIN_CLAIM"]) {
+      expect(() => loadConfig({ [name]: "x" }), name).toThrow(/CONSOLE_OIDC_ISSUER: is required/);
+    }
   });
 });

@@ -5,13 +5,16 @@ import { Hono } from "hono";
 import { etag } from "hono/etag";
 import { secureHeaders } from "hono/secure-headers";
 import type { AppEnv } from "../app-env";
+import type { AppDeps } from "../deps";
 import { errorBody } from "../errors";
+import { createConsoleOidcRouter } from "./oidc";
 
 /**
  * The browser console (/console): one static page and its ES modules and stylesheet, served from
  * the assets folder beside this file (the production build copies it next to the bundle). It holds
  * no data and no secret: the page signs in in the browser and calls the JSON API with the token,
- * which is where permissions are enforced.
+ * which is where permissions are enforced; or, after a sign-in at the organisation's OpenID
+ * provider (./oidc), with the session cookie and its CSRF token.
  */
 const ASSETS_DIR = fileURLToPath(new URL("./assets/", import.meta.url));
 
@@ -56,7 +59,7 @@ const CONSOLE_CSP = {
 };
 
 /** Pages for people, outside the API document (plain Hono routes, not openapi ones). */
-export function createConsoleRouter() {
+export function createConsoleRouter(deps: AppDeps) {
   const { html, assets } = readAssets();
   const router = new Hono<AppEnv>();
   router.use(
@@ -72,7 +75,8 @@ export function createConsoleRouter() {
   router.use(etag());
   router.use(async (c, next) => {
     await next();
-    c.header("Cache-Control", "no-cache");
+    // The sign-in's answers say no-store themselves.
+    if (!c.res.headers.has("Cache-Control")) c.header("Cache-Control", "no-cache");
   });
   // "/console/" is how many people type it; the page has one address. (This middleware's own
   // route is the mount point followed by "/*".)
@@ -84,6 +88,7 @@ export function createConsoleRouter() {
     await next();
   });
   router.get("/", (c) => c.html(html));
+  router.route("/oidc", createConsoleOidcRouter(deps));
   router.get("/assets/:name", (c) => {
     const name = c.req.param("name");
     const asset = assets.get(name);

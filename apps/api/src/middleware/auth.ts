@@ -19,7 +19,8 @@ import { createExternalParticipantVerifier } from "../auth/external-participant-
 import { API_KEY_HEADER } from "../auth/service-keys";
 import { VerifiedTokens } from "../auth/verified-tokens";
 import type { AppDeps } from "../deps";
-import { isManagementSessionOpen, managementUserStanding } from "@studyflow/domain";
+import { isManagementSessionOpen, managementUserStanding, userOfOpenManagementSession } from "@studyflow/domain";
+import { consoleSessions } from "../console/session-cookie";
 
 /** Clock skew tolerated between token issuer and this server. */
 const CLOCK_TOLERANCE_SECONDS = 30;
@@ -54,7 +55,7 @@ function describeFailure(error: unknown): Unauthorized {
  * name (`realm_access.roles`); a name with dots of its own (`https://example.org/roles`) is found
  * as it is.
  */
-function claimAt(payload: JWTPayload, name: string): unknown {
+export function claimAt(payload: JWTPayload, name: string): unknown {
   if (Object.hasOwn(payload, name)) return payload[name];
   let value: unknown = payload;
   for (const part of name.split(".")) {
@@ -67,7 +68,7 @@ function claimAt(payload: JWTPayload, name: string): unknown {
 }
 
 /** A claim value holds the configured one: equal to it, or among its elements (`groups`, `roles`). */
-function claimHolds(value: unknown, wanted: string): boolean {
+export function claimHolds(value: unknown, wanted: string): boolean {
   const matches = (item: unknown) =>
     (typeof item === "string" || typeof item === "boolean" || typeof item === "number") && String(item) === wanted;
   return Array.isArray(value) ? value.some(matches) : matches(value);
@@ -122,7 +123,9 @@ function describeManagementFailure(error: unknown): Unauthorized {
  * (MANAGEMENT_JWKS_URL, with its issuer, audience and algorithms); or a service account's API key
  * in X-API-Key (see auth/service-keys.ts). Our tokens of a sign-in session (signin-with-idp,
  * extend-session: `sid`) also need the session open and the management user to exist; admin is
- * the user row's flag, not the token's.
+ * the user row's flag, not the token's. With neither header, the console's session cookie (after
+ * its OpenID Connect sign-in, see console/session-cookie.ts): from the console's origin only, with
+ * the session's CSRF token in X-CSRF-Token, while the session is open.
  */
 export function managementAuth(deps: AppDeps) {
   const key = hmacKeyObject(deps.config.MANAGEMENT_JWT_SECRET);
@@ -136,6 +139,7 @@ export function managementAuth(deps: AppDeps) {
   // bearer is an admin while the management user's row says so (a provider's token may carry a
   // `sid` of the provider's own: not these).
   const sessionTokens = new WeakSet<JWTPayload>();
+  const cookieSessions = consoleSessions(deps.config);
 
   const verify = async (token: string): Promise<JWTPayload> => {
     const known = verified.get(token, Math.floor((deps.clock ?? Date.now)() / 1000));
@@ -188,6 +192,16 @@ export function managementAuth(deps: AppDeps) {
         isAdmin: false,
         ...(serviceAccountId ? { subjectType: "service-account" as const } : {}),
       });
+      return next();
+    }
+    const cookieSession = authorization === undefined ? cookieSessions?.sessionOf(c) : undefined;
+    if (cookieSessions && cookieSession !== undefined) {
+      cookieSessions.checkCsrf(c, cookieSession);
+      const userId = await userOfOpenManagementSession(deps.database.db, cookieSession, currentDate() ?? new Date());
+      if (userId === undefined) throw new Unauthorized("session ended: sign in again");
+      const standing = await managementUserStanding(deps.database.db, userId);
+      if (!standing) throw new Unauthorized("management user no longer exists");
+      c.set("management", { subject: userId, isAdmin: standing.isAdmin });
       return next();
     }
     const payload = await verify(bearerToken(authorization));

@@ -116,7 +116,20 @@ export async function isManagementSessionOpen(
   userId: string,
   now: Date,
 ): Promise<boolean> {
-  if (!isManagementUserId(sessionId)) return false;
+  return (await userOfOpenManagementSession(db, sessionId, now)) === userId;
+}
+
+/**
+ * The management user whose session `sessionId` is open (exists and has not reached its end), or
+ * undefined. Read through the read cache like isManagementSessionOpen: the console's session
+ * cookie names a session and nothing else, and is checked on every request.
+ */
+export async function userOfOpenManagementSession(
+  db: Executor,
+  sessionId: string,
+  now: Date,
+): Promise<string | undefined> {
+  if (!isManagementUserId(sessionId)) return undefined;
   const load = async () => {
     const [row] = await db
       .select({ userId: managementSessions.userId, expiresAt: managementSessions.expiresAt })
@@ -127,7 +140,21 @@ export async function isManagementSessionOpen(
   };
   const cache = readCacheOf(db);
   const state = cache ? await cache.get("management-session", sessionId, load) : await load();
-  return state !== undefined && state.userId === userId && state.endsAt > now.getTime();
+  return state !== undefined && state.endsAt > now.getTime() ? state.userId : undefined;
+}
+
+/**
+ * Ends an open session now (sign-out): its end moves to `now`, which the read cache hears of, and
+ * the sweeper removes the row later. False when it was not open (already ended, or unknown).
+ */
+export async function endManagementSession(db: Executor, sessionId: string, now: Date): Promise<boolean> {
+  if (!isManagementUserId(sessionId)) return false;
+  const ended = await db
+    .update(managementSessions)
+    .set({ expiresAt: now, renewTokenEnc: null, keyId: null })
+    .where(and(eq(managementSessions.id, sessionId), gt(managementSessions.expiresAt, now)))
+    .returning({ id: managementSessions.id });
+  return ended.length > 0;
 }
 
 export interface ManagementSessionTokenInput {

@@ -1,0 +1,52 @@
+import { Hono } from "hono";
+import { SecretBox } from "@studyflow/domain";
+import type { AppEnv } from "../../app-env";
+import type { AppDeps } from "../../deps";
+import { consoleSessions, type ConsoleSessions } from "../session-cookie";
+import { registerCallback } from "./callback";
+import { registerLogin } from "./login";
+import { consoleProvider, type ConsoleProvider } from "./provider";
+import { registerSession } from "./session";
+
+/** What the sign-in routes share: the provider, the session cookie and the key sealing the attempt. */
+export interface ConsoleSignIn {
+  deps: AppDeps;
+  provider: ConsoleProvider;
+  sessions: ConsoleSessions;
+  box: SecretBox;
+  now: () => Date;
+}
+
+/**
+ * The console's OpenID Connect sign-in below /console/oidc: plain Hono routes for the browser,
+ * outside the API document like /console itself. `config` always answers (the sign-in page asks
+ * it whether to show the provider's button); the others exist only with CONSOLE_OIDC_* set.
+ *
+ * - config: {enabled, providerName}
+ * - login: starts an attempt (state, nonce, PKCE S256) and sends the browser to the provider
+ * - callback: the provider's redirect back; checks the attempt, redeems the code, signs in
+ * - session: who the cookie signs in, with the CSRF token every cookie request carries
+ * - sign-out (POST): ends the session and removes the cookie
+ */
+export function createConsoleOidcRouter(deps: AppDeps) {
+  const router = new Hono<AppEnv>();
+  const provider = consoleProvider(deps.config);
+  const sessions = consoleSessions(deps.config);
+  const key = deps.config.MANAGEMENT_SECRETS_KEY;
+  router.get("/config", (c) => {
+    c.header("Cache-Control", "no-store");
+    return c.json({ enabled: provider !== null && sessions !== null, providerName: provider?.name ?? null });
+  });
+  if (!provider || !sessions || key === undefined) return router;
+  const signIn: ConsoleSignIn = {
+    deps,
+    provider,
+    sessions,
+    box: SecretBox.fromBase64(key, deps.config.MANAGEMENT_SECRETS_PREVIOUS_KEYS),
+    now: () => new Date((deps.clock ?? Date.now)()),
+  };
+  registerLogin(router, signIn);
+  registerCallback(router, signIn);
+  registerSession(router, signIn);
+  return router;
+}
