@@ -1,6 +1,6 @@
-import { desc, eq, sql } from "drizzle-orm";
+import { and, eq, inArray, sql } from "drizzle-orm";
 import { compileRules, type CompiledRuleSet } from "@studyflow/engine";
-import { studyRules, type Executor } from "@studyflow/db";
+import { auditLog, studyRules, type Executor } from "@studyflow/db";
 import { recordAudit } from "../admin/audit";
 import type { ReadCache } from "../cache/read-cache";
 
@@ -62,8 +62,35 @@ async function loadStoredRules(db: Executor, studyKey: string): Promise<CurrentR
 }
 
 /**
- * Stores a validated rule set as the study's next version and records it in the audit log
- * (`rules.set` by the uploader), in the caller's transaction.
+ * The number the study's next rules version gets: one past every version its key ever had. A
+ * deleted version's number is never given again, so a version number names one rule set for good
+ * (timer tasks, rule failures and the audit trail refer to versions by number): the highest stored
+ * version counts, and so does every version the audit log (never pruned, it outlives what it
+ * describes) saw stored (`rules.set`) or deleted (`rules.delete`), a version that went with a
+ * deleted study of the same key included.
+ */
+async function nextRulesVersion(db: Executor, studyKey: string): Promise<number> {
+  const [stored] = await db
+    .select({ version: sql<number | null>`max(${studyRules.version})` })
+    .from(studyRules)
+    .where(eq(studyRules.studyKey, studyKey));
+  const [audited] = await db
+    .select({ version: sql<number | null>`max((${auditLog.details} ->> 'version')::int)` })
+    .from(auditLog)
+    .where(
+      and(
+        eq(auditLog.studyKey, studyKey),
+        inArray(auditLog.action, ["rules.set", "rules.delete"]),
+        sql`jsonb_typeof(${auditLog.details} -> 'version') = 'number'`,
+      ),
+    );
+  return Math.max(stored?.version ?? 0, audited?.version ?? 0) + 1;
+}
+
+/**
+ * Stores a validated rule set as the study's next version (see nextRulesVersion) and records it in
+ * the audit log (`rules.set` by the uploader), in the caller's transaction, which serialises
+ * uploads and deletions of the study (the study-rules advisory lock).
  */
 export async function storeRules(
   db: Executor,
@@ -71,13 +98,7 @@ export async function storeRules(
   rules: unknown[],
   uploadedBy: string,
 ): Promise<number> {
-  const [latest] = await db
-    .select({ version: studyRules.version })
-    .from(studyRules)
-    .where(eq(studyRules.studyKey, studyKey))
-    .orderBy(desc(studyRules.version))
-    .limit(1);
-  const version = (latest?.version ?? 0) + 1;
+  const version = await nextRulesVersion(db, studyKey);
   await db.insert(studyRules).values({ studyKey, version, rules, uploadedBy });
   await recordAudit(db, {
     studyKey,
