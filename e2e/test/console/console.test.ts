@@ -139,14 +139,16 @@ describe("the console in a browser", () => {
   it("signs in with the keyboard and lists the studies the token may see", async () => {
     await open("");
     expect(await text("#page-title")).toBe("Sign in");
-    // Where a credential comes from (the CLI's commands), and no promise of the organisation's sign-in.
+    // Where a credential comes from (the CLI's commands); without a provider configured (CONSOLE_OIDC_*)
+    // no "Sign in with …" button, and a note saying what it needs (oidc-sign-in.test.ts has one).
     const sources = await text("#credential-sources");
     expect(sources).toContain("npm run -s cli -- token:management --subject <name>");
     expect(sources).toContain("node dist/cli/main.js token:management");
     expect(sources).toContain("service-key:create --subject <name>");
     expect(sources).toContain(
-      "Signing in with your organisation's account (its OpenID Connect provider) is not available",
+      "Signing in with your organisation's account (its OpenID Connect provider) needs the provider set up where studyflow runs (the CONSOLE_OIDC_* settings).",
     );
+    expect(await page.locator("#sign-in-provider").count()).toBe(0);
     await screenshot(page, "sign-in");
     // The token field has the focus; Enter submits.
     await page.keyboard.type(researcherToken);

@@ -1,7 +1,8 @@
 // @ts-check
 // The console's calls to the JSON API (/v1/…), with the signed-in credential, and the task event
-// stream read with fetch: EventSource cannot send the Authorization header.
-import { credentialHeaders, loadCredential } from "./session.js";
+// stream read with fetch: EventSource cannot send the Authorization header (nor the CSRF token a
+// provider session's calls carry).
+import { cookieMode, credentialHeaders, loadCredential } from "./session.js";
 
 /** @typedef {import("./session.js").Credential} Credential */
 
@@ -49,12 +50,13 @@ export function taskPath(studyKey, taskId, rest = "") {
 }
 
 /**
- * @param {Credential} [credential] the signed-in one when absent
- * @returns {Record<string, string>}
+ * The headers and cookie mode of a call with `credential`, the signed-in one when absent.
+ * @param {Credential} [credential]
+ * @returns {{ headers: Record<string, string>, credentials: RequestCredentials }}
  */
-function authHeaders(credential) {
+function authOf(credential) {
   const used = credential ?? loadCredential();
-  return used ? credentialHeaders(used) : {};
+  return { headers: used ? credentialHeaders(used) : {}, credentials: cookieMode(used) };
 }
 
 /**
@@ -85,10 +87,11 @@ async function errorOf(response, signedIn = true) {
  * @returns {Promise<unknown>}
  */
 export async function call(method, path, options = {}) {
+  const auth = authOf(options.credential);
   /** @type {Record<string, string>} */
-  const headers = { Accept: "application/json", ...authHeaders(options.credential) };
+  const headers = { Accept: "application/json", ...auth.headers };
   /** @type {RequestInit} */
-  const init = { method, headers, cache: "no-store", credentials: "omit" };
+  const init = { method, headers, cache: "no-store", credentials: auth.credentials };
   if (options.body !== undefined) {
     headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(options.body);
@@ -116,10 +119,11 @@ export function get(path, signal) {
  * @param {AbortSignal} signal
  */
 export async function readTaskEvents(path, onTask, signal) {
+  const auth = authOf();
   const response = await fetch(path, {
-    headers: { Accept: "text/event-stream", ...authHeaders() },
+    headers: { Accept: "text/event-stream", ...auth.headers },
     cache: "no-store",
-    credentials: "omit",
+    credentials: auth.credentials,
     signal,
   });
   if (!response.ok) throw await errorOf(response);
@@ -171,15 +175,16 @@ function parseFrame(frame) {
 
 /**
  * Fetches a file with the signed-in credential (a plain link could not send the Authorization
- * header), named as the API's Content-Disposition names it, else `fallbackName`.
+ * or X-CSRF-Token header), named as the API's Content-Disposition names it, else `fallbackName`.
  * @param {string} path
  * @param {string} fallbackName
  * @param {AbortSignal} [signal]
  * @returns {Promise<DownloadedFile>}
  */
 export async function fetchFile(path, fallbackName, signal) {
+  const auth = authOf();
   /** @type {RequestInit} */
-  const init = { headers: { Accept: "*/*", ...authHeaders() }, cache: "no-store", credentials: "omit" };
+  const init = { headers: { Accept: "*/*", ...auth.headers }, cache: "no-store", credentials: auth.credentials };
   if (signal) init.signal = signal;
   const response = await fetch(path, init);
   if (!response.ok) throw await errorOf(response);

@@ -1,8 +1,8 @@
 // @ts-check
-// The console's entry: sign-in, the page header, and the pages, chosen by the address's fragment
-// (#/studies, #/studies/{key}/run, …/tasks, …/tasks/{id}, …/failures, …/participants[/{id}],
-// …/exports), and #/accounts (participant accounts, admins). Leaving a page stops its requests and
-// event streams.
+// The console's entry: sign-in (at the organisation's provider, or a pasted credential), the page
+// header, and the pages, chosen by the address's fragment (#/studies, #/studies/{key}/run, …/tasks,
+// …/tasks/{id}, …/failures, …/participants[/{id}], …/exports), and #/accounts (participant
+// accounts, admins). Leaving a page stops its requests and event streams.
 import { whenUnauthorized } from "./api.js";
 import { h, replace } from "./dom.js";
 import { renderAccounts } from "./page-accounts.js";
@@ -13,7 +13,13 @@ import { renderRun } from "./page-run.js";
 import { renderSignIn } from "./page-sign-in.js";
 import { renderStudies } from "./page-studies.js";
 import { renderTask, renderTasks } from "./page-tasks.js";
-import { clearCredential, describeCredential, loadCredential } from "./session.js";
+import {
+  clearCredential,
+  describeCredential,
+  loadCredential,
+  loadProviderSession,
+  signOutOfProvider,
+} from "./session.js";
 import { studyHref } from "./study-links.js";
 
 /**
@@ -138,8 +144,12 @@ function render() {
         type: "button",
         className: "secondary",
         onclick: () => {
-          clearCredential();
-          showSignIn();
+          // A provider session ends at the API too (its row and cookie); a pasted credential is only forgotten.
+          const signOut = credential.kind === "session" ? signOutOfProvider(credential) : Promise.resolve();
+          void signOut.then(() => {
+            clearCredential();
+            showSignIn();
+          });
         },
       },
       "Sign out",
@@ -204,4 +214,6 @@ window.addEventListener("hashchange", () => {
   render();
   document.getElementById("page-title")?.focus();
 });
-render();
+// A sign-in at the organisation's provider comes back to this page with its session cookie: ask
+// the API who it signs in before the first page (a pasted credential in this tab still comes first).
+void loadProviderSession().then(render);

@@ -1,5 +1,7 @@
 // @ts-check
-// Signing in: a management token or a service key, checked against the API before it is kept.
+// Signing in: with the organisation's account at its OpenID provider when one is configured (a
+// link to /console/oidc/login, which comes back here signed in), or with a management token or a
+// service key pasted by an operator, checked against the API before it is kept.
 import { ApiError, call } from "./api.js";
 import { h, notice, replace } from "./dom.js";
 import { saveCredential } from "./session.js";
@@ -47,8 +49,17 @@ export function renderSignIn(main, { onSignedIn, reason }) {
       h("code", {}, "service-key:create --subject <name>"),
       ".",
     ),
-    h("p", {}, "Signing in with your organisation's account (its OpenID Connect provider) is not available here yet."),
   );
+  const noProvider = h(
+    "p",
+    { id: "no-provider" },
+    "Signing in with your organisation's account (its OpenID Connect provider) needs the provider set up where studyflow runs (the ",
+    h("code", {}, "CONSOLE_OIDC_*"),
+    " settings).",
+  );
+  sources.append(noProvider);
+  // Filled when the API says a provider is configured; the token paste below stays for operators.
+  const provider = h("section", { id: "provider-sign-in", className: "sign-in", hidden: true });
   const form = h(
     "form",
     { className: "sign-in", "aria-labelledby": "page-title" },
@@ -98,9 +109,51 @@ export function renderSignIn(main, { onSignedIn, reason }) {
     main,
     h("h1", { id: "page-title", tabindex: "-1" }, "Sign in"),
     reason ? notice(reason, "error") : null,
+    provider,
     form,
     outcome,
     sources,
   );
   secret.focus();
+  void showProvider(provider, noProvider);
+}
+
+/**
+ * Shows "Sign in with <provider>" when the API has one configured (GET /console/oidc/config).
+ * @param {HTMLElement} section
+ * @param {HTMLElement} noProvider the note saying there is none, removed when there is
+ */
+async function showProvider(section, noProvider) {
+  let config;
+  try {
+    const response = await fetch("/console/oidc/config", {
+      headers: { Accept: "application/json" },
+      cache: "no-store",
+      credentials: "omit",
+    });
+    if (!response.ok) return;
+    const body = /** @type {unknown} */ (await response.json());
+    config = /** @type {{ enabled?: unknown, providerName?: unknown }} */ (body);
+  } catch {
+    return;
+  }
+  if (config.enabled !== true || typeof config.providerName !== "string") return;
+  // Back to the page that asked for the sign-in (a console fragment only; the API checks it too).
+  const back = location.hash.startsWith("#/") ? `?return=${encodeURIComponent(location.hash)}` : "";
+  replace(
+    section,
+    h(
+      "a",
+      { id: "sign-in-provider", className: "button", href: `/console/oidc/login${back}` },
+      `Sign in with ${config.providerName}`,
+    ),
+    h(
+      "p",
+      { className: "hint" },
+      "With your organisation's account. What the console shows follows the permissions given to it.",
+    ),
+    h("p", { className: "or" }, "Or, for operators, a token or key:"),
+  );
+  section.hidden = false;
+  noProvider.remove();
 }

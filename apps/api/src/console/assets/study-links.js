@@ -19,11 +19,3 @@ export function studyHref(studyKey, page = "") {
 export function studyLink(studyKey, page, text) {
   return h("a", { href: studyHref(studyKey, page) }, text);
 }
-
-/**
- * A study's name in English, else in its first language, else its key.
- * @param {{ key: string, props: { name: Record<string, string> } }} study
- */
-export function studyName(study) {
-  return study.props.name["en"] ?? Object.values(study.props.name)[0] ?? study.key;
-}
