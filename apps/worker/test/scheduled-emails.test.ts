@@ -2,10 +2,11 @@ import { Queue } from "bullmq";
 import { eq } from "drizzle-orm";
 import { pino } from "pino";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { confidentialIdMap, outgoingMessages, scheduledEmails, users } from "@studyflow/db";
+import { confidentialIdMap, outgoingMessages, passwordResetTokens, scheduledEmails, users } from "@studyflow/db";
 import {
   createStudy,
   createUserWithProfiles,
+  peekAccountToken,
   saveScheduledEmail,
   unsubscribeNewsletter,
   type CaseScheduledEmailInput,
@@ -350,6 +351,35 @@ describe("scheduled e-mail rounds", () => {
     expect(after?.subscribedToNewsletter).toBe(false);
     // and nobody is left to take the next issue
     expect(await round(NOW + DAY * 1000)).toMatchObject({ fired: 1, queued: 0 });
+  });
+
+  it("a template reading loginToken gets a survey-login token of the study per reader; one that does not, none", async () => {
+    const db = database.db;
+    await createStudy(db, { key: "sleep" });
+    const reader = await account(db, "login@example.org", NOW);
+    await db
+      .insert(confidentialIdMap)
+      .values({ studyKey: "sleep", confidentialId: "c-1", profileId: reader.profileId });
+    await save({ nextTime: NOW_S });
+    expect(await round(NOW)).toMatchObject({ queued: 1 });
+    expect(await db.select().from(passwordResetTokens)).toEqual([]);
+
+    await save({
+      type: "study-participants",
+      studyKey: "sleep",
+      template: template("reminder", {
+        en: ["Your survey", '<a href="https://study.example/survey?token={{.loginToken}}">open</a>'],
+      }),
+      nextTime: NOW_S,
+    });
+    expect(await round(NOW)).toMatchObject({ fired: 1, queued: 1 });
+    expect(await deliver(NOW + 1_000)).toMatchObject({ sent: 2 });
+    const mail = smtp.received.find((received) => received.subject === "Your survey");
+    const token = /token=([A-Za-z0-9_-]{43})"/.exec(mail?.html ?? "")?.[1] ?? "";
+    const holder = await peekAccountToken(db, token, ["survey-login"], new Date(NOW + 6 * DAY * 1000));
+    expect(holder).toMatchObject({ userId: reader.id, info: { studyKey: "sleep" } });
+    // a week on, the link has ended
+    expect(await peekAccountToken(db, token, ["survey-login"], new Date(NOW + 8 * DAY * 1000))).toBeNull();
   });
 
   it("a mail queued for an account locked or being deleted since is not sent", async () => {

@@ -204,6 +204,24 @@ export async function deleteScheduledEmail(db: Executor, id: string, actor: stri
  */
 export const NEWSLETTER_UNSUBSCRIBE_TOKEN_TTL_SECONDS = 90 * 86_400;
 
+/**
+ * How long the `loginToken` of a scheduled e-mail works (a survey-login token for the schedule's
+ * study, as case-backend's messaging job issues one, with the week its example configuration
+ * gives): a weekly reminder's link lasts until the next one. It is only half a sign-in here:
+ * login-with-temptoken also wants the account's password or a valid access token.
+ */
+export const SCHEDULED_EMAIL_LOGIN_TOKEN_TTL_SECONDS = 7 * 86_400;
+
+/**
+ * Whether a template reads `.loginToken`: only then is a token issued for each recipient, rather
+ * than a row per recipient and firing that no mail carries.
+ */
+function readsLoginToken(template: ScheduledEmailTemplate): boolean {
+  return template.translations.some((translation) =>
+    /\.loginToken\b/.test(decodeTemplateDef(translation.templateDef) ?? ""),
+  );
+}
+
 /** The outbox template name of a scheduled e-mail: its payload holds the rendered mail. */
 export const SCHEDULED_EMAIL_TEMPLATE = "case-scheduled-email";
 
@@ -234,12 +252,13 @@ function translationFor(template: ScheduledEmailTemplate, language: string) {
 /**
  * The mail of one recipient: the template's translation in their language rendered with the
  * values case-backend gives a scheduled e-mail that studyflow has (language, study key, message
- * type, and for a newsletter the recipient's `unsubscribeToken`) and nothing else of the account.
+ * type; the recipient's `unsubscribeToken` in a newsletter, else their `loginToken` when the
+ * template reads it) and nothing else of the account.
  */
 export function renderScheduledEmail(
   schedule: Pick<ScheduledEmailRow, "id" | "studyKey" | "template">,
   language: string,
-  recipientValues: { unsubscribeToken?: string } = {},
+  recipientValues: { unsubscribeToken?: string; loginToken?: string } = {},
 ): ScheduledEmailPayload | null {
   const translation = translationFor(schedule.template, language);
   if (!translation) return null;
@@ -322,19 +341,28 @@ export async function fireDueScheduledEmails(
       if (!schedule) return false;
       const rows = [];
       const newsletter = schedule.template.messageType === "newsletter";
+      const withLoginToken = !newsletter && readsLoginToken(schedule.template);
       for (const recipient of await recipientsOf(tx, schedule, now)) {
-        // A newsletter carries its reader's unsubscribe link (POST /v1/unsubscribe-newsletter),
-        // issued in this transaction: the token exists exactly when its mail is queued.
-        const recipientValues = newsletter
-          ? {
-              unsubscribeToken: await createAccountToken(tx, {
-                userId: recipient.id,
-                purpose: "unsubscribe-newsletter",
-                ttlSeconds: NEWSLETTER_UNSUBSCRIBE_TOKEN_TTL_SECONDS,
-                now,
-              }),
-            }
-          : {};
+        // As case-backend: a newsletter carries its reader's unsubscribe token (POST
+        // /v1/unsubscribe-newsletter), another mail a survey-login token for the study. Issued in
+        // this transaction, a token exists exactly when its mail is queued.
+        const recipientValues: { unsubscribeToken?: string; loginToken?: string } = {};
+        if (newsletter) {
+          recipientValues.unsubscribeToken = await createAccountToken(tx, {
+            userId: recipient.id,
+            purpose: "unsubscribe-newsletter",
+            ttlSeconds: NEWSLETTER_UNSUBSCRIBE_TOKEN_TTL_SECONDS,
+            now,
+          });
+        } else if (withLoginToken) {
+          recipientValues.loginToken = await createAccountToken(tx, {
+            userId: recipient.id,
+            purpose: "survey-login",
+            ttlSeconds: SCHEDULED_EMAIL_LOGIN_TOKEN_TTL_SECONDS,
+            now,
+            info: schedule.studyKey === null ? {} : { studyKey: schedule.studyKey },
+          });
+        }
         const payload = renderScheduledEmail(schedule, recipient.language, recipientValues);
         if (!payload) continue;
         rows.push({
