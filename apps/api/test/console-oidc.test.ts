@@ -245,6 +245,12 @@ describe("the console's OpenID Connect sign-in", () => {
       expect(Object.keys(await res.json())).toEqual(["error"]);
     }
     expect((await off.app.request("/console/oidc/sign-out", { method: "POST" })).status).toBe(404);
+    // and a cookie of that name signs nobody in there
+    const stray = await off.app.request("/v1/studies", {
+      headers: { cookie: `${SESSION_COOKIE}=anything`, "X-CSRF-Token": "anything" },
+    });
+    expect(stray.status).toBe(401);
+    expect(await stray.json()).toEqual({ error: "missing Authorization header" });
   });
 
   it("sends the browser to the provider with PKCE (S256), state and nonce fresh for each attempt", async () => {

@@ -5,7 +5,13 @@ import Provider from "oidc-provider";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { managementSessions } from "@studyflow/db";
-import { createStudy, grantPermission, updateStudy, upsertManagementUser } from "@studyflow/domain";
+import {
+  createStudy,
+  endManagementSession,
+  grantPermission,
+  updateStudy,
+  upsertManagementUser,
+} from "@studyflow/domain";
 import { createTestApp, type TestApp } from "@studyflow/api/testing";
 import { screenshot, startConsoleBrowser, type ConsoleBrowser } from "./browser";
 
@@ -65,6 +71,27 @@ describe("the console signs in at the organisation's OpenID provider (Chromium)"
 
   const cookieNames = async () => (await ui.context.cookies(ui.base)).map((cookie) => cookie.name).sort();
 
+  /**
+   * From the sign-in page through the provider's pages back to the console: its login form (as
+   * "ada") and its consent page when it shows them (a second sign-in finds both done).
+   */
+  const signInAtProvider = async () => {
+    await page.locator("#sign-in-provider").click();
+    for (let step = 0; step < 4; step++) {
+      await page.waitForURL((url) => url.origin === provider.issuer || url.hash.startsWith("#/"));
+      if (new URL(page.url()).origin === ui.base) break;
+      const login = page.locator('input[name="login"]');
+      await page.locator('button[type="submit"]').waitFor();
+      if ((await login.count()) > 0) {
+        await login.fill("ada");
+        await page.locator('input[name="password"]').fill("any password");
+      }
+      await page.locator('button[type="submit"]').click();
+      await page.waitForLoadState();
+    }
+    await page.waitForURL(`${ui.base}/console#/studies`);
+  };
+
   beforeAll(async () => {
     // The API's address first (the provider and the API's settings name its callback), then the app behind it.
     const served: { app?: TestApp["app"] } = {};
@@ -121,13 +148,12 @@ describe("the console signs in at the organisation's OpenID provider (Chromium)"
   });
 
   it("goes through the provider's login and consent and comes back signed in, seeing only the granted study", async () => {
+    // the provider's development login page, then its consent page
     await page.locator("#sign-in-provider").click();
-    // the provider's development login page
     await page.waitForURL((url) => url.origin === provider.issuer);
     await page.locator('input[name="login"]').fill("ada");
     await page.locator('input[name="password"]').fill("any password");
     await page.locator('button[type="submit"]').click();
-    // its consent page
     await page.locator('input[name="prompt"][value="consent"]').waitFor({ state: "attached" });
     await page.locator('button[type="submit"]').click();
 
@@ -175,5 +201,22 @@ describe("the console signs in at the organisation's OpenID provider (Chromium)"
     await page.locator("#sign-in-provider").waitFor();
     expect(await page.locator("#who").innerText()).toBe("");
     expect(ui.policyViolations).toEqual([]);
+  });
+
+  it("falls back to the sign-in page when the session has ended", async () => {
+    await page.goto(`${ui.base}/console#/studies`);
+    await page.locator("#sign-in-provider").waitFor();
+    await signInAtProvider();
+    await page.locator(".study-card").first().waitFor();
+    // the session ends elsewhere (expired, or ended by an admin)
+    const sessions = await t.database.db.select().from(managementSessions).where(eq(managementSessions.userId, userId));
+    const open = sessions.filter((session) => session.expiresAt.getTime() > Date.now());
+    expect(open).toHaveLength(1);
+    expect(await endManagementSession(t.database.db, open[0]!.id, new Date())).toBe(true);
+    await t.settle();
+    await page.locator(`a[href="#/studies/${GRANTED}/tasks"]`).first().click();
+    await page.locator("#sign-in-provider").waitFor();
+    expect(await page.locator("#page-title").innerText()).toBe("Sign in");
+    expect(await page.locator("[role=alert]").innerText()).toBe("Signed out: session ended: sign in again.");
   });
 });
