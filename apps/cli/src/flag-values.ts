@@ -95,3 +95,13 @@ export const jsonObject = text.transform((raw, ctx) => {
   }
   return parsed as Record<string, unknown>;
 });
+
+/** The id of a row the CLI lists (a UUID, as its list command shows it); stored in lower case. */
+export const rowId = (what: string, listedBy: string) =>
+  text.transform((raw, ctx) => {
+    if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(raw)) {
+      ctx.addIssue({ code: "custom", message: `must be ${what} id (UUID, see ${listedBy}), got "${raw}"` });
+      return z.NEVER;
+    }
+    return raw.toLowerCase();
+  });

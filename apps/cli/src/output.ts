@@ -71,3 +71,15 @@ export function fieldLines(
   const width = Math.max(0, ...shown.map(([label]) => label.length));
   return shown.map(([label, value]) => `${label.padEnd(width)}  ${String(value)}`);
 }
+
+/** Rows as aligned columns, the first row being the header; the last column is not padded. */
+export function tableLines(rows: readonly (readonly string[])[]): string[] {
+  const columns = Math.max(0, ...rows.map((row) => row.length));
+  const widths = Array.from({ length: columns }, (_, index) => Math.max(...rows.map((row) => row[index]?.length ?? 0)));
+  return rows.map((row) =>
+    row
+      .map((cell, index) => (index === row.length - 1 ? cell : cell.padEnd(widths[index] ?? 0)))
+      .join("  ")
+      .trimEnd(),
+  );
+}

@@ -5,6 +5,7 @@ import { demoSeedCommand } from "./commands/demo-seed";
 import { demoWalkthroughCommand } from "./commands/demo-walkthrough";
 import { dailyExportSetCommand, dailyExportShowCommand } from "./commands/daily-export-set";
 import { EXPORT_COMMANDS } from "./commands/export-commands";
+import { MANAGEMENT_USER_COMMANDS } from "./commands/management-user-commands";
 import { migrateCommand } from "./commands/migrate";
 import { PARTICIPANT_FILES_COMMANDS } from "./commands/participant-files-commands";
 import { participantsAddCommand } from "./commands/participants-add";
@@ -14,6 +15,7 @@ import { passwordResetTokenCommand } from "./commands/password-reset-token";
 import { permissionGrantCommand } from "./commands/permission-grant";
 import { ruleFailuresListCommand } from "./commands/rule-failures-list";
 import { MESSAGE_TEMPLATE_COMMANDS } from "./commands/message-template-commands";
+import { SERVICE_ACCOUNT_COMMANDS } from "./commands/service-account-commands";
 import { SERVICE_KEY_COMMANDS } from "./commands/service-key-commands";
 import { STUDY_CONFIG_COMMANDS } from "./commands/study-config-commands";
 import { SUBSCRIPTION_COMMANDS } from "./commands/subscription-commands";
@@ -50,6 +52,8 @@ export const COMMANDS: readonly CliCommand[] = [
   userCreateCommand,
   ...USER_ACCOUNT_COMMANDS,
   userDeleteCommand,
+  ...MANAGEMENT_USER_COMMANDS,
+  ...SERVICE_ACCOUNT_COMMANDS,
   permissionGrantCommand,
   tokenManagementCommand,
   tokenRevokeCommand,

@@ -278,7 +278,11 @@ describe("argument errors name the flag", () => {
       "permission:grant: --action must be one of edit-participant-data, run-study-action, update-study-props, " +
         "read-rule-failures, manage-surveys, manage-code-lists, manage-study-variables, manage-rules, " +
         "read-audit-log, manage-timer, manage-message-templates, manage-subscriptions, read-study-config, " +
-        "get-responses, delete-responses, get-participant-states, get-reports, get-confidential-responses, *; " +
+        "get-responses, delete-responses, get-participant-states, get-reports, get-confidential-responses, " +
+        "create-study, update-study-status, update-notification-subscriptions, update-study-rules, delete-study, " +
+        "manage-study-code-lists, manage-study-counters, manage-study-permissions, create-survey, update-survey, " +
+        "unpublish-survey, delete-survey-version, get-files, delete-files, create-virtual-participant, " +
+        "merge-participants, delete-reports, delete-users, *; " +
         'got "delete-everything"',
     ],
     [["frobnicate"], 'unknown command "frobnicate" (run "help" for the list)'],
@@ -566,10 +570,21 @@ describe("permission:grant", () => {
         "--action",
         "run-study-action",
       ]),
-    ).toEqual({ granted: { subject: "researcher-1", studyKey: "perm-study", action: "run-study-action" } });
+    ).toMatchObject({
+      granted: {
+        subjectType: "management-user",
+        subjectId: "researcher-1",
+        resourceType: "study",
+        resourceKey: "perm-study",
+        action: "run-study-action",
+      },
+      alreadyHeld: false,
+    });
     await cli(["permission:grant", "--subject", "operator-1", "--study", "*", "--action", "*"]);
     // Granting twice is harmless.
-    await cli(["permission:grant", "--subject", "operator-1", "--study", "*", "--action", "*"]);
+    expect(await cli(["permission:grant", "--subject", "operator-1", "--study", "*", "--action", "*"])).toMatchObject({
+      alreadyHeld: true,
+    });
     const rows = await database.db
       .select({ subject: permissions.subjectId, study: permissions.studyKey, action: permissions.action })
       .from(permissions)

@@ -1,6 +1,7 @@
 import { Option } from "commander";
 import { z } from "zod";
 import { apiKeyStatus, listApiKeys } from "@studyflow/domain";
+import { tableLines } from "../output";
 import { defineCommand, type CliContext } from "../command-definition";
 import { text } from "../flag-values";
 
@@ -9,17 +10,6 @@ export interface ServiceKeyListInput {
 }
 
 const COLUMNS = ["id", "subject", "label", "prefix", "created", "expires", "revoked", "last used", "status"] as const;
-
-/** Rows as aligned columns under a header; the last column is not padded. */
-function table(rows: readonly (readonly string[])[]): string[] {
-  const widths = COLUMNS.map((_, index) => Math.max(...rows.map((row) => row[index]?.length ?? 0)));
-  return rows.map((row) =>
-    row
-      .map((cell, index) => (index === row.length - 1 ? cell : cell.padEnd(widths[index] ?? 0)))
-      .join("  ")
-      .trimEnd(),
-  );
-}
 
 const shown = (date: Date | null) => date?.toISOString() ?? "-";
 
@@ -33,7 +23,7 @@ export async function serviceKeyList(ctx: CliContext, input: ServiceKeyListInput
     `${apiKeys.length} service key${apiKeys.length === 1 ? "" : "s"}${scope} (most recent first)`,
     ...(apiKeys.length === 0
       ? []
-      : table([
+      : tableLines([
           COLUMNS,
           ...apiKeys.map((key) => [
             key.id,

@@ -1,6 +1,7 @@
 import { Option } from "commander";
 import { z } from "zod";
 import { listSubscriptions } from "@studyflow/domain";
+import { tableLines } from "../output";
 import { defineCommand, type CliContext } from "../command-definition";
 import { studyKey } from "../flag-values";
 
@@ -10,17 +11,6 @@ export interface SubscriptionListInput {
 
 const COLUMNS = ["id", "type", "email", "added by", "added at"] as const;
 
-/** Rows as aligned columns under a header; the last column is not padded. */
-function table(rows: readonly (readonly string[])[]): string[] {
-  const widths = COLUMNS.map((_, index) => Math.max(...rows.map((row) => row[index]?.length ?? 0)));
-  return rows.map((row) =>
-    row
-      .map((cell, index) => (index === row.length - 1 ? cell : cell.padEnd(widths[index] ?? 0)))
-      .join("  ")
-      .trimEnd(),
-  );
-}
-
 export async function subscriptionList(ctx: CliContext, input: SubscriptionListInput) {
   const subscriptions = await listSubscriptions(ctx.database.db, input.studyKey);
   const data = { studyKey: input.studyKey, subscriptions };
@@ -28,7 +18,7 @@ export async function subscriptionList(ctx: CliContext, input: SubscriptionListI
     `${subscriptions.length} subscription${subscriptions.length === 1 ? "" : "s"} in study "${input.studyKey}"`,
     ...(subscriptions.length === 0
       ? []
-      : table([
+      : tableLines([
           COLUMNS,
           ...subscriptions.map((s) => [String(s.id), s.messageType, s.email, s.createdBy, s.createdAt.toISOString()]),
         ])),
