@@ -362,6 +362,8 @@ describe("routers and their auth boundaries", () => {
       "POST /v1/messaging/scheduled-emails": managementSecurity,
       "GET /v1/messaging/scheduled-emails/{id}": managementSecurity,
       "DELETE /v1/messaging/scheduled-emails/{id}": managementSecurity,
+      "GET /v1/user-management/app-roles": managementSecurity,
+      "DELETE /v1/user-management/app-roles/delete/{appName}": managementSecurity,
       "GET /v1/user-management/app-roles/templates": managementSecurity,
       "POST /v1/user-management/app-roles/templates": managementSecurity,
       "DELETE /v1/user-management/app-roles/templates/delete/{appRoleTemplateID}": managementSecurity,
@@ -390,6 +392,7 @@ describe("routers and their auth boundaries", () => {
       "GET /v1/user-management/service-accounts/{serviceAccountID}/permissions": managementSecurity,
       "POST /v1/user-management/service-accounts/{serviceAccountID}/permissions": managementSecurity,
       "DELETE /v1/user-management/service-accounts/{serviceAccountID}/permissions/{permissionID}": managementSecurity,
+      "PUT /v1/user-management/service-accounts/{serviceAccountID}/permissions/{permissionID}/limiter": managementSecurity,
     });
     const submit = doc.paths["/v1/studies/{studyKey}/participants/{participantID}/responses"].post as {
       parameters: { name: string; in: string }[];
