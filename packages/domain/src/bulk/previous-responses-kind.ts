@@ -1,16 +1,8 @@
 import { and, asc, eq, gt, lte, notInArray } from "drizzle-orm";
 import { compileRules } from "@studyflow/engine";
-import {
-  STATUSES_EXCLUDED_FROM_BULK,
-  participants,
-  tasks,
-  type Database,
-  type PreviousResponsesInput,
-} from "@studyflow/db";
-import { Unavailable } from "../errors";
+import { STATUSES_EXCLUDED_FROM_BULK, participants, type PreviousResponsesInput } from "@studyflow/db";
 import { RulesRejectedEvent } from "../events/rule-failures";
 import { getStudy } from "../studies/study-repository";
-import { countEligibleParticipants, type TaskRow } from "../tasks/task-service";
 import { BATCH_SIZE, CHUNK_SIZE, MAX_REPORTED_ERRORS } from "./bulk-tuning";
 import { replayResponses } from "./participant-rule-run";
 import { writeResultFile, type RunActionsResult } from "./result-store";
@@ -106,48 +98,3 @@ export const previousResponsesKind: TaskKindDefinition = {
   openChunk: openReplayChunk,
   finalize: finalizeReplay,
 };
-
-export interface CreatePreviousResponsesTaskInput extends PreviousResponsesInput {
-  studyKey: string;
-  createdBy: string;
-}
-
-/**
- * Records a previous-responses task, then hands it to the queue (as createRunActionsTask): the
- * task commits first so the worker always finds it; a refused enqueue marks it failed (503).
- */
-export async function createPreviousResponsesTask(
-  db: Database,
-  input: CreatePreviousResponsesTaskInput,
-  enqueue: (taskId: string) => Promise<void>,
-): Promise<TaskRow> {
-  await getStudy(db, input.studyKey);
-  const taskInput: PreviousResponsesInput = {
-    rules: input.rules,
-    surveyKeys: input.surveyKeys,
-    from: input.from,
-    to: input.to,
-  };
-  const [row] = await db
-    .insert(tasks)
-    .values({
-      studyKey: input.studyKey,
-      kind: "run-actions-previous-responses",
-      input: taskInput,
-      createdBy: input.createdBy,
-      status: "queued",
-      targetCount: await countEligibleParticipants(db, input.studyKey),
-    })
-    .returning();
-  if (!row) throw new Error("task insert returned nothing");
-  try {
-    await enqueue(row.id);
-  } catch {
-    await db
-      .update(tasks)
-      .set({ status: "failed", error: "the job queue was unavailable", updatedAt: new Date(), finishedAt: new Date() })
-      .where(eq(tasks.id, row.id));
-    throw new Unavailable("the job queue is unavailable; try again shortly");
-  }
-  return row;
-}

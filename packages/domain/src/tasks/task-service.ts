@@ -5,6 +5,7 @@ import {
   tasks,
   type Database,
   type Executor,
+  type PreviousResponsesInput,
   type RunActionsInput,
   type TaskStatus,
 } from "@studyflow/db";
@@ -70,28 +71,27 @@ export interface CreateRunActionsTaskInput {
   createdBy: string;
 }
 
+/** The rule-running kinds a researcher starts over a study's participants, each with the input it stores. */
+export type QueuedRuleTask =
+  | { kind: "run-actions"; input: RunActionsInput }
+  | { kind: "run-actions-previous-responses"; input: PreviousResponsesInput };
+
 /**
- * Records the task, then hands it to the queue. The task commits first so the worker always
- * finds it; if the queue refuses, the task is marked failed and the caller gets a 503.
+ * Records a queued task of a rule-running kind over the study's eligible participants, then hands
+ * it to the queue. The task commits first so the worker always finds it; if the queue refuses, the
+ * task is marked failed and the caller gets a 503.
  */
-export async function createRunActionsTask(
+export async function createQueuedRuleTask(
   db: Database,
-  input: CreateRunActionsTaskInput,
+  target: { studyKey: string; createdBy: string },
+  task: QueuedRuleTask,
   enqueue: (taskId: string) => Promise<void>,
 ): Promise<TaskRow> {
-  await getStudy(db, input.studyKey);
-  const input_: RunActionsInput = { rules: input.rules, dryRun: input.dryRun };
-  const targetCount = await countEligibleParticipants(db, input.studyKey);
+  await getStudy(db, target.studyKey);
+  const targetCount = await countEligibleParticipants(db, target.studyKey);
   const [row] = await db
     .insert(tasks)
-    .values({
-      studyKey: input.studyKey,
-      kind: "run-actions",
-      input: input_,
-      createdBy: input.createdBy,
-      status: "queued",
-      targetCount,
-    })
+    .values({ ...target, kind: task.kind, input: task.input, status: "queued", targetCount })
     .returning();
   if (!row) throw new Error("task insert returned nothing");
   try {
@@ -104,6 +104,20 @@ export async function createRunActionsTask(
     throw new Unavailable("the job queue is unavailable; try again shortly");
   }
   return row;
+}
+
+/** Records a run-actions task and queues it (createQueuedRuleTask). */
+export async function createRunActionsTask(
+  db: Database,
+  input: CreateRunActionsTaskInput,
+  enqueue: (taskId: string) => Promise<void>,
+): Promise<TaskRow> {
+  return createQueuedRuleTask(
+    db,
+    { studyKey: input.studyKey, createdBy: input.createdBy },
+    { kind: "run-actions", input: { rules: input.rules, dryRun: input.dryRun } },
+    enqueue,
+  );
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -1,13 +1,12 @@
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
-import { assertStudyPermission, createRunActionsTask } from "@studyflow/domain";
-import { queueTask } from "@studyflow/queue";
 import { managementOf, type AppEnv } from "../../app-env";
 import { caseRoute } from "../../case-compat/case-route";
 import type { AppDeps } from "../../deps";
 import { presentTask, taskEnvelope } from "../../presenters/task";
 import { errorResponses } from "../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent, studyKeyParam } from "../schemas";
-import { rulesField, validatedRules } from "./case-rules";
+import { rulesField } from "./case-rules";
+import { startRuleTask } from "./start-rule-task";
 
 export function registerCreateTask(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
   caseRoute(
@@ -38,15 +37,11 @@ export function registerCreateTask(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
     },
     async (c) => {
       const { studyKey } = c.req.valid("param");
-      const who = managementOf(c);
-      await assertStudyPermission(deps.database.db, who, studyKey, "run-study-action");
       const body = c.req.valid("json");
-      const rules = validatedRules(body.rules);
-      const task = await createRunActionsTask(
-        deps.database.db,
-        { studyKey, rules, dryRun: body.dryRun ?? false, createdBy: who.subject },
-        (taskId) => queueTask(deps.runActionsQueue, { id: taskId, kind: "run-actions" }),
-      );
+      const task = await startRuleTask(deps, managementOf(c), studyKey, body.rules, (rules) => ({
+        kind: "run-actions",
+        input: { rules, dryRun: body.dryRun ?? false },
+      }));
       return c.json({ task: presentTask(task) }, 200);
     },
   );

@@ -1,12 +1,5 @@
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
-import {
-  NotFound,
-  assertStudyPermission,
-  createPreviousResponsesTask,
-  getVisibleTask,
-  type TaskRow,
-} from "@studyflow/domain";
-import { queueTask } from "@studyflow/queue";
+import { NotFound, assertStudyPermission, getVisibleTask, type TaskRow } from "@studyflow/domain";
 import type { Context } from "hono";
 import { managementOf, type AppEnv } from "../../app-env";
 import { caseRoute } from "../../case-compat/case-route";
@@ -14,11 +7,12 @@ import type { AppDeps } from "../../deps";
 import { caseTaskEnvelope, presentCaseTask } from "../../presenters/case-task";
 import { errorResponses } from "../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent, studyKeyParam } from "../schemas";
-import { previousResponsesBody, selectionOf, validatedRules } from "./case-rules";
+import { previousResponsesBody, selectionOf } from "./case-rules";
 import { readResultDocument, resultDocumentSchema } from "./result-file";
+import { startRuleTask } from "./start-rule-task";
 import { taskParams } from "./visible-task";
 
-const KIND = "run-actions-previous-responses";
+const KIND = "run-actions-previous-responses" as const;
 
 /** A previous-responses task of the URL's study the caller may see (its creator or an admin); other kinds are 404. */
 async function previousResponsesTaskOf(
@@ -61,15 +55,11 @@ export function registerPreviousResponsesTask(router: OpenAPIHono<AppEnv>, deps:
     },
     async (c) => {
       const { studyKey } = c.req.valid("param");
-      const who = managementOf(c);
-      await assertStudyPermission(deps.database.db, who, studyKey, "run-study-action");
       const body = c.req.valid("json");
-      const rules = validatedRules(body.rules);
-      const task = await createPreviousResponsesTask(
-        deps.database.db,
-        { studyKey, rules, createdBy: who.subject, ...selectionOf(body) },
-        (taskId) => queueTask(deps.runActionsQueue, { id: taskId, kind: KIND }),
-      );
+      const task = await startRuleTask(deps, managementOf(c), studyKey, body.rules, (rules) => ({
+        kind: KIND,
+        input: { rules, ...selectionOf(body) },
+      }));
       return c.json({ task: presentCaseTask(task) }, 200);
     },
   );
