@@ -212,21 +212,35 @@ export async function setStudyVariable(
       existing = await lockExisting();
       if (!existing) throw new Error(`study variable "${key}" vanished while it was being defined`);
     }
-    const [updated] = await tx
-      .update(studyVariables)
-      .set({ type, value, valueUpdatedAt: new Date() })
-      .where(variableOf(studyKey, key))
-      .returning(columns);
-    if (!updated) throw new Error("study variable update returned nothing");
-    await recordAudit(tx, {
-      studyKey,
-      actor,
-      action: "variable.set",
-      target: key,
-      details: { type, value, previous: { type: existing.type, value: existing.value } },
-    });
-    return { variable: asStored(updated), created: false };
+    return { variable: await writeVariableValue(tx, studyKey, existing, { type, value }, actor), created: false };
   });
+}
+
+/**
+ * Writes a checked value (and type) over a variable locked in `tx`, recording `variable.set` with
+ * the value before and after.
+ */
+async function writeVariableValue(
+  tx: Executor,
+  studyKey: string,
+  existing: Pick<VariableRow, "key" | "type" | "value">,
+  next: { type: StudyVariableType; value: StudyVariableValue },
+  actor: string,
+): Promise<StoredStudyVariable> {
+  const [updated] = await tx
+    .update(studyVariables)
+    .set({ ...next, valueUpdatedAt: new Date() })
+    .where(variableOf(studyKey, existing.key))
+    .returning(columns);
+  if (!updated) throw new Error("study variable update returned nothing");
+  await recordAudit(tx, {
+    studyKey,
+    actor,
+    action: "variable.set",
+    target: existing.key,
+    details: { ...next, previous: { type: existing.type, value: existing.value } },
+  });
+  return asStored(updated);
 }
 
 /** Deletes a variable, recording `variable.delete` with its last type and value; NotFound if absent. */
@@ -427,19 +441,6 @@ export async function updateStudyVariableValue(
       );
     }
     const value = caseStudyVariableValue(existing.type, given.value, "variable.value");
-    const [updated] = await tx
-      .update(studyVariables)
-      .set({ value, valueUpdatedAt: new Date() })
-      .where(variableOf(studyKey, key))
-      .returning(columns);
-    if (!updated) throw new Error("study variable update returned nothing");
-    await recordAudit(tx, {
-      studyKey,
-      actor,
-      action: "variable.set",
-      target: key,
-      details: { type: existing.type, value, previous: { type: existing.type, value: existing.value } },
-    });
-    return asStored(updated);
+    return writeVariableValue(tx, studyKey, existing, { type: existing.type, value }, actor);
   });
 }
