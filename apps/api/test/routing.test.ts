@@ -392,7 +392,8 @@ describe("routers and their auth boundaries", () => {
       "GET /v1/user-management/service-accounts/{serviceAccountID}/permissions": managementSecurity,
       "POST /v1/user-management/service-accounts/{serviceAccountID}/permissions": managementSecurity,
       "DELETE /v1/user-management/service-accounts/{serviceAccountID}/permissions/{permissionID}": managementSecurity,
-      "PUT /v1/user-management/service-accounts/{serviceAccountID}/permissions/{permissionID}/limiter": managementSecurity,
+      "PUT /v1/user-management/service-accounts/{serviceAccountID}/permissions/{permissionID}/limiter":
+        managementSecurity,
     });
     const submit = doc.paths["/v1/studies/{studyKey}/participants/{participantID}/responses"].post as {
       parameters: { name: string; in: string }[];
