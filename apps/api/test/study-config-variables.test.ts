@@ -114,10 +114,10 @@ describe("study variables: /v1/studies/{studyKey}/variables (CASE)", () => {
       ["returnRate", "float", "0.85", 0.85, 0.85],
       ["recruiting", "boolean", "true", true, true],
       ["paused", "boolean", "0", false, false],
-      ["campaignStart", "date", "2026-11-01T00:00:00Z", 1_793_491_200, "2026-11-01T00:00:00.000Z"],
-      ["campaignEnd", "date", "2027-03-31T18:00:00+02:00", 1_806_508_800, "2027-03-31T16:00:00.000Z"],
-      ["lastShipment", "date", 1_790_000_000_000, 1_790_000_000, "2026-09-21T14:13:20.000Z"],
-      ["firstShipment", "date", "1780000000", 1_780_000_000, "2026-05-28T20:26:40.000Z"],
+      ["campaignStart", "date", "2026-11-01T00:00:00Z", 1_793_491_200, "2026-11-01T00:00:00Z"],
+      ["campaignEnd", "date", "2027-03-31T18:00:00+02:00", 1_806_508_800, "2027-03-31T16:00:00Z"],
+      ["lastShipment", "date", 1_790_000_000_000, 1_790_000_000, "2026-09-21T14:13:20Z"],
+      ["firstShipment", "date", "1780000000", 1_780_000_000, "2026-05-28T20:26:40Z"],
     ];
     for (const [key, type, value, rulesRead, shown] of cases) {
       const res = await define({ key, type, value });

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { caseDateValue } from "./case-date";
 import {
   STUDY_STATUSES,
   STUDY_VARIABLE_TYPES,
@@ -117,10 +118,6 @@ export const studyVariableSchema = z
   .openapi("StudyVariable");
 
 /** JavaScript's last instant in seconds: a date variable beyond it stays Unix seconds. */
-const MAX_DATE_SECONDS = 8_640_000_000_000;
-
-const presentDateValue = (value: string | number | boolean) =>
-  typeof value === "number" && Math.abs(value) <= MAX_DATE_SECONDS ? new Date(value * 1000).toISOString() : value;
 
 /** A study variable as case-backend presents it (CASE's StudyVariables), dates as RFC 3339. */
 export function presentStudyVariable(
@@ -135,7 +132,7 @@ export function presentStudyVariable(
     studyKey,
     key: variable.key,
     type: variable.type,
-    value: variable.type === "date" ? presentDateValue(variable.value) : variable.value,
+    value: variable.type === "date" ? caseDateValue(variable.value) : variable.value,
     label: variable.label,
     description: variable.description,
     uiType: variable.uiType,

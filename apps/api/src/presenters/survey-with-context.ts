@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { caseDateValue } from "./case-date";
 import type { SurveyWithContext } from "@studyflow/domain";
 import type { StudyVariable, SurveyContext } from "@studyflow/engine";
 import { caseSurveySchema, presentSurveyDocument } from "./survey";
@@ -48,9 +49,7 @@ export const surveyWithContextEnvelope = z
 
 /** A date variable as Go's time.Time marshals it: RFC 3339, no fraction for whole seconds. */
 function variableValue(variable: StudyVariable): string | number | boolean {
-  if (variable.type !== "date" || typeof variable.value !== "number") return variable.value;
-  const at = new Date(variable.value * 1000);
-  return Number.isNaN(at.getTime()) ? variable.value : at.toISOString().replace(".000Z", "Z");
+  return variable.type === "date" ? caseDateValue(variable.value) : variable.value;
 }
 
 function presentContext(context: SurveyContext): z.infer<typeof surveyContextSchema> {

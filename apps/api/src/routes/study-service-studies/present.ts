@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { caseDateValue } from "../../presenters/case-date";
 import type { StoredStudyVariable, StudyRow } from "@studyflow/domain";
 import { presentCaseStudy } from "../../presenters/case-study";
 
@@ -61,10 +62,7 @@ export function presentCaseStudyVariable(
   studyKey: string,
   variable: StoredStudyVariable,
 ): z.infer<typeof caseStudyVariableSchema> {
-  const value =
-    variable.type === "date" && typeof variable.value === "number"
-      ? new Date(variable.value * 1000).toISOString().replace(".000Z", "Z")
-      : variable.value;
+  const value = variable.type === "date" ? caseDateValue(variable.value) : variable.value;
   return {
     studyKey,
     key: variable.key,
