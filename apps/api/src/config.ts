@@ -18,7 +18,7 @@ import {
   timerSettings,
   withDevSecrets,
 } from "@studyflow/config";
-import { TASK_RETENTION_DEFAULTS, TIMER_INTERVAL_BOUNDS, parseSecretKey } from "@studyflow/domain";
+import { TASK_RETENTION_DEFAULTS, TIMER_INTERVAL_BOUNDS, managementSecretsSettings } from "@studyflow/domain";
 
 /** The types packages/domain/src/participant-files/file-types.ts can tell from a file's bytes. */
 const KNOWN_PARTICIPANT_FILE_TYPES = ["image/jpeg", "image/png", "image/gif", "image/webp", "application/pdf"] as const;
@@ -75,38 +75,6 @@ const oidcAlgorithms = z
       .array(z.enum(ASYMMETRIC_ALGORITHMS, { error: `must be among ${ASYMMETRIC_ALGORITHMS.join(", ")}` }))
       .min(1, "name at least one algorithm"),
   );
-
-/** What is wrong with a key of sealed secrets (base64 of 32 bytes, see secret-box.ts), if anything. */
-function secretsKeyProblem(value: string): string | undefined {
-  try {
-    parseSecretKey(value);
-    return undefined;
-  } catch (error) {
-    return (error as Error).message;
-  }
-}
-
-const secretsKey = z.string().superRefine((value, context) => {
-  const problem = secretsKeyProblem(value);
-  if (problem) context.addIssue({ code: "custom", message: problem });
-});
-
-/** Comma-separated keys of sealed secrets; a bad one is named by its place, never shown. */
-const secretsKeyList = z
-  .string()
-  .default("")
-  .transform((raw) =>
-    raw
-      .split(",")
-      .map((key) => key.trim())
-      .filter((key) => key !== ""),
-  )
-  .superRefine((keys, context) => {
-    keys.forEach((key, index) => {
-      const problem = secretsKeyProblem(key);
-      if (problem) context.addIssue({ code: "custom", message: `key ${index + 1}: ${problem}` });
-    });
-  });
 
 /** A file the API reads at start (PEM certificates and keys). */
 const filePath = z.string().min(1).max(4096);
@@ -201,9 +169,9 @@ const schema = z.object({
    * state. Base64 of 32 bytes (`openssl rand -base64 32`). Development default outside production;
    * production requires it when a sign-in (case-admin's or the console's) is configured.
    */
-  MANAGEMENT_SECRETS_KEY: secretsKey.optional(),
+  MANAGEMENT_SECRETS_KEY: managementSecretsSettings.MANAGEMENT_SECRETS_KEY,
   /** Earlier keys, comma-separated: values sealed under them still open after a rotation. */
-  MANAGEMENT_SECRETS_PREVIOUS_KEYS: secretsKeyList,
+  MANAGEMENT_SECRETS_PREVIOUS_KEYS: managementSecretsSettings.MANAGEMENT_SECRETS_PREVIOUS_KEYS,
   /** Lifetime of a management token from sign-in or extend-session (CASE's default: one hour). */
   MANAGEMENT_TOKEN_TTL_SECONDS: z.coerce.number().int().min(60).max(86_400).default(3_600),
   /** Lifetime of a management session and the refresh token it holds (CASE keeps them two days). */

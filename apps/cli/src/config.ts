@@ -11,7 +11,7 @@ import {
   tokenSettings,
   withDevSecrets,
 } from "@studyflow/config";
-import { TASK_RETENTION_DEFAULTS, TIMER_INTERVAL_BOUNDS } from "@studyflow/domain";
+import { TASK_RETENTION_DEFAULTS, TIMER_INTERVAL_BOUNDS, managementSecretsSettings } from "@studyflow/domain";
 
 /**
  * The part of the API's environment the CLI and the demo seed use, with the API's defaults: the
@@ -37,6 +37,12 @@ const schema = z.object({
   ...timerSettings(TIMER_INTERVAL_BOUNDS),
   /** Task retention as the workers apply it: study:task-retention shows it, tasks:prune applies it. */
   ...taskRetentionSettings(TASK_RETENTION_DEFAULTS),
+  /**
+   * The API's key of sealed secrets (and its earlier keys): service-account:key:create seals a copy
+   * of the key it makes, as the API does, so case-admin lists it in full. Unset in production: no
+   * copy, the key is shown once and listed by its prefix.
+   */
+  ...managementSecretsSettings,
 });
 
 export type CliConfig = z.output<typeof schema>;

@@ -73,6 +73,7 @@ export * from "./idempotency/index";
 export * from "./external-identity/index";
 export * from "./accounts/account-tokens";
 export * from "./access/secret-box";
+export * from "./access/secret-box-settings";
 export * from "./studies/case-props";
 export * from "./studies/delete-study";
 export * from "./studies/notification-subscriptions";

@@ -1,6 +1,14 @@
 import { z } from "@hono/zod-openapi";
 import { decodeJwt, decodeProtectedHeader } from "jose";
-import { Forbidden, MANAGEMENT_TOKEN_TYPE, SESSION_ID_CLAIM, SecretBox, Unavailable } from "@studyflow/domain";
+import type {
+  SecretBox} from "@studyflow/domain";
+import {
+  Forbidden,
+  MANAGEMENT_TOKEN_TYPE,
+  SESSION_ID_CLAIM,
+  Unavailable,
+  secretBoxOfSettings,
+} from "@studyflow/domain";
 import type { AppDeps } from "../../deps";
 import { mintManagementSessionToken } from "@studyflow/domain";
 
@@ -22,8 +30,7 @@ export type SessionAnswer = z.infer<typeof sessionAnswerSchema>;
  * no one in: 503.
  */
 export function secretBoxOf(config: AppDeps["config"]): () => SecretBox {
-  const key = config.MANAGEMENT_SECRETS_KEY;
-  const box = key === undefined ? null : SecretBox.fromBase64(key, config.MANAGEMENT_SECRETS_PREVIOUS_KEYS);
+  const box = secretBoxOfSettings(config);
   return () => {
     if (!box) throw new Unavailable("MANAGEMENT_SECRETS_KEY is not configured: management sessions are off");
     return box;

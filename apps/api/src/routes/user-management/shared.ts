@@ -2,7 +2,8 @@ import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import {
   Forbidden,
-  SecretBox,
+  secretBoxOfSettings,
+  type SecretBox,
   type ManagementUserRow,
   type ServiceAccountApiKey,
   type ServiceAccountRow,
@@ -30,8 +31,7 @@ export const now = (deps: AppDeps) => new Date((deps.clock ?? Date.now)());
 
 /** The box sealing service-account keys for their list, when MANAGEMENT_SECRETS_KEY is set. */
 export function secretBoxOf(deps: AppDeps): SecretBox | undefined {
-  const key = deps.config.MANAGEMENT_SECRETS_KEY;
-  return key === undefined ? undefined : SecretBox.fromBase64(key, deps.config.MANAGEMENT_SECRETS_PREVIOUS_KEYS);
+  return secretBoxOfSettings(deps.config);
 }
 
 /** A path parameter naming one row (ids are uuids or numbers; anything up to 200 characters is looked up, unknown 404). */
