@@ -46,6 +46,7 @@ export * from "./study-config/index";
 export * from "./access/api-keys";
 export * from "./management-users/users";
 export * from "./management-users/sessions";
+export * from "./management-users/sign-in";
 export * from "./management-users/admin";
 export * from "./management-users/permissions";
 export * from "./management-users/service-accounts";

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import type { Hono } from "hono";
 import type { JWTPayload } from "jose";
 import * as oidc from "openid-client";
-import { Invalid, Unavailable, createManagementSession, recordAudit, upsertManagementUser } from "@studyflow/domain";
+import { Invalid, Unavailable, signInManagementUser } from "@studyflow/domain";
 import type { AppEnv } from "../../app-env";
 import { claimAt, claimHolds } from "../../middleware/auth";
 import { ATTEMPT_TTL_SECONDS, takeAttempt } from "./attempt-cookie";
@@ -90,45 +90,19 @@ export function registerCallback(router: Hono<AppEnv>, { deps, provider, session
       textClaim(claims, "name", 200) || textClaim(claims, "preferred_username", 200) || email || sub.slice(0, 200);
 
     const signedIn = now();
-    const session = await deps.database.db.transaction(async (tx) => {
-      const { user, created } = await upsertManagementUser(
-        tx,
-        {
-          provider: provider.issuer,
-          sub,
-          email,
-          username,
-          imageUrl: textClaim(claims, "picture", 2_000),
-          isAdmin,
-        },
-        signedIn,
-      );
-      const opened = await createManagementSession(tx, box, {
-        userId: user.id,
-        kind: "console",
-        renewToken: refreshToken ?? null,
-        ttlSeconds: deps.config.MANAGEMENT_SESSION_TTL_SECONDS,
-        now: signedIn,
-      });
-      await recordAudit(
-        tx,
-        {
-          studyKey: null,
-          actor: user.id,
-          action: "session.signin",
-          target: user.id,
-          details: {
-            provider: provider.issuer,
-            created,
-            isAdmin,
-            sessionId: opened.id,
-            kind: "console",
-            renewToken: refreshToken !== undefined,
-          },
-        },
-        signedIn,
-      );
-      return opened;
+    const { session } = await signInManagementUser(deps.database.db, box, {
+      profile: {
+        provider: provider.issuer,
+        sub,
+        email,
+        username,
+        imageUrl: textClaim(claims, "picture", 2_000),
+        isAdmin,
+      },
+      kind: "console",
+      renewToken: refreshToken ?? null,
+      ttlSeconds: deps.config.MANAGEMENT_SESSION_TTL_SECONDS,
+      now: signedIn,
     });
     sessions.set(c, session.id, session.expiresAt, signedIn);
     return c.redirect(`/console${attempt.returnTo}`, 303);

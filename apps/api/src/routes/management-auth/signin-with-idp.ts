@@ -1,5 +1,4 @@
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
-import { recordAudit } from "@studyflow/domain";
 import type { AppEnv } from "../../app-env";
 import { SIGNIN_SECRET_HEADER, requireSignInProof } from "../../auth/signin-proof";
 import { checkInstanceId, caseRoute } from "../../case-compat";
@@ -8,7 +7,7 @@ import type { AppDeps } from "../../deps";
 import { failureRateLimits, type RateLimiter } from "../../rate-limit";
 import { errorResponses } from "../openapi-errors";
 import { jsonContent } from "../schemas";
-import { createManagementSession, upsertManagementUser } from "@studyflow/domain";
+import { signInManagementUser } from "@studyflow/domain";
 import { answerForSession, nowOf, secretBoxOf, sessionAnswerSchema } from "./session-answer";
 
 /** Go reads an absent or null string as "": so do we. */
@@ -91,45 +90,19 @@ export function registerSignInWithIdp(router: OpenAPIHono<AppEnv>, deps: AppDeps
       const sealer = box();
       const now = nowOf(deps);
       const isAdmin = body.roles.includes(deps.config.MANAGEMENT_IDP_ADMIN_ROLE);
-      const { user, session } = await deps.database.db.transaction(async (tx) => {
-        const { user, created } = await upsertManagementUser(
-          tx,
-          {
-            provider: body.provider,
-            sub: body.sub,
-            email: body.email,
-            username: body.name,
-            imageUrl: body.imageUrl,
-            isAdmin,
-          },
-          now,
-        );
-        const session = await createManagementSession(tx, sealer, {
-          userId: user.id,
-          kind: "case-admin",
-          renewToken: body.renewToken === "" ? null : body.renewToken,
-          ttlSeconds: deps.config.MANAGEMENT_SESSION_TTL_SECONDS,
-          now,
-        });
-        await recordAudit(
-          tx,
-          {
-            studyKey: null,
-            actor: user.id,
-            action: "session.signin",
-            target: user.id,
-            details: {
-              provider: body.provider,
-              created,
-              isAdmin,
-              sessionId: session.id,
-              kind: "case-admin",
-              renewToken: body.renewToken !== "",
-            },
-          },
-          now,
-        );
-        return { user, session };
+      const { user, session } = await signInManagementUser(deps.database.db, sealer, {
+        profile: {
+          provider: body.provider,
+          sub: body.sub,
+          email: body.email,
+          username: body.name,
+          imageUrl: body.imageUrl,
+          isAdmin,
+        },
+        kind: "case-admin",
+        renewToken: body.renewToken === "" ? null : body.renewToken,
+        ttlSeconds: deps.config.MANAGEMENT_SESSION_TTL_SECONDS,
+        now,
       });
       const answer = await answerForSession(deps, {
         userId: user.id,
