@@ -1,7 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { decodeJwt, decodeProtectedHeader } from "jose";
-import type {
-  SecretBox} from "@studyflow/domain";
+import type { SecretBox } from "@studyflow/domain";
 import {
   Forbidden,
   MANAGEMENT_TOKEN_TYPE,
