@@ -17,6 +17,7 @@ import {
   EXPIRE_TEMPORARY_EVERY_MS,
   PRUNE_FINISHED_TASKS_EVERY_MS,
   REMOVE_EXPIRED_EXPORTS_EVERY_MS,
+  SWEEP_EXPIRED_ACCOUNT_TOKENS_EVERY_MS,
   SWEEP_MANAGEMENT_SESSIONS_EVERY_MS,
   SWEEP_STALE_TASKS_EVERY_MS,
 } from "../src/schedules/cluster-schedules";
@@ -113,6 +114,7 @@ describe("periodic work runs on cluster-wide BullMQ job schedulers", () => {
       ["prune-finished-tasks", PRUNE_FINISHED_TASKS_EVERY_MS],
       ["remove-expired-exports", REMOVE_EXPIRED_EXPORTS_EVERY_MS],
       ["start-daily-exports", DAILY_EXPORTS_EVERY_MS],
+      ["sweep-expired-account-tokens", SWEEP_EXPIRED_ACCOUNT_TOKENS_EVERY_MS],
       ["sweep-management-sessions", SWEEP_MANAGEMENT_SESSIONS_EVERY_MS],
       ["sweep-stale-tasks", SWEEP_STALE_TASKS_EVERY_MS],
     ]);
@@ -128,7 +130,7 @@ describe("periodic work runs on cluster-wide BullMQ job schedulers", () => {
     // The first run of each schedule is due at once; one replica takes it.
     const deadline = Date.now() + 15_000;
     let completed = await maintenance.getJobs(["completed"]);
-    while (completed.length < 7 && Date.now() < deadline) {
+    while (completed.length < 8 && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 50));
       completed = await maintenance.getJobs(["completed"]);
     }
@@ -138,19 +140,22 @@ describe("periodic work runs on cluster-wide BullMQ job schedulers", () => {
       "prune-finished-tasks",
       "remove-expired-exports",
       "start-daily-exports",
+      "sweep-expired-account-tokens",
       "sweep-management-sessions",
       "sweep-stale-tasks",
     ]);
     // No second run by the other replica: the next runs wait for their interval.
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(await maintenance.getJobCounts("completed", "active", "waiting", "delayed")).toEqual({
-      completed: 7,
+      completed: 8,
       active: 0,
       waiting: 0,
-      delayed: 7,
+      delayed: 8,
     });
     const sessionSweep = completed.find((job) => job.name === "sweep-management-sessions");
     expect(sessionSweep?.returnvalue).toEqual({ removed: 1, batches: 1 });
+    const tokenSweep = completed.find((job) => job.name === "sweep-expired-account-tokens");
+    expect(tokenSweep?.returnvalue).toEqual({ removed: 0, batches: 1 });
     const sessionsLeft = await harness.database.db.select({ id: managementSessions.id }).from(managementSessions);
     expect(sessionsLeft.map((row) => row.id)).toEqual(["00000000-0000-4000-8000-000000000002"]);
     const emailRound = completed.find((job) => job.name === "fire-scheduled-emails");

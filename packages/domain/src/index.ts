@@ -73,6 +73,8 @@ export * from "./participant-files/index";
 export * from "./idempotency/index";
 export * from "./external-identity/index";
 export * from "./accounts/account-tokens";
+export * from "./accounts/account-token-sweep";
+export * from "./admin/batched-sweep";
 export * from "./access/secret-box";
 export * from "./access/secret-box-settings";
 export * from "./studies/case-props";

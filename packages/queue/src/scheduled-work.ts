@@ -22,6 +22,8 @@ export const maintenanceJobSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("fire-scheduled-emails") }),
   /** Management sign-in sessions past their end, with the sealed refresh tokens they hold. */
   z.object({ kind: z.literal("sweep-management-sessions") }),
+  /** One-time account tokens (mailed links) past their expiry. */
+  z.object({ kind: z.literal("sweep-expired-account-tokens") }),
 ]);
 export type MaintenanceJob = z.infer<typeof maintenanceJobSchema>;
 

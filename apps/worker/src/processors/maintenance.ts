@@ -7,6 +7,7 @@ import {
   removeExpiredIdempotencyKeys,
   removeExpiredExportFiles,
   startDailyExports,
+  sweepExpiredAccountTokens,
   sweepExpiredManagementSessions,
   type ExportRetention,
   type FileStore,
@@ -110,6 +111,11 @@ export function createMaintenanceProcessor(deps: MaintenanceProcessorDeps): Proc
       case "sweep-management-sessions": {
         const sweep = await sweepExpiredManagementSessions(deps.database.db, new Date(clock()));
         if (sweep.removed > 0) deps.logger.info({ ...sweep }, "ended management sessions removed");
+        return { ...sweep };
+      }
+      case "sweep-expired-account-tokens": {
+        const sweep = await sweepExpiredAccountTokens(deps.database.db, new Date(clock()));
+        if (sweep.removed > 0) deps.logger.info({ ...sweep }, "expired account tokens removed");
         return { ...sweep };
       }
       case "remove-expired-exports": {

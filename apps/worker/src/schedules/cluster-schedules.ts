@@ -51,12 +51,24 @@ export const PRUNE_FINISHED_TASKS_EVERY_MS = 60 * 60_000;
  */
 export const SWEEP_MANAGEMENT_SESSIONS_EVERY_MS = 60 * 60_000;
 
+/**
+ * How often expired one-time account tokens are removed. An expired token is refused already;
+ * removing it only keeps the table to the links still usable. Links live hours to days, so hourly
+ * keeps each round small.
+ */
+export const SWEEP_EXPIRED_ACCOUNT_TOKENS_EVERY_MS = 60 * 60_000;
+
 export const MAINTENANCE_SCHEDULES: readonly ClusterSchedule<MaintenanceJob>[] = [
   scheduledEmailsSchedule(),
   {
     id: "sweep-management-sessions",
     every: SWEEP_MANAGEMENT_SESSIONS_EVERY_MS,
     data: { kind: "sweep-management-sessions" },
+  },
+  {
+    id: "sweep-expired-account-tokens",
+    every: SWEEP_EXPIRED_ACCOUNT_TOKENS_EVERY_MS,
+    data: { kind: "sweep-expired-account-tokens" },
   },
   { id: "start-daily-exports", every: DAILY_EXPORTS_EVERY_MS, data: { kind: "start-daily-exports" } },
   {

@@ -1,5 +1,6 @@
 import { inArray, lte } from "drizzle-orm";
 import { managementSessions, type Executor } from "@studyflow/db";
+import { sweepInBatches, type BatchedSweep } from "../admin/batched-sweep";
 
 /**
  * Sessions removed per statement. Each statement is its own short transaction that takes the ids
@@ -9,12 +10,7 @@ import { managementSessions, type Executor } from "@studyflow/db";
  */
 export const SESSION_SWEEP_BATCH_SIZE = 1_000;
 
-export interface SessionSweep {
-  /** Sessions removed. */
-  removed: number;
-  /** Statements it took: how many batches were needed. */
-  batches: number;
-}
+export type SessionSweep = BatchedSweep;
 
 /**
  * Removes management sign-in sessions that have ended (`expires_at` at or before `now`), their
@@ -28,23 +24,20 @@ export async function sweepExpiredManagementSessions(
   now: Date,
   options: { batchSize?: number; maxBatches?: number } = {},
 ): Promise<SessionSweep> {
-  const batchSize = options.batchSize ?? SESSION_SWEEP_BATCH_SIZE;
-  const maxBatches = options.maxBatches ?? 100;
-  const sweep: SessionSweep = { removed: 0, batches: 0 };
-  while (sweep.batches < maxBatches) {
-    const expired = db
-      .select({ id: managementSessions.id })
-      .from(managementSessions)
-      .where(lte(managementSessions.expiresAt, now))
-      .limit(batchSize)
-      .for("update", { skipLocked: true });
-    const removed = await db
-      .delete(managementSessions)
-      .where(inArray(managementSessions.id, expired))
-      .returning({ id: managementSessions.id });
-    sweep.batches += 1;
-    sweep.removed += removed.length;
-    if (removed.length < batchSize) break;
-  }
-  return sweep;
+  return sweepInBatches(
+    async (batchSize) => {
+      const expired = db
+        .select({ id: managementSessions.id })
+        .from(managementSessions)
+        .where(lte(managementSessions.expiresAt, now))
+        .limit(batchSize)
+        .for("update", { skipLocked: true });
+      const removed = await db
+        .delete(managementSessions)
+        .where(inArray(managementSessions.id, expired))
+        .returning({ id: managementSessions.id });
+      return removed.length;
+    },
+    { batchSize: options.batchSize ?? SESSION_SWEEP_BATCH_SIZE, maxBatches: options.maxBatches ?? 100 },
+  );
 }
