@@ -1,12 +1,11 @@
 import { createHash, timingSafeEqual } from "node:crypto";
-import { once } from "node:events";
-import type { AddressInfo } from "node:net";
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { serve, type ServerType } from "@hono/node-server";
+import { serve } from "@hono/node-server";
 import { Hono, type Context } from "hono";
 import { Counter, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { AppEnv } from "./app-env";
 import type { ApiConfig } from "./config";
+import { whenListening, type ListeningServer } from "./listening-server";
 
 export const METRICS_PATH = "/metrics";
 
@@ -127,13 +126,8 @@ export function createMetricsApp(metrics: ApiMetrics, token: string | undefined)
   return app;
 }
 
-export interface MetricsServer {
-  server: ServerType;
-  /** The port it listens on (METRICS_PORT, or the one the system chose for 0). */
-  port: number;
-  /** Stops accepting, drops idle keep-alive connections (a scraper keeps one open) and waits. */
-  close(): Promise<void>;
-}
+/** The metrics port's server (a scraper keeps a keep-alive connection open: close drops it). */
+export type MetricsServer = ListeningServer;
 
 /** Serves the registry on the admin port; resolves once it listens, rejects if it cannot. */
 export async function startMetricsServer(
@@ -145,15 +139,5 @@ export async function startMetricsServer(
     port: exposure.port,
     hostname: exposure.host,
   });
-  await once(server, "listening");
-  const port = (server.address() as AddressInfo).port;
-  return {
-    server,
-    port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        if ("closeIdleConnections" in server) server.closeIdleConnections();
-      }),
-  };
+  return whenListening(server);
 }

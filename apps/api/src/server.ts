@@ -7,6 +7,7 @@ import { RUN_ACTIONS_QUEUE, createRedisConnection, logConnectionErrors } from "@
 import { createApp } from "./app";
 import { startSignInMtlsServer, type SignInMtlsServer } from "./auth/signin-mtls-server";
 import type { ApiConfig } from "./config";
+import { closeServer } from "./listening-server";
 import type { Logger } from "./logger";
 import { createApiMetrics, metricsExposure, startMetricsServer, type MetricsServer } from "./metrics";
 
@@ -106,12 +107,8 @@ export function startApiServer(options: ApiServerOptions): ApiServer {
   }
 
   async function close() {
-    // Stop accepting, let in-flight requests finish, and drop idle keep-alive sockets at once.
     await Promise.all([
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        if ("closeIdleConnections" in server) server.closeIdleConnections();
-      }),
+      closeServer(server),
       metricsServer?.then((started) => started.close()),
       signInServer?.then((started) => started.close()),
     ]);

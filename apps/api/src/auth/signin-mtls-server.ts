@@ -1,12 +1,11 @@
-import { once } from "node:events";
 import { readFile } from "node:fs/promises";
 import { createServer } from "node:https";
-import type { AddressInfo } from "node:net";
 import { TLSSocket } from "node:tls";
-import { serve, type HttpBindings, type ServerType } from "@hono/node-server";
+import { serve, type HttpBindings } from "@hono/node-server";
 import type { Context } from "hono";
 import type { ApiConfig } from "../config";
 import { errorBody } from "../errors";
+import { whenListening, type ListeningServer } from "../listening-server";
 
 /** The one route the mTLS listener serves; case-backend's path, with or without a trailing slash. */
 const SIGNIN_PATHS: ReadonlySet<string> = new Set(["/v1/auth/signin-with-idp", "/v1/auth/signin-with-idp/"]);
@@ -40,11 +39,7 @@ export type SignInTlsSettings = Pick<
   | "MANAGEMENT_IDP_SIGNIN_MTLS_KEY"
 >;
 
-export interface SignInMtlsServer {
-  server: ServerType;
-  port: number;
-  close(): Promise<void>;
-}
+export type SignInMtlsServer = ListeningServer;
 
 async function readPem(name: keyof SignInTlsSettings, file: string | number | undefined): Promise<Buffer> {
   if (typeof file !== "string") throw new Error(`${name}: is required with MANAGEMENT_IDP_SIGNIN_MTLS_PORT`);
@@ -87,15 +82,5 @@ export async function startSignInMtlsServer(
     // createServer throws here on a malformed PEM: the caller's start fails with it.
     serverOptions: { ca, cert, key, requestCert: true, rejectUnauthorized: true },
   });
-  await once(server, "listening");
-  const port = (server.address() as AddressInfo).port;
-  return {
-    server,
-    port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        if ("closeIdleConnections" in server) server.closeIdleConnections();
-      }),
-  };
+  return whenListening(server);
 }
