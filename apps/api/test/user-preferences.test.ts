@@ -85,6 +85,11 @@ describe("/v1/user: contact preferences, newsletter, phone", () => {
       );
       expect(res.status).toBe(200);
       expect(await userRow(t, user.user.id)).toMatchObject({ subscribedToWeekly: true, weeklyMessageDayOfWeek: 3 });
+      // Every key absent: nothing changes, the account is answered as it is (was a 500).
+      const nothing = await caseRequest(t, "PUT", "/v1/user/contact-preferences", {}, user.token);
+      expect(nothing.status).toBe(200);
+      expect((await nothing.json()).message).toBe("contact preferences updated");
+      expect(await userRow(t, user.user.id)).toMatchObject({ subscribedToWeekly: true, weeklyMessageDayOfWeek: 3 });
       const badDay = await caseRequest(
         t,
         "PUT",

@@ -61,7 +61,10 @@ describe("queued bulk jobs of a deleted study", () => {
     expect(await h.waitForTask(kept, ["completed"])).toMatchObject({ processedCount: 20 });
     for (const taskId of [runActions, tick.id]) {
       const job = await waitForJob(taskJobId(taskId), "completed");
-      expect(job.returnvalue).toEqual({ skipped: "task is gone or has ended" });
+      // Mostly the batch that waited finds its chunk gone (skipped); when the lock wait seen above was
+      // another statement on task_chunks, the chunk job starts after the delete and finds nothing to
+      // run (no return value). Either way it ends in its first attempt, and nothing is retried.
+      expect([null, { skipped: "task is gone or has ended" }]).toContainEqual(job.returnvalue ?? null);
       // one attempt: the one that ended it
       expect(job.attemptsMade).toBe(1);
     }
@@ -111,7 +114,10 @@ describe("queued bulk jobs of a deleted study", () => {
     await deleting;
 
     const job = await waitForJob(chunkJobId(taskId, 0), "completed");
-    expect(job.returnvalue).toEqual({ skipped: "task is gone or has ended" });
+    // Mostly the batch that waited finds its chunk gone (skipped); when the lock wait seen above was
+    // another statement on task_chunks, the chunk job starts after the delete and finds nothing to
+    // run (no return value). Either way it ends in its first attempt, and nothing is retried.
+    expect([null, { skipped: "task is gone or has ended" }]).toContainEqual(job.returnvalue ?? null);
     // one attempt: the one that ended it
     expect(job.attemptsMade).toBe(1);
     expect(await h.database.db.select().from(tasks).where(eq(tasks.id, taskId))).toEqual([]);

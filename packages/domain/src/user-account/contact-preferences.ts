@@ -33,17 +33,16 @@ export async function updateContactPreferences(
       : changes.toggleWeeklySubscription === true
         ? { subscribedToWeekly: not(users.subscribedToWeekly) }
         : {};
-  const [row] = await db
-    .update(users)
-    .set({
-      ...(changes.subscribedToNewsletter === undefined
-        ? {}
-        : { subscribedToNewsletter: changes.subscribedToNewsletter }),
-      ...weekly,
-      ...(day === undefined ? {} : { weeklyMessageDayOfWeek: day }),
-    })
-    .where(eq(users.id, userId))
-    .returning({ id: users.id });
+  const set = {
+    ...(changes.subscribedToNewsletter === undefined ? {} : { subscribedToNewsletter: changes.subscribedToNewsletter }),
+    ...weekly,
+    ...(day === undefined ? {} : { weeklyMessageDayOfWeek: day }),
+  };
+  // Nothing to change (every key absent): the account as it is, if it exists.
+  const [row] =
+    Object.keys(set).length === 0
+      ? await db.select({ id: users.id }).from(users).where(eq(users.id, userId)).limit(1)
+      : await db.update(users).set(set).where(eq(users.id, userId)).returning({ id: users.id });
   if (!row) throw new NotFound("account not found");
 }
 
