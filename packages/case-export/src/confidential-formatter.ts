@@ -3,7 +3,7 @@
  * (`<item>-<path.to.slot>`), in CSV or as an indented JSON array. The same entries answer the
  * management route that reads a participant's confidential responses.
  */
-import { csvRecord } from "./go-csv";
+import { csvField, csvRecord } from "./go-csv";
 import { goJsonString } from "./go-json";
 import { readItemResponses, type ResponseItem } from "./response-items";
 import type { ExportFormatter } from "./types";
@@ -27,7 +27,7 @@ export interface ConfidentialExportOptions {
   format: "csv" | "json";
   /** Only these response keys (`<item>-<slot path>`); all when empty. */
   keyFilter?: readonly string[];
-  /** Not in CASE; see ResponseExportOptions.guardFormulas. @defaultValue false */
+  /** Not in CASE: guard the response keys and values; see ResponseExportOptions.guardFormulas. @defaultValue false */
   guardFormulas?: boolean;
 }
 
@@ -105,13 +105,22 @@ export function createConfidentialResponseFormatter(
   return {
     contentType: "text/csv",
     extension: ".csv",
-    start: () => csvRecord(["participantID", "entryID", "responseKey", "value"], guard),
+    start: () => csvRecord(["participantID", "entryID", "responseKey", "value"]),
     format(batch) {
       let text = "";
       let rows = 0;
       for (const r of batch)
         for (const e of confidentialResponseEntries(r, filter)) {
-          text += csvRecord([e.participantID, e.entryID, e.responseKey, e.value], guard);
+          // the ids are the server's; the key paths and values come from the participant's response tree
+          text +=
+            csvField(e.participantID) +
+            "," +
+            csvField(e.entryID) +
+            "," +
+            csvField(e.responseKey, guard) +
+            "," +
+            csvField(e.value, guard) +
+            "\n";
           rows++;
         }
       return { text, rows, mismatches: 0 };

@@ -5,7 +5,7 @@
  *
  * Hand-written on purpose: no npm CSV writer reproduces Go's quoting rule (they quote on a leading
  * space only, or always, or not on `\.`), and building each batch as one string is cheaper than a
- * stream transform per cell. A formula guard (see {@link csvField}) is the one deliberate addition.
+ * stream transform per cell. A formula guard (see {@link formulaGuarded}) is the one deliberate addition.
  */
 
 /** Go's `unicode.IsSpace` for one UTF-16 code unit (every white-space code point is in the BMP). */
@@ -24,7 +24,8 @@ function isGoSpace(c: number): boolean {
 
 /**
  * First characters that make spreadsheet programs evaluate a cell as a formula (OWASP's list for
- * CSV injection): `=`, `+`, `-`, `@`, tab, carriage return.
+ * CSV injection): `=`, `+`, `-`, `@`, tab, carriage return. (ASVS adds NUL, which cannot reach a
+ * file here: PostgreSQL's jsonb and text refuse it.)
  */
 function startsLikeFormula(s: string): boolean {
   const c = s.charCodeAt(0);
@@ -32,14 +33,35 @@ function startsLikeFormula(s: string): boolean {
 }
 
 /**
- * One field. `guardFormulas` prefixes `'` to a field that starts like a formula, so that a
- * participant's free text cannot run in a researcher's spreadsheet; CASE does not do this, so it is
- * off unless asked for (it also turns a negative number `-5` into the text `'-5`).
+ * A plain decimal number (`-5`, `+3.5`, `.5`, `1e5`, `-2.5E-3`). A spreadsheet reads it as that
+ * number and nothing else, so it is no formula and keeps its bytes: guarding it would turn every
+ * negative answer into text. `-2+3` or `-1e5+cmd` are no numbers and are guarded.
+ */
+const PLAIN_NUMBER = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+
+/**
+ * The text of a cell a spreadsheet would evaluate, made inert: a `'` in front, which spreadsheet
+ * programs read as "this cell is text" (OWASP's advice for CSV injection). Text that does not start
+ * like a formula, and plain numbers, come back unchanged.
+ */
+export function formulaGuarded(s: string): string {
+  return s.length > 0 && startsLikeFormula(s) && !PLAIN_NUMBER.test(s) ? "'" + s : s;
+}
+
+/**
+ * One field. `guardFormulas` passes it through {@link formulaGuarded} first, so that a
+ * participant's free text cannot run in a researcher's spreadsheet; the field is then quoted by Go's
+ * rule, so a comma, quote or line break inside it can never start a new cell. CASE does not guard,
+ * so this is off unless asked for; callers guard only the cells participants fill, never the
+ * header or the ids.
  */
 export function csvField(s: string, guardFormulas = false): string {
   const n = s.length;
   if (n === 0) return s;
-  if (guardFormulas && startsLikeFormula(s)) return csvField("'" + s, false);
+  if (guardFormulas) {
+    const guarded = formulaGuarded(s);
+    if (guarded !== s) return csvField(guarded, false);
+  }
   let quote = isGoSpace(s.charCodeAt(0)) || s === "\\.";
   for (let i = 0; !quote && i < n; i++) {
     const c = s.charCodeAt(i);

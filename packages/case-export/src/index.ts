@@ -11,7 +11,7 @@ export type {
 export { DEFAULT_QUESTION_OPTION_SEP } from "./types";
 export { createResponseFormatter, responseExportColumns } from "./response-formatter";
 export { surveyInfo, type SurveyInfoFile, type SurveyInfoOptions } from "./survey-info";
-export { csvField, csvRecord } from "./go-csv";
+export { csvField, csvRecord, formulaGuarded } from "./go-csv";
 export { compareGoStrings, goJsonString } from "./go-json";
 export {
   createParticipantFormatter,

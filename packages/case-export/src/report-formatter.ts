@@ -31,7 +31,7 @@ export type ReportExportOptions =
        * A report with a key not listed here is written without it and counted as a mismatch.
        */
       dataKeys: readonly string[];
-      /** Not in CASE; see ResponseExportOptions.guardFormulas. @defaultValue false */
+      /** Not in CASE: guard the data values; see ResponseExportOptions.guardFormulas. @defaultValue false */
       guardFormulas?: boolean;
     };
 
@@ -86,7 +86,9 @@ export function createReportFormatter(options: ReportExportOptions): ExportForma
   const guard = options.guardFormulas === true;
   const dataColumns = sortedUnique(options.dataKeys.map(dataColumn));
   const columnIndex = new Map(dataColumns.map((c, i) => [c, i]));
-  const header = csvRecord([...RESERVED_COLUMNS, ...dataColumns], guard);
+  // The header, the ids and the report key are the study's; only the data values can carry a
+  // participant's text (rules copy answers into them), so only they are guarded.
+  const header = csvRecord([...RESERVED_COLUMNS, ...dataColumns]);
   const cells = new Array<string>(dataColumns.length);
   return csvFormatter(header, (r, mismatch) => {
     cells.fill("");
@@ -102,15 +104,15 @@ export function createReportFormatter(options: ReportExportOptions): ExportForma
     }
     if (unknownKey) mismatch();
     let line =
-      csvField(r.id, guard) +
+      csvField(r.id) +
       "," +
-      csvField(r.key, guard) +
+      csvField(r.key) +
       "," +
-      csvField(r.participantId, guard) +
+      csvField(r.participantId) +
       "," +
       goRfc3339(int64Of(r.timestamp)) +
       "," +
-      csvField(r.responseId ?? "", guard);
+      csvField(r.responseId ?? "");
     for (const c of cells) line += "," + csvField(c, guard);
     return line + "\n";
   });

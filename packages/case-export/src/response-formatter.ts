@@ -328,7 +328,10 @@ export function createResponseFormatter(
   const plan = planExport(surveyKey, versions, options);
   const guard = options.guardFormulas === true && options.format !== "json";
   const row = new RowBuilder(plan, options, options.shortKeys && surveyKey !== "" ? surveyKey + "." : null);
-  const csv = (s: string): string => csvField(s, guard);
+  // The header (the study's own column names) and the ids are written as CASE writes them…
+  const csv = (s: string): string => csvField(s);
+  // …the cells a participant's client filled (answers, context, version, meta) guarded when asked.
+  const entered = (s: string): string => csvField(s, guard);
 
   if (options.format === "json") {
     const members = plan.jsonMembers;
@@ -344,10 +347,19 @@ export function createResponseFormatter(
   }
 
   const fixedAndContextSlots = [...plan.fixedSlots, ...plan.contextSlots];
+  // ID, participantID and the account columns are the server's; the version id and the times come
+  // with the submission (the times are numbers, which the guard leaves alone), the context too. A
+  // context column named like a fixed one shares its slot and so holds the participant's value.
+  const serverColumns = new Set<string>([FIXED_COLUMNS[0], FIXED_COLUMNS[1], ACCOUNT_ID_COLUMN, MAIN_PROFILE_COLUMN]);
+  for (const c of plan.contextColumns) serverColumns.delete(c);
+  const prefixWriters = [
+    ...plan.fixedColumns.map((c) => (serverColumns.has(c) ? csv : entered)),
+    ...plan.contextColumns.map(() => entered),
+  ];
   const prefixOf = (): string => {
     let line = "";
     for (let j = 0; j < fixedAndContextSlots.length; j++)
-      line += (j === 0 ? "" : ",") + csv(cellText(row.slots[fixedAndContextSlots[j]!]!));
+      line += (j === 0 ? "" : ",") + prefixWriters[j]!(cellText(row.slots[fixedAndContextSlots[j]!]!));
     return line;
   };
 
@@ -360,9 +372,10 @@ export function createResponseFormatter(
       const prefix = prefixOf();
       let text = "";
       for (let j = 0; j < responseNames.length; j++)
-        text += prefix + responseNames[j]! + csv(withoutNewlines(cellText(row.slots[plan.responseSlots[j]!]!))) + "\n";
+        text +=
+          prefix + responseNames[j]! + entered(withoutNewlines(cellText(row.slots[plan.responseSlots[j]!]!))) + "\n";
       for (let j = 0; j < metaNames.length; j++)
-        text += prefix + metaNames[j]! + csv(cellText(row.slots[plan.metaSlots[j]!]!)) + "\n";
+        text += prefix + metaNames[j]! + entered(cellText(row.slots[plan.metaSlots[j]!]!)) + "\n";
       return text;
     });
   }
@@ -374,8 +387,8 @@ export function createResponseFormatter(
     if (row.fill(r)) mismatch();
     let line = prefixOf();
     for (let j = 0; j < plan.responseSlots.length; j++)
-      line += "," + csv(withoutNewlines(cellText(row.slots[plan.responseSlots[j]!]!)));
-    for (let j = 0; j < plan.metaSlots.length; j++) line += "," + csv(cellText(row.slots[plan.metaSlots[j]!]!));
+      line += "," + entered(withoutNewlines(cellText(row.slots[plan.responseSlots[j]!]!)));
+    for (let j = 0; j < plan.metaSlots.length; j++) line += "," + entered(cellText(row.slots[plan.metaSlots[j]!]!));
     return line + "\n";
   });
 }

@@ -36,8 +36,11 @@ export interface ResponseExportOptions {
   /** The study's track-account flag at export time: adds exactly CASE's account columns. */
   accountColumns: boolean;
   /**
-   * Not in CASE: prefix `'` to CSV cells that start with `=`, `+`, `-`, `@`, tab or CR, so that
-   * spreadsheet programs do not run participants' text as formulas. @defaultValue false
+   * Not in CASE: prefix `'` to the CSV cells a participant's client filled (answers, context, the
+   * version id, meta) when they start with `=`, `+`, `-`, `@`, tab or CR and are no plain number,
+   * so that spreadsheet programs do not run participants' text as formulas. The header and the ids
+   * are never touched. Off here, so that this package writes CASE's bytes unless asked; studyflow's
+   * export requests turn it on unless the researcher says `guardFormulas=false`. @defaultValue false
    */
   guardFormulas?: boolean;
   /** The clock of CASE's version lookup by time, in Unix seconds. @defaultValue now */

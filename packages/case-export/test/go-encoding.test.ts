@@ -26,7 +26,8 @@ describe("Go's encoding/csv quoting", () => {
   it("guards formulas only when asked, then quotes by the usual rule", () => {
     expect(csvField("=1+1", true)).toBe("'=1+1");
     expect(csvField("+31 6", true)).toBe("'+31 6");
-    expect(csvField("-5", true)).toBe("'-5");
+    expect(csvField("-5", true)).toBe("-5"); // a plain number is no formula
+    expect(csvField("-2+3", true)).toBe("'-2+3");
     expect(csvField("@SUM(A1)", true)).toBe("'@SUM(A1)");
     expect(csvField("\tx", true)).toBe("'\tx");
     expect(csvField("\r=x", true)).toBe('"\'\r=x"');
