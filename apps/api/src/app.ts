@@ -1,4 +1,6 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { except } from "hono/combine";
 import { attachReadCache } from "@studyflow/domain";
 import type { AppEnv } from "./app-env";
 import { createConsoleRouter } from "./console";
@@ -6,7 +8,7 @@ import type { AppDeps } from "./deps";
 import { errorBody, handleError } from "./errors";
 import { createApiMetrics, metricsExposure, registerMetrics, type ApiMetrics } from "./metrics";
 import { resolveClientAddress } from "./client-address";
-import { limitBodySize } from "./middleware/body-size";
+import { MAX_BODY_BYTES, limitBodySize } from "./middleware/body-size";
 import { inputBoundary } from "./middleware/input-boundary";
 import { httpMetrics } from "./middleware/metrics";
 import { requestId } from "./middleware/request-id";
@@ -36,9 +38,6 @@ import { createNewsletterRouter, createUserRouter } from "./routes/user";
 import { createUserManagementRouter } from "./routes/user-management";
 import { validationHook } from "./validation";
 
-/** Largest accepted request body; a study's rule set is the biggest thing anyone sends. */
-const MAX_BODY_BYTES = 2 * 1024 * 1024;
-
 /**
  * The API. `metrics` is the registry it counts into: the server passes its own when it serves
  * /metrics on an admin port of its own (METRICS_PORT).
@@ -63,10 +62,12 @@ export function createApp(appDeps: AppDeps, metrics: ApiMetrics = createApiMetri
 
   app.use(requestId(deps.logger));
   app.use(httpMetrics(metrics));
-  // Participant file uploads carry images larger than any JSON body; that route enforces its own limit.
-  const generalBodyLimit = limitBodySize(MAX_BODY_BYTES);
-  app.use((c, next) => (isParticipantFileUpload(c.req.method, c.req.path) ? next() : generalBodyLimit(c, next)));
-  app.use(inputBoundary());
+  // Every body is bounded before anything reads it. A participant file upload carries an image
+  // larger than any JSON body: its route authenticates the participant first, then bounds and reads
+  // the body itself (PARTICIPANT_FILE_MAX_BYTES); nothing here reads it.
+  const uploadReadsItsBody = (c: Context<AppEnv>) => isParticipantFileUpload(c.req.method, c.req.path);
+  app.use(except(uploadReadsItsBody, limitBodySize(MAX_BODY_BYTES)));
+  app.use(inputBoundary({ bodyLeftToRoute: uploadReadsItsBody }));
   app.use(resolveClientAddress(deps.config.TRUST_PROXY, deps.config.PARTICIPANT_APP_ADDRESSES));
 
   // The one place paths get their prefix. Each router brings its own auth, which runs for every

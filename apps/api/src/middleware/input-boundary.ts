@@ -1,3 +1,4 @@
+import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { inputTextProblem, jsonInputProblem } from "@studyflow/engine";
 import type { AppEnv } from "../app-env";
@@ -51,17 +52,32 @@ function urlProblem(href: string): string | null {
 
 const isJson = (contentType: string | undefined) => /^application\/(?:[\w.+-]*\+)?json\b/i.test(contentType ?? "");
 
+export interface InputBoundaryOptions {
+  /**
+   * Requests whose body this check leaves unread: routes that bound and read their own body after
+   * authenticating the caller (the participant file upload), so that no body reaches past its
+   * limit or is read before its sender is known. Their path and query are checked all the same.
+   */
+  bodyLeftToRoute?: (c: Context<AppEnv>) => boolean;
+}
+
 /**
  * One check at the edge for every request: path parameters, query values and every string of a
  * JSON body (keys too) may hold no NUL and no lone surrogate, and a body nests at most
  * MAX_JSON_DEPTH levels. A violation is a 400 naming the field, before any validator, handler or
- * query sees the input. A body that is no JSON at all is left to the route's validator.
+ * query sees the input. A body that is no JSON at all is left to the route's validator. The body
+ * must be bounded before this runs (limitBodySize): it is read whole here.
  */
-export function inputBoundary() {
+export function inputBoundary(options: InputBoundaryOptions = {}) {
   return createMiddleware<AppEnv>(async (c, next) => {
     const problem = urlProblem(c.req.url);
     if (problem) return c.json(errorBody(problem), 400);
-    if (c.req.method !== "GET" && c.req.method !== "HEAD" && isJson(c.req.header("content-type"))) {
+    if (
+      c.req.method !== "GET" &&
+      c.req.method !== "HEAD" &&
+      isJson(c.req.header("content-type")) &&
+      options.bodyLeftToRoute?.(c) !== true
+    ) {
       // Read and parsed once: hono keeps the parsed body, which the route's validator then takes.
       let body: unknown;
       try {
