@@ -1,8 +1,11 @@
 import { z } from "zod";
 import {
+  ConfigError,
+  demoSettings,
   parseEnv,
   postgresUrl,
   nodeEnv,
+  productionSecretIssues,
   queuePrefix,
   redisUrl,
   resultDir,
@@ -11,7 +14,7 @@ import {
   tokenSettings,
   withDevSecrets,
 } from "@studyflow/config";
-import { TASK_RETENTION_DEFAULTS, TIMER_INTERVAL_BOUNDS, managementSecretsSettings } from "@studyflow/domain";
+import { TASK_RETENTION_DEFAULTS, TIMER_INTERVAL_BOUNDS } from "@studyflow/domain";
 
 /**
  * The part of the API's environment the CLI and the demo seed use, with the API's defaults: the
@@ -19,6 +22,8 @@ import { TASK_RETENTION_DEFAULTS, TIMER_INTERVAL_BOUNDS, managementSecretsSettin
  */
 const schema = z.object({
   NODE_ENV: nodeEnv,
+  /** Published secrets accepted in production, for the compose demo's seed only (packages/config). */
+  ...demoSettings,
   /** PostgreSQL connection string. */
   DATABASE_URL: postgresUrl,
   ...tokenSettings,
@@ -37,12 +42,6 @@ const schema = z.object({
   ...timerSettings(TIMER_INTERVAL_BOUNDS),
   /** Task retention as the workers apply it: study:task-retention shows it, tasks:prune applies it. */
   ...taskRetentionSettings(TASK_RETENTION_DEFAULTS),
-  /**
-   * The API's key of sealed secrets (and its earlier keys): service-account:key:create seals a copy
-   * of the key it makes, as the API does, so case-admin lists it in full. Unset in production: no
-   * copy, the key is shown once and listed by its prefix.
-   */
-  ...managementSecretsSettings,
 });
 
 export type CliConfig = z.output<typeof schema>;
@@ -51,7 +50,11 @@ export type CliConfig = z.output<typeof schema>;
 export const configSchema = schema;
 
 export function loadConfig(env: Record<string, string | undefined>): CliConfig {
-  return parseEnv(schema, withDevSecrets(env));
+  const config = parseEnv(schema, withDevSecrets(env));
+  // Tokens minted with a published key would be forgeable by anyone: refused in production.
+  const issues = productionSecretIssues(config);
+  if (issues.length > 0) throw new ConfigError(issues);
+  return config;
 }
 
 /** The process environment: read here and nowhere else. */

@@ -145,6 +145,34 @@ async function migrateUpTo(url: string, before: string): Promise<void> {
   }
 }
 
+describe("0017_api_keys_without_copies", () => {
+  it("removes the sealed copies of API keys and keeps the keys working (hash, prefix, account)", async () => {
+    const database = await createEmptyDatabase();
+    cleanups.push(database.drop);
+    await migrateUpTo(database.url, "0017_api_keys_without_copies");
+    const sql = postgres(database.url, { max: 1, onnotice: () => undefined });
+    try {
+      const [account] = await sql`insert into service_accounts (label, created_by) values ('etl', 'op') returning id`;
+      await sql`insert into api_keys (subject, service_account_id, key_hash, key_prefix, created_by, expires_at, key_enc)
+        values (${account!.id}, ${account!.id}, 'hash', 'sf_abcdefgh', 'op', now() + interval '1 day',
+          '\\x0102030405'::bytea)`;
+      await runMigrations(database.url);
+      const columns = await sql<{ column_name: string }[]>`
+        select column_name from information_schema.columns where table_name = 'api_keys' order by column_name`;
+      expect(columns.map((row) => row.column_name)).not.toContain("key_enc");
+      const [key] = await sql`select subject, service_account_id, key_hash, key_prefix from api_keys`;
+      expect({ ...key }).toEqual({
+        subject: account!.id,
+        service_account_id: account!.id,
+        key_hash: "hash",
+        key_prefix: "sf_abcdefgh",
+      });
+    } finally {
+      await sql.end();
+    }
+  });
+});
+
 describe("0016_case_admin", () => {
   it("keeps earlier permissions, API keys and variables: study rights of management users, described since their value", async () => {
     const database = await createEmptyDatabase();
@@ -191,8 +219,8 @@ describe("0016_case_admin", () => {
           limiter: null,
         },
       ]);
-      const [key] = await sql`select subject, service_account_id, key_enc from api_keys`;
-      expect({ ...key }).toEqual({ subject: "robot", service_account_id: null, key_enc: null });
+      const [key] = await sql`select subject, service_account_id from api_keys`;
+      expect({ ...key }).toEqual({ subject: "robot", service_account_id: null });
       const [variable] = await sql<{ label: string; created_at: Date; config_updated_at: Date; ui_priority: number }[]>`
         select label, created_at, config_updated_at, ui_priority from study_variables`;
       expect(variable?.label).toBe("");

@@ -1,11 +1,6 @@
 import { Option } from "commander";
 import { z } from "zod";
-import {
-  createServiceAccountApiKey,
-  DEFAULT_API_KEY_DAYS,
-  MAX_API_KEY_DAYS,
-  secretBoxOfSettings,
-} from "@studyflow/domain";
+import { createServiceAccountApiKey, DEFAULT_API_KEY_DAYS, MAX_API_KEY_DAYS } from "@studyflow/domain";
 import { defineCommand, type CliContext } from "../command-definition";
 import { UPLOADED_BY } from "../command-support";
 import { rowId, text, wholeNumber } from "../flag-values";
@@ -21,9 +16,8 @@ const DAY_MS = 86_400_000;
 
 export async function serviceAccountKeyCreate(ctx: CliContext, input: ServiceAccountKeyCreateInput) {
   const now = new Date();
-  // A sealed copy under the API's MANAGEMENT_SECRETS_KEY, as the API keeps one: case-admin's key
-  // list shows it. Without that key configured, the key is shown here once and listed by prefix.
-  const { key, apiKey } = await createServiceAccountApiKey(ctx.database.db, secretBoxOfSettings(ctx.config), {
+  // Printed here once and never stored: lists (case-admin's too) show only its first characters.
+  const { key, apiKey } = await createServiceAccountApiKey(ctx.database.db, {
     serviceAccountId: input.id,
     createdBy: UPLOADED_BY,
     now,

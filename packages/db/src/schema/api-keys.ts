@@ -1,6 +1,6 @@
 import { index, pgTable, text, timestamp, uuid } from "drizzle-orm/pg-core";
 import { createdAt } from "./columns";
-import { bytea, serviceAccounts } from "./management";
+import { serviceAccounts } from "./management";
 
 /**
  * API keys of service accounts: machines calling the management API. The key itself is shown
@@ -26,11 +26,6 @@ export const apiKeys = pgTable(
     lastUsedAt: timestamp("last_used_at", { withTimezone: true, mode: "date" }),
     /** The service account the key belongs to (its subject is then the account's id); null for older keys. */
     serviceAccountId: uuid("service_account_id").references(() => serviceAccounts.id, { onDelete: "cascade" }),
-    /**
-     * The key itself, sealed with MANAGEMENT_SECRETS_KEY (secret-box), for case-admin's key list,
-     * which shows and copies keys; null for keys made without it (the CLI's), which lists show by prefix.
-     */
-    keyEnc: bytea("key_enc"),
   },
   (t) => [index("api_keys_service_account_idx").on(t.serviceAccountId)],
 );

@@ -4,7 +4,6 @@ import { apiKeys, serviceAccounts, type Database, type Executor } from "@studyfl
 import { recordAudit } from "../admin/audit";
 import { forgetCached, readCacheOf } from "../cache/read-cache";
 import { Conflict, Invalid, NotFound, Unauthorized } from "../errors";
-import { SecretUnreadable, type SecretBox } from "./secret-box";
 
 /**
  * Service accounts: machines calling the management API with an API key instead of a token. A
@@ -36,11 +35,8 @@ const MAX_SUBJECT_LENGTH = 200;
 const MAX_LABEL_LENGTH = 200;
 const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/**
- * A stored key, without its hash, its sealed copy (only case-admin's key list opens that) and its
- * service account (the account's own routes show that).
- */
-export type ApiKey = Omit<typeof apiKeys.$inferSelect, "keyHash" | "keyEnc" | "serviceAccountId">;
+/** A stored key, without its hash and its service account (the account's own routes show that). */
+export type ApiKey = Omit<typeof apiKeys.$inferSelect, "keyHash" | "serviceAccountId">;
 export type ApiKeyStatus = "active" | "expired" | "revoked";
 
 export interface CreateApiKeyInput {
@@ -87,12 +83,8 @@ export function hashApiKey(key: string): string {
   return createHash("sha256").update(key, "utf8").digest("hex");
 }
 
-const withoutHash = ({
-  keyHash: _hash,
-  keyEnc: _sealed,
-  serviceAccountId: _account,
-  ...key
-}: typeof apiKeys.$inferSelect): ApiKey => key;
+const withoutHash = ({ keyHash: _hash, serviceAccountId: _account, ...key }: typeof apiKeys.$inferSelect): ApiKey =>
+  key;
 
 function expiryOf(input: CreateApiKeyInput, now: Date): Date {
   if (input.expiresAt !== undefined && input.expiresInDays !== undefined) {
@@ -251,14 +243,15 @@ export async function verifyApiKey(db: Executor, key: string, now = new Date()):
   return { subject: row.subject, keyId: row.id, serviceAccountId: row.serviceAccountId ?? null };
 }
 
-/** A service account's key as its list shows it: the key opened from its sealed copy, or its prefix. */
+/** A service account's key as its list shows it: never the key, only a hint to tell keys apart. */
 export interface ServiceAccountApiKey extends ApiKey {
   serviceAccountId: string;
-  /** The key itself when a sealed copy exists and opens; otherwise its shown prefix and "…". */
+  /** The key's shown prefix and "…" (apiKeyHint): too little to use or guess the key. */
   key: string;
-  /** Whether `key` is the whole key (false: only its prefix is known). */
-  keyShown: boolean;
 }
+
+/** How lists show a key: its first characters and "…", in the field where case-admin shows a key. */
+export const apiKeyHint = (keyPrefix: string) => `${keyPrefix}…`;
 
 export interface CreateServiceAccountApiKeyInput {
   serviceAccountId: string;
@@ -269,17 +262,14 @@ export interface CreateServiceAccountApiKeyInput {
   now?: Date;
 }
 
-/** The context a sealed key copy is bound to: its row. */
-const sealContext = (keyId: string) => `api-key:${keyId}`;
-
 /**
- * Creates a key of a service account (subject = the account's id), with a sealed copy of the key
- * when `box` is given, so the account's key list can show it again (case-admin shows and copies
- * keys from that list). An unknown account is Invalid, as case-backend answers it (400).
+ * Creates a key of a service account (subject = the account's id) and returns it, the one time it
+ * is ever shown: only its SHA-256 and its prefix are stored, so neither an admin nor anyone reading
+ * the database can see it again (a lost key is replaced, not recovered). An unknown account is
+ * Invalid, as case-backend answers it (400).
  */
 export async function createServiceAccountApiKey(
   db: Database,
-  box: SecretBox | undefined,
   input: CreateServiceAccountApiKeyInput,
 ): Promise<CreatedApiKey & { apiKey: ServiceAccountApiKey }> {
   const now = input.now ?? new Date();
@@ -320,7 +310,6 @@ export async function createServiceAccountApiKey(
         label,
         keyHash: hashApiKey(key),
         keyPrefix,
-        keyEnc: box ? box.seal(key, sealContext(id)) : null,
         createdBy: input.createdBy,
         createdAt: now,
         expiresAt,
@@ -338,22 +327,20 @@ export async function createServiceAccountApiKey(
           serviceAccountId: account.id,
           keyPrefix,
           expiresAt: expiresAt.toISOString(),
-          sealed: box !== undefined,
         },
       },
       now,
     );
     return inserted;
   });
-  return { key, apiKey: { ...withoutHash(row), serviceAccountId: accountOf(row), key, keyShown: true } };
+  return { key, apiKey: { ...withoutHash(row), serviceAccountId: accountOf(row), key } };
 }
 
 const accountOf = (row: typeof apiKeys.$inferSelect): string => row.serviceAccountId ?? row.subject;
 
-/** A service account's keys, newest first, each with its key opened from the sealed copy where there is one. */
+/** A service account's keys, newest first, each shown by its hint. */
 export async function listServiceAccountApiKeys(
   db: Executor,
-  box: SecretBox | undefined,
   serviceAccountId: string,
 ): Promise<ServiceAccountApiKey[]> {
   if (!UUID_PATTERN.test(serviceAccountId)) throw new NotFound(`no service account "${serviceAccountId}"`);
@@ -368,23 +355,7 @@ export async function listServiceAccountApiKeys(
     .from(apiKeys)
     .where(eq(apiKeys.serviceAccountId, serviceAccountId))
     .orderBy(desc(apiKeys.createdAt), apiKeys.id);
-  return rows.map((row) => {
-    let key: string | undefined;
-    if (box && row.keyEnc) {
-      try {
-        key = box.open(row.keyEnc, sealContext(row.id));
-      } catch (error) {
-        // sealed with a key no longer configured: shown by its prefix, like a key without a copy
-        if (!(error instanceof SecretUnreadable)) throw error;
-      }
-    }
-    return {
-      ...withoutHash(row),
-      serviceAccountId: accountOf(row),
-      key: key ?? `${row.keyPrefix}…`,
-      keyShown: key !== undefined,
-    };
-  });
+  return rows.map((row) => ({ ...withoutHash(row), serviceAccountId: accountOf(row), key: apiKeyHint(row.keyPrefix) }));
 }
 
 /** Deletes one key of a service account (NotFound when it is not this account's); it stops working at once. */

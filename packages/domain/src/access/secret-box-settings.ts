@@ -35,8 +35,7 @@ const secretsKeyList = z
 
 /**
  * The sealed-secrets settings, read alike by every process that seals or opens them: the API (the
- * provider's refresh tokens, case-admin's copies of API keys, the console's sign-in state) and the
- * CLI (the copies of the API keys it creates), so a key made by either is listed by case-admin.
+ * provider's refresh tokens of management sessions, the console's sign-in state).
  */
 export const managementSecretsSettings = {
   /**

@@ -7,7 +7,7 @@ import { errorResponses } from "../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent, messageSchema } from "../schemas";
 import { ADMIN_ONLY, TAGS, adminOf, caseManagementUserSchema, now, presentManagementUser, userIdParam } from "./shared";
 
-/** GET /management-users: every management user; non-admins see the short form. */
+/** GET /management-users: every management user; non-admins see only what the study permission picker shows. */
 export function registerListManagementUsers(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
   caseRoute(
     router,
@@ -17,7 +17,9 @@ export function registerListManagementUsers(router: OpenAPIHono<AppEnv>, deps: A
       tags: TAGS,
       summary: "List management users (CASE)",
       description:
-        "Every management user. Admins get every field; anyone else id, email, username, provider, imageUrl and isAdmin.",
+        "Every management user. Admins get every field; anyone else (a non-admin, a service account's API key) only " +
+        "id, username and imageUrl, what case-admin's user picker on a study's access control page reads " +
+        "(case-backend adds email, provider and isAdmin).",
       security: MANAGEMENT_SECURITY,
       responses: {
         200: jsonContent(z.object({ users: z.array(caseManagementUserSchema) }), "the users"),

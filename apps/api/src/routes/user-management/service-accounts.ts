@@ -25,7 +25,6 @@ import {
   now,
   presentApiKey,
   presentServiceAccount,
-  secretBoxOf,
   successSchema,
 } from "./shared";
 
@@ -36,7 +35,6 @@ const accountProps = z.object({
 
 export function registerServiceAccountRoutes(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
   const db = deps.database.db;
-  const box = secretBoxOf(deps);
 
   caseRoute(
     router,
@@ -156,8 +154,8 @@ export function registerServiceAccountRoutes(router: OpenAPIHono<AppEnv>, deps: 
       tags: TAGS,
       summary: "List a service account's API keys (CASE, admin)",
       description:
-        "Each key with the key itself, opened from its sealed copy (case-admin shows and copies it); keys made " +
-        "without a copy (the CLI's) show their prefix and `…`.",
+        "Each key with a hint in `key`: its first characters and `…` (case-backend lists keys whole). A key is " +
+        "shown once, in the answer that creates it; only its SHA-256 is kept, so a lost key is replaced, not read again.",
       security: MANAGEMENT_SECURITY,
       request: { params: accountIdParam },
       bothSlashes: false,
@@ -169,7 +167,7 @@ export function registerServiceAccountRoutes(router: OpenAPIHono<AppEnv>, deps: 
     async (c) => {
       adminOf(c);
       const { serviceAccountID } = c.req.valid("param");
-      const keys = await listServiceAccountApiKeys(db, box, serviceAccountID);
+      const keys = await listServiceAccountApiKeys(db, serviceAccountID);
       return c.json({ apiKeys: keys.map(presentApiKey) }, 200);
     },
   );
@@ -183,7 +181,8 @@ export function registerServiceAccountRoutes(router: OpenAPIHono<AppEnv>, deps: 
       summary: "Create an API key for a service account (CASE, admin)",
       description:
         "`expiresAt` in Unix seconds; absent or 0: 90 days (case-backend: no expiry); more than 400 days away: 400. " +
-        "The answer carries the key as `apiKey.key` besides case-backend's `success`.",
+        "The answer carries the key as `apiKey.key` besides case-backend's `success`: the one time it is shown " +
+        "(not cached: `Cache-Control: no-store`). Lists show a hint only.",
       security: MANAGEMENT_SECURITY,
       request: { params: accountIdParam },
       body: z.object({ expiresAt: z.number().int().nonnegative().optional() }),
@@ -197,12 +196,14 @@ export function registerServiceAccountRoutes(router: OpenAPIHono<AppEnv>, deps: 
       const who = adminOf(c);
       const { serviceAccountID } = c.req.valid("param");
       const { expiresAt } = c.req.valid("json");
-      const created = await createServiceAccountApiKey(db, box, {
+      const created = await createServiceAccountApiKey(db, {
         serviceAccountId: serviceAccountID,
         createdBy: who.subject,
         now: now(deps),
         ...(expiresAt ? { expiresAt: new Date(expiresAt * 1000) } : {}),
       });
+      // the only answer holding the key: no cache (browser, proxy) may keep a copy
+      c.header("Cache-Control", "no-store");
       return c.json({ success: true as const, apiKey: presentApiKey(created.apiKey) }, 200);
     },
   );

@@ -2,8 +2,6 @@ import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import {
   Forbidden,
-  secretBoxOfSettings,
-  type SecretBox,
   type ManagementUserRow,
   type ServiceAccountApiKey,
   type ServiceAccountRow,
@@ -28,11 +26,6 @@ export function adminOf(c: Context<AppEnv>): ManagementPrincipal {
 
 /** The request's time (the app's clock in tests). */
 export const now = (deps: AppDeps) => new Date((deps.clock ?? Date.now)());
-
-/** The box sealing service-account keys for their list, when MANAGEMENT_SECRETS_KEY is set. */
-export function secretBoxOf(deps: AppDeps): SecretBox | undefined {
-  return secretBoxOfSettings(deps.config);
-}
 
 /** A path parameter naming one row (ids are uuids or numbers; anything up to 200 characters is looked up, unknown 404). */
 export const idParam = (name: string, description: string) =>
@@ -67,21 +60,25 @@ export const caseManagementUserSchema = z
   .object({
     id: z.string(),
     sub: z.string().optional(),
-    email: z.string(),
+    email: z.string().optional().openapi({ description: "admins only" }),
     username: z.string(),
-    provider: z.string(),
+    provider: z.string().optional().openapi({ description: "admins only" }),
     imageUrl: z.string(),
-    isAdmin: z.boolean().optional().openapi({ description: "present only when true (Go's omitempty)" }),
+    isAdmin: z.boolean().optional().openapi({ description: "admins only; present only when true (Go's omitempty)" }),
     lastLoginAt: z.string().optional(),
     createdAt: z.string().optional(),
   })
   .openapi("CaseManagementUser");
 
 /**
- * A management user as case-backend shows it; `brief` (the list for non-admins) keeps only id,
- * e-mail, username, provider, image and admin flag, as case-backend's GetAllUsers does.
+ * A management user as case-backend shows it to admins. `brief` (the list for anyone else) keeps
+ * only what case-admin's one non-admin screen reads, the user picker of a study's access control
+ * (id, username to sort and show, image): case-backend's short form adds e-mail, provider and
+ * admin flag, which would hand every credential of the management API the staff's addresses and
+ * who the admins are.
  */
 export function presentManagementUser(row: ManagementUserRow, brief = false): z.infer<typeof caseManagementUserSchema> {
+  if (brief) return { id: row.id, username: row.username, imageUrl: row.imageUrl };
   return {
     id: row.id,
     email: row.email,
@@ -89,7 +86,9 @@ export function presentManagementUser(row: ManagementUserRow, brief = false): z.
     provider: row.provider,
     imageUrl: row.imageUrl,
     ...(row.isAdmin ? { isAdmin: true } : {}),
-    ...(brief ? {} : { sub: row.sub, lastLoginAt: timeOf(row.lastLoginAt), createdAt: timeOf(row.createdAt) }),
+    sub: row.sub,
+    lastLoginAt: timeOf(row.lastLoginAt),
+    createdAt: timeOf(row.createdAt),
   };
 }
 
@@ -105,7 +104,9 @@ export const caseApiKeySchema = z
   .object({
     id: z.string(),
     serviceUserId: z.string(),
-    key: z.string().openapi({ description: 'the key; "<prefix>…" for keys made without a sealed copy (the CLI\'s)' }),
+    key: z.string().openapi({
+      description: 'the whole key in the answer that creates it (shown this once); in lists a hint, "sf_xxxxxxxx…"',
+    }),
     expiresAt: z.string(),
     createdAt: z.string(),
     lastUsedAt: z.string(),
