@@ -28,6 +28,48 @@ export class GoTemplateError extends Error {
   }
 }
 
+/**
+ * Most steps one rendering takes: nodes visited (text, actions, if/with/range/template, each
+ * range iteration counted again) and function calls, a call on a long string counting one step
+ * per KiB it reads. Researchers write these templates, and the worker renders a scheduled e-mail
+ * once per recipient on the event loop. A template call runs the callee's whole body, so
+ * templates that call the previous one twice double with every level: 22 levels are millions of
+ * steps and hundreds of MB. The largest real templates (a newsletter with a few conditions and a
+ * loop over the handful of values a mail has) take a few hundred steps; 100,000 leaves them a
+ * wide margin and keeps a rendering to tens of milliseconds.
+ */
+export const MAX_TEMPLATE_STEPS = 100_000;
+
+/**
+ * Most text one rendering produces: its output plus the strings functions build on the way
+ * (`print`, `printf`, `html`…), which could otherwise double a variable to gigabytes in a few
+ * steps. A MiB is far more than any e-mail (mail clients clip bodies past ~100 KB) and small
+ * enough for the worker to hold a batch of them.
+ */
+export const MAX_TEMPLATE_OUTPUT_BYTES = 1024 * 1024;
+
+/**
+ * Deepest nesting of {{if}}/{{with}}/{{range}}/{{define}} and of parentheses in one action.
+ * Parsing and rendering recurse once per level; real templates nest a handful of levels, and a
+ * limit keeps a template of thousands of nested {{if}} from running the stack out.
+ */
+export const MAX_TEMPLATE_NESTING = 100;
+
+/**
+ * Deepest chain of {{template}} calls: a template that calls itself stops there. Go allows more
+ * (maxExecDepth), but over a flat map of strings no useful recursion goes this deep.
+ */
+const MAX_TEMPLATE_CALL_DEPTH = 100;
+
+/**
+ * Deepest nesting of bodies while rendering, template calls included: each level is a few frames
+ * of recursion, and this many stays far inside Node's stack, whoever calls the renderer.
+ */
+const MAX_RENDER_NESTING = 1000;
+
+/** A call on a string reads it all: one more step per this many characters. */
+const CHARACTERS_PER_STEP = 1024;
+
 type Operand =
   | { kind: "dot" }
   | { kind: "field"; base: Operand | null; names: string[] }
@@ -209,6 +251,7 @@ interface Frame {
 
 class PipelineParser {
   private at = 0;
+  private parens = 0;
   constructor(
     private readonly tokens: Token[],
     private readonly variables: Set<string>,
@@ -314,7 +357,11 @@ class PipelineParser {
   }
 
   private pipelineUntilParen(): Pipeline {
+    if (++this.parens > MAX_TEMPLATE_NESTING) {
+      throw new GoTemplateError(`parentheses nested deeper than ${MAX_TEMPLATE_NESTING} levels`);
+    }
     const commands = this.commands("parenthesized pipeline");
+    this.parens--;
     if (this.tokens[this.at]?.t !== ")") throw new GoTemplateError("unclosed left paren");
     this.at++;
     return { declare: [], assign: false, commands };
@@ -336,10 +383,21 @@ function templateName(tokens: Token[], keyword: string): { name: string; rest: T
   return { name: first.value, rest: tokens.slice(1) };
 }
 
-/** "line 3" of an offset, for messages. */
-function lineOf(source: string, offset: number): number {
-  return source.slice(0, offset).split("\n").length;
+/**
+ * The line of an offset, for messages. Offsets only grow while parsing: counting on from the
+ * last one keeps a long template with many actions linear rather than quadratic.
+ */
+function lineCounter(source: string): (offset: number) => number {
+  let counted = 0;
+  let line = 1;
+  return (offset) => {
+    for (; counted < offset; counted++) if (source.charCodeAt(counted) === 10) line++;
+    return line;
+  };
 }
+
+/** Whether the action starting at an offset is a comment (`{{/*`, `{{- /*`). */
+const COMMENT_START = /\s*\/\*/y;
 
 /** Parses a template, or throws GoTemplateError saying what is wrong and on which line. */
 export function parseGoTemplate(source: string): GoTemplate {
@@ -347,26 +405,28 @@ export function parseGoTemplate(source: string): GoTemplate {
   const root: Frame = { kind: "root", into: [], chained: 0, variables: new Set(["$"]), inRange: false };
   const stack: Frame[] = [root];
   const top = () => stack[stack.length - 1] as Frame;
+  const lineOf = lineCounter(source);
   let at = 0;
   let trimNext = false;
   while (at <= source.length) {
     const open = source.indexOf("{{", at);
     let text = source.slice(at, open < 0 ? source.length : open);
-    if (trimNext) text = text.replace(/^\s+/, "");
+    // trimStart/trimEnd strip what \s matches, in linear time (a /\s+$/ retries from every space)
+    if (trimNext) text = text.trimStart();
     trimNext = false;
     if (open < 0) {
       if (text) top().into.push({ kind: "text", text });
       break;
     }
     const trimLeft = /^\{\{-[ \t\r\n]/.test(source.slice(open, open + 4));
-    if (trimLeft) text = text.replace(/\s+$/, "");
+    if (trimLeft) text = text.trimEnd();
     if (text) top().into.push({ kind: "text", text });
     const innerStart = open + (trimLeft ? 3 : 2);
-    const line = lineOf(source, open);
+    const line = lineOf(open);
     let inner: string;
     let close: number;
-    const afterOpen = source.slice(innerStart).replace(/^\s*/, "");
-    if (afterOpen.startsWith("/*")) {
+    COMMENT_START.lastIndex = innerStart;
+    if (COMMENT_START.test(source)) {
       const commentStart = source.indexOf("/*", innerStart);
       const commentEnd = source.indexOf("*/", commentStart + 2);
       if (commentEnd < 0) throw new GoTemplateError(`line ${line}: unclosed comment`);
@@ -438,6 +498,9 @@ function handleAction(inner: string, stack: Frame[], defined: Map<string, Node[]
     case "with":
     case "range": {
       const pipeline = parsePipeline(rest, new Set(frame.variables), keyword);
+      if (stack.length > MAX_TEMPLATE_NESTING) {
+        throw new GoTemplateError(`{{${keyword}}} nested deeper than ${MAX_TEMPLATE_NESTING} levels`);
+      }
       const node = { kind: keyword, pipeline, body: [], otherwise: [] } as Extract<
         Node,
         { kind: "if" | "with" | "range" }
@@ -455,6 +518,10 @@ function handleAction(inner: string, stack: Frame[], defined: Map<string, Node[]
         if (frame.kind === "range") throw new GoTemplateError(`unexpected {{else ${chainedKind}}} in range`);
         const pipeline = parsePipeline(rest.slice(1), new Set(frame.variables), chainedKind);
         const node = { kind: chainedKind, pipeline, body: [], otherwise: [] } as Extract<Node, { kind: "if" | "with" }>;
+        // each else-if is one more level of the tree that rendering recurses into
+        if (stack.length + frame.chained > MAX_TEMPLATE_NESTING) {
+          throw new GoTemplateError(`{{else ${chainedKind}}} chained more than ${MAX_TEMPLATE_NESTING} levels deep`);
+        }
         frame.node.otherwise.push(node);
         for (const name of pipeline.declare) frame.variables.add(name);
         frame.node = node;
@@ -586,7 +653,9 @@ function goQuote(text: string): string {
 
 function sprintf(format: string, args: unknown[]): string {
   let index = 0;
-  return format.replace(/%([-+# 0]*\d*(?:\.\d+)?)?([a-zA-Z%])/g, (_, _flags, verb: string) => {
+  // flags, then a width that cannot start with 0: a "0" belongs to one part only, so a long run
+  // of digits is read once instead of split every way
+  return format.replace(/%([-+# 0]*(?:[1-9]\d*)?(?:\.\d+)?)?([a-zA-Z%])/g, (_, _flags, verb: string) => {
     if (verb === "%") return "%";
     if (index >= args.length) return `%!${verb}(MISSING)`;
     const value = args[index++];
@@ -735,22 +804,87 @@ function callFunction(name: string, args: unknown[], argCount: number): unknown 
   }
 }
 
+/** Functions that build a new string from their arguments: what they make counts as output. */
+const TEXT_BUILDERS = new Set(["html", "js", "print", "printf", "println", "urlquery"]);
+
+function stepLimitError(): GoTemplateError {
+  return new GoTemplateError(
+    `stopped after ${MAX_TEMPLATE_STEPS} steps, the most a template may take: it does too much work ` +
+      "(templates that call other templates several times, or a range over many items)",
+  );
+}
+
+function outputLimitError(): GoTemplateError {
+  return new GoTemplateError(`stopped at ${MAX_TEMPLATE_OUTPUT_BYTES} bytes of text, the most a template may produce`);
+}
+
+/** Characters a function reads from its arguments (strings only: the data holds nothing bigger). */
+function textLength(args: readonly unknown[]): number {
+  let length = 0;
+  for (const arg of args) if (typeof arg === "string") length += arg.length;
+  return length;
+}
+
 class Execution {
   private depth = 0;
+  private nesting = 0;
+  private steps = 0;
+  private bytes = 0;
   constructor(
     private readonly template: GoTemplate,
     private readonly output: string[],
   ) {}
 
+  private step(count = 1) {
+    this.steps += count;
+    if (this.steps > MAX_TEMPLATE_STEPS) throw stepLimitError();
+  }
+
+  /**
+   * Refuses before building a text of `length` characters (a UTF-8 byte at least each) that
+   * would not fit: the check comes before the allocation, not after.
+   */
+  private ensureRoom(length: number) {
+    if (this.bytes + length > MAX_TEMPLATE_OUTPUT_BYTES) throw outputLimitError();
+  }
+
+  private produce(text: string) {
+    this.bytes += Buffer.byteLength(text);
+    if (this.bytes > MAX_TEMPLATE_OUTPUT_BYTES) throw outputLimitError();
+  }
+
+  private emit(text: string) {
+    this.produce(text);
+    this.output.push(text);
+  }
+
   run(nodes: Node[], dot: unknown, scope: Scope): void {
+    // nesting within a template and template calls multiply: 100 levels of {{if}} in a template
+    // that calls itself 100 times deep would run the stack out
+    if (++this.nesting > MAX_RENDER_NESTING) {
+      throw new GoTemplateError(`nests deeper than ${MAX_RENDER_NESTING} levels when rendered`);
+    }
+    try {
+      this.runNodes(nodes, dot, scope);
+    } finally {
+      this.nesting--;
+    }
+  }
+
+  private runNodes(nodes: Node[], dot: unknown, scope: Scope): void {
     for (const node of nodes) {
+      this.step();
       switch (node.kind) {
         case "text":
-          this.output.push(node.text);
+          this.emit(node.text);
           break;
         case "action": {
           const value = this.pipeline(node.pipeline, dot, scope);
-          if (node.pipeline.declare.length === 0) this.output.push(htmlEscape(printed(value)));
+          if (node.pipeline.declare.length === 0) {
+            const text = printed(value);
+            this.ensureRoom(text.length);
+            this.emit(htmlEscape(text));
+          }
           break;
         }
         case "if":
@@ -767,7 +901,7 @@ class Execution {
         case "template": {
           const body = this.template.defined.get(node.name);
           if (!body) throw new GoTemplateError(`no such template "${node.name}"`);
-          if (++this.depth > 100) throw new GoTemplateError("exceeded maximum template depth");
+          if (++this.depth > MAX_TEMPLATE_CALL_DEPTH) throw new GoTemplateError("exceeded maximum template depth");
           const value = node.pipeline ? this.pipeline(node.pipeline, dot, scope) : null;
           this.run(body, value, new Scope(new Map([["$", value]]), null));
           this.depth--;
@@ -788,6 +922,8 @@ class Execution {
     if (value === NO_VALUE || value === null) entries = [];
     else if (Array.isArray(value)) entries = value.map((item, index) => [index, item]);
     else if (typeof value === "number" && Number.isInteger(value)) {
+      // every iteration is a step: a count past the steps left is refused before the list is made
+      if (value > MAX_TEMPLATE_STEPS - this.steps) throw stepLimitError();
       entries = Array.from({ length: Math.max(0, value) }, (_, index) => [index, index]);
     } else if (typeof value === "object") {
       entries = Object.entries(value).sort(([a], [b]) => (a < b ? -1 : 1));
@@ -797,6 +933,7 @@ class Execution {
       return;
     }
     for (const [key, item] of entries) {
+      this.step();
       const loop = new Scope(new Map(), inner);
       if (valueName !== undefined) {
         loop.variables.set(keyName as string, key);
@@ -829,7 +966,15 @@ class Execution {
     const [head, ...rest] = command.args as [Operand, ...Operand[]];
     if (head.kind === "function") {
       const args = [...rest.map((operand) => this.operand(operand, dot, scope)), ...piped];
-      return callFunction(head.name, args, args.length);
+      // a call costs a step, and one more per KiB it reads: len or index of a long string
+      // called in a loop is work that the node count alone would not see
+      const reads = textLength(args);
+      this.step(1 + Math.floor(reads / CHARACTERS_PER_STEP));
+      const builds = TEXT_BUILDERS.has(head.name);
+      if (builds) this.ensureRoom(reads);
+      const result = callFunction(head.name, args, args.length);
+      if (builds && typeof result === "string") this.produce(result);
+      return result;
     }
     if (rest.length > 0 || piped.length > 0) {
       throw new GoTemplateError(`can't give argument to non-function ${describe(head)}`);
@@ -848,6 +993,7 @@ class Execution {
       case "pipeline":
         return this.pipeline(operand.pipeline, dot, scope);
       case "function":
+        this.step();
         return callFunction(operand.name, [], 0);
       case "field": {
         let value = operand.base ? this.operand(operand.base, dot, scope) : dot;
@@ -892,14 +1038,102 @@ export function renderGoTemplate(source: string, data: Readonly<Record<string, s
   return executeGoTemplate(parseGoTemplate(source), data);
 }
 
+/** How often a range runs its body, when the source says: `{{range 5}}`; else null (data decides). */
+function literalIterations(pipeline: Pipeline): number | null {
+  const [command, ...more] = pipeline.commands;
+  if (!command || more.length > 0 || command.args.length !== 1) return null;
+  const [operand] = command.args;
+  if (operand?.kind !== "literal" || typeof operand.value !== "number" || !Number.isInteger(operand.value)) return null;
+  return Math.max(0, operand.value);
+}
+
 /**
- * case-backend's check of a template before it is stored (templates.ResolveTemplate with an
- * empty map): not blank, parses, and runs. Returns what is wrong, or null.
+ * The steps a rendering takes on its most expensive path, counted on the parsed template without
+ * running it: each node one step, an if/with its costlier branch, a range its body once per
+ * iteration (once when the data decides how often: the limit at render time covers those), and
+ * a {{template}} call the whole template it names, as deep as calls may go. That is where the
+ * work of a small template explodes: templates calling others several times multiply.
+ *
+ * Counted depth by depth from the deepest call up, so no recursion follows the calls; the costs
+ * stop changing once the deepest chain of calls is covered, which for templates without
+ * recursion is after a few rounds. Saturates just past {@link MAX_TEMPLATE_STEPS}: the exact
+ * figure above the limit does not matter.
+ */
+function expandedSteps(template: GoTemplate): { steps: number; heaviestCall: string | null } {
+  const over = MAX_TEMPLATE_STEPS + 1;
+  const nodesCost = (nodes: readonly Node[], callees: ReadonlyMap<string, number>): number => {
+    let total = 0;
+    for (const node of nodes) {
+      total += 1;
+      switch (node.kind) {
+        case "if":
+        case "with":
+          total += Math.max(nodesCost(node.body, callees), nodesCost(node.otherwise, callees));
+          break;
+        case "range": {
+          const iterations = literalIterations(node.pipeline) ?? 1;
+          const body = nodesCost(node.body, callees);
+          total += Math.max(iterations * (1 + body), nodesCost(node.otherwise, callees));
+          break;
+        }
+        case "template":
+          // an unknown template, or a call past the deepest, stops the rendering there
+          total += callees.get(node.name) ?? 0;
+          break;
+        default:
+          break;
+      }
+      if (total >= over) return over;
+    }
+    return total;
+  };
+  // the cost of each template when called at depth d, from the costs of the calls at depth d + 1
+  let callees = new Map<string, number>();
+  for (let depth = MAX_TEMPLATE_CALL_DEPTH; depth >= 1; depth--) {
+    const costs = new Map<string, number>();
+    for (const [name, body] of template.defined) costs.set(name, nodesCost(body, callees));
+    const settled = [...costs].every(([name, cost]) => callees.get(name) === cost);
+    callees = costs;
+    if (settled) break;
+  }
+  const steps = nodesCost(template.body, callees);
+  let heaviestCall: string | null = null;
+  let heaviest = -1;
+  const findCalls = (nodes: readonly Node[]) => {
+    for (const node of nodes) {
+      if (node.kind === "template") {
+        const cost = callees.get(node.name) ?? 0;
+        if (cost > heaviest) [heaviest, heaviestCall] = [cost, node.name];
+      } else if (node.kind === "if" || node.kind === "with" || node.kind === "range") {
+        findCalls(node.body);
+        findCalls(node.otherwise);
+      }
+    }
+  };
+  if (steps >= over) findCalls(template.body);
+  return { steps, heaviestCall };
+}
+
+/**
+ * The check of a template before it is stored: case-backend's (templates.ResolveTemplate with an
+ * empty map: not blank, parses, and runs), and studyflow's bound on the work a rendering may do,
+ * so that the worker never meets a stored template that runs away: the expanded size of its
+ * template calls, counted without running them, within {@link MAX_TEMPLATE_STEPS}, then a trial
+ * rendering under the step and output limits. Returns what is wrong, or null.
  */
 export function goTemplateProblem(source: string): string | null {
   if (source.trim() === "") return "empty template";
   try {
-    renderGoTemplate(source, {});
+    const template = parseGoTemplate(source);
+    const { steps, heaviestCall } = expandedSteps(template);
+    if (steps > MAX_TEMPLATE_STEPS) {
+      const culprit =
+        heaviestCall === null
+          ? ""
+          : ` ({{template "${heaviestCall}"}} runs the templates it calls, and they theirs, each time)`;
+      return `expands to more than ${MAX_TEMPLATE_STEPS} steps when rendered, the most a template may take${culprit}`;
+    }
+    executeGoTemplate(template, {});
     return null;
   } catch (error) {
     if (error instanceof GoTemplateError) return error.message;

@@ -22,7 +22,7 @@ import {
   type CaseEmailTemplate,
   type CaseEmailTemplateInput,
 } from "./case-email-templates";
-import { renderGoTemplate } from "./go-template";
+import { GoTemplateError, executeGoTemplate, parseGoTemplate, type GoTemplate } from "./go-template";
 
 /**
  * case-admin's scheduled e-mails (case-backend's messaging service and its scheduled-messages
@@ -259,11 +259,17 @@ export function renderScheduledEmail(
   schedule: Pick<ScheduledEmailRow, "id" | "studyKey" | "template">,
   language: string,
   recipientValues: { unsubscribeToken?: string; loginToken?: string } = {},
+  parsed: Map<string, GoTemplate> = new Map(),
 ): ScheduledEmailPayload | null {
   const translation = translationFor(schedule.template, language);
   if (!translation) return null;
-  const source = decodeTemplateDef(translation.templateDef);
-  if (source === null) return null;
+  let template = parsed.get(translation.templateDef);
+  if (!template) {
+    const source = decodeTemplateDef(translation.templateDef);
+    if (source === null) return null;
+    template = parseGoTemplate(source);
+    parsed.set(translation.templateDef, template);
+  }
   const data = {
     language: translation.lang,
     studyKey: schedule.studyKey ?? "",
@@ -274,8 +280,35 @@ export function renderScheduledEmail(
     scheduleId: schedule.id,
     messageType: schedule.template.messageType,
     subject: translation.subject,
-    html: renderGoTemplate(source, data),
+    html: executeGoTemplate(template, data),
   };
+}
+
+/**
+ * Renders a recipient's mail, or says why its template failed (GoTemplateError: a limit on the
+ * work a rendering may do, reached with the data of the send rather than the empty map of the
+ * check on save). A translation that failed once fails every recipient the same way without
+ * being run again: the recipients' values differ only in a token of fixed length, and running a
+ * template to its limit for each of thousands of readers would hold the worker for minutes.
+ */
+function renderForRecipient(
+  schedule: ScheduledEmailRow,
+  language: string,
+  recipientValues: { unsubscribeToken?: string; loginToken?: string },
+  cache: { parsed: Map<string, GoTemplate>; failed: Map<string, string> },
+): ScheduledEmailPayload | { failure: string } | null {
+  const translation = translationFor(schedule.template, language);
+  if (!translation) return null;
+  const known = cache.failed.get(translation.templateDef);
+  if (known !== undefined) return { failure: known };
+  try {
+    return renderScheduledEmail(schedule, language, recipientValues, cache.parsed);
+  } catch (error) {
+    if (!(error instanceof GoTemplateError)) throw error;
+    const failure = `template (lang "${translation.lang}") could not be rendered: ${error.message}`;
+    cache.failed.set(translation.templateDef, failure);
+    return { failure };
+  }
 }
 
 /**
@@ -317,6 +350,25 @@ export interface ScheduledEmailsRound {
 }
 
 /**
+ * The outbox row of a recipient whose mail could not be rendered: failed at once with the
+ * reason, for the operator reading the outbox; no body, so nothing of a token either.
+ */
+function failedScheduledEmail(
+  schedule: ScheduledEmailRow,
+  userId: string,
+  reason: string,
+): typeof outgoingMessages.$inferInsert {
+  return {
+    template: SCHEDULED_EMAIL_TEMPLATE,
+    userId,
+    studyKey: schedule.studyKey,
+    payload: { scheduleId: schedule.id, messageType: schedule.template.messageType },
+    status: "failed",
+    lastError: `scheduled e-mail not sent: ${reason}`,
+  };
+}
+
+/**
  * Fires every due schedule (`nextTime <= now`), one transaction each: the schedule row is locked
  * (others skip it), its mails go into the outbox, and its `nextTime` moves to the next slot (or
  * the schedule is deleted past `until`) in that same transaction, so a slot fires once however
@@ -339,10 +391,18 @@ export async function fireDueScheduledEmails(
         .for("update", { skipLocked: true })
         .limit(1);
       if (!schedule) return false;
-      const rows = [];
+      const rows: (typeof outgoingMessages.$inferInsert)[] = [];
       const newsletter = schedule.template.messageType === "newsletter";
       const withLoginToken = !newsletter && readsLoginToken(schedule.template);
+      const cache = { parsed: new Map<string, GoTemplate>(), failed: new Map<string, string>() };
       for (const recipient of await recipientsOf(tx, schedule, now)) {
+        const translation = translationFor(schedule.template, recipient.language);
+        const failedBefore = translation && cache.failed.get(translation.templateDef);
+        if (failedBefore) {
+          // no token for a mail that will not be sent
+          rows.push(failedScheduledEmail(schedule, recipient.id, failedBefore));
+          continue;
+        }
         // As case-backend: a newsletter carries its reader's unsubscribe token (POST
         // /v1/unsubscribe-newsletter), another mail a survey-login token for the study. Issued in
         // this transaction, a token exists exactly when its mail is queued.
@@ -363,8 +423,12 @@ export async function fireDueScheduledEmails(
             info: schedule.studyKey === null ? {} : { studyKey: schedule.studyKey },
           });
         }
-        const payload = renderScheduledEmail(schedule, recipient.language, recipientValues);
+        const payload = renderForRecipient(schedule, recipient.language, recipientValues, cache);
         if (!payload) continue;
+        if ("failure" in payload) {
+          rows.push(failedScheduledEmail(schedule, recipient.id, payload.failure));
+          continue;
+        }
         rows.push({
           template: SCHEDULED_EMAIL_TEMPLATE,
           userId: recipient.id,
