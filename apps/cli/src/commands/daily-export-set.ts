@@ -5,7 +5,7 @@ import { getDailyExportConfig, setDailyExportConfig, type DailyExportConfig } fr
 import { defineCommand, type CliContext } from "../command-definition";
 import { commaList, oneOf, studyKey, switchFlag, text } from "../flag-values";
 import { fieldLines } from "../output";
-import { OPERATOR } from "./export-task";
+import { OPERATOR, guardFormulasFlag, guardFormulasValue } from "./export-task";
 
 /** The settings as both daily-export commands print them: one JSON object, or aligned lines. */
 function printConfig(ctx: CliContext, studyKey: string, config: DailyExportConfig | null) {
@@ -32,6 +32,7 @@ function printConfig(ctx: CliContext, studyKey: string, config: DailyExportConfi
       ["format", `${options.format}${options.gzip ? ", gzip" : ""}${options.shortKeys ? ", short keys" : ""}`],
       ["option separator", options.questionOptionSep],
       ["context columns", options.extraContextColumns.join(", ") || undefined],
+      ["formula guard", options.guardFormulas ? "on" : "off (CASE's exact bytes)"],
       ["updated", `${config.updatedAt.toISOString()} by ${config.updatedBy}`],
     ]),
   ]);
@@ -47,6 +48,7 @@ export interface DailyExportSetInput {
   shortKeys: boolean;
   extraContextColumns: string[];
   gzip: boolean;
+  guardFormulas: boolean;
 }
 
 export async function dailyExportSet(ctx: CliContext, input: DailyExportSetInput) {
@@ -85,6 +87,7 @@ export const dailyExportSetCommand = defineCommand({
     new Option("--short-keys", "column names without the survey key"),
     new Option("--extra-context-columns <KEYS>", "comma-separated context keys to add as columns"),
     new Option("--gzip", "store the files gzip-compressed"),
+    guardFormulasFlag(),
     new Option("--off", "keep the settings but stop the daily exports"),
   ],
   values: z
@@ -96,6 +99,7 @@ export const dailyExportSetCommand = defineCommand({
       shortKeys: switchFlag,
       extraContextColumns: commaList.optional(),
       gzip: switchFlag,
+      ...guardFormulasValue,
       off: switchFlag,
     })
     .transform((values): DailyExportSetInput => ({
@@ -107,6 +111,7 @@ export const dailyExportSetCommand = defineCommand({
       shortKeys: values.shortKeys,
       extraContextColumns: values.extraContextColumns ?? [],
       gzip: values.gzip,
+      guardFormulas: values.guardFormulas,
     })),
   uses: "database",
   run: dailyExportSet,

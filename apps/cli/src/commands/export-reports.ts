@@ -3,9 +3,11 @@ import { z } from "zod";
 import { createReportExportTask } from "@studyflow/domain";
 import { defineCommand } from "../command-definition";
 import { requireStudy } from "../command-support";
-import { text } from "../flag-values";
+import { oneOf, text } from "../flag-values";
 import {
   OPERATOR,
+  guardFormulasFlag,
+  guardFormulasValue,
   selectionFlags,
   selectionRequest,
   selectionValues,
@@ -19,8 +21,12 @@ import {
   type StartOptions,
 } from "./export-task";
 
+export const REPORT_EXPORT_FORMATS = ["raw", "csv"] as const;
+
 export interface ExportReportsInput extends StartOptions, SelectionOptions {
   reportKey?: string | undefined;
+  format: (typeof REPORT_EXPORT_FORMATS)[number];
+  guardFormulas: boolean;
 }
 
 export async function exportReports(ctx: ExportContext, input: ExportReportsInput) {
@@ -31,6 +37,8 @@ export async function exportReports(ctx: ExportContext, input: ExportReportsInpu
       input.studyKey,
       {
         ...(input.reportKey === undefined ? {} : { reportKey: input.reportKey }),
+        format: input.format,
+        guardFormulas: input.guardFormulas,
         ...selectionRequest(input),
       },
       OPERATOR.subject,
@@ -40,10 +48,12 @@ export async function exportReports(ctx: ExportContext, input: ExportReportsInpu
 
 export const exportReportsCommand = defineCommand({
   name: "export:reports",
-  summary: "export a study's reports (JSON, as CASE writes them), follow it and download the file",
+  summary: "export a study's reports (JSON or CSV, as CASE writes them), follow it and download the file",
   flags: () => [
     studyFlag(),
     new Option("--report-key <KEY>", "only reports with this key"),
+    new Option("--format <FORMAT>", "raw (default: CASE's JSON) or csv (a column per data key)"),
+    guardFormulasFlag(),
     ...selectionFlags({
       rows: "reports",
       filterExample: '{"participantID": "p1"}',
@@ -52,8 +62,19 @@ export const exportReportsCommand = defineCommand({
     ...startFlags(),
   ],
   values: z
-    .object({ reportKey: text.optional(), ...selectionValues, ...startValues })
-    .transform((values): ExportReportsInput => ({ ...startInput(values), reportKey: values.reportKey })),
+    .object({
+      reportKey: text.optional(),
+      format: oneOf(REPORT_EXPORT_FORMATS).default("raw"),
+      ...guardFormulasValue,
+      ...selectionValues,
+      ...startValues,
+    })
+    .transform((values): ExportReportsInput => ({
+      ...startInput(values),
+      reportKey: values.reportKey,
+      format: values.format,
+      guardFormulas: values.guardFormulas,
+    })),
   uses: "database",
   run: exportReports,
 });

@@ -7,6 +7,8 @@ import { requireStudy } from "../command-support";
 import { commaList, oneOf, switchFlag, text } from "../flag-values";
 import {
   OPERATOR,
+  guardFormulasFlag,
+  guardFormulasValue,
   selectionFlags,
   selectionRequest,
   selectionValues,
@@ -31,6 +33,7 @@ export interface ExportResponsesInput extends StartOptions, SelectionOptions {
   questionOptionSep: string;
   extraContextColumns: string[];
   includeMeta: IncludeMeta;
+  guardFormulas: boolean;
 }
 
 export async function exportResponses(ctx: ExportContext, input: ExportResponsesInput) {
@@ -46,6 +49,7 @@ export async function exportResponses(ctx: ExportContext, input: ExportResponses
         questionOptionSep: input.questionOptionSep,
         extraContextColumns: input.extraContextColumns,
         includeMeta: input.includeMeta,
+        guardFormulas: input.guardFormulas,
         ...selectionRequest(input),
       },
       OPERATOR.subject,
@@ -67,6 +71,7 @@ export const exportResponsesCommand = defineCommand({
     ),
     new Option("--extra-context-columns <A,B>", "context fields of the responses to add as columns"),
     new Option("--include-meta <A,B>", `per-question meta columns: any of ${META_COLUMNS.join(", ")}`),
+    guardFormulasFlag(),
     ...selectionFlags({
       rows: "responses",
       filterExample: '{"participantID": "p1"}',
@@ -84,6 +89,7 @@ export const exportResponsesCommand = defineCommand({
       includeMeta: commaList
         .pipe(z.array(z.enum(META_COLUMNS, { error: `lists any of ${META_COLUMNS.join(", ")}` })))
         .default([]),
+      ...guardFormulasValue,
       ...selectionValues,
       ...startValues,
     })
@@ -97,6 +103,7 @@ export const exportResponsesCommand = defineCommand({
       includeMeta: Object.fromEntries(
         META_COLUMNS.map((column) => [column, values.includeMeta.includes(column)]),
       ) as unknown as IncludeMeta,
+      guardFormulas: values.guardFormulas,
     })),
   uses: "database",
   run: exportResponses,

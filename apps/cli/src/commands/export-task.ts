@@ -71,6 +71,17 @@ export const selectionFlags = (help: SelectionHelp) => [
   new Option("--gzip", "store and download the file gzip-compressed"),
 ];
 
+/**
+ * The switch of the commands whose files can be CSV: by default the cells participants filled are
+ * guarded against spreadsheet formulas; `--no-guard-formulas` writes case-backend's exact bytes.
+ */
+export const guardFormulasFlag = () =>
+  new Option(
+    "--no-guard-formulas",
+    "write participants' text as it came, CASE's exact bytes (default: CSV cells starting with =, +, -, @, tab or CR get a ' in front)",
+  );
+export const guardFormulasValue = { guardFormulas: z.boolean().default(true) };
+
 /** The flags every export command ends with. */
 export const followFlags = () => [
   new Option("--out <FILE>", "where to write the file (default: the export's own name, in this directory)"),

@@ -92,6 +92,11 @@ export interface DailyExportOptions {
   extraContextColumns: string[];
   includeMeta: { position: boolean; initTimes: boolean; displayedTimes: boolean; responsedTimes: boolean };
   gzip: boolean;
+  /**
+   * The CSV cells participants filled guarded against spreadsheet formulas. Absent in settings saved
+   * before the guard existed: they read as on, the default of every export.
+   */
+  guardFormulas?: boolean;
 }
 
 /** A study's daily export: every day, one file per chosen survey with the previous day's responses. */

@@ -81,6 +81,12 @@ export interface ResponseExportInput extends ExportInputBase {
   accountColumns: boolean;
   /** When the export was asked for (Unix seconds): the instant CASE's version lookup by time uses. */
   now: number;
+  /**
+   * Whether the CSV cells participants filled are guarded against spreadsheet formulas. Recorded
+   * with the task so that every chunk, and a resumed one, writes alike; absent on tasks recorded
+   * before the guard existed, which read it as off (their parts are CASE's bytes).
+   */
+  guardFormulas?: boolean;
 }
 
 export type ParticipantExportInput = ExportInputBase;
@@ -91,6 +97,8 @@ export interface ReportExportInput extends ExportInputBase {
   format: "raw" | "csv";
   /** The csv header's data keys, fixed when the task is planned (every chunk writes the same columns). */
   dataKeys?: string[];
+  /** As ResponseExportInput.guardFormulas: the csv's data values guarded; absent = off. */
+  guardFormulas?: boolean;
 }
 
 /**

@@ -14,14 +14,16 @@ import { Invalid, NotFound } from "../errors";
 import { getStudy } from "../studies/study-repository";
 import type { FileStore } from "../files/file-store";
 import type { TaskRow } from "../tasks/task-service";
-import { invalidFrom } from "./export-request";
+import { GUARD_FORMULAS_DEFAULT, invalidFrom } from "./export-request";
 import { checkResponseExportRequest, recordResponseExportTask, responseFileOptionsSchema } from "./response-export";
 import { openStoredFile, type OpenedFile } from "./task-file";
 
 /** Who the daily exports' tasks name as their creator. */
 export const DAILY_EXPORT_CREATOR = "daily-export";
 
-export type DailyExportConfig = typeof dailyExportConfigs.$inferSelect;
+type DailyExportConfigRow = typeof dailyExportConfigs.$inferSelect;
+/** A study's daily export settings, every option set (see effective). */
+export type DailyExportConfig = Omit<DailyExportConfigRow, "options"> & { options: Required<DailyExportOptions> };
 
 export interface DailyExportConfigInput {
   surveyKeys: string[];
@@ -34,6 +36,15 @@ const configSchema = z.object({
   options: responseFileOptionsSchema,
   enabled: z.boolean(),
 });
+
+/**
+ * The settings with every option as the exports will use it: settings saved before the formula
+ * guard existed lack `guardFormulas`, and their next exports are guarded, as every export is by
+ * default.
+ */
+function effective(row: DailyExportConfigRow): DailyExportConfig {
+  return { ...row, options: { ...row.options, guardFormulas: row.options.guardFormulas ?? GUARD_FORMULAS_DEFAULT } };
+}
 
 /**
  * Sets which surveys of a study are exported every day, and how, audited in the same transaction
@@ -77,7 +88,7 @@ export async function setDailyExportConfig(
       action: "daily-export.update",
       details: { surveyKeys, enabled: config.enabled, options: config.options },
     });
-    return row;
+    return effective(row);
   });
 }
 
@@ -85,7 +96,7 @@ export async function setDailyExportConfig(
 export async function getDailyExportConfig(db: Executor, studyKey: string): Promise<DailyExportConfig | null> {
   await getStudy(db, studyKey);
   const [row] = await db.select().from(dailyExportConfigs).where(eq(dailyExportConfigs.studyKey, studyKey));
-  return row ?? null;
+  return row ? effective(row) : null;
 }
 
 /** The UTC day before `now`, as YYYY-MM-DD and its [from, to) in Unix seconds. */

@@ -7,3 +7,10 @@ export function invalidFrom(error: z.ZodError): Invalid {
   const path = issue?.path.join(".") || "request";
   return new Invalid(`${path}: ${issue?.message ?? "invalid"}`);
 }
+
+/**
+ * Exports guard participants' text against spreadsheet formulas unless asked not to: a researcher
+ * opening a file by double-click should not run what a participant typed. CASE does not guard, so
+ * `guardFormulas: false` is how to get its exact bytes.
+ */
+export const GUARD_FORMULAS_DEFAULT = true;

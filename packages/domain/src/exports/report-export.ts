@@ -8,7 +8,7 @@ import { getStudy } from "../studies/study-repository";
 import type { TaskRow } from "../tasks/task-service";
 import { countSelection, jsonValue, textValue, type ExportSelection } from "./export-keyset";
 import { exportKind, exportTimestamp, fileNamePart } from "./export-kind";
-import { invalidFrom } from "./export-request";
+import { GUARD_FORMULAS_DEFAULT, invalidFrom } from "./export-request";
 import { insertExportTask } from "./export-task-row";
 
 export interface ReportExportRequest {
@@ -21,12 +21,15 @@ export interface ReportExportRequest {
   /** `{"timestamp": 1}` or `{"timestamp": -1}`; default ascending. */
   sort?: unknown;
   gzip: boolean;
+  /** Guard the CSV's data values against spreadsheet formulas (as a response export). @defaultValue true */
+  guardFormulas?: boolean;
 }
 
 const requestSchema = z.object({
   reportKey: z.string().min(1, "must not be empty").max(200).optional(),
   format: z.enum(["raw", "csv"]).optional(),
   gzip: z.boolean(),
+  guardFormulas: z.boolean().default(GUARD_FORMULAS_DEFAULT),
 });
 
 /** Reports export in (timestamp, id) order, either direction: the keyset of their index. */
@@ -108,7 +111,7 @@ export const reportExportKind = exportKind<ExportReport>({
     if (input.format !== "csv") return createReportFormatter({ format: "json" });
     // Fixed once, when planning (see dataKeys): every chunk and the header agree on the columns.
     const dataKeys = input.dataKeys ?? (await dataKeysOf(tx, task.studyKey, input));
-    return createReportFormatter({ format: "csv", dataKeys });
+    return createReportFormatter({ format: "csv", dataKeys, guardFormulas: input.guardFormulas === true });
   },
   baseName: (task) =>
     `reports_${inputOf(task).reportKey ? `${fileNamePart(inputOf(task).reportKey ?? "")}_` : ""}${exportTimestamp(task.createdAt)}`,
@@ -130,7 +133,12 @@ export async function createReportExportTask(
   request: ReportExportRequest,
   createdBy: string,
 ): Promise<TaskRow> {
-  const parsed = requestSchema.safeParse({ reportKey: request.reportKey, format: request.format, gzip: request.gzip });
+  const parsed = requestSchema.safeParse({
+    reportKey: request.reportKey,
+    format: request.format,
+    gzip: request.gzip,
+    guardFormulas: request.guardFormulas,
+  });
   if (!parsed.success) throw invalidFrom(parsed.error);
   const direction = reportDirection(request.sort);
   if (request.filter !== undefined) translateCaseFilter("reports", request.filter);
@@ -141,6 +149,7 @@ export async function createReportExportTask(
       format,
       direction,
       gzip: parsed.data.gzip,
+      guardFormulas: parsed.data.guardFormulas,
       ...(parsed.data.reportKey === undefined ? {} : { reportKey: parsed.data.reportKey }),
       ...(request.filter === undefined ? {} : { filter: request.filter }),
     };

@@ -15,7 +15,7 @@ import { getStudy } from "../studies/study-repository";
 import type { TaskRow } from "../tasks/task-service";
 import { countSelection, jsonValue, textValue, type ExportSelection } from "./export-keyset";
 import { exportKind, exportTimestamp, fileNamePart } from "./export-kind";
-import { invalidFrom } from "./export-request";
+import { GUARD_FORMULAS_DEFAULT, invalidFrom } from "./export-request";
 import { insertExportTask } from "./export-task-row";
 
 export interface ResponseExportRequest {
@@ -30,6 +30,11 @@ export interface ResponseExportRequest {
   /** CASE's sort: `{"submittedAt": 1|-1}` or `{"arrivedAt": 1|-1}`; default arrival order. */
   sort?: unknown;
   gzip: boolean;
+  /**
+   * Guard the CSV cells participants filled against spreadsheet formulas (see
+   * `@studyflow/case-export`'s formulaGuarded); false writes CASE's bytes. @defaultValue true
+   */
+  guardFormulas?: boolean;
 }
 
 /**
@@ -48,6 +53,7 @@ export const responseFileOptionsSchema = z.object({
     responsedTimes: z.boolean(),
   }),
   gzip: z.boolean(),
+  guardFormulas: z.boolean().default(GUARD_FORMULAS_DEFAULT),
 });
 
 const requestSchema = z.object({
@@ -124,6 +130,8 @@ function formatterFor(versions: Awaited<ReturnType<typeof versionsOf>>, input: R
     includeMeta: input.includeMeta as unknown as IncludeMeta,
     accountColumns: input.accountColumns,
     now: input.now,
+    // absent on tasks recorded before the guard: they go on as they began
+    guardFormulas: input.guardFormulas === true,
   });
 }
 
@@ -242,6 +250,7 @@ export async function recordResponseExportTask(
     accountColumns: study.trackAccount,
     now: Math.floor(Date.now() / 1000),
     gzip: options.gzip,
+    guardFormulas: options.guardFormulas,
     ...(request.filter === undefined ? {} : { filter: request.filter }),
     ...(request.arrivedWindow ? { arrivedWindow: request.arrivedWindow } : {}),
   };
