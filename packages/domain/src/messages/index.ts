@@ -46,6 +46,8 @@ export {
 // case-admin's messaging (case-backend's messaging service): e-mail and SMS templates, scheduled e-mails.
 export {
   GoTemplateError,
+  MAX_TEMPLATE_OUTPUT_BYTES,
+  MAX_TEMPLATE_STEPS,
   executeGoTemplate,
   goTemplateProblem,
   parseGoTemplate,
