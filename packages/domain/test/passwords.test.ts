@@ -2,6 +2,10 @@ import { readFileSync } from "node:fs";
 import { hash as argon2Hash } from "@node-rs/argon2";
 import { describe, expect, it } from "vitest";
 import {
+  PASSWORD_IS_SEQUENCE_MESSAGE,
+  PASSWORD_REPEATS_CHARACTER_MESSAGE,
+  PASSWORD_REPEATS_PATTERN_MESSAGE,
+  PASSWORD_RULE_DESCRIPTION,
   PASSWORD_TOO_COMMON_MESSAGE,
   PASSWORD_TOO_LONG_MESSAGE,
   PASSWORD_TOO_SHORT_MESSAGE,
@@ -11,7 +15,19 @@ import {
   verifyPassword,
 } from "../src/accounts/passwords";
 
-describe("password policy (NIST SP 800-63B: length and blocklist, no composition rules)", () => {
+/** Words in an order that never repeats, cut to `bytes` (ASCII): long and not predictable. */
+function passphrase(bytes: number): string {
+  const words = ["harbour", "lantern", "velvet", "orchard", "glacier", "tumble", "saffron", "meadow", "quill"];
+  const parts: string[] = [];
+  for (let i = 0; parts.join(" ").length < bytes; i++) parts.push(words[(i * 4 + Math.floor(i / 9)) % words.length]!);
+  return parts.join(" ").slice(0, bytes);
+}
+
+/** `count` different CJK characters (three bytes each in UTF-8), no two neighbours in any order. */
+const threeByteCharacters = (count: number) =>
+  Array.from({ length: count }, (_, i) => String.fromCodePoint(0x4e00 + ((i * 2919) % 5000))).join("");
+
+describe("password policy (NIST SP 800-63B: length, blocklist, no repetition or sequences, no composition rules)", () => {
   it("names the field and the bound in its messages", () => {
     expect(PASSWORD_TOO_SHORT_MESSAGE).toBe("password must be at least 8 characters long");
     expect(PASSWORD_TOO_LONG_MESSAGE).toBe("password must be at most 512 bytes long (UTF-8)");
@@ -37,13 +53,13 @@ describe("password policy (NIST SP 800-63B: length and blocklist, no composition
 
   it("allows 64 characters and more; caps at 512 bytes", () => {
     expect(checkPasswordRule("x".repeat(64) + "harbour")).toBeNull();
-    const atLimit = "aB1" + "x".repeat(509);
+    const atLimit = passphrase(512);
     expect(Buffer.byteLength(atLimit)).toBe(512);
     expect(checkPasswordRule(atLimit)).toBeNull();
     expect(checkPasswordRule(atLimit + "x")).toBe(PASSWORD_TOO_LONG_MESSAGE);
-    // 171 characters, but € is three bytes: 513 bytes.
-    expect(checkPasswordRule("€".repeat(171))).toBe(PASSWORD_TOO_LONG_MESSAGE);
-    expect(checkPasswordRule("€".repeat(170))).toBeNull();
+    // 171 characters, but each of these is three bytes: 513 bytes.
+    expect(checkPasswordRule(threeByteCharacters(171))).toBe(PASSWORD_TOO_LONG_MESSAGE);
+    expect(checkPasswordRule(threeByteCharacters(170))).toBeNull();
   });
 
   it("refuses common and leaked passwords whatever their case", () => {
@@ -61,6 +77,82 @@ describe("password policy (NIST SP 800-63B: length and blocklist, no composition
     ]) {
       expect(checkPasswordRule(pw), pw).toBe(PASSWORD_TOO_COMMON_MESSAGE);
     }
+  });
+
+  it("refuses one repeated character, as the whole password or nearly all of it", () => {
+    for (const pw of [
+      "aaaaaaaaaaaaaaaaaaaa",
+      "ZZZZZZZZZZ",
+      "........",
+      "😀😀😀😀😀😀😀😀",
+      "aaaaaaaaaa1!",
+      "aaaaaaaa1234",
+    ]) {
+      expect(checkPasswordRule(pw), pw).toBe(PASSWORD_REPEATS_CHARACTER_MESSAGE);
+    }
+    expect(PASSWORD_REPEATS_CHARACTER_MESSAGE).toMatch(/^password repeats one character/);
+  });
+
+  it("refuses a short block repeated, and any block when the password is nothing else", () => {
+    for (const pw of [
+      "abcabcabcabc",
+      "xyzxyzxyzxyz",
+      "1212121212",
+      "4747474747",
+      "abababab!",
+      "harbourharbour",
+      "Abc1Abc1Abc1",
+    ]) {
+      expect(checkPasswordRule(pw), pw).toBe(PASSWORD_REPEATS_PATTERN_MESSAGE);
+    }
+    expect(PASSWORD_REPEATS_PATTERN_MESSAGE).toMatch(/^password repeats a short pattern/);
+  });
+
+  it("refuses ascending and descending sequences of digits, letters and keyboard keys", () => {
+    for (const pw of [
+      "123456789012", // the number row: 0 follows 9
+      "0987654321",
+      "34567890",
+      "hgfedcba",
+      "mnopqrstuv",
+      "ZYXWVUTS",
+      "Qwertyuiop!", // a keyboard row and one character more
+      "qwertzuiop", // German layout
+      "azertyuiop", // French layout
+      "asdfghjkl;",
+      "poiuytrewq",
+      "!@#$%^&*",
+      "abcdefg123456", // two runs cover it all
+      "Xk9123456", // three characters beside the run: nearly all of it
+    ]) {
+      expect(checkPasswordRule(pw), pw).toBe(PASSWORD_IS_SEQUENCE_MESSAGE);
+    }
+    expect(PASSWORD_IS_SEQUENCE_MESSAGE).toMatch(/^password is a sequence/);
+  });
+
+  it("still accepts passwords that merely contain a run, with enough of their own beside it", () => {
+    for (const pw of [
+      "Xk9#1234", // four characters beside the run
+      "harbour12345678",
+      "x".repeat(64) + "harbour",
+      "lighthouse abc keeper",
+      "mississippi river",
+      "banana-split-sundae",
+      "correct horse battery staple",
+      "90817263",
+      "k7#Qp2!zW",
+      "Old-harbour-lights-1",
+    ]) {
+      expect(checkPasswordRule(pw), pw).toBeNull();
+    }
+  });
+
+  it("describes the rule in plain language, naming each kind of refusal", () => {
+    expect(PASSWORD_RULE_DESCRIPTION).toContain("at least 8 characters");
+    for (const example of ["aaaaaaaa", "abcabcabc", "12345678", "qwertyuiop", "leaked"]) {
+      expect(PASSWORD_RULE_DESCRIPTION).toContain(example);
+    }
+    expect(PASSWORD_RULE_DESCRIPTION).not.toMatch(/must (contain|include)/);
   });
 
   it("ships a blocklist of a few thousand entries, each long enough to need it, with its source stated", () => {

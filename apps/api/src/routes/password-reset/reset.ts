@@ -1,5 +1,5 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import { hashResetToken, resetPassword } from "@studyflow/domain";
+import { PASSWORD_RULE_DESCRIPTION, hashResetToken, resetPassword } from "@studyflow/domain";
 import type { AppEnv } from "../../app-env";
 import { addressKeys } from "../../client-address";
 import { caseJsonBody } from "../../case-compat";
@@ -21,8 +21,7 @@ const resetRequest = z
   .object({
     token: z.string().min(1).openapi({ description: "The token from the reset link." }),
     newPassword: z.string().min(1).openapi({
-      description:
-        "At least 8 characters, at most 512 bytes (UTF-8), not on the list of common and leaked passwords; no composition rules.",
+      description: PASSWORD_RULE_DESCRIPTION,
     }),
   })
   .openapi("PasswordResetRequest");
