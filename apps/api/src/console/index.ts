@@ -65,6 +65,8 @@ export function createConsoleRouter(deps: AppDeps) {
   router.use(
     secureHeaders({
       contentSecurityPolicy: CONSOLE_CSP,
+      // frame-ancestors 'none' for browsers that predate it (hono's default is SAMEORIGIN)
+      xFrameOptions: "DENY",
       // The token travels in headers only; no address of the console is worth leaking.
       referrerPolicy: "no-referrer",
       // HSTS is the TLS terminator's to send for the whole host, not one path's.

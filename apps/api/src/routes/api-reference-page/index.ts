@@ -81,6 +81,8 @@ export function createApiReferencePageRouter(documentPath: string) {
   router.use(
     secureHeaders({
       contentSecurityPolicy: PAGE_CSP,
+      // frame-ancestors 'none' for browsers that predate it (hono's default is SAMEORIGIN)
+      xFrameOptions: "DENY",
       referrerPolicy: "no-referrer",
       // HSTS is the TLS terminator's to send for the whole host, not one path's.
       strictTransportSecurity: false,

@@ -1,35 +1,30 @@
-import { OpenAPIHono } from "@hono/zod-openapi";
+import { createHash } from "node:crypto";
+import { Hono } from "hono";
+import { secureHeaders } from "hono/secure-headers";
+import { PASSWORD_MIN_CHARACTERS } from "@studyflow/domain";
 import type { AppEnv } from "../../app-env";
-import { validationHook } from "../../validation";
+
+/** The first `length` characters of a run (12345678 or abcdefgh for the minimum length of 8). */
+const runOf = (alphabet: string, length: number) =>
+  Array.from({ length }, (_, i) => alphabet[i % alphabet.length]).join("");
 
 /**
- * The page the reset e-mail links to (RESET_PASSWORD_URL): a form that posts the token from its
- * own address and the new password to /v1/password-reset/reset. Static: the token is read by the
- * browser, never echoed by the server, so nothing of the request is reflected into the page.
+ * The password policy as a person reads it (packages/domain/src/accounts/passwords.ts): a length
+ * floor taken from the policy itself, no composition rule, and what is refused.
  */
-const PAGE = `<!doctype html>
-<html lang="en">
-  <head>
-    <meta charset="utf-8" />
-    <meta name="viewport" content="width=device-width, initial-scale=1" />
-    <title>Choose a new password · studyflow</title>
-    <style>
+export const PASSWORD_RULE_TEXT =
+  `At least ${PASSWORD_MIN_CHARACTERS} characters; any characters, no mix of letters, digits or symbols required. ` +
+  "Not accepted: a common or leaked password, one character repeated, or a simple sequence such as " +
+  `${runOf("1234567890", PASSWORD_MIN_CHARACTERS)} or ${runOf("abcdefghijklmnopqrstuvwxyz", PASSWORD_MIN_CHARACTERS)}.`;
+
+const STYLE = `
       body { font-family: system-ui, sans-serif; max-width: 28rem; margin: 4rem auto; padding: 0 1rem; }
       label, input, button { display: block; width: 100%; margin-top: .5rem; font-size: 1rem; }
       input, button { padding: .5rem; box-sizing: border-box; }
       #outcome { margin-top: 1rem; }
-    </style>
-  </head>
-  <body>
-    <h1>Choose a new password</h1>
-    <p>At least 12 characters with three of: lowercase letter, uppercase letter, digit, symbol.</p>
-    <form id="reset">
-      <label for="password">New password</label>
-      <input id="password" type="password" autocomplete="new-password" required minlength="12" />
-      <button type="submit">Set password</button>
-    </form>
-    <p id="outcome" role="status"></p>
-    <script>
+    `;
+
+const SCRIPT = `
       const token = new URLSearchParams(location.search).get("token") || "";
       const outcome = document.getElementById("outcome");
       document.getElementById("reset").addEventListener("submit", async (event) => {
@@ -43,22 +38,73 @@ const PAGE = `<!doctype html>
         const body = await response.json().catch(() => ({}));
         outcome.textContent = response.ok ? "Your password has been changed." : body.error || "Something went wrong.";
       });
-    </script>
+    `;
+
+/**
+ * The page the reset e-mail links to (RESET_PASSWORD_URL): a form that posts the token from its
+ * own address and the new password to /v1/password-reset/reset. Static: the token is read by the
+ * browser, never echoed by the server, so nothing of the request is reflected into the page.
+ */
+const PAGE = `<!doctype html>
+<html lang="en">
+  <head>
+    <meta charset="utf-8" />
+    <meta name="viewport" content="width=device-width, initial-scale=1" />
+    <title>Choose a new password · studyflow</title>
+    <style>${STYLE}</style>
+  </head>
+  <body>
+    <h1>Choose a new password</h1>
+    <p id="rule">${PASSWORD_RULE_TEXT}</p>
+    <form id="reset">
+      <label for="password">New password</label>
+      <input id="password" type="password" autocomplete="new-password" required minlength="${PASSWORD_MIN_CHARACTERS}" aria-describedby="rule" />
+      <button type="submit">Set password</button>
+    </form>
+    <p id="outcome" role="status"></p>
+    <script>${SCRIPT}</script>
   </body>
 </html>`;
 
+const sha256 = (text: string) => `'sha256-${createHash("sha256").update(text, "utf8").digest("base64")}'`;
+
+/**
+ * Only this page's own inline script and style run (by their hashes: the page is static, so no
+ * nonce is needed and no injected tag or handler could run); it calls this origin only; no other
+ * page may frame it (a framed reset form invites clickjacking: a visitor typing a password into a
+ * page dressed up by someone else); the form posts nowhere (the script sends it), so a password
+ * never ends up in an address.
+ */
+const PAGE_CSP = {
+  defaultSrc: ["'none'"],
+  scriptSrc: [sha256(SCRIPT)],
+  styleSrc: [sha256(STYLE)],
+  connectSrc: ["'self'"],
+  baseUri: ["'none'"],
+  formAction: ["'none'"],
+  frameAncestors: ["'none'"],
+};
+
 /**
  * A router of its own: RESET_PASSWORD_URL points at /reset-password, outside /v1/password-reset.
- * Registered with get(), not openapi(): a page for people is no part of the API document.
+ * A page for people, no part of the API document (a plain Hono route, not an openapi one).
  */
 export function createResetPasswordPageRouter() {
-  const router = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+  const router = new Hono<AppEnv>();
+  router.use(
+    secureHeaders({
+      contentSecurityPolicy: PAGE_CSP,
+      // for browsers that predate frame-ancestors
+      xFrameOptions: "DENY",
+      // The address carries the reset token: no request from this page may name it as referrer.
+      referrerPolicy: "no-referrer",
+      // HSTS is the TLS terminator's to send for the whole host, not one path's.
+      strictTransportSecurity: false,
+    }),
+  );
   router.get("/", (c) => {
-    c.header(
-      "Content-Security-Policy",
-      "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'",
-    );
-    c.header("Referrer-Policy", "no-referrer");
+    // nor may a cache keep the page under an address that holds a token
+    c.header("Cache-Control", "no-store");
     return c.html(PAGE);
   });
   return router;
