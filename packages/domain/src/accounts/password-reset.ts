@@ -1,13 +1,14 @@
 import { forgetCached } from "../cache/read-cache";
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { eq, sql } from "drizzle-orm";
-import { outgoingMessages, users, type Database } from "@studyflow/db";
+import type { AnyPgColumn } from "drizzle-orm/pg-core";
+import { executePrepared, outgoingMessages, passwordResetTokens, users, type Database } from "@studyflow/db";
 import { Invalid } from "../errors";
 import { revokeUserSessions } from "../participant-auth/session-revocation";
 import {
   accountTokenLink,
   consumeAccountToken,
-  createAccountToken,
+  hashAccountToken,
   linkValidForHours,
   peekAccountToken,
   retireAccountTokens,
@@ -38,44 +39,52 @@ export interface InitiatePasswordResetInput {
 }
 
 /**
- * Issues a reset token and queues the e-mail that carries it. For an unknown address it does
+ * Issues a reset token and queues the e-mail that carries it. For an unknown address it issues
  * nothing and returns null, and the caller answers exactly as for a known one, so the endpoint
  * does not tell who has an account. The token is returned only for tests and operator tools;
  * the HTTP API must never reveal it.
+ *
+ * Known and unknown addresses cost the same: the token and its link are made either way, and one
+ * prepared statement (one round trip, atomic as a statement is) looks the account up and writes
+ * the token and the outbox row only if it found one. The statement takes a transaction id either
+ * way, so both commits write and flush a WAL record: a read-only commit skips the flush and would
+ * answer an unknown address faster. What remains is writing two rows inside that one round trip,
+ * microseconds. Writing after the answer instead (a queued job) would need a worker round before
+ * the mail and keep the address in Redis, for no better equality.
  */
 export async function initiatePasswordReset(
   db: Database,
   input: InitiatePasswordResetInput,
 ): Promise<{ token: string } | null> {
   const email = normalizeEmail(input.email);
-  return db.transaction(async (tx) => {
-    const [user] = await tx
-      .select({ id: users.id, email: users.email, language: users.preferredLanguage })
-      .from(users)
-      .where(eq(users.email, email))
-      .limit(1);
-    if (!user) return null;
-
-    const token = await createAccountToken(tx, {
-      userId: user.id,
-      purpose: PURPOSE,
-      ttlSeconds: input.ttlSeconds,
-      now: input.now,
-    });
-
-    // Written in the same transaction as the token: either both exist or neither.
-    await tx.insert(outgoingMessages).values({
-      template: "password-reset",
-      toAddress: user.email,
-      userId: user.id,
-      language: user.language,
-      payload: {
-        resetUrl: accountTokenLink(input.resetUrl, token),
-        validForHours: linkValidForHours(input.ttlSeconds),
-      },
-    });
-    return { token };
-  });
+  const token = randomBytes(32).toString("base64url");
+  const expiresAt = new Date(input.now.getTime() + input.ttlSeconds * 1000);
+  const payload = {
+    resetUrl: accountTokenLink(input.resetUrl, token),
+    validForHours: linkValidForHours(input.ttlSeconds),
+  };
+  const column = (c: AnyPgColumn) => sql.identifier(c.name);
+  const t = passwordResetTokens;
+  const m = outgoingMessages;
+  const rows = await executePrepared<{ issued: number }>(
+    db,
+    sql`
+    with account as (
+      select ${users.id} as id, ${users.email} as email, ${users.preferredLanguage} as language
+      from ${users} where ${users.email} = ${email} limit 1
+    ), token as (
+      insert into ${t} (${column(t.userId)}, ${column(t.tokenHash)}, ${column(t.purpose)}, ${column(t.expiresAt)})
+      select id, ${hashAccountToken(token)}, ${PURPOSE}, ${expiresAt.toISOString()}::timestamptz from account
+      returning 1
+    ), mail as (
+      insert into ${m} (${column(m.template)}, ${column(m.toAddress)}, ${column(m.userId)}, ${column(m.language)},
+        ${column(m.payload)})
+      select 'password-reset', email, id, language, ${JSON.stringify(payload)}::jsonb from account
+      returning 1
+    )
+    select (select count(*) from token)::int as issued, pg_current_xact_id()::text as xact`,
+  );
+  return rows[0]?.issued === 1 ? { token } : null;
 }
 
 export interface ResetPasswordInput {

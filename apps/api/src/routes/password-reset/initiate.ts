@@ -43,7 +43,8 @@ const route = createRoute({
   summary: "E-mail a password-reset link",
   description:
     "Sends a single-use reset link to the address if it belongs to an account. The answer is the same " +
-    "whether or not it does (case-backend answers an unknown address with a 500). The mailed link is " +
+    "whether or not it does (case-backend answers an unknown address with a 500), after the same database " +
+    "work (one statement that writes the token and the mail only for a known address). The mailed link is " +
     "RESET_PASSWORD_URL with `?token=…` appended: point it at the participant app's page (tekenradar: " +
     "https://<app>/link/password-reset).",
   middleware: [initiateBody.middleware],
