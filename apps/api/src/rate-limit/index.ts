@@ -1,4 +1,10 @@
-export { failureRateLimits, rateLimit, type RateLimitOptions } from "./rate-limit-middleware";
+export {
+  acceptedInput,
+  failureRateLimits,
+  rateLimit,
+  unlessUnavailable,
+  type RateLimitOptions,
+} from "./rate-limit-middleware";
 export {
   createRedisRateLimiter,
   type RateLimitCheck,

@@ -50,7 +50,7 @@ export interface RateLimitOptions<Json extends z.ZodType> {
 /** hono's validator reads a body as JSON only under these media types. */
 const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/i;
 
-type Accepted<Json extends z.ZodType> = { accepted: true; body: z.output<Json> } | { accepted: false };
+export type Accepted<Json extends z.ZodType> = { accepted: true; body: z.output<Json> } | { accepted: false };
 
 /**
  * Whether the route's validators will accept the request, and its body as they will see it.
@@ -58,7 +58,7 @@ type Accepted<Json extends z.ZodType> = { accepted: true; body: z.output<Json> }
  * zod-openapi's content-type gate would still refuse a request accepted here (415), the request
  * is counted: a limit may count too much, never too little.
  */
-async function acceptedInput<Json extends z.ZodType>(
+export async function acceptedInput<Json extends z.ZodType>(
   c: Context<AppEnv>,
   input: RateLimitInput<Json> | undefined,
 ): Promise<Accepted<Json>> {
@@ -82,7 +82,7 @@ async function acceptedInput<Json extends z.ZodType>(
  * A limiter that cannot answer (Redis out of reach) fails closed: the request is refused as
  * temporarily unavailable rather than let through unlimited.
  */
-async function unlessUnavailable<T>(ask: () => Promise<T>): Promise<T> {
+export async function unlessUnavailable<T>(ask: () => Promise<T>): Promise<T> {
   try {
     return await ask();
   } catch (error) {

@@ -102,13 +102,20 @@ export interface SignUpInput {
   verifyEmailTtlSeconds: number;
   /** Page where the owner of a taken address can reset the password. */
   passwordResetUrl: string;
+  /**
+   * Whether the owner of a taken address may be mailed about this attempt: the caller's cap on
+   * sign-up mails per recipient, so sign-ups cannot flood a mailbox. A free address gets its
+   * account and verify mail regardless. Default true.
+   */
+  notifyOwner?: boolean;
 }
 
 /**
  * Signs up: for a free address creates the account (argon2id hash, a main profile) and mails a
- * verify-email link; for a taken one creates nothing and mails the owner that someone tried.
- * Both cost one argon2 hash and one outbox row, so neither the answer nor its time tells which it
- * was. Returns whether an account was created (for tests and logs only: never for the answer).
+ * verify-email link; for a taken one creates nothing and mails the owner that someone tried
+ * (unless `notifyOwner` is false). Both cost one argon2 hash and one outbox row, so neither the
+ * answer nor its time tells which it was; once the caller's cap stops the mails, the address has
+ * been tried that often, so it was taken or has been taken by those tries. Returns whether an account was created (for tests and logs only: never for the answer).
  * @throws Invalid naming `password` or `preferredLanguage` when they break the rules.
  */
 export async function signUp(db: Executor, input: SignUpInput): Promise<{ created: boolean }> {
@@ -126,6 +133,7 @@ export async function signUp(db: Executor, input: SignUpInput): Promise<{ create
       .onConflictDoNothing({ target: users.email })
       .returning({ id: users.id });
     if (!created) {
+      if (input.notifyOwner === false) return { created: false };
       const [owner] = await tx
         .select({ id: users.id, language: users.preferredLanguage })
         .from(users)

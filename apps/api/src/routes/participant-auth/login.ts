@@ -35,8 +35,12 @@ const route = createRoute({
   description:
     "case-backend's loginWithEmail. Opens a session: a short access token (with the session in `sid`) and a " +
     "single-use refresh token. An unknown address and a wrong password get the same 401 after the same argon2 " +
-    "work. Failed attempts are limited per account and per client address in growing tiers (1 min, 15 min, " +
-    "1 h): 429 with Retry-After. Locked accounts and accounts being deleted get a 401 after a correct password.",
+    "work. Failed attempts are limited in growing tiers (1 min, 15 min, 1 h), answering 429 with Retry-After: " +
+    "per account and client address (a client that keeps failing for an account is locked out of it, even " +
+    "with the right password) and per client address over all accounts. Failures of one account from many " +
+    "clients do not lock the account: they leave each client only 2 failures of its own an hour, so a client " +
+    "with no failures of its own still signs in with the right password. Locked accounts and accounts being " +
+    "deleted get a 401 after a correct password.",
   middleware: [body.middleware],
   request: { body: body.body },
   responses: {
@@ -44,7 +48,7 @@ const route = createRoute({
     ...errorResponses([400, 401, 429], {
       400: "a field is missing or too long, or instanceID names another instance",
       401: "invalid email or password; or the account cannot sign in",
-      429: "too many failed attempts for this account or from this address",
+      429: "too many failed attempts from this client for this account, or from this client address",
     }),
   },
 });

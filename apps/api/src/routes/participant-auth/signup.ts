@@ -1,5 +1,5 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import { signUp } from "@studyflow/domain";
+import { PASSWORD_RULE_DESCRIPTION, signUp } from "@studyflow/domain";
 import type { AppEnv } from "../../app-env";
 import { caseJsonBody, checkInstanceId } from "../../case-compat";
 import type { AppDeps } from "../../deps";
@@ -7,7 +7,7 @@ import type { RateLimiter } from "../../rate-limit";
 import { errorResponses } from "../openapi-errors";
 import { jsonContent } from "../schemas";
 import { caseTokenSchema } from "./envelope";
-import { perAddress } from "./limits";
+import { perAddress, takeSignupMail } from "./limits";
 
 const signupRequest = z
   .object({
@@ -40,11 +40,12 @@ const route = createRoute({
   description:
     "case-backend's signupWithEmail, with one deliberate difference. A free address gets an account (main " +
     "profile, argon2id password) and a verify-email mail; a taken address gets nothing but a mail to its owner " +
-    "saying someone tried. So that the answer does not tell the two apart, both (and a filled honeypot " +
+    "saying someone tried (at most 3 sign-up mails to one address a day, whoever asks; further attempts mail " +
+    "nothing and answer the same). So that the answer does not tell the two apart, both (and a filled honeypot " +
     "`infoCheck`, which creates nothing) answer 200 with the CASE envelope keys but **no credentials**: " +
     "`token` holds empty strings and `user` is null, where case-backend signs the new account in. Clients sign " +
-    "in with POST /v1/auth/login afterwards (the tekenradar app does so already). Password policy: at least 8 " +
-    "characters, at most 512 bytes, not on the list of common and leaked passwords; no composition rules.",
+    "in with POST /v1/auth/login afterwards (the tekenradar app does so already). Password policy: " +
+    PASSWORD_RULE_DESCRIPTION,
   middleware: [body.middleware],
   request: { body: body.body },
   responses: {
@@ -72,6 +73,7 @@ export function registerSignup(router: OpenAPIHono<AppEnv>, deps: AppDeps, limit
     const input = c.req.valid("json");
     checkInstanceId(deps.config, input.instanceID);
     if (input.infoCheck) return c.json(SIGNUP_ANSWER, 200);
+    const notifyOwner = await takeSignupMail(limiter, input.email);
     await signUp(deps.database.db, {
       email: input.email,
       password: input.password,
@@ -80,6 +82,7 @@ export function registerSignup(router: OpenAPIHono<AppEnv>, deps: AppDeps, limit
       verifyEmailUrl: deps.config.VERIFY_EMAIL_URL,
       verifyEmailTtlSeconds: deps.config.VERIFY_EMAIL_TOKEN_TTL_SECONDS,
       passwordResetUrl: deps.config.RESET_PASSWORD_URL,
+      notifyOwner,
     });
     return c.json(SIGNUP_ANSWER, 200);
   });
