@@ -31,6 +31,9 @@ const configSchema = z
       extraContextColumns: z.array(z.string()),
       includeMeta: includeMetaSchema,
       gzip: z.boolean(),
+      guardFormulas: z.boolean().openapi({
+        description: "CSV cells participants filled guarded against spreadsheet formulas (false: CASE's bytes)",
+      }),
     }),
     updatedBy: z.string(),
     updatedAt: z.string().openapi({ format: "date-time" }),
@@ -52,6 +55,14 @@ const bodySchema = z.object({
     responsedTimes: false,
   }),
   gzip: z.boolean().default(false),
+  guardFormulas: z
+    .boolean()
+    .default(true)
+    .openapi({
+      description:
+        "studyflow's addition: CSV cells participants filled that start with =, +, -, @, tab or CR (and are no " +
+        "plain number) get a ' in front; default true, false writes case-backend's exact bytes",
+    }),
 });
 
 const present = (config: DailyExportConfig) => ({

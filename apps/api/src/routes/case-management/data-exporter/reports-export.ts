@@ -14,7 +14,7 @@ import { errorResponses } from "../../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent, studyKeyParam } from "../../schemas";
 import { caseJsonQuery, unixSecondsQuery } from "./case-query";
 import { EXPORT_GROUPS } from "./export-groups";
-import { gzipQuery, startExport, startExportAnswer } from "./start-export";
+import { guardFormulasQuery, gzipQuery, startExport, startExportAnswer } from "./start-export";
 
 const group = EXPORT_GROUPS.reports;
 
@@ -80,7 +80,7 @@ const startRoute = createRoute({
   tags: ["data-exporter"],
   summary: "Start an export of reports: CASE's raw JSON or CSV",
   description:
-    "Records an export task and queues it. `type=raw` (default) writes CASE's JSON, `type=csv` its CSV. When no " +
+    "Records an export task and queues it. `type=raw` (default) writes CASE's JSON, `type=csv` its CSV (data values guarded against spreadsheet formulas unless `guardFormulas=false`). When no " +
     'report matches: 200 `{"error": "no reports to export"}` and no task, as case-backend answers. ' +
     `Requires \`${group.permission}\`.`,
   security: MANAGEMENT_SECURITY,
@@ -93,6 +93,7 @@ const startRoute = createRoute({
         .optional()
         .openapi({ description: "raw (JSON, default) or csv" }),
       gzip: gzipQuery,
+      guardFormulas: guardFormulasQuery,
     }),
   },
   responses: {
@@ -127,7 +128,12 @@ export function registerReportsExport(router: OpenAPIHono<AppEnv>, deps: AppDeps
         createReportExportTask(
           db,
           studyKey,
-          { ...selection, format: query.type ?? "raw", gzip: query.gzip ?? false },
+          {
+            ...selection,
+            format: query.type ?? "raw",
+            gzip: query.gzip ?? false,
+            ...(query.guardFormulas === undefined ? {} : { guardFormulas: query.guardFormulas }),
+          },
           who.subject,
         ),
     });

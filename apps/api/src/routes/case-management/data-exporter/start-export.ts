@@ -26,6 +26,18 @@ export const gzipQuery = goBoolQuery(
 );
 
 /**
+ * `guardFormulas=false` (studyflow's addition): CASE's exact bytes. By default the CSV cells
+ * participants filled are guarded against spreadsheet formulas; case-admin never sends this, so its
+ * exports are guarded.
+ */
+export const guardFormulasQuery = goBoolQuery(
+  "guardFormulas",
+  "studyflow's addition: CSV cells participants filled that start with =, +, -, @, tab or CR (and are no plain " +
+    "number) get a ' in front so that spreadsheets show them as text; the header and ids are never changed. " +
+    "Default true; false writes case-backend's exact bytes",
+);
+
+/**
  * The steps every export POST takes once its input is read: count what the export would hold —
  * nothing is answered as case-backend answers it (200 `{"error": "no <noun> to export"}`, no task)
  * — then record the task (the domain validates and counts again in its transaction) and queue it

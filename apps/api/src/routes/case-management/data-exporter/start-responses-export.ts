@@ -17,7 +17,7 @@ import { errorResponses } from "../../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent, studyKeyParam } from "../../schemas";
 import { caseJsonQuery, goBoolQuery } from "./case-query";
 import { EXPORT_GROUPS } from "./export-groups";
-import { gzipQuery, startExport, startExportAnswer } from "./start-export";
+import { guardFormulasQuery, gzipQuery, startExport, startExportAnswer } from "./start-export";
 
 const group = EXPORT_GROUPS.responses;
 
@@ -50,7 +50,8 @@ const route = createRoute({
   description:
     "Everything is in the query, as case-admin sends it (no body). Records an export task and queues it; workers " +
     "write the file, `…/responses/task/{id}` follows it and `…/result` downloads it. The file is CASE's: columns, " +
-    "order and encodings as case-backend writes them. When the study's track-account flag is on at export " +
+    "order and encodings as case-backend writes them, except that CSV cells participants filled which a " +
+    "spreadsheet would run as a formula get a `'` in front unless `guardFormulas=false`. When the study's track-account flag is on at export " +
     "time, two columns `accountID` (the participant's hashed account id, or empty) and `mainProfile` are added; " +
     'off, they never appear. When no response matches, the answer is 200 `{"error": "no responses to ' +
     `export"}\` and no task is made, as case-backend answers. Requires \`${group.permission}\`.`,
@@ -86,6 +87,7 @@ const route = createRoute({
       ),
       sort: caseJsonQuery("sort", 'e.g. {"submittedAt":-1}; by submittedAt or arrivedAt (default CASE\'s order)'),
       gzip: gzipQuery,
+      guardFormulas: guardFormulasQuery,
     }),
   },
   responses: {
@@ -138,6 +140,7 @@ export function registerStartResponsesExport(router: OpenAPIHono<AppEnv>, deps: 
             ...(filter === undefined ? {} : { filter }),
             ...(sort === undefined ? {} : { sort }),
             gzip: query.gzip ?? false,
+            ...(query.guardFormulas === undefined ? {} : { guardFormulas: query.guardFormulas }),
           },
           who.subject,
         ),
