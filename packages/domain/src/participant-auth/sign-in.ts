@@ -115,7 +115,8 @@ export interface SignUpInput {
  * verify-email link; for a taken one creates nothing and mails the owner that someone tried
  * (unless `notifyOwner` is false). Both cost one argon2 hash and one outbox row, so neither the
  * answer nor its time tells which it was; once the caller's cap stops the mails, the address has
- * been tried that often, so it was taken or has been taken by those tries. Returns whether an account was created (for tests and logs only: never for the answer).
+ * been tried that often, so it was taken or has been taken by those tries. Returns whether an
+ * account was created (for tests and logs only: never for the answer).
  * @throws Invalid naming `password` or `preferredLanguage` when they break the rules.
  */
 export async function signUp(db: Executor, input: SignUpInput): Promise<{ created: boolean }> {
