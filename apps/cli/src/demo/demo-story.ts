@@ -205,7 +205,8 @@ export function mailpitMailbox(baseUrl: string, http: typeof fetch = fetch): Mai
 
 /**
  * The outbox itself, for systems without an SMTP sink (`npm start` without SMTP_URL): the reset
- * e-mail waits there as a row whose payload holds the link, sent or not.
+ * e-mail waits there as a row whose payload holds the link. Nothing sends it there; a row that is
+ * sent, failed or expired no longer holds the link (SECRET_PAYLOAD_FIELDS).
  */
 export function outboxMailbox(database: DbHandle): Mailbox {
   return {

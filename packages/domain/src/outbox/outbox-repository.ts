@@ -1,5 +1,6 @@
 import { and, asc, eq, gt, inArray, isNull, lt, lte, or, sql } from "drizzle-orm";
 import { outgoingMessages, type Database, type Executor } from "@studyflow/db";
+import { payloadWithoutSecrets } from "./secret-payload-fields";
 import { ACCOUNT_DELETED_TEMPLATE } from "./templates";
 
 export type OutboxMessage = typeof outgoingMessages.$inferSelect;
@@ -77,20 +78,31 @@ export async function claimDueMessages(db: Database, input: { now: Date; limit: 
  */
 const addressAfterEnd = sql`case when ${outgoingMessages.template} = ${ACCOUNT_DELETED_TEMPLATE} then null else ${outgoingMessages.toAddress} end`;
 
+/**
+ * What every statement that ends a row (sent, failed, expired) sets besides its status: the
+ * address dropped where it must not outlive the mail, and the payload's one-time secrets removed
+ * (SECRET_PAYLOAD_FIELDS), so a reset link or a sign-in code lives in plain text only while the
+ * mail may still go out.
+ */
+const endOfRow = { toAddress: addressAfterEnd, payload: payloadWithoutSecrets };
+
 /** Only the claim holder moves a row on: a row no longer `sending` is left as it is. */
 function claimed(id: string) {
   return and(eq(outgoingMessages.id, id), eq(outgoingMessages.status, "sending"));
 }
 
 export async function markMessageSent(db: Executor, id: string, now: Date): Promise<void> {
-  await db.update(outgoingMessages).set({ status: "sent", sentAt: now, toAddress: addressAfterEnd }).where(claimed(id));
+  await db
+    .update(outgoingMessages)
+    .set({ status: "sent", sentAt: now, ...endOfRow })
+    .where(claimed(id));
 }
 
 /** Fails a message for good, whatever attempts it has left. */
 export async function markMessageFailed(db: Executor, id: string, error: string): Promise<void> {
   await db
     .update(outgoingMessages)
-    .set({ status: "failed", lastError: errorText(error), toAddress: addressAfterEnd })
+    .set({ status: "failed", lastError: errorText(error), ...endOfRow })
     .where(claimed(id));
 }
 
@@ -137,7 +149,7 @@ export const MESSAGE_EXPIRED = "expired before it could be sent";
 export async function expireOverdueMessages(db: Executor, now: Date): Promise<string[]> {
   const expired = await db
     .update(outgoingMessages)
-    .set({ status: "expired", lastError: MESSAGE_EXPIRED, toAddress: addressAfterEnd })
+    .set({ status: "expired", lastError: MESSAGE_EXPIRED, ...endOfRow })
     .where(and(eq(outgoingMessages.status, "pending"), lte(outgoingMessages.expiresAt, now)))
     .returning({ id: outgoingMessages.id });
   return expired.map((row) => row.id);
@@ -153,7 +165,7 @@ export async function failAbandonedMessages(db: Executor, now: Date): Promise<st
   const cutoff = new Date(now.getTime() - OUTBOX_SENDING_ABANDONED_AFTER_MS);
   const failed = await db
     .update(outgoingMessages)
-    .set({ status: "failed", lastError: DELIVERY_OUTCOME_UNKNOWN, toAddress: addressAfterEnd })
+    .set({ status: "failed", lastError: DELIVERY_OUTCOME_UNKNOWN, ...endOfRow })
     .where(and(eq(outgoingMessages.status, "sending"), lt(outgoingMessages.availableAt, cutoff)))
     .returning({ id: outgoingMessages.id });
   return failed.map((row) => row.id);
