@@ -94,13 +94,14 @@ describe("DELETE /v1/user and the deletion task", () => {
     return user;
   }
 
-  /** A session signed into `ageSeconds` ago and a token of it. */
+  /** A session signed into with the password `ageSeconds` ago and a token of it. */
   async function sessionToken(user: Awaited<ReturnType<typeof participantUser>>, ageSeconds: number) {
     const [session] = await t.database.db
       .insert(participantSessions)
       .values({
         userId: user.user.id,
         createdAt: new Date(NOW - ageSeconds * 1000),
+        identityProvenAt: new Date(NOW - ageSeconds * 1000),
         expiresAt: new Date(NOW + 86_400_000),
       })
       .returning();

@@ -456,10 +456,21 @@ describe("participant sign-in (/v1/auth)", () => {
       });
       expect(relogin.status).toBe(200);
       expect(((await relogin.json()) as Envelope).user.account.accountConfirmedAt).toBeGreaterThan(0);
-      // usable for an hour after its use, then not
-      expect((await call(t, "POST", "/v1/auth/verify-email", { token })).status).toBe(200);
+      // it confirms once; it still signs in for an hour after its use, then not
+      const again = await call(t, "POST", "/v1/auth/verify-email", { token });
+      expect(again.status).toBe(401);
+      expect(await again.json()).toEqual({ error: "invalid or expired verification token" });
       t.setNow(Date.now() + 61 * 60_000);
-      expect((await call(t, "POST", "/v1/auth/verify-email", { token })).status).toBe(401);
+      const late = (await (await login(email)).json()) as Envelope;
+      expect(
+        (
+          await call(t, "POST", "/v1/auth/login-with-temptoken", {
+            tempToken: token,
+            password: "",
+            accessToken: late.token.accessToken,
+          })
+        ).status,
+      ).toBe(401);
       t.setNow(Date.now());
 
       const envelope = (await (await login(email)).json()) as Envelope;

@@ -1,5 +1,4 @@
 import { createSecretKey, type KeyObject } from "node:crypto";
-import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify, type JWTPayload } from "jose";
 import {
@@ -15,6 +14,7 @@ import {
   TOKEN_ISSUER,
 } from "@studyflow/domain";
 import type { AppEnv } from "../app-env";
+import type { ParticipantPrincipal } from "../auth/principals";
 import { createExternalParticipantVerifier } from "../auth/external-participant-tokens";
 import { API_KEY_HEADER } from "../auth/service-keys";
 import { VerifiedTokens } from "../auth/verified-tokens";
@@ -229,33 +229,28 @@ export function managementAuth(deps: AppDeps) {
 }
 
 /**
- * Participant routes: HS256 with the participant key, the user's current token version, and, for
+ * The check every participant request's token passes: HS256 with the participant key (or an
+ * external provider's token, when one is configured), the user's current token version, and, for
  * tokens of a sign-in session (`sid`), that the session is still open (logout, refresh reuse and
  * sign-out-everywhere end it). Both checks read through the read cache: a map lookup per request.
+ * Routes that take a participant's access token elsewhere than in the Authorization header
+ * (login-with-temptoken's body) call it too, so a token is never trusted on less.
+ *
+ * With acceptEnded, a genuine, unexpired token whose account, token version or session has ended
+ * is answered as `{ userId, ended: true }` instead of 401 (logout: signing out of what has ended is
+ * done).
  */
-export function participantAuth(deps: AppDeps, options: { acceptEnded?: boolean } = {}) {
+export function participantTokenCheck(deps: AppDeps, options: { acceptEnded?: boolean } = {}) {
   const key = hmacKeyObject(deps.config.PARTICIPANT_JWT_SECRET);
-  /**
-   * With acceptEnded, a genuine, unexpired token whose account, token version or session has
-   * ended passes as `ended` instead of 401 (logout: signing out of what has ended is done).
-   */
-  const ended = (c: Context<AppEnv>, userId: string, message: string) => {
+  const ended = (userId: string, message: string): ParticipantPrincipal => {
     if (!options.acceptEnded) throw new Unauthorized(message);
-    c.set("participant", { userId, ended: true });
+    return { userId, ended: true };
   };
   const verified = new VerifiedTokens(CLOCK_TOLERANCE_SECONDS);
   const external = createExternalParticipantVerifier(deps.config, deps);
-  return createMiddleware<AppEnv>(async (c, next) => {
-    // Service keys act for machines on management routes; here one is a mistake, so say so.
-    if (c.req.header(API_KEY_HEADER) !== undefined) {
-      throw new Unauthorized(`participant routes take a participant token, not an ${API_KEY_HEADER} header`);
-    }
-    const token = bearerToken(c.req.header("authorization"));
+  return async (token: string): Promise<ParticipantPrincipal> => {
     // Not HS256: an external OpenID provider's token when one is configured (else refused below).
-    if (external?.handles(token)) {
-      c.set("participant", { userId: (await external.verify(token)).userId });
-      return next();
-    }
+    if (external?.handles(token)) return { userId: (await external.verify(token)).userId };
     let payload = verified.get(token, Math.floor((deps.clock ?? Date.now)() / 1000));
     if (!payload) {
       try {
@@ -275,22 +270,28 @@ export function participantAuth(deps: AppDeps, options: { acceptEnded?: boolean 
     if (typeof userId !== "string" || !/^[0-9a-f-]{36}$/i.test(userId)) throw new Unauthorized("invalid token");
     const tokenVersion = await currentTokenVersion(deps.database.db, userId);
     if (tokenVersion === undefined || payload.tv !== tokenVersion) {
-      ended(c, userId, tokenVersion === undefined ? "account no longer exists" : "token revoked: sign in again");
-      return next();
+      return ended(userId, tokenVersion === undefined ? "account no longer exists" : "token revoked: sign in again");
     }
     const sessionId = payload[SESSION_ID_CLAIM];
-    if (sessionId === undefined) {
-      // operator-minted tokens (CLI token:participant) belong to no session
-      c.set("participant", { userId });
-      return next();
-    }
+    // operator-minted tokens (CLI token:participant) belong to no session
+    if (sessionId === undefined) return { userId };
     if (typeof sessionId !== "string") throw new Unauthorized("invalid token");
     const now = new Date((deps.clock ?? Date.now)());
-    if (!(await isSessionOpen(deps.database.db, sessionId, userId, now))) {
-      ended(c, userId, "signed out: sign in again");
-      return next();
+    if (!(await isSessionOpen(deps.database.db, sessionId, userId, now)))
+      return ended(userId, "signed out: sign in again");
+    return { userId, sessionId };
+  };
+}
+
+/** Participant routes: the Authorization header's token, checked by participantTokenCheck. */
+export function participantAuth(deps: AppDeps, options: { acceptEnded?: boolean } = {}) {
+  const check = participantTokenCheck(deps, options);
+  return createMiddleware<AppEnv>(async (c, next) => {
+    // Service keys act for machines on management routes; here one is a mistake, so say so.
+    if (c.req.header(API_KEY_HEADER) !== undefined) {
+      throw new Unauthorized(`participant routes take a participant token, not an ${API_KEY_HEADER} header`);
     }
-    c.set("participant", { userId, sessionId });
+    c.set("participant", await check(bearerToken(c.req.header("authorization"))));
     await next();
   });
 }

@@ -33,6 +33,12 @@ export const participantSessions = pgTable(
     selectedProfileId: text("selected_profile_id"),
     /** When an e-mail OTP was last verified in this session (CASE's lastOTP.email). */
     lastEmailOtpAt: instant("last_email_otp_at"),
+    /**
+     * When the owner last proved it in this session with the password (sign-in) or an e-mail OTP
+     * code: what re-authentication (account deletion) counts. Null for a session opened by a
+     * mailed link (login-with-temptoken), which proves only that someone holds the link.
+     */
+    identityProvenAt: instant("identity_proven_at"),
     createdAt: createdAt(),
     lastUsedAt: instant("last_used_at").notNull().defaultNow(),
     /** Absolute end of the session, however often it is renewed. */

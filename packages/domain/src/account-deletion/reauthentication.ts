@@ -7,6 +7,10 @@ import { Unauthorized } from "../errors";
 export const REAUTHENTICATION_REQUIRED_MESSAGE =
   "deleting the account needs a recent sign-in: sign in again (or send your current password) and retry";
 
+/** What DELETE /v1/user answers for a password that is not the account's. */
+export const REAUTHENTICATION_WRONG_PASSWORD_MESSAGE =
+  "wrong password: sign in again or send your current password to delete the account";
+
 export interface ReauthenticationInput {
   userId: string;
   /** The session of the caller's token (its `sid`); absent for tokens without one. */
@@ -19,31 +23,39 @@ export interface ReauthenticationInput {
 }
 
 /**
- * Whether the caller has proven to be the account's owner recently: its session was opened by a
- * sign-in, or had an e-mail OTP verified, within `maxAgeSeconds`; or it sent the current password.
- * A stolen access token alone therefore cannot delete an account once its sign-in is old.
+ * Whether the caller has proven to be the account's owner recently: it sent the current password,
+ * or its session had a password sign-in or a verified e-mail OTP code within `maxAgeSeconds`
+ * (`identityProvenAt`; a session opened by a mailed link has none). A stolen access token alone
+ * therefore cannot delete an account once its sign-in is old, nor can a mailed link.
  *
- * @throws Unauthorized({@link REAUTHENTICATION_REQUIRED_MESSAGE}) otherwise.
+ * A password that is sent must be the account's, even when the session alone would do: a wrong one
+ * is refused rather than ignored, so a caller is never told "deleted" for a password that is not
+ * the account's, and every wrong guess counts against the route's limit.
+ *
+ * @throws Unauthorized({@link REAUTHENTICATION_WRONG_PASSWORD_MESSAGE}) for a wrong password,
+ *   Unauthorized({@link REAUTHENTICATION_REQUIRED_MESSAGE}) without a recent proof.
  */
 export async function assertRecentlyAuthenticated(
   db: Executor,
   input: ReauthenticationInput,
 ): Promise<"session" | "password"> {
+  // An empty field is no password (a form left blank), as no account has the empty password.
+  if (input.password !== undefined && input.password !== "") {
+    const [user] = await db.select({ hash: users.passwordHash }).from(users).where(eq(users.id, input.userId)).limit(1);
+    if (user && (await verifyPassword(user.hash, input.password).catch(() => false))) {
+      return "password";
+    }
+    throw new Unauthorized(REAUTHENTICATION_WRONG_PASSWORD_MESSAGE);
+  }
   if (input.sessionId !== undefined && /^[0-9a-f-]{36}$/i.test(input.sessionId)) {
     const [session] = await db
-      .select({ createdAt: participantSessions.createdAt, lastEmailOtpAt: participantSessions.lastEmailOtpAt })
+      .select({ provenAt: participantSessions.identityProvenAt })
       .from(participantSessions)
       .where(and(eq(participantSessions.id, input.sessionId), eq(participantSessions.userId, input.userId)))
       .limit(1);
-    if (session) {
-      const lastProof = Math.max(session.createdAt.getTime(), session.lastEmailOtpAt?.getTime() ?? 0);
-      if (input.now.getTime() - lastProof <= input.maxAgeSeconds * 1000) return "session";
+    if (session?.provenAt && input.now.getTime() - session.provenAt.getTime() <= input.maxAgeSeconds * 1000) {
+      return "session";
     }
-  }
-  if (input.password !== undefined && input.password !== "") {
-    const [user] = await db.select({ hash: users.passwordHash }).from(users).where(eq(users.id, input.userId)).limit(1);
-    if (user && (await verifyPassword(user.hash, input.password))) return "password";
-    throw new Unauthorized("wrong password: sign in again or send your current password to delete the account");
   }
   throw new Unauthorized(REAUTHENTICATION_REQUIRED_MESSAGE);
 }

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
-import { and, eq, gt, inArray, isNull } from "drizzle-orm";
+import { and, eq, gt, inArray, isNull, notInArray, or, sql, type SQL } from "drizzle-orm";
 import { passwordResetTokens, type Executor, type TokenPurpose } from "@studyflow/db";
 
 /**
@@ -52,11 +52,13 @@ export interface AccountTokenHolder {
   expiresAt: Date;
 }
 
-const usable = (token: string, purposes: readonly TokenPurpose[], now: Date) =>
+const usable = (token: string, purposes: readonly TokenPurpose[], now: Date, afterUse: readonly TokenPurpose[] = []) =>
   and(
     eq(passwordResetTokens.tokenHash, hashAccountToken(token)),
     inArray(passwordResetTokens.purpose, [...purposes]),
-    isNull(passwordResetTokens.usedAt),
+    afterUse.length === 0
+      ? isNull(passwordResetTokens.usedAt)
+      : or(isNull(passwordResetTokens.usedAt), inArray(passwordResetTokens.purpose, [...afterUse])),
     gt(passwordResetTokens.expiresAt, now),
   );
 
@@ -68,18 +70,28 @@ const holderColumns = {
   expiresAt: passwordResetTokens.expiresAt,
 };
 
+export interface PeekAccountTokenOptions {
+  /**
+   * Purposes whose tokens still count after their use, until they expire: a used verify-email link
+   * still signs in through login-with-temptoken for the hour verifyEmailToken leaves it. A retired
+   * token has expired (retireAccountTokens), so it never counts.
+   */
+  afterUse?: readonly TokenPurpose[];
+}
+
 /** Reads a usable token without spending it (CASE's get-infos, temptoken-info); null when unusable. */
 export async function peekAccountToken(
   db: Executor,
   token: string,
   purposes: readonly TokenPurpose[],
   now: Date,
+  options: PeekAccountTokenOptions = {},
 ): Promise<AccountTokenHolder | null> {
   if (!ACCOUNT_TOKEN_PATTERN.test(token)) return null;
   const [row] = await db
     .select(holderColumns)
     .from(passwordResetTokens)
-    .where(usable(token, purposes, now))
+    .where(usable(token, purposes, now, options.afterUse))
     .limit(1);
   return row ?? null;
 }
@@ -104,21 +116,46 @@ export async function consumeAccountToken(
   return row ?? null;
 }
 
-/** Spends every open token of a user for these purposes (older links stop working). */
+/**
+ * Retires every token of a user for these purposes: older links stop working. Used tokens are
+ * retired too (a used verify-email link still signs in for an hour, see peekAccountToken), and the
+ * expiry is brought to now, so no "after use" rule can revive a retired token; the sweep then
+ * removes the rows.
+ */
 export async function retireAccountTokens(
   db: Executor,
   userId: string,
   purposes: readonly TokenPurpose[],
   now: Date,
 ): Promise<void> {
+  await retireWhere(db, userId, inArray(passwordResetTokens.purpose, [...purposes]), now);
+}
+
+/**
+ * What stays usable when the password is reset or changed: a newsletter-unsubscribe link only turns
+ * the newsletter off (no sign-in, no account data, nothing another link could not undo from the
+ * settings), and every newsletter already mailed carries one, so retiring it would break those
+ * links for nothing.
+ */
+export const PURPOSES_KEPT_ON_PASSWORD_CHANGE: readonly TokenPurpose[] = ["unsubscribe-newsletter"];
+
+/**
+ * Retires every outstanding link of a user that signs in or changes the account (password reset,
+ * verify-email, change-email, survey-login, account deletion, and any purpose added later): call it
+ * in the transaction of a password reset or change, so a link mailed (or taken) before no longer
+ * works under the new password. Only PURPOSES_KEPT_ON_PASSWORD_CHANGE survive.
+ */
+export async function retireAccountLinks(db: Executor, userId: string, now: Date): Promise<void> {
+  await retireWhere(db, userId, notInArray(passwordResetTokens.purpose, [...PURPOSES_KEPT_ON_PASSWORD_CHANGE]), now);
+}
+
+async function retireWhere(db: Executor, userId: string, purposes: SQL | undefined, now: Date): Promise<void> {
+  const at = now.toISOString();
   await db
     .update(passwordResetTokens)
-    .set({ usedAt: now })
-    .where(
-      and(
-        eq(passwordResetTokens.userId, userId),
-        inArray(passwordResetTokens.purpose, [...purposes]),
-        isNull(passwordResetTokens.usedAt),
-      ),
-    );
+    .set({
+      usedAt: sql`coalesce(${passwordResetTokens.usedAt}, ${at}::timestamptz)`,
+      expiresAt: sql`least(${passwordResetTokens.expiresAt}, ${at}::timestamptz)`,
+    })
+    .where(and(eq(passwordResetTokens.userId, userId), purposes, gt(passwordResetTokens.expiresAt, now)));
 }

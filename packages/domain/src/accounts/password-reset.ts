@@ -11,7 +11,7 @@ import {
   hashAccountToken,
   linkValidForHours,
   peekAccountToken,
-  retireAccountTokens,
+  retireAccountLinks,
 } from "./account-tokens";
 import { checkPasswordRule, hashPassword } from "./passwords";
 
@@ -97,7 +97,8 @@ export interface ResetPasswordInput {
  * Sets a new password with a reset token. The token is single-use even under concurrent
  * requests: it is consumed by one conditional UPDATE, and only the request whose UPDATE
  * returned the row goes on. Every session of the user ends, because the token version
- * carried by participant tokens is bumped.
+ * carried by participant tokens is bumped, and every other link of the account that signs in or
+ * changes it is retired (retireAccountLinks).
  *
  * @throws Invalid with {@link INVALID_RESET_TOKEN_MESSAGE} for any unusable token, or with
  *   the password rule when the token is good but the password is not (the token then stays
@@ -133,8 +134,9 @@ export async function resetPassword(db: Database, input: ResetPasswordInput): Pr
     // The token row references the user with ON DELETE CASCADE, so this is a broken invariant.
     if (!user) throw new Error(`reset token refers to missing user ${consumed.userId}`);
 
-    // Links from earlier requests must not reset the new password again.
-    await retireAccountTokens(tx, user.id, [PURPOSE], now);
+    // Links mailed (or taken) before must not reset the new password again, nor change the address,
+    // confirm it or sign in: whoever held the old password may have asked for them.
+    await retireAccountLinks(tx, user.id, now);
     // Every session ends: refresh tokens stop renewing and the token version is bumped, so access
     // tokens issued before stop working at once.
     await revokeUserSessions(tx, user.id, "password-reset", { now });

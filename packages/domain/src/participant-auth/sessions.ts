@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from "node:crypto";
+import { createHash, createHmac, hkdfSync, randomBytes } from "node:crypto";
 import { and, eq, gt, isNull, sql } from "drizzle-orm";
 import {
   CACHE_CHANNEL,
@@ -26,6 +26,7 @@ export interface SessionTokenSettings {
   /**
    * How long a just-spent refresh token still renews: a client that renews from two tabs (or
    * retries after a lost answer) must not be taken for a thief, as case-backend's NextToken allows.
+   * Within it the spent token answers its one successor again, never a new one.
    */
   refreshGraceSeconds: number;
 }
@@ -59,6 +60,18 @@ export const hashRefreshToken = (token: string): string => createHash("sha256").
 
 const newRefreshToken = () => randomBytes(REFRESH_TOKEN_BYTES).toString("base64url");
 
+/**
+ * The one successor of a refresh token: an HMAC of the spent token under a key derived from the
+ * participant token secret. Only hashes are stored, so this is what lets a renewal repeated within
+ * the grace (a lost answer, a second tab) answer the very successor the first one issued, without
+ * keeping any token readable: computing it takes the spent token itself and the server's secret.
+ * 256 bits, as unguessable as a random token to anyone without both.
+ */
+function successorRefreshToken(spentToken: string, secret: string): string {
+  const key = Buffer.from(hkdfSync("sha256", secret, "", "studyflow refresh-token successor", REFRESH_TOKEN_BYTES));
+  return createHmac("sha256", key).update(spentToken, "utf8").digest("base64url");
+}
+
 const addSeconds = (at: Date, seconds: number) => new Date(at.getTime() + seconds * 1000);
 const earlier = (a: Date, b: Date) => (a.getTime() <= b.getTime() ? a : b);
 
@@ -88,8 +101,8 @@ async function insertRefreshToken(
   db: Executor,
   sessionId: string,
   expiresAt: Date,
+  token: string = newRefreshToken(),
 ): Promise<{ id: string; token: string }> {
-  const token = newRefreshToken();
   const [row] = await db
     .insert(refreshTokens)
     .values({ sessionId, tokenHash: hashRefreshToken(token), expiresAt })
@@ -108,6 +121,12 @@ export interface IssueSessionTokensInput {
   sessionId?: string;
   /** Record an e-mail OTP verified now (or at this time) in the session. */
   lastEmailOtpAt?: Date;
+  /**
+   * The owner proved it at this time with the password or an e-mail OTP code: re-authentication
+   * (account deletion) counts it. Left out for a mailed link (login-with-temptoken): holding a
+   * link is not knowing the password.
+   */
+  identityProvenAt?: Date;
 }
 
 /**
@@ -126,7 +145,11 @@ export async function issueSessionTokens(db: Executor, input: IssueSessionTokens
     const account = await signInAccount(tx, userId);
     const [continued] = await tx
       .update(participantSessions)
-      .set({ lastUsedAt: now, ...(input.lastEmailOtpAt ? { lastEmailOtpAt: input.lastEmailOtpAt } : {}) })
+      .set({
+        lastUsedAt: now,
+        ...(input.lastEmailOtpAt ? { lastEmailOtpAt: input.lastEmailOtpAt } : {}),
+        ...(input.identityProvenAt ? { identityProvenAt: input.identityProvenAt } : {}),
+      })
       .where(
         and(
           eq(participantSessions.id, sessionId),
@@ -166,6 +189,7 @@ async function openSession(db: Executor, input: IssueSessionTokensInput): Promis
   const refreshEnds = earlier(addSeconds(now, settings.refreshTokenTtlSeconds), sessionEnds);
   const at = now.toISOString();
   const otpAt = input.lastEmailOtpAt?.toISOString() ?? null;
+  const provenAt = input.identityProvenAt?.toISOString() ?? null;
   const [row] = await executePrepared<{
     token_version: number;
     session_id: string;
@@ -177,10 +201,11 @@ async function openSession(db: Executor, input: IssueSessionTokensInput): Promis
       where id = ${userId}::uuid and locked_at is null and deletion_requested_at is null
       returning token_version
     ), session as (
-      insert into participant_sessions (user_id, selected_profile_id, last_email_otp_at, last_used_at, expires_at)
+      insert into participant_sessions
+        (user_id, selected_profile_id, last_email_otp_at, identity_proven_at, last_used_at, expires_at)
       select ${userId}::uuid,
         (select p.id from profiles p where p.user_id = ${userId}::uuid and p.main_profile order by p.created_at limit 1),
-        ${otpAt}::timestamptz, ${at}::timestamptz, ${sessionEnds.toISOString()}::timestamptz
+        ${otpAt}::timestamptz, ${provenAt}::timestamptz, ${at}::timestamptz, ${sessionEnds.toISOString()}::timestamptz
       from account
       returning id, selected_profile_id
     ), refresh as (
@@ -239,17 +264,21 @@ export interface RenewSessionTokensInput {
 }
 
 /**
- * Renews a session's token pair with a refresh token: the token is spent and its successor
+ * Renews a session's token pair with a refresh token: the token is spent and its one successor
  * issued in one transaction (rotation on every use). A token spent less than `refreshGraceSeconds`
- * ago renews once more (concurrent renewals); one spent earlier is a reuse, which revokes the
- * whole session and answers Unauthorized({@link REFRESH_TOKEN_REUSED_MESSAGE}). Unknown, expired
- * or foreign tokens, ended sessions and unavailable accounts answer Unauthorized too.
+ * ago answers that same successor again, with a new access token of the session (concurrent
+ * renewals, a retry after a lost answer), while the successor is unspent: a spent token never
+ * yields a second live refresh token. Presented after the grace, or after its successor was spent
+ * in turn, it is a reuse, which revokes the whole session and answers
+ * Unauthorized({@link REFRESH_TOKEN_REUSED_MESSAGE}). Unknown, expired or foreign tokens, ended
+ * sessions and unavailable accounts answer Unauthorized too.
  */
 export async function renewSessionTokens(db: Executor, input: RenewSessionTokensInput): Promise<SessionTokens> {
   const { now, settings } = input;
   if (!REFRESH_TOKEN_PATTERN.test(input.refreshToken) || !UUID_PATTERN.test(input.sessionId)) {
     throw new Unauthorized(INVALID_REFRESH_TOKEN_MESSAGE);
   }
+  const successorToken = successorRefreshToken(input.refreshToken, settings.secret);
   const outcome = await db.transaction(async (tx) => {
     // The row lock orders concurrent renewals of one token: the second sees it spent.
     const [found] = await tx
@@ -257,6 +286,7 @@ export async function renewSessionTokens(db: Executor, input: RenewSessionTokens
         id: refreshTokens.id,
         expiresAt: refreshTokens.expiresAt,
         usedAt: refreshTokens.usedAt,
+        replacedBy: refreshTokens.replacedBy,
         sessionId: participantSessions.id,
         userId: participantSessions.userId,
         selectedProfileId: participantSessions.selectedProfileId,
@@ -284,18 +314,37 @@ export async function renewSessionTokens(db: Executor, input: RenewSessionTokens
       return { kind: "refused", message: INVALID_REFRESH_TOKEN_MESSAGE } as const;
     }
     const account = await signInAccount(tx, found.userId);
-    const successor = await insertRefreshToken(
-      tx,
-      found.sessionId,
-      earlier(addSeconds(now, settings.refreshTokenTtlSeconds), found.sessionExpiresAt),
-    );
-    // Within the grace a spent token issues a second successor: both renewing clients go on, in
-    // the same session, and a later revocation still ends both.
     if (found.usedAt === null) {
+      const successor = await insertRefreshToken(
+        tx,
+        found.sessionId,
+        earlier(addSeconds(now, settings.refreshTokenTtlSeconds), found.sessionExpiresAt),
+        successorToken,
+      );
       await tx
         .update(refreshTokens)
         .set({ usedAt: now, replacedBy: successor.id })
         .where(eq(refreshTokens.id, found.id));
+    } else {
+      // Within the grace: the successor the first renewal issued, if it is still the live one.
+      const [issued] = found.replacedBy
+        ? await tx
+            .select({ tokenHash: refreshTokens.tokenHash, usedAt: refreshTokens.usedAt })
+            .from(refreshTokens)
+            .where(eq(refreshTokens.id, found.replacedBy))
+            .limit(1)
+            .for("update")
+        : [];
+      // A successor issued otherwise (before successors were derived, or under another secret)
+      // cannot be given again: refused, the session goes on with whoever holds it.
+      if (!issued || issued.tokenHash !== hashRefreshToken(successorToken)) {
+        return { kind: "refused", message: INVALID_REFRESH_TOKEN_MESSAGE } as const;
+      }
+      // The successor renewed already: the family moved on without this caller, so it is a reuse.
+      if (issued.usedAt !== null) {
+        await revokeSession(tx, found.sessionId, "refresh-reuse", now);
+        return { kind: "reused" } as const;
+      }
     }
     await tx.update(participantSessions).set({ lastUsedAt: now }).where(eq(participantSessions.id, found.sessionId));
     return {
@@ -305,7 +354,7 @@ export async function renewSessionTokens(db: Executor, input: RenewSessionTokens
         selectedProfileId: found.selectedProfileId,
         lastEmailOtpAt: found.lastEmailOtpAt,
       },
-      refreshToken: successor.token,
+      refreshToken: successorToken,
       tokenVersion: account.tokenVersion,
     } as const;
   });

@@ -1,12 +1,7 @@
 import { createHash, randomInt, timingSafeEqual } from "node:crypto";
 import { and, asc, desc, eq, gt, inArray, isNull, sql } from "drizzle-orm";
 import { otpCodes, outgoingMessages, passwordResetTokens, profiles, users, type Executor } from "@studyflow/db";
-import {
-  consumeAccountToken,
-  createAccountToken,
-  peekAccountToken,
-  retireAccountTokens,
-} from "../accounts/account-tokens";
+import { consumeAccountToken, createAccountToken, retireAccountTokens } from "../accounts/account-tokens";
 import { normalizeEmail } from "../accounts/password-reset";
 import { checkPasswordRule, hashPassword, passwordHashNeedsUpgrade, verifyPassword } from "../accounts/passwords";
 import { forgetCached } from "../cache/read-cache";
@@ -239,29 +234,27 @@ export const INVALID_VERIFICATION_TOKEN_MESSAGE = "invalid or expired verificati
 /** How long a used verify-email link still signs in (login-with-temptoken), as case-backend keeps it. */
 export const VERIFY_LINK_AFTER_USE_SECONDS = 60 * 60;
 
+/** What a used verification link confirmed: the account and its address, now confirmed. */
+export interface VerifiedAddress {
+  userId: string;
+  email: string;
+  accountConfirmedAt: Date;
+}
+
 /**
- * Confirms an address with a mailed token. "verify-email": the account's address (still the one
- * mailed) is confirmed. "change-email": the account's address becomes `info.newEmail` if no other
- * account has it meanwhile, confirmed; other sessions end and the old address gets a notice.
- * Returns the user id. @throws Unauthorized for unknown, used, expired tokens, or ones that no
- * longer fit the account.
+ * Confirms an address with a mailed token, which is spent: a link confirms once, and a used,
+ * retired, expired or unknown one is refused alike. "verify-email": the account's address (still
+ * the one mailed) is confirmed; the link still signs in through login-with-temptoken for
+ * VERIFY_LINK_AFTER_USE_SECONDS (the participant app does that right after), never longer than it
+ * was valid. "change-email": the account's address becomes `info.newEmail` if no other account has
+ * it meanwhile, confirmed; other sessions end and the old address gets a notice.
+ * @throws Unauthorized for unknown, used, expired tokens, or ones that no longer fit the account.
  */
-export async function verifyEmailToken(db: Executor, token: string, now: Date): Promise<string> {
-  const userId = await db.transaction(async (tx) => {
-    const peeked = await peekAccountToken(tx, token, ["verify-email", "change-email"], now);
-    if (!peeked) return null;
-    // As case-backend: a verify-email link stays usable for an hour more, because the participant
-    // app signs the visitor in with it right after (login-with-temptoken); confirming twice is
-    // harmless. A change-email link changes the account and is spent.
-    const holder =
-      peeked.purpose === "verify-email" ? peeked : await consumeAccountToken(tx, token, ["change-email"], now);
+export async function verifyEmailToken(db: Executor, token: string, now: Date): Promise<VerifiedAddress> {
+  const verified = await db.transaction(async (tx): Promise<VerifiedAddress | null> => {
+    // Of concurrent requests holding the link exactly one gets it.
+    const holder = await consumeAccountToken(tx, token, ["verify-email", "change-email"], now);
     if (!holder) return null;
-    if (holder.purpose === "verify-email") {
-      const inAnHour = new Date(now.getTime() + VERIFY_LINK_AFTER_USE_SECONDS * 1000);
-      if (holder.expiresAt > inAnHour) {
-        await tx.update(passwordResetTokens).set({ expiresAt: inAnHour }).where(eq(passwordResetTokens.id, holder.id));
-      }
-    }
     const [user] = await tx
       .select({ email: users.email, language: users.preferredLanguage, confirmedAt: users.accountConfirmedAt })
       .from(users)
@@ -272,8 +265,13 @@ export async function verifyEmailToken(db: Executor, token: string, now: Date): 
     if (holder.purpose === "verify-email") {
       // a link to an address the account no longer has proves nothing about today's
       if (holder.info.email !== undefined && holder.info.email !== user.email) return null;
+      const inAnHour = new Date(now.getTime() + VERIFY_LINK_AFTER_USE_SECONDS * 1000);
+      if (holder.expiresAt > inAnHour) {
+        await tx.update(passwordResetTokens).set({ expiresAt: inAnHour }).where(eq(passwordResetTokens.id, holder.id));
+      }
+      const confirmedAt = user.confirmedAt ?? now;
       if (!user.confirmedAt) await tx.update(users).set({ accountConfirmedAt: now }).where(eq(users.id, holder.userId));
-      return holder.userId;
+      return { userId: holder.userId, email: user.email, accountConfirmedAt: confirmedAt };
     }
     const newEmail = holder.info.newEmail ? normalizeEmail(holder.info.newEmail) : "";
     if (newEmail === "") return null;
@@ -290,11 +288,11 @@ export async function verifyEmailToken(db: Executor, token: string, now: Date): 
       language: user.language,
       payload: { newEmail },
     });
-    return holder.userId;
+    return { userId: holder.userId, email: newEmail, accountConfirmedAt: now };
   });
-  if (!userId) throw new Unauthorized(INVALID_VERIFICATION_TOKEN_MESSAGE);
-  forgetCached(db, "user", userId);
-  return userId;
+  if (!verified) throw new Unauthorized(INVALID_VERIFICATION_TOKEN_MESSAGE);
+  forgetCached(db, "user", verified.userId);
+  return verified;
 }
 
 /** OTP settings: a 6-digit code is short, so the attempts on one code are few and its life short. */

@@ -1,6 +1,6 @@
 import { and, eq } from "drizzle-orm";
 import { outgoingMessages, users, type Database } from "@studyflow/db";
-import { retireAccountTokens } from "../accounts/account-tokens";
+import { retireAccountLinks } from "../accounts/account-tokens";
 import { checkPasswordRule, hashPassword, verifyPassword } from "../accounts/passwords";
 import { forgetCached } from "../cache/read-cache";
 import { Conflict, Invalid, NotFound, Unauthorized } from "../errors";
@@ -47,7 +47,8 @@ export async function assertCurrentPassword(passwordHash: string, password: stri
 /**
  * Changes the password from the account settings, as case-backend does: the new password must
  * meet the policy (400), the old one must be right (401). Then, in one transaction: the new hash,
- * every other session signed out, open password-reset links retired, a "password changed" mail.
+ * every other session signed out, every open link that signs in or changes the account retired
+ * (retireAccountLinks), a "password changed" mail.
  * The update is conditional on the hash that was verified, so two concurrent changes cannot both
  * pass with the same old password.
  */
@@ -70,7 +71,8 @@ export async function changePassword(db: Database, input: ChangePasswordInput): 
       now: input.now,
       ...(input.sessionId === undefined ? {} : { exceptSessionId: input.sessionId }),
     });
-    await retireAccountTokens(tx, user.id, ["password-reset"], input.now);
+    // a link asked for by whoever held the old password (a new address, a sign-in) dies with it
+    await retireAccountLinks(tx, user.id, input.now);
     await tx.insert(outgoingMessages).values({
       template: "password-changed",
       toAddress: user.email,

@@ -66,7 +66,12 @@ export function registerLogin(router: OpenAPIHono<AppEnv>, deps: AppDeps, limite
     // The session and the profiles at once (two connections); the account row is the one the
     // password was checked against, with the last login the session has just set.
     const [tokens, userProfiles] = await Promise.all([
-      issueSessionTokens(db, { userId: user.id, now, settings: sessionTokenSettings(deps.config) }),
+      issueSessionTokens(db, {
+        userId: user.id,
+        now,
+        settings: sessionTokenSettings(deps.config),
+        identityProvenAt: now,
+      }),
       signInProfiles(db, user.id),
     ]);
     return c.json(await tokenEnvelope(db, tokens, presentCaseUser({ ...user, lastLoginAt: now }, userProfiles)), 200);

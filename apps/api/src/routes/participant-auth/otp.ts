@@ -84,6 +84,7 @@ export function registerOtp(router: OpenAPIHono<AppEnv>, deps: AppDeps, limiter:
       now,
       settings: sessionTokenSettings(deps.config),
       lastEmailOtpAt: now,
+      identityProvenAt: now,
       ...(sessionId ? { sessionId } : {}),
     });
     return c.json(await tokenEnvelope(db, tokens), 200);

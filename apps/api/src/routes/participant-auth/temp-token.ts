@@ -1,13 +1,9 @@
-import { createSecretKey } from "node:crypto";
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { eq } from "drizzle-orm";
-import { jwtVerify } from "jose";
 import { users, type TokenPurpose } from "@studyflow/db";
 import {
   INVALID_TEMP_TOKEN_MESSAGE,
   Invalid,
-  PARTICIPANT_TOKEN_TYPE,
-  TOKEN_ISSUER,
   Unauthorized,
   issueSessionTokens,
   peekAccountToken,
@@ -16,6 +12,7 @@ import {
 import type { AppEnv } from "../../app-env";
 import { caseJsonBody, checkInstanceId } from "../../case-compat";
 import type { AppDeps } from "../../deps";
+import { participantTokenCheck } from "../../middleware/auth";
 import { limitMailedTokenFailures } from "../../middleware/mailed-token-limit";
 import type { RateLimiter } from "../../rate-limit";
 import { errorResponses } from "../openapi-errors";
@@ -62,11 +59,13 @@ const loginRoute = createRoute({
   tags: ["participant auth"],
   summary: "Sign in through a mailed survey link",
   description:
-    "case-backend's loginWithTempToken: a usable survey-login token plus the account's password or a valid access " +
-    "token of the same account opens a session; as in case-backend the answer's `lastOTP.email` is now (the link " +
-    "came by mail). Survey-login and verify-email tokens are taken (the app signs in with the verify-email link " +
-    "after confirming it). The token stays usable until it expires (survey links are opened more than once). Wrong " +
-    "passwords count against the sign-in limits of the address.",
+    "case-backend's loginWithTempToken: a usable survey-login token plus the account's password or an access " +
+    "token of the same account that every participant route would accept (token version current, session still " +
+    "open: a signed-out token is refused) opens a session; as in case-backend the answer's `lastOTP.email` is now " +
+    "(the link came by mail). Survey-login and verify-email tokens are taken (the app signs in with the " +
+    "verify-email link after confirming it, for an hour after its use). The token stays usable until it expires " +
+    "(survey links are opened more than once). A session opened here is not a recent sign-in: deleting the " +
+    "account from it needs the password. Wrong passwords count against the sign-in limits of the address.",
   middleware: [loginBody.middleware],
   request: { body: loginBody.body },
   responses: {
@@ -81,15 +80,19 @@ const loginRoute = createRoute({
 export function registerTempToken(router: OpenAPIHono<AppEnv>, deps: AppDeps, limiter: RateLimiter) {
   const db = deps.database.db;
   const clock = deps.clock ?? Date.now;
-  const key = createSecretKey(Buffer.from(deps.config.PARTICIPANT_JWT_SECRET, "utf8"));
+  const accessTokenCheck = participantTokenCheck(deps);
   const failures = limitMailedTokenFailures(
     limiter,
     "auth:temptoken:address",
     "too many failed attempts; try again later",
   );
 
-  const holderOf = async (tempToken: string, purposes: readonly TokenPurpose[]) => {
-    const holder = await peekAccountToken(db, tempToken, purposes, new Date(clock()));
+  const holderOf = async (
+    tempToken: string,
+    purposes: readonly TokenPurpose[],
+    afterUse: readonly TokenPurpose[] = [],
+  ) => {
+    const holder = await peekAccountToken(db, tempToken, purposes, new Date(clock()), { afterUse });
     if (!holder) throw new Unauthorized(INVALID_TEMP_TOKEN_MESSAGE);
     const [user] = await db
       .select({ email: users.email, passwordHash: users.passwordHash })
@@ -112,14 +115,12 @@ export function registerTempToken(router: OpenAPIHono<AppEnv>, deps: AppDeps, li
     if (!password && !accessToken) throw new Invalid("password or accessToken: one of them is required");
     // case-backend takes its contact-verification tokens here too: the app signs in with the
     // verify-email link right after confirming (token-verification-success page)
-    const holder = await holderOf(tempToken, ["survey-login", "verify-email"]);
+    const holder = await holderOf(tempToken, ["survey-login", "verify-email"], ["verify-email"]);
     if (accessToken) {
-      const subject = await jwtVerify(accessToken, key, {
-        algorithms: ["HS256"],
-        issuer: TOKEN_ISSUER,
-        currentDate: new Date(clock()),
-      }).then(
-        ({ payload }) => (payload.typ === PARTICIPANT_TOKEN_TYPE ? payload.sub : undefined),
+      // The same check as every participant request: a token signed out, of an older token
+      // version or of an ended session proves nothing.
+      const subject = await accessTokenCheck(accessToken).then(
+        (principal) => principal.userId,
         () => undefined,
       );
       if (subject !== holder.userId) throw new Unauthorized("invalid access token");
@@ -133,6 +134,7 @@ export function registerTempToken(router: OpenAPIHono<AppEnv>, deps: AppDeps, li
       now,
       settings: sessionTokenSettings(deps.config),
       lastEmailOtpAt: now,
+      // no identityProvenAt: a mailed link is not the password (see assertRecentlyAuthenticated)
     });
     return c.json(await tokenEnvelope(db, tokens), 200);
   });

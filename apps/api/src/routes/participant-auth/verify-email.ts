@@ -1,12 +1,11 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import { loadCaseUser, resendEmailVerification, verifyEmailToken } from "@studyflow/domain";
+import { resendEmailVerification, verifyEmailToken, type VerifiedAddress } from "@studyflow/domain";
 import { participantOf, type AppEnv } from "../../app-env";
 import { caseJsonBody } from "../../case-compat";
 import type { AppDeps } from "../../deps";
 import { participantAuth } from "../../middleware/auth";
 import { limitMailedTokenFailures } from "../../middleware/mailed-token-limit";
 import type { RateLimiter } from "../../rate-limit";
-import { userEnvelope } from "../user/case-user-schema";
 import { errorResponses } from "../openapi-errors";
 import { PARTICIPANT_SECURITY, jsonContent, messageSchema } from "../schemas";
 
@@ -14,6 +13,33 @@ const verifyRequest = z
   .object({ token: z.string().max(200, "longer than 200 characters") })
   .openapi("CaseVerifyEmailRequest");
 const verifyBody = caseJsonBody(verifyRequest, "The token from the mailed link");
+
+/**
+ * What verify-email answers: the part of CASE's `{user}` that says what the link confirmed. The
+ * tekenradar app reads nothing of it (only that the status is 200), and whoever holds a link is not
+ * signed in: the account's id, profiles, contact infos and preferences stay out of it.
+ */
+const verifiedAnswer = z
+  .object({
+    user: z.object({
+      account: z.object({
+        type: z.literal("email"),
+        accountID: z.string().openapi({ description: "the address the link confirmed (the sign-in address now)" }),
+        accountConfirmedAt: z.number().int().openapi({ description: "Unix seconds" }),
+      }),
+    }),
+  })
+  .openapi("CaseVerifyEmailAnswer");
+
+const presentVerified = (verified: VerifiedAddress) => ({
+  user: {
+    account: {
+      type: "email" as const,
+      accountID: verified.email,
+      accountConfirmedAt: Math.floor(verified.accountConfirmedAt.getTime() / 1000),
+    },
+  },
+});
 
 const verifyRoute = createRoute({
   method: "post",
@@ -23,13 +49,16 @@ const verifyRoute = createRoute({
   description:
     "case-backend's verifyEmail. A verify-email token confirms the account's address. A change-email token " +
     "(from POST /v1/user/change-account-email) makes its new address the sign-in address if no other account " +
-    "took it meanwhile, confirmed; every session of the account ends and the old address is told. Change-email tokens are " +
-    "single use; a verify-email token stays usable for an hour after (as in case-backend: the app signs in with it " +
-    "through login-with-temptoken). Unknown, used and expired tokens answer 401 (case-backend: 400).",
+    "took it meanwhile, confirmed; every session of the account ends and the old address is told. A link confirms " +
+    "once: used, retired (a password reset or change retires every open link), expired and unknown tokens all " +
+    "answer the same 401 (case-backend: 400, and a used link again 200). A used verify-email link still signs in " +
+    "through login-with-temptoken for an hour (the app does so right after). The answer holds only " +
+    "`user.account` (type, the confirmed address, accountConfirmedAt), not the whole user: the holder of a link " +
+    "is not signed in.",
   middleware: [verifyBody.middleware],
   request: { body: verifyBody.body },
   responses: {
-    200: jsonContent(userEnvelope, "confirmed"),
+    200: jsonContent(verifiedAnswer, "confirmed"),
     ...errorResponses([400, 401, 429], { 401: "invalid or expired verification token" }),
   },
 });
@@ -63,8 +92,8 @@ export function registerVerifyEmail(router: OpenAPIHono<AppEnv>, deps: AppDeps, 
     "too many invalid tokens; try again later",
   );
   router.openapi({ ...verifyRoute, middleware: [guesses, verifyBody.middleware] }, async (c) => {
-    const userId = await verifyEmailToken(db, c.req.valid("json").token, new Date(clock()));
-    return c.json({ user: await loadCaseUser(db, userId) }, 200);
+    const verified = await verifyEmailToken(db, c.req.valid("json").token, new Date(clock()));
+    return c.json(presentVerified(verified), 200);
   });
   router.openapi({ ...resendRoute, middleware: [participantAuth(deps), resendBody.middleware] }, async (c) => {
     await resendEmailVerification(db, {
