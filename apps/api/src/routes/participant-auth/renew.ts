@@ -35,8 +35,10 @@ const route = createRoute({
   description:
     "case-backend's refreshToken: Bearer = the last access token, expired or not (HS256 with the participant key, " +
     "pinned), body = its session's refresh token. The refresh token is spent and a new pair issued (rotation on " +
-    "every use). One spent less than PARTICIPANT_REFRESH_GRACE_SECONDS ago still renews (two tabs renewing at " +
-    "once); one spent earlier is a reuse: the whole session is revoked and the answer is 401. Sessions end " +
+    "every use). A spent token has one successor: presented again less than PARTICIPANT_REFRESH_GRACE_SECONDS " +
+    "ago (two tabs renewing at once, a retry after a lost answer) it answers the same refresh token again, with a " +
+    "new access token, while that successor is unspent; presented later, or after its successor renewed, it is a " +
+    "reuse: the whole session is revoked and the answer is 401. Sessions end " +
     "PARTICIPANT_SESSION_MAX_AGE_SECONDS after sign-in however often they renew. Locked accounts and accounts " +
     "being deleted cannot renew.",
   security: PARTICIPANT_SECURITY,
