@@ -38,7 +38,8 @@ export function registerGlobalEmailTemplates(router: OpenAPIHono<AppEnv>, deps: 
           "replacement of that global template (404 if unknown). `messageType` is trimmed, stripped of quotes and " +
           "line breaks and URL-escaped; `studyKey` is ignored (a study's template is saved at " +
           "`…/study-templates/{studyKey}`). Every translation's `templateDef` must be base64 of a Go template that " +
-          "parses and runs with no data (400 naming the translation). Audited `email-template.save`. ",
+          "parses and runs with no data within the limits on a rendering's work (100,000 steps, 1 MiB of text; 400 " +
+          "naming the translation and the problem). Audited `email-template.save`. ",
         notFound: "no global template with this id",
         conflict: "a global template of this type exists (send its id)",
         run: (db, _scope, input, actor) => saveEmailTemplate(db, null, input, actor),

@@ -51,7 +51,9 @@ export function registerScheduledEmails(router: OpenAPIHono<AppEnv>, deps: AppDe
         "template is checked as e-mail templates are (400 naming `template.translations[i].templateDef`). `until` " +
         "(Unix seconds, 0: no end) must not be in the past nor before `nextTime`. studyflow differences: " +
         "`period` must be positive; `study-participants` needs a known `studyKey` (404); a `condition` is " +
-        "refused (400) as studyflow does not evaluate it. Audited `scheduled-email.save`. " +
+        "refused (400) as studyflow does not evaluate it. A mail that its recipient's data takes past the limits " +
+        "on a template's work when the slot fires is not sent: its outbox row is failed with the reason. Audited " +
+        "`scheduled-email.save`. " +
         PERMISSION,
       security: MANAGEMENT_SECURITY,
       body: scheduledEmailBody,

@@ -22,7 +22,8 @@ export function registerSmsTemplates(router: OpenAPIHono<AppEnv>, deps: AppDeps)
         description:
           'Stored only: studyflow sends no SMS. Without `id` (or with `""`) a new template: 409 when the type has ' +
           "one already; with `id`, a replacement of it (404 if unknown). Every translation's `templateDef` must be " +
-          "base64 of a Go template that parses and runs with no data (400 naming the translation). Audited " +
+          "base64 of a Go template that parses and runs with no data within the limits on a rendering's work " +
+          "(100,000 steps, 1 MiB of text; 400 naming the translation and the problem). Audited " +
           "`sms-template.save`. ",
         notFound: "no SMS template with this id",
         conflict: "an SMS template of this type exists (send its id)",

@@ -65,8 +65,9 @@ export function registerStudyEmailTemplates(router: OpenAPIHono<AppEnv>, deps: A
           "The template's `studyKey` is the path's. Without `id` (or with `\"\"`) a new template: 409 when the " +
           "study has one of the type already; with `id`, a replacement of that template of the study (404 if " +
           "unknown). `messageType` is trimmed, stripped of quotes and line breaks and URL-escaped. Every " +
-          "translation's `templateDef` must be base64 of a Go template that parses and runs with no data (400 " +
-          "naming the translation). Audited `email-template.save`. ",
+          "translation's `templateDef` must be base64 of a Go template that parses and runs with no data within " +
+          "the limits on a rendering's work (100,000 steps, 1 MiB of text; 400 naming the translation and the " +
+          "problem). Audited `email-template.save`. ",
         notFound: "study not found, or no template of the study with this id",
         conflict: "the study has a template of this type (send its id)",
         run: (db, studyKey, input, actor) => saveEmailTemplate(db, studyKey, input, actor),
