@@ -165,9 +165,9 @@ const schema = z.object({
   MANAGEMENT_IDP_ADMIN_ROLE: z.string().min(1).max(200).default("ADMIN"),
   /**
    * Key of sealed secrets (AES-256-GCM): the identity provider's refresh tokens of management
-   * sessions, the copies of service-account API keys case-admin lists, the console's sign-in
-   * state. Base64 of 32 bytes (`openssl rand -base64 32`). Development default outside production;
-   * production requires it when a sign-in (case-admin's or the console's) is configured.
+   * sessions and the console's sign-in state. Base64 of 32 bytes (`openssl rand -base64 32`).
+   * Development default outside production; production requires it when a sign-in (case-admin's
+   * or the console's) is configured.
    */
   MANAGEMENT_SECRETS_KEY: managementSecretsSettings.MANAGEMENT_SECRETS_KEY,
   /** Earlier keys, comma-separated: values sealed under them still open after a rotation. */
@@ -181,6 +181,28 @@ const schema = z.object({
     .min(300)
     .max(90 * 86_400)
     .default(2 * 86_400),
+  /**
+   * Longest a management session lasts from its sign-in, however often it is extended (and a cap on
+   * MANAGEMENT_SESSION_TTL_SECONDS): one working day, 10 h. A researcher signs in once a day; a
+   * stolen session token or provider refresh token works until that day's end at most, after which
+   * extend-session answers 401 and the person signs in again at the provider.
+   */
+  MANAGEMENT_SESSION_MAX_AGE_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(300)
+    .max(30 * 86_400)
+    .default(36_000),
+  /**
+   * case-admin's OpenID provider (case-admin's MS_ENTRA_ISSUER), with MANAGEMENT_IDP_CLIENT_ID: then
+   * extend-session accepts a `renewToken` only after refreshing it there (OAuth refresh grant) for
+   * the session's own person. Unset, the session's own token is the only proof (see api.md).
+   */
+  MANAGEMENT_IDP_ISSUER: z.url().optional(),
+  /** case-admin's client id at that provider (its AZURE_AD_CLIENT_ID): refresh tokens are bound to it. */
+  MANAGEMENT_IDP_CLIENT_ID: z.string().min(1).max(500).optional(),
+  /** case-admin's client secret there (its AZURE_AD_CLIENT_SECRET); unset for a public client. */
+  MANAGEMENT_IDP_CLIENT_SECRET: z.string().min(1).max(2000).optional(),
   /**
    * The OpenID provider the console signs in with (authorization code + PKCE): its issuer.
    * Set with CONSOLE_OIDC_CLIENT_ID and CONSOLE_OIDC_REDIRECT_URI; unset, the console takes a
@@ -383,11 +405,28 @@ function managementSignInIssues(env: Record<string, string | undefined>, config:
     issues.push("MANAGEMENT_IDP_SIGNIN_MTLS_PORT: must differ from PORT and METRICS_PORT");
   }
   issues.push(...consoleProviderIssues(env, config));
+  issues.push(...caseAdminProviderIssues(config));
   if (config.MANAGEMENT_SECRETS_KEY === undefined && (idpSignInEnabled(config) || consoleOidcEnabled(config))) {
     issues.push(
       "MANAGEMENT_SECRETS_KEY: is required when a sign-in is configured (MANAGEMENT_IDP_SIGNIN_* or CONSOLE_OIDC_*): " +
         "it seals the provider's refresh tokens",
     );
+  }
+  return issues;
+}
+
+/** case-admin's provider: issuer and client id together, the secret only with them, https in production. */
+function caseAdminProviderIssues(config: ApiConfig): string[] {
+  const issues: string[] = [];
+  const { MANAGEMENT_IDP_ISSUER: issuer, MANAGEMENT_IDP_CLIENT_ID: clientId } = config;
+  if (issuer !== undefined && clientId === undefined) {
+    issues.push("MANAGEMENT_IDP_CLIENT_ID: is required when MANAGEMENT_IDP_ISSUER is set");
+  }
+  if (issuer === undefined && (clientId !== undefined || config.MANAGEMENT_IDP_CLIENT_SECRET !== undefined)) {
+    issues.push("MANAGEMENT_IDP_ISSUER: is required when MANAGEMENT_IDP_CLIENT_ID or _SECRET is set");
+  }
+  if (config.NODE_ENV === "production" && issuer !== undefined && !issuer.startsWith("https://")) {
+    issues.push("MANAGEMENT_IDP_ISSUER: must be https:// in production (its token calls carry refresh tokens)");
   }
   return issues;
 }

@@ -209,7 +209,8 @@ describe("case-admin's sign-in (auth routes)", () => {
       expect(session?.renewTokenEnc).toBeInstanceOf(Buffer);
       expect(session?.renewTokenEnc?.toString("latin1")).not.toContain("refresh-alice-1");
       expect(session?.keyId).toMatch(/^[0-9a-f]{16}$/);
-      expect(session!.expiresAt.getTime() - Date.now()).toBeGreaterThan(2 * 86_400_000 - 60_000);
+      // MANAGEMENT_SESSION_TTL_SECONDS (2 days), capped at MANAGEMENT_SESSION_MAX_AGE_SECONDS (10 h) from sign-in
+      expect(session!.expiresAt.getTime() - session!.createdAt.getTime()).toBe(36_000_000);
       const [audit] = await t.database.db
         .select()
         .from(auditLog)
@@ -304,8 +305,9 @@ describe("case-admin's sign-in (auth routes)", () => {
         status: 200,
         body: { renewToken: "refresh-frank-1" },
       });
-      const endBefore = (await sessionRow(t, sessionID))!.expiresAt;
-      t.setNow(Date.now() + 60_000);
+      const opened = (await sessionRow(t, sessionID))!;
+      const extendedAt = Date.now() + 60_000;
+      t.setNow(extendedAt);
       const extended = await extendSession(t, accessToken, JSON.stringify({ renewToken: "refresh-frank-2" }));
       expect(extended.status).toBe(200);
       expect(extended.body).toMatchObject({ sessionID, isAdmin: true });
@@ -319,7 +321,13 @@ describe("case-admin's sign-in (auth routes)", () => {
         .from(managementSessions)
         .where(eq(managementSessions.userId, user!.id));
       expect(sessions).toHaveLength(1);
-      expect(sessions[0]!.expiresAt.getTime()).toBeGreaterThan(endBefore.getTime());
+      // moved MANAGEMENT_SESSION_TTL_SECONDS ahead, never past MANAGEMENT_SESSION_MAX_AGE_SECONDS from sign-in
+      expect(sessions[0]!.expiresAt.getTime()).toBe(
+        Math.min(
+          extendedAt + t.config.MANAGEMENT_SESSION_TTL_SECONDS * 1000,
+          opened.createdAt.getTime() + t.config.MANAGEMENT_SESSION_MAX_AGE_SECONDS * 1000,
+        ),
+      );
       expect(await renewToken(t, extended.body.accessToken, sessionID)).toEqual({
         status: 200,
         body: { renewToken: "refresh-frank-2" },
@@ -423,7 +431,8 @@ describe("case-admin's sign-in (auth routes)", () => {
       const signedIn = await signIn(t, caseAdminSignIn("mia"));
       await t.database.db
         .update(managementSessions)
-        .set({ expiresAt: new Date(Date.now() - 1_000) })
+        // a second before the app's clock, which an earlier test may have stopped
+        .set({ expiresAt: new Date((t.deps.clock ?? Date.now)() - 1_000) })
         .where(eq(managementSessions.id, signedIn.body.sessionID));
       await t.settle();
       expect((await myPermissions(t, signedIn.body.accessToken)).status).toBe(401);

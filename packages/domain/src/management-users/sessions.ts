@@ -5,7 +5,7 @@ import { managementSessions, type Executor, type ManagementSessionKind } from "@
 import { SecretUnreadable, type SecretBox } from "../access/secret-box";
 import { MANAGEMENT_TOKEN_TYPE, SESSION_ID_CLAIM, TOKEN_ISSUER, hmacKey } from "../access/tokens";
 import { readCacheOf } from "../cache/read-cache";
-import { Conflict, Forbidden, NotFound } from "../errors";
+import { Conflict, Forbidden, NotFound, Unauthorized } from "../errors";
 import { isManagementUserId } from "./users";
 
 /** The context a session's refresh token is sealed for: it opens only for this session's row. */
@@ -19,8 +19,17 @@ export interface NewManagementSession {
   /** The identity provider's refresh token; "" or null when the sign-in brought none. */
   renewToken: string | null;
   ttlSeconds: number;
+  /** The session's longest life from now, its sign-in, however often it is extended. */
+  maxAgeSeconds: number;
   now: Date;
 }
+
+/** When a session signed in at `createdAt` ends at the latest. */
+const lastEndOf = (createdAt: Date, maxAgeSeconds: number) => new Date(createdAt.getTime() + maxAgeSeconds * 1000);
+
+/** `ttlSeconds` from `now`, never past the session's last end. */
+const endOf = (now: Date, ttlSeconds: number, lastEnd: Date) =>
+  new Date(Math.min(now.getTime() + ttlSeconds * 1000, lastEnd.getTime()));
 
 /** Opens a session of a management user, its refresh token sealed (AES-256-GCM) for this row. */
 export async function createManagementSession(
@@ -29,7 +38,7 @@ export async function createManagementSession(
   input: NewManagementSession,
 ): Promise<{ id: string; expiresAt: Date }> {
   const id = randomUUID();
-  const expiresAt = new Date(input.now.getTime() + input.ttlSeconds * 1000);
+  const expiresAt = endOf(input.now, input.ttlSeconds, lastEndOf(input.now, input.maxAgeSeconds));
   const sealed = input.renewToken ? box.seal(input.renewToken, sealContext(id)) : null;
   await db.insert(managementSessions).values({
     id,
@@ -55,25 +64,74 @@ async function openSession(db: Executor, sessionId: string, now: Date) {
   return row ?? null;
 }
 
+export interface ExtendableSessionInput {
+  sessionId: string;
+  userId: string;
+  /** The longest a session lives from its sign-in (MANAGEMENT_SESSION_MAX_AGE_SECONDS). */
+  maxAgeSeconds: number;
+  now: Date;
+}
+
+/** A session that may still be extended: open, of its user, younger than its maximum age. */
+export interface ExtendableSession {
+  id: string;
+  kind: ManagementSessionKind;
+  createdAt: Date;
+  expiresAt: Date;
+}
+
+/**
+ * Session `sessionId` if it may be extended: 404 when it is not open or not the user's (a token
+ * names only its own session), 401 once it has reached its maximum age from sign-in (also a
+ * session opened before that age was configured, whose end lies further): the person signs in
+ * again. `lock` holds the row against a concurrent extension or sign-out for the rest of `db`'s
+ * transaction.
+ */
+export async function extendableManagementSession(
+  db: Executor,
+  input: ExtendableSessionInput,
+  lock = false,
+): Promise<ExtendableSession> {
+  const session = lock
+    ? await lockedOpenSession(db, input.sessionId, input.now)
+    : await openSession(db, input.sessionId, input.now);
+  if (!session || session.userId !== input.userId) throw notFound(input.sessionId);
+  if (lastEndOf(session.createdAt, input.maxAgeSeconds).getTime() <= input.now.getTime()) {
+    throw new Unauthorized("the session has reached its maximum age: sign in again");
+  }
+  return { id: session.id, kind: session.kind, createdAt: session.createdAt, expiresAt: session.expiresAt };
+}
+
+async function lockedOpenSession(db: Executor, sessionId: string, now: Date) {
+  if (!isManagementUserId(sessionId)) return null;
+  const [row] = await db
+    .select()
+    .from(managementSessions)
+    .where(and(eq(managementSessions.id, sessionId), gt(managementSessions.expiresAt, now)))
+    .for("update")
+    .limit(1);
+  return row ?? null;
+}
+
 /**
  * Replaces the refresh token an open session of `userId` holds (case-admin's extend-session,
- * after the provider rotated it) and moves the session's end to `ttlSeconds` from now. Without a
- * new refresh token the session stays as it is. 404 for a session that is not open or not the
- * user's: a token names only its own session.
+ * after the provider rotated it) and moves the session's end to `ttlSeconds` from now, never past
+ * its maximum age from sign-in. Without a new refresh token the session's end stays as it is.
+ * Refused as extendableManagementSession refuses (404, 401 past the maximum age); run it in a
+ * transaction, as the row is locked while it is checked and written.
  */
 export async function rotateManagementSession(
   db: Executor,
   box: SecretBox,
-  input: { sessionId: string; userId: string; renewToken: string | null; ttlSeconds: number; now: Date },
+  input: ExtendableSessionInput & { renewToken: string | null; ttlSeconds: number },
 ): Promise<{ id: string; expiresAt: Date }> {
-  const session = await openSession(db, input.sessionId, input.now);
-  if (!session || session.userId !== input.userId) throw notFound(input.sessionId);
+  const session = await extendableManagementSession(db, input, true);
   if (!input.renewToken) {
     await db.update(managementSessions).set({ lastUsedAt: input.now }).where(eq(managementSessions.id, session.id));
     return { id: session.id, expiresAt: session.expiresAt };
   }
   const sealed = box.seal(input.renewToken, sealContext(session.id));
-  const expiresAt = new Date(input.now.getTime() + input.ttlSeconds * 1000);
+  const expiresAt = endOf(input.now, input.ttlSeconds, lastEndOf(session.createdAt, input.maxAgeSeconds));
   await db
     .update(managementSessions)
     .set({ renewTokenEnc: sealed, keyId: box.keyId, expiresAt, lastUsedAt: input.now })

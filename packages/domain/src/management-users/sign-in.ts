@@ -12,6 +12,8 @@ export interface ManagementSignIn {
   /** The provider's refresh token, sealed into the session; null when the sign-in gave none. */
   renewToken: string | null;
   ttlSeconds: number;
+  /** The session's longest life from this sign-in, however often it is extended. */
+  maxAgeSeconds: number;
   now: Date;
 }
 
@@ -32,6 +34,7 @@ export async function signInManagementUser(
       kind: input.kind,
       renewToken: input.renewToken,
       ttlSeconds: input.ttlSeconds,
+      maxAgeSeconds: input.maxAgeSeconds,
       now: input.now,
     });
     await recordAudit(

@@ -102,6 +102,7 @@ export function registerCallback(router: Hono<AppEnv>, { deps, provider, session
       kind: "console",
       renewToken: refreshToken ?? null,
       ttlSeconds: deps.config.MANAGEMENT_SESSION_TTL_SECONDS,
+      maxAgeSeconds: deps.config.MANAGEMENT_SESSION_MAX_AGE_SECONDS,
       now: signedIn,
     });
     sessions.set(c, session.id, session.expiresAt, signedIn);

@@ -1,12 +1,11 @@
 import * as oidc from "openid-client";
 import { Invalid, Unavailable } from "@studyflow/domain";
+import {
+  lazyDiscovery,
+  providerMessageOf as messageOf,
+  providerUnreachable as unreachable,
+} from "../../auth/oidc-discovery";
 import type { ApiConfig } from "../../config";
-
-/**
- * Seconds one call to the provider (discovery, token, userinfo) may take: a provider that does not
- * answer fails the sign-in with 503 instead of holding the browser for openid-client's 30 s.
- */
-const PROVIDER_TIMEOUT_SECONDS = 10;
 
 /** The console's OpenID provider as CONSOLE_OIDC_* name it. */
 export interface ConsoleProvider {
@@ -28,13 +27,13 @@ export function consoleProvider(config: ApiConfig): ConsoleProvider | null {
   const clientId = config.CONSOLE_OIDC_CLIENT_ID;
   const redirectUri = config.CONSOLE_OIDC_REDIRECT_URI;
   if (issuer === undefined || clientId === undefined || redirectUri === undefined) return null;
-  const secret = config.CONSOLE_OIDC_CLIENT_SECRET;
   // A confidential client proves itself with its secret (HTTP Basic); a public one has PKCE only.
-  const clientAuth = secret === undefined ? oidc.None() : oidc.ClientSecretBasic(secret);
-  // Plain HTTP only where loadConfig allows it (outside production): a provider on localhost in
-  // development and tests.
-  const execute = new URL(issuer).protocol === "http:" ? [oidc.allowInsecureRequests] : [];
-  let discovered: Promise<oidc.Configuration> | undefined;
+  const configuration = lazyDiscovery({
+    issuer,
+    clientId,
+    clientSecret: config.CONSOLE_OIDC_CLIENT_SECRET,
+    label: "the console's OpenID provider",
+  });
   const adminClaim = config.CONSOLE_OIDC_ADMIN_CLAIM;
   const adminValue = config.CONSOLE_OIDC_ADMIN_VALUE;
   return {
@@ -44,31 +43,9 @@ export function consoleProvider(config: ApiConfig): ConsoleProvider | null {
     redirectUri,
     scope: config.CONSOLE_OIDC_SCOPES.join(" "),
     admin: adminClaim !== undefined && adminValue !== undefined ? { claim: adminClaim, value: adminValue } : null,
-    configuration() {
-      discovered ??= oidc
-        .discovery(new URL(issuer), clientId, secret, clientAuth, { execute, timeout: PROVIDER_TIMEOUT_SECONDS })
-        .catch((error: unknown) => {
-          discovered = undefined;
-          throw new Unavailable(`the console's OpenID provider could not be reached: ${messageOf(error)}`, {
-            cause: error,
-          });
-        });
-      return discovered;
-    },
+    configuration,
   };
 }
-
-const messageOf = (error: unknown): string => {
-  const message = error instanceof Error ? error.message : String(error);
-  const cause = error instanceof Error && error.cause instanceof Error ? error.cause.message : "";
-  return (cause && cause !== message ? `${message}: ${cause}` : message).slice(0, 300);
-};
-
-/** Whether a failure is the provider being out of reach (503), not its refusal of what was sent (400). */
-const unreachable = (error: unknown): boolean =>
-  error instanceof TypeError ||
-  (error instanceof Error && (error.name === "TimeoutError" || error.name === "AbortError")) ||
-  (error instanceof Error && error.cause instanceof TypeError);
 
 /**
  * What the code grant's failure says, as the error answered to the browser: the provider's refusal

@@ -1,12 +1,19 @@
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
-import { Forbidden, recordAudit } from "@studyflow/domain";
+import {
+  Forbidden,
+  Unauthorized,
+  extendableManagementSession,
+  findManagementUser,
+  recordAudit,
+  rotateManagementSession,
+} from "@studyflow/domain";
 import { managementOf, type AppEnv } from "../../app-env";
+import { caseAdminProvider } from "../../auth/idp-refresh";
 import { caseRoute } from "../../case-compat";
 import type { AppDeps } from "../../deps";
 import { managementAuth } from "../../middleware/auth";
 import { errorResponses } from "../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent } from "../schemas";
-import { findManagementUser, rotateManagementSession } from "@studyflow/domain";
 import { answerForSession, nowOf, secretBoxOf, sessionAnswerSchema, sessionOfRequest } from "./session-answer";
 
 const extendBody = z.object({
@@ -20,6 +27,7 @@ const extendBody = z.object({
 
 export function registerExtendSession(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
   const box = secretBoxOf(deps.config);
+  const provider = caseAdminProvider(deps.config);
   caseRoute(
     router,
     {
@@ -28,18 +36,25 @@ export function registerExtendSession(router: OpenAPIHono<AppEnv>, deps: AppDeps
       tags: ["management sign-in"],
       summary: "Extend a management session with the provider's new refresh token (case-admin)",
       description:
-        "A new token for the caller's session (the `sid` of its token). case-backend opens a new session each time; " +
-        "studyflow rotates instead: the session's sealed refresh token is replaced and its end moved " +
-        "MANAGEMENT_SESSION_TTL_SECONDS ahead (an empty `renewToken` leaves the session as it is). `isAdmin` is read " +
-        "from the user's row. Tokens of no sign-in session (the CLI's, an external provider's) and API keys: 403.",
+        "A new token for the caller's session (the `sid` of its token). case-backend opens a new session each time " +
+        "and stores `renewToken` unchecked; studyflow rotates the caller's session instead. With MANAGEMENT_IDP_ISSUER " +
+        "(case-admin's provider) configured, a `renewToken` is first refreshed there as case-admin's client and must " +
+        "be the session's own person's: the provider's refusal, or another person's token, is 401 and nothing changes; " +
+        "the refresh token the provider answers is kept. Without a provider the session's own token is the only " +
+        "proof. Either way the session's end moves MANAGEMENT_SESSION_TTL_SECONDS ahead, never past " +
+        "MANAGEMENT_SESSION_MAX_AGE_SECONDS from its sign-in; past that age the answer is 401 (sign in again). " +
+        "An empty `renewToken` leaves the session's end as it is. `isAdmin` is read from the user's row. Tokens of " +
+        "no sign-in session (the CLI's, an external provider's) and API keys: 403.",
       security: MANAGEMENT_SECURITY,
       middleware: [managementAuth(deps)],
       body: extendBody,
       responses: {
         200: jsonContent(sessionAnswerSchema, "the session's new token"),
         ...errorResponses([400, 401, 403, 404, 503], {
+          401: "the session has ended or reached its maximum age, or the provider refused the renew token",
           403: "the credential belongs to no sign-in session",
           404: "the token's session has ended",
+          503: "the provider could not be reached (nothing changed), or MANAGEMENT_SECRETS_KEY is not configured",
         }),
       },
     },
@@ -49,15 +64,32 @@ export function registerExtendSession(router: OpenAPIHono<AppEnv>, deps: AppDeps
       const { renewToken } = c.req.valid("json");
       const sealer = box();
       const now = nowOf(deps);
-      const { user, session } = await deps.database.db.transaction(async (tx) => {
-        const user = await findManagementUser(tx, who.subject);
-        if (!user) throw new Forbidden("this token's subject is not a management user");
-        const session = await rotateManagementSession(tx, sealer, {
-          sessionId,
-          userId: user.id,
-          renewToken: renewToken === "" ? null : renewToken,
+      const db = deps.database.db;
+      const user = await findManagementUser(db, who.subject);
+      if (!user) throw new Forbidden("this token's subject is not a management user");
+      const limits = {
+        sessionId,
+        userId: user.id,
+        maxAgeSeconds: deps.config.MANAGEMENT_SESSION_MAX_AGE_SECONDS,
+        now,
+      };
+      // Checked before the provider is asked: an ended or too old session extends nothing.
+      const session = await extendableManagementSession(db, limits);
+      if (session.kind !== "case-admin") throw new Forbidden("only case-admin's sessions are extended here");
+      let kept = renewToken === "" ? null : renewToken;
+      if (kept !== null && provider) {
+        const refreshed = await provider.refresh(kept);
+        // another person's token of the same client would otherwise prolong this session
+        if (refreshed.subject !== user.sub) {
+          throw new Unauthorized("the renew token is another person's: sign in again");
+        }
+        kept = refreshed.refreshToken;
+      }
+      const extended = await db.transaction(async (tx) => {
+        const rotated = await rotateManagementSession(tx, sealer, {
+          ...limits,
+          renewToken: kept,
           ttlSeconds: deps.config.MANAGEMENT_SESSION_TTL_SECONDS,
-          now,
         });
         await recordAudit(
           tx,
@@ -65,17 +97,17 @@ export function registerExtendSession(router: OpenAPIHono<AppEnv>, deps: AppDeps
             studyKey: null,
             actor: user.id,
             action: "session.extend",
-            target: session.id,
-            details: { renewTokenReplaced: renewToken !== "" },
+            target: rotated.id,
+            details: { renewTokenReplaced: kept !== null, refreshedAtProvider: kept !== null && provider !== null },
           },
           now,
         );
-        return { user, session };
+        return rotated;
       });
       const answer = await answerForSession(deps, {
         userId: user.id,
-        sessionId: session.id,
-        sessionEndsAt: session.expiresAt,
+        sessionId: extended.id,
+        sessionEndsAt: extended.expiresAt,
         isAdmin: user.isAdmin,
         now,
       });

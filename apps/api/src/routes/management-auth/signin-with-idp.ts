@@ -102,6 +102,7 @@ export function registerSignInWithIdp(router: OpenAPIHono<AppEnv>, deps: AppDeps
         kind: "case-admin",
         renewToken: body.renewToken === "" ? null : body.renewToken,
         ttlSeconds: deps.config.MANAGEMENT_SESSION_TTL_SECONDS,
+        maxAgeSeconds: deps.config.MANAGEMENT_SESSION_MAX_AGE_SECONDS,
         now,
       });
       const answer = await answerForSession(deps, {
