@@ -144,7 +144,8 @@
  *   shortKeys: boolean,
  *   extraContextColumns: string[],
  *   includeMeta: { position: boolean, initTimes: boolean, displayedTimes: boolean, responsedTimes: boolean },
- *   gzip: boolean
+ *   gzip: boolean,
+ *   guardFormulas: boolean
  * }} options
  * @property {string} updatedBy
  * @property {string} updatedAt

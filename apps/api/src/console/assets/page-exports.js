@@ -170,6 +170,20 @@ function exportForm(studyKey, signal, onStarted) {
   const separator = h("input", { id: "export-sep", type: "text", value: "-", size: 4 });
   const extraColumns = h("input", { id: "export-extra", type: "text", placeholder: "e.g. engineVersion,language" });
   const reportKey = h("input", { id: "export-report-key", type: "text", autocomplete: "off" });
+  const reportType = h(
+    "select",
+    { id: "export-report-type" },
+    h("option", { value: "raw" }, "JSON"),
+    h("option", { value: "csv" }, "CSV, one column per data key"),
+  );
+  // On unless the researcher asks for case-backend's exact bytes: a participant's text must not run
+  // as a formula in the spreadsheet the file is opened in.
+  const guardFormulas = h("input", {
+    id: "export-guard-formulas",
+    type: "checkbox",
+    "aria-describedby": "export-guard-formulas-hint",
+  });
+  guardFormulas.checked = true;
   const filter = h("textarea", {
     id: "export-filter",
     rows: 2,
@@ -192,10 +206,28 @@ function exportForm(studyKey, signal, onStarted) {
     "div",
     { className: "filters" },
     field("export-report-key", "Report key", reportKey, "all reports when empty"),
+    field("export-report-type", "Format", reportType),
+  );
+  const guardFields = h(
+    "div",
+    { className: "filters" },
+    h(
+      "div",
+      { className: "field choice" },
+      guardFormulas,
+      h("label", { for: "export-guard-formulas" }, "Guard against spreadsheet formulas"),
+      h(
+        "span",
+        { className: "hint", id: "export-guard-formulas-hint" },
+        "CSV only: participants' text starting with =, +, -, @, tab or CR gets a ' in front. Off: case-backend's exact bytes.",
+      ),
+    ),
   );
   const show = () => {
     responseFields.hidden = kind.value !== "responses";
     reportFields.hidden = kind.value !== "reports";
+    // participant exports are JSON only; nothing to guard there
+    guardFields.hidden = kind.value === "participants";
   };
   kind.addEventListener("change", show);
   show();
@@ -206,6 +238,7 @@ function exportForm(studyKey, signal, onStarted) {
     h("div", { className: "filters" }, field("export-kind", "Export", kind)),
     responseFields,
     reportFields,
+    guardFields,
     h("div", { className: "filters" }, field("export-filter", "Filter (Mongo-style JSON)", filter)),
     h("div", { className: "actions" }, submit),
     message,
@@ -238,10 +271,14 @@ function exportForm(studyKey, signal, onStarted) {
       if (extraColumns.value.trim() !== "") query.set("extraContextColumns", extraColumns.value.trim());
       label = `responses of ${survey.value.trim()}`;
     }
-    if (chosen === "reports" && reportKey.value.trim() !== "") {
-      query.set("reportKey", reportKey.value.trim());
-      label = `reports ${reportKey.value.trim()}`;
+    if (chosen === "reports") {
+      query.set("type", reportType.value);
+      if (reportKey.value.trim() !== "") {
+        query.set("reportKey", reportKey.value.trim());
+        label = `reports ${reportKey.value.trim()}`;
+      }
     }
+    if (chosen !== "participants") query.set("guardFormulas", String(guardFormulas.checked));
     submit.disabled = true;
     replace(message);
     call("POST", exporterPath(studyKey, chosen, `?${query.toString()}`), { signal })
@@ -584,6 +621,7 @@ function dailySummary(config) {
         : "off (the settings are kept)",
     ],
     ["Format", `${FORMAT_WORDS[options.format] ?? options.format}${options.gzip ? ", gzip-compressed" : ""}`],
+    ["Formula guard", options.guardFormulas ? "on" : "off: case-backend's exact bytes"],
     // Set with the CLI or the API; a save here keeps them.
     [
       "Other options",
@@ -623,6 +661,8 @@ function dailySettingsForm(path, config, listed, signal) {
   format.value = stored?.options.format ?? "wide";
   const gzip = h("input", { id: "daily-gzip", type: "checkbox" });
   gzip.checked = stored?.options.gzip ?? false;
+  const guardFormulas = h("input", { id: "daily-guard-formulas", type: "checkbox" });
+  guardFormulas.checked = stored?.options.guardFormulas ?? true;
   const submit = h("button", { type: "submit" }, "Save the daily export settings");
   const message = h("div", { "aria-live": "polite" });
 
@@ -649,6 +689,12 @@ function dailySettingsForm(path, config, listed, signal) {
       { className: "filters" },
       field("daily-format", "Format", format),
       h("div", { className: "field choice" }, gzip, h("label", { for: "daily-gzip" }, "Compress the files (gzip)")),
+      h(
+        "div",
+        { className: "field choice" },
+        guardFormulas,
+        h("label", { for: "daily-guard-formulas" }, "Guard against spreadsheet formulas"),
+      ),
       h("div", { className: "field choice" }, enabled, h("label", { for: "daily-enabled" }, "Export every day")),
     ),
     h("div", { className: "actions" }, submit),
@@ -670,6 +716,7 @@ function dailySettingsForm(path, config, listed, signal) {
       enabled: enabled.checked,
       format: format.value,
       gzip: gzip.checked,
+      guardFormulas: guardFormulas.checked,
     };
     submit.disabled = true;
     replace(message);
