@@ -2,6 +2,7 @@ import { isIP } from "node:net";
 import { z } from "zod";
 import {
   ConfigError,
+  demoSettings,
   externalServiceSettings,
   resultDir,
   logLevel,
@@ -9,6 +10,7 @@ import {
   parseEnv,
   port,
   postgresUrl,
+  productionSecretIssues,
   queuePrefix,
   redisUrl,
   nodeEnv,
@@ -81,6 +83,8 @@ const filePath = z.string().min(1).max(4096);
 
 const schema = z.object({
   NODE_ENV: nodeEnv,
+  /** Published secrets accepted in production, for the compose demo only (packages/config). */
+  ...demoSettings,
   /** Port the HTTP API listens on. */
   PORT: port(8080),
   /** Interface to bind; 0.0.0.0 inside containers. */
@@ -335,6 +339,8 @@ export function loadConfig(env: Record<string, string | undefined>): ApiConfig {
       ),
     );
   }
+  // Secrets written in the repository (development and demo defaults) sign anyone in: refused in production.
+  issues.push(...productionSecretIssues(config));
   issues.push(...managementProviderIssues(env, config));
   issues.push(...managementSignInIssues(env, config));
   if (config.METRICS_PORT !== undefined && config.METRICS_PORT !== 0 && config.METRICS_PORT === config.PORT) {

@@ -1,4 +1,4 @@
-import { exitOnUnhandledErrors, loadConfigOrExit, startupStep } from "@studyflow/config";
+import { demoModeWarning, exitOnUnhandledErrors, loadConfigOrExit, startupStep } from "@studyflow/config";
 import { externalServiceCallerFromConfig } from "@studyflow/domain";
 import { loadConfig, processEnv } from "./config";
 import { createLogger } from "./logger";
@@ -7,6 +7,8 @@ import { startApiServer } from "./server";
 const config = loadConfigOrExit(() => loadConfig(processEnv()));
 const logger = createLogger(config.LOG_LEVEL, config.NODE_ENV === "development");
 exitOnUnhandledErrors(logger);
+const demoWarning = demoModeWarning(config);
+if (demoWarning !== undefined) logger.warn(demoWarning);
 const callExternalService = await startupStep(logger, "external services", () =>
   externalServiceCallerFromConfig(config),
 );

@@ -1,7 +1,8 @@
+import { demoModeWarning } from "@studyflow/config";
 import { createDb, type DbHandle } from "@studyflow/db";
 import { loadConfig, processEnv } from "./config";
 import { describeFailure } from "./failures";
-import { createOutput } from "./output";
+import { createOutput, processStreams } from "./output";
 import { parseCommandLine } from "./program";
 
 /**
@@ -28,6 +29,9 @@ async function main(argv: string[], env: Record<string, string | undefined>): Pr
       return 0;
     }
     const config = loadConfig(env);
+    const demoWarning = demoModeWarning(config);
+    // On stderr, so that a --json result on stdout stays one object.
+    if (demoWarning !== undefined) processStreams.stderr(`warning: ${demoWarning}\n`);
     // Commands run their statements one after another: one connection is all they use.
     database = createDb(config.DATABASE_URL, { max: 1, applicationName: "studyflow-cli" });
     await commandLine.run({ database, config, output, workingDirectory });

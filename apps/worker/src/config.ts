@@ -1,5 +1,7 @@
 import { z } from "zod";
 import {
+  ConfigError,
+  demoSettings,
   externalServiceSettings,
   resultDir,
   logLevel,
@@ -7,6 +9,7 @@ import {
   parseEnv,
   port,
   postgresUrl,
+  productionSecretIssues,
   queuePrefix,
   redisUrl,
   taskRetentionSettings,
@@ -17,6 +20,8 @@ import { TIMER_SCAN_EVERY_MS } from "./schedules/cluster-schedules";
 
 const schema = z.object({
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
+  /** Published secrets accepted in production, for the compose demo only (packages/config). */
+  ...demoSettings,
   /** PostgreSQL connection string. */
   DATABASE_URL: postgresUrl,
   /** Connections in the worker's pool: one per concurrently running chunk, plus one spare. */
@@ -87,7 +92,11 @@ export type WorkerConfig = z.output<typeof schema>;
 export const configSchema = schema;
 
 export function loadConfig(env: Record<string, string | undefined>): WorkerConfig {
-  return parseEnv(schema, env);
+  const config = parseEnv(schema, env);
+  // A published dashboard password (or database password) lets anyone in: refused in production.
+  const issues = productionSecretIssues(config);
+  if (issues.length > 0) throw new ConfigError(issues);
+  return config;
 }
 
 /** The process environment: read here and nowhere else. */

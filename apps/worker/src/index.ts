@@ -1,5 +1,5 @@
 import { serve } from "@hono/node-server";
-import { exitOnUnhandledErrors, loadConfigOrExit, startupStep } from "@studyflow/config";
+import { demoModeWarning, exitOnUnhandledErrors, loadConfigOrExit, startupStep } from "@studyflow/config";
 import { externalServiceCallerFromConfig } from "@studyflow/domain";
 import { createDb } from "@studyflow/db";
 import { createRedisConnection, logConnectionErrors } from "@studyflow/queue";
@@ -12,6 +12,8 @@ import { startWorkerRuntime } from "./runtime";
 const config = loadConfigOrExit(() => loadConfig(processEnv()));
 const logger = createLogger(config.LOG_LEVEL, config.NODE_ENV === "development");
 exitOnUnhandledErrors(logger);
+const demoWarning = demoModeWarning(config);
+if (demoWarning !== undefined) logger.warn(demoWarning);
 const database = createDb(config.DATABASE_URL, { max: config.DATABASE_POOL_SIZE, applicationName: "studyflow-worker" });
 const connection = logConnectionErrors(createRedisConnection(config.REDIS_URL, "worker"), logger, "worker");
 const producerConnection = logConnectionErrors(createRedisConnection(config.REDIS_URL, "producer"), logger, "producer");

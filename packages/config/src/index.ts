@@ -1,6 +1,9 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
+import { DEV_MANAGEMENT_JWT_SECRET, DEV_MANAGEMENT_SECRETS_KEY, DEV_PARTICIPANT_JWT_SECRET } from "./published-secrets";
+
+export * from "./published-secrets";
 
 export class ConfigError extends Error {
   constructor(readonly issues: string[]) {
@@ -36,18 +39,6 @@ function describeProblem(issue: z.core.$ZodIssue): string {
 }
 
 const isProduction = (env: Record<string, string | undefined>) => env.NODE_ENV === "production";
-
-/**
- * Development-only JWT keys. One copy for the API and the operator CLI, so that a token the CLI
- * mints against a development setup is accepted by a development API; production sets its own.
- */
-export const DEV_MANAGEMENT_JWT_SECRET = "dev-only-management-secret-change-me-0123456789";
-export const DEV_PARTICIPANT_JWT_SECRET = "dev-only-participant-secret-change-me-0123456789";
-/**
- * Development-only key of sealed secrets (MANAGEMENT_SECRETS_KEY: the identity provider's refresh
- * tokens, API key copies): base64 of 32 bytes. Production sets its own.
- */
-export const DEV_MANAGEMENT_SECRETS_KEY = Buffer.from("dev-only-secrets-key-change-me!!", "utf8").toString("base64");
 
 export const logLevel = z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info");
 
