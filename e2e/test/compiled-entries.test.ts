@@ -27,6 +27,7 @@ import {
   REPO_ROOT,
   envOf,
   execForm,
+  freshComposeVariables,
   loadCompose,
   loadDockerfile,
   instructionsOf,
@@ -52,6 +53,8 @@ interface Started {
 
 const compose = loadCompose();
 const service = (name: string) => compose.services[name] as ComposeService;
+/** The secrets docker-compose.yml requires, as an operator's `.env` gives them. */
+const composeVariables = freshComposeVariables();
 const runtimeStage = loadDockerfile().stages.at(-1) as Stage;
 const imageHealthcheck = instructionsOf(runtimeStage)
   .filter(({ keyword }) => keyword === "HEALTHCHECK")
@@ -187,7 +190,7 @@ describe("the compiled entries", () => {
     const result = await run(
       process.execPath,
       [compiled(file)],
-      { ...IMAGE_ENV, ...serviceEnv(service("migrate")), DATABASE_URL: database.url },
+      { ...IMAGE_ENV, ...serviceEnv(service("migrate"), composeVariables), DATABASE_URL: database.url },
       elsewhere,
     );
     expect(result.code, result.output).toBe(0);
@@ -214,7 +217,7 @@ describe("the compiled entries", () => {
 
     const empty = await createEmptyDatabase();
     cleanups.push(empty.drop);
-    const seedEnv = { ...IMAGE_ENV, ...serviceEnv(service("seed")) };
+    const seedEnv = { ...IMAGE_ENV, ...serviceEnv(service("seed"), composeVariables) };
     const migrated = await run(process.execPath, [cli, "migrate"], { ...seedEnv, DATABASE_URL: empty.url });
     expect(migrated.code, migrated.output).toBe(0);
 
@@ -251,7 +254,7 @@ describe("the compiled entries", () => {
     cleanups.push(() => rm(resultDir, { recursive: true, force: true }));
     const prefix = uniqueQueuePrefix();
     redisPrefixes.push(prefix);
-    const composeEnv = serviceEnv(service(name));
+    const composeEnv = serviceEnv(service(name), composeVariables);
     const env: Record<string, string> = {
       ...IMAGE_ENV,
       ...composeEnv,

@@ -8,6 +8,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { configSchema as apiSchema, loadConfig as loadApiConfig } from "@studyflow/api/config";
+import { DEMO_SECRETS, SECRET_SETTING_NAME, isPublishedSecret, publishedSecretSettings } from "@studyflow/config";
 // The CLI's and the worker's packages export no config module: their files, read directly.
 import { configSchema as cliSchema, loadConfig as loadCliConfig } from "../../apps/cli/src/config";
 import { configSchema as workerSchema, loadConfig as loadWorkerConfig } from "../../apps/worker/src/config";
@@ -19,13 +20,18 @@ import {
   entryOfCommand,
   envOf,
   execForm,
+  freshComposeVariables,
   instructionsOf,
+  MissingComposeVariable,
   loadCompose,
+  loadComposeFile,
   loadDockerfile,
   packageOf,
   parseCopy,
   publishedPorts,
+  readEnvFile,
   readRepoFile,
+  requiredVariables,
   serviceCommand,
   serviceEnv,
   serviceMounts,
@@ -121,6 +127,8 @@ const PROCESSES: Record<EntryName, ProcessFacts> = {
 };
 
 const compose = loadCompose();
+/** The secrets docker-compose.yml requires, as an operator's `.env` gives them (random). */
+const composeVariables = freshComposeVariables();
 const dockerfile = loadDockerfile();
 const runtime = dockerfile.stages.at(-1) as Stage;
 const runtimeInstructions = instructionsOf(runtime);
@@ -131,7 +139,9 @@ const builtServices = Object.entries(compose.services).filter(([, service]) => s
 /** Those whose command runs a build entry, each with the facts of that process. */
 const appServices = builtServices.flatMap(([name, service]) => {
   const entry = entryOfCommand(serviceCommand(service));
-  return entry === undefined ? [] : [{ name, service, entry, env: serviceEnv(service), facts: PROCESSES[entry] }];
+  return entry === undefined
+    ? []
+    : [{ name, service, entry, env: serviceEnv(service, composeVariables), facts: PROCESSES[entry] }];
 });
 const servicesRunning = (entry: EntryName) => appServices.filter((app) => app.entry === entry);
 
@@ -199,7 +209,7 @@ describe("docker-compose.yml against the code", () => {
   });
 
   it("points every service at the same database, Redis, queue prefix, keys and mail server", () => {
-    const postgres = serviceEnv(compose.services.postgres as ComposeService);
+    const postgres = serviceEnv(compose.services.postgres as ComposeService, composeVariables);
     const databaseUrl = new URL(servicesRunning("db/migrate-cli")[0]?.env.DATABASE_URL ?? "");
     expect(databaseUrl.hostname).toBe("postgres");
     expect(decodeURIComponent(databaseUrl.username)).toBe(postgres.POSTGRES_USER);
@@ -272,7 +282,7 @@ describe("docker-compose.yml against the code", () => {
     // The extra workers are the same process as the first: same command and environment.
     for (const { name, service, env } of workers) {
       expect(serviceCommand(service), name).toEqual(serviceCommand(compose.services.worker as ComposeService));
-      expect(env, name).toEqual(serviceEnv(compose.services.worker as ComposeService));
+      expect(env, name).toEqual(serviceEnv(compose.services.worker as ComposeService, composeVariables));
     }
   });
 
@@ -372,6 +382,127 @@ describe("docker-compose.yml against the code", () => {
     expect(nodeVersion).toBe(readRepoFile(".nvmrc").trim());
     const ciNode = /^NODE_VERSION=(\S+)$/m.exec(readRepoFile(".ci/run"))?.[1];
     if (ciNode !== undefined) expect(nodeVersion).toBe(ciNode);
+  });
+});
+
+describe("docker-compose.yml's secrets and the demo override", () => {
+  const required = requiredVariables();
+  /** Every variable an app service sets that holds a secret: by its name, or a URL with a password. */
+  const secretEntries = builtServices.flatMap(([name, service]) => {
+    const resolved = serviceEnv(service, composeVariables);
+    return Object.entries(service.environment as Record<string, string>)
+      .filter(([key]) => SECRET_SETTING_NAME.test(key) || (key.endsWith("_URL") && urlHasPassword(resolved[key])))
+      .map(([key, value]) => ({ service: name, key, value: String(value) }));
+  });
+
+  it("sets no secret: each is required with a message saying how to make it, none has a default", () => {
+    expect(secretEntries.map(({ key }) => key)).toEqual(
+      expect.arrayContaining(["MANAGEMENT_JWT_SECRET", "PARTICIPANT_JWT_SECRET", "DASHBOARD_PASSWORD", "DATABASE_URL"]),
+    );
+    const postgres = compose.services.postgres?.environment as Record<string, string>;
+    for (const { service, key, value } of [
+      ...secretEntries,
+      { service: "postgres", key: "POSTGRES_PASSWORD", value: postgres.POSTGRES_PASSWORD ?? "" },
+    ]) {
+      const references = [...value.matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)([^}]*)\}/g)];
+      expect(references.length, `${service}: ${key} comes from a variable, not the file`).toBeGreaterThan(0);
+      for (const [, variable = "", rest = ""] of references) {
+        expect(rest, `${service}: ${key} takes \${${variable}:?…} without a default`).toMatch(/^:\?/);
+        const message = required.get(variable) ?? "";
+        expect(message, `${service}: ${variable}'s message names it`).toContain(variable);
+        expect(message, `${service}: ${variable}'s message says how to make one`).toMatch(
+          /openssl rand -(base64|hex) \d+/,
+        );
+        expect(message).toContain("docs/operations.md#secrets");
+      }
+      // The text outside the reference (a URL's scheme, user and host) holds no secret.
+      const literal = value.replace(/\$\{[^}]*\}/g, "");
+      expect(literal).not.toMatch(/:\/\/[^/@]*:[^/@]+@/);
+    }
+    // No default anywhere in the file stands in for a secret.
+    for (const match of readRepoFile("docker-compose.yml").matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*):?-([^}]*)\}/g)) {
+      expect(SECRET_SETTING_NAME.test(match[1] ?? ""), `\${${match[1]}} has a default`).toBe(false);
+      expect(isPublishedSecret(match[2] ?? ""), `\${${match[1]}}'s default is a published secret`).toBe(false);
+    }
+  });
+
+  it("stops, naming the variable, where a secret is not given (as `docker compose up` does)", () => {
+    for (const variable of required.keys()) {
+      const partial = Object.fromEntries(Object.entries(composeVariables).filter(([name]) => name !== variable));
+      const services = Object.values(compose.services);
+      expect(() => services.map((service) => serviceEnv(service, partial)), variable).toThrow(
+        new RegExp(`required variable ${variable} is missing a value: set ${variable} in \\.env`),
+      );
+      expect(() => services.map((service) => serviceEnv(service, { ...partial, [variable]: "" })), variable).toThrow(
+        MissingComposeVariable,
+      );
+    }
+    expect([...required.keys()].sort()).toEqual(
+      ["DASHBOARD_PASSWORD", "MANAGEMENT_JWT_SECRET", "PARTICIPANT_JWT_SECRET", "POSTGRES_PASSWORD"].sort(),
+    );
+  });
+
+  it("publishes every port on the host's loopback only", () => {
+    for (const [name, service] of Object.entries(compose.services)) {
+      for (const port of service.ports ?? []) {
+        // The short syntax names the host address; the long one would need host_ip, not used here.
+        expect(typeof port, `${name}: ports in the short syntax`).toBe("string");
+        expect(port, `${name} publishes a port on every interface`).toMatch(/^127\.0\.0\.1:\d+:\d+$/);
+      }
+    }
+  });
+
+  const demoVariables = readEnvFile("docker-compose.demo.env");
+  const demo = loadCompose(["docker-compose.yml", "docker-compose.demo.yml"]);
+  const demoApps = appServices.map((app) => ({
+    ...app,
+    env: serviceEnv(demo.services[app.name] as ComposeService, demoVariables),
+  }));
+
+  it("runs the demo with docker-compose.demo.env and the override: the secrets production refuses, accepted as a demo", () => {
+    // The env file gives exactly the variables docker-compose.yml requires, the demo's published values.
+    expect(Object.keys(demoVariables).sort()).toEqual([...required.keys()].sort());
+    expect(demoVariables).toEqual(DEMO_SECRETS);
+    for (const value of Object.values(demoVariables)) expect(isPublishedSecret(value)).toBe(true);
+
+    // The override only adds STUDYFLOW_DEMO to the environment of services docker-compose.yml has.
+    const override = loadComposeFile("docker-compose.demo.yml");
+    expect(Object.keys(override).filter((key) => !key.startsWith("x-"))).toEqual(["services"]);
+    for (const [name, service] of Object.entries(override.services as Record<string, ComposeService>)) {
+      expect(Object.keys(compose.services), name).toContain(name);
+      expect(Object.keys(service), name).toEqual(["environment"]);
+      expect(service.environment, name).toEqual({ STUDYFLOW_DEMO: "true" });
+    }
+
+    const refused = new Set<string>();
+    for (const { name, env, facts } of demoApps) {
+      // The migrations read DATABASE_URL alone: no mode, and nothing but the database to protect.
+      if (!facts.accepts.includes("STUDYFLOW_DEMO")) continue;
+      const unknown = Object.keys(env).filter((key) => !facts.accepts.includes(key));
+      expect(unknown, `${name} sets variables its process never reads`).toEqual([]);
+      expect(env.NODE_ENV, name).toBe("production");
+      expect(env.STUDYFLOW_DEMO, `${name}: the demo's mode`).toBe("true");
+      expect(() => facts.load(env), name).not.toThrow();
+      // Without the override, production refuses the same environment, naming each published secret.
+      const { STUDYFLOW_DEMO: _mode, ...withoutMode } = env;
+      const published = publishedSecretSettings(env);
+      expect(published.length, name).toBeGreaterThan(0);
+      for (const key of published) refused.add(key);
+      for (const key of published) {
+        expect(() => facts.load(withoutMode), `${name}: ${key}`).toThrow(
+          new RegExp(`${key}: is a value published in the studyflow repository`),
+        );
+      }
+    }
+    expect([...refused].sort()).toEqual(
+      ["DASHBOARD_PASSWORD", "DATABASE_URL", "MANAGEMENT_JWT_SECRET", "PARTICIPANT_JWT_SECRET"].sort(),
+    );
+    // What the seed signs, the demo's API accepts; the extra workers run as the first.
+    for (const key of ["MANAGEMENT_JWT_SECRET", "PARTICIPANT_JWT_SECRET"]) {
+      expect(new Set(demoApps.filter(({ env }) => key in env).map(({ env }) => env[key])).size, key).toBe(1);
+    }
+    const workers = demoApps.filter(({ entry }) => entry === "worker/index");
+    for (const { name, env } of workers) expect(env, name).toEqual(workers[0]?.env);
   });
 });
 
@@ -476,6 +607,14 @@ describe("the Dockerfile", () => {
     expect(ignored).toEqual(expect.arrayContaining(["node_modules", "**/node_modules", "dist"]));
   });
 });
+
+function urlHasPassword(value: string | undefined): boolean {
+  try {
+    return new URL(value ?? "").password !== "";
+  } catch {
+    return false;
+  }
+}
 
 /** Whether the runtime stage creates `dir` and hands it to its (non-root) user before switching to it. */
 function ownedByRuntimeUser(dir: string): boolean {

@@ -2,6 +2,7 @@
  * Reading docker-compose.yml and the Dockerfile the way Docker would, for the checks that hold
  * them to the code without a Docker engine (compose-check.test.ts, compiled-entries.test.ts).
  */
+import { randomBytes } from "node:crypto";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -40,20 +41,97 @@ export interface Compose {
   volumes?: Record<string, unknown>;
 }
 
-/** The compose file with its anchors and `<<` merges resolved, as Compose reads it. */
-export function loadCompose(): Compose {
-  return parse(readRepoFile("docker-compose.yml"), { merge: true }) as Compose;
-}
-
-/** `${NAME}`, `${NAME:-default}`, `$$` as Compose resolves them when the shell sets none of the names. */
-export function interpolate(value: string): string {
-  return value.replace(/\$\$|\$\{[A-Za-z_][A-Za-z0-9_]*(?::?-([^}]*))?\}/g, (match, fallback: string | undefined) =>
-    match === "$$" ? "$" : (fallback ?? ""),
+/**
+ * The compose file with its anchors and `<<` merges resolved, as Compose reads it; with override
+ * files (`-f docker-compose.yml -f docker-compose.demo.yml`), merged into it in order.
+ */
+export function loadCompose(files: readonly string[] = ["docker-compose.yml"]): Compose {
+  const [first = "docker-compose.yml", ...overrides] = files;
+  return overrides.reduce<Compose>(
+    (merged, file) => mergeComposeFiles(merged, loadComposeFile(file)) as Compose,
+    loadComposeFile(first) as unknown as Compose,
   );
 }
 
-/** A service's environment, interpolated: what its process sees from compose. */
-export function serviceEnv(service: ComposeService): Record<string, string> {
+/** One compose file as written (anchors resolved), nothing merged into it. */
+export function loadComposeFile(file: string): Record<string, unknown> {
+  return parse(readRepoFile(file), { merge: true }) as Record<string, unknown>;
+}
+
+/** Compose's merge of an override: mappings key by key, sequences appended, other values replaced. */
+function mergeComposeFiles(base: unknown, override: unknown): unknown {
+  if (Array.isArray(base) && Array.isArray(override)) return [...(base as unknown[]), ...(override as unknown[])];
+  if (isMapping(base) && isMapping(override)) {
+    const merged: Record<string, unknown> = { ...base };
+    for (const [key, value] of Object.entries(override)) merged[key] = mergeComposeFiles(base[key], value);
+    return merged;
+  }
+  return override;
+}
+
+const isMapping = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
+/** The variables compose interpolates a file with (shell, `.env`, `--env-file`). */
+export type ComposeVariables = Record<string, string>;
+
+/** An env file as `docker compose --env-file` reads it: `NAME=value` lines, `#` comments. */
+export function readEnvFile(file: string): ComposeVariables {
+  const variables: ComposeVariables = {};
+  for (const line of readRepoFile(file).split(/\r?\n/)) {
+    const match = /^\s*([A-Za-z_][A-Za-z0-9_]*)=(.*)$/.exec(line);
+    if (match) variables[match[1] ?? ""] = (match[2] ?? "").trim().replace(/^(["'])(.*)\1$/, "$2");
+  }
+  return variables;
+}
+
+/** The variables a compose file requires (`${NAME:?message}`, `${NAME?message}`), each with its message. */
+export function requiredVariables(file = "docker-compose.yml"): Map<string, string> {
+  const required = new Map<string, string>();
+  for (const match of readRepoFile(file).matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*):?\?([^}]*)\}/g)) {
+    required.set(match[1] ?? "", match[2] ?? "");
+  }
+  return required;
+}
+
+/**
+ * What an operator's `.env` gives docker-compose.yml: a fresh random value for each variable it
+ * requires (hex, as the URL-embedded database password must be).
+ */
+export function freshComposeVariables(file = "docker-compose.yml"): ComposeVariables {
+  return Object.fromEntries([...requiredVariables(file).keys()].map((name) => [name, randomBytes(32).toString("hex")]));
+}
+
+/** Thrown where compose would stop: a required variable is unset or empty. */
+export class MissingComposeVariable extends Error {}
+
+/**
+ * `${NAME}`, `${NAME:-default}`, `${NAME-default}`, `${NAME:?message}`, `${NAME?message}` and `$$`
+ * as Compose resolves them with `variables` set.
+ */
+export function interpolate(value: string, variables: ComposeVariables = {}): string {
+  return value.replace(
+    /\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?)([-?])([^}]*))?\}/g,
+    (
+      match,
+      name: string | undefined,
+      colon: string | undefined,
+      kind: string | undefined,
+      text: string | undefined,
+    ) => {
+      if (match === "$$") return "$";
+      const value = variables[name ?? ""];
+      const missing = value === undefined || (colon === ":" && value === "");
+      if (kind === "?" && missing)
+        throw new MissingComposeVariable(`required variable ${name} is missing a value: ${text}`);
+      if (kind === "-" && missing) return text ?? "";
+      return value ?? "";
+    },
+  );
+}
+
+/** A service's environment, interpolated with `variables`: what its process sees from compose. */
+export function serviceEnv(service: ComposeService, variables: ComposeVariables = {}): Record<string, string> {
   const raw = service.environment ?? {};
   const entries: [string, string][] = Array.isArray(raw)
     ? raw.map((item) => {
@@ -61,7 +139,7 @@ export function serviceEnv(service: ComposeService): Record<string, string> {
         return at === -1 ? [item, ""] : [item.slice(0, at), item.slice(at + 1)];
       })
     : Object.entries(raw).map(([key, value]) => [key, value === null ? "" : String(value)]);
-  return Object.fromEntries(entries.map(([key, value]) => [key, interpolate(value)]));
+  return Object.fromEntries(entries.map(([key, value]) => [key, interpolate(value, variables)]));
 }
 
 /** The command as the argument vector the entrypoint (tini) receives. */
