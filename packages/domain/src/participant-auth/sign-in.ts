@@ -1,7 +1,13 @@
 import { createHash, randomInt, timingSafeEqual } from "node:crypto";
 import { and, asc, desc, eq, gt, inArray, isNull, sql } from "drizzle-orm";
 import { otpCodes, outgoingMessages, passwordResetTokens, profiles, users, type Executor } from "@studyflow/db";
-import { consumeAccountToken, createAccountToken, retireAccountTokens } from "../accounts/account-tokens";
+import {
+  ACCOUNT_TOKEN_PATTERN,
+  consumeAccountToken,
+  createAccountToken,
+  hashAccountToken,
+  retireAccountTokens,
+} from "../accounts/account-tokens";
 import { normalizeEmail } from "../accounts/password-reset";
 import { checkPasswordRule, hashPassword, passwordHashNeedsUpgrade, verifyPassword } from "../accounts/passwords";
 import { forgetCached } from "../cache/read-cache";
@@ -234,6 +240,14 @@ export const INVALID_VERIFICATION_TOKEN_MESSAGE = "invalid or expired verificati
 /** How long a used verify-email link still signs in (login-with-temptoken), as case-backend keeps it. */
 export const VERIFY_LINK_AFTER_USE_SECONDS = 60 * 60;
 
+/**
+ * How long after its use a verify-email link is answered again as it was the first time: the
+ * participant app's verification page confirms on every render of its server component, and
+ * renders two or three times within a second or two of the first (once more after the automatic
+ * sign-in). A repeat changes nothing; past this window the used link is refused like an unknown one.
+ */
+export const VERIFY_LINK_REPEAT_SECONDS = 2 * 60;
+
 /** What a used verification link confirmed: the account and its address, now confirmed. */
 export interface VerifiedAddress {
   userId: string;
@@ -243,7 +257,8 @@ export interface VerifiedAddress {
 
 /**
  * Confirms an address with a mailed token, which is spent: a link confirms once, and a used,
- * retired, expired or unknown one is refused alike. "verify-email": the account's address (still
+ * retired, expired or unknown one is refused alike (a verify-email link repeated within
+ * VERIFY_LINK_REPEAT_SECONDS of its use answers as the first time did, writing nothing). "verify-email": the account's address (still
  * the one mailed) is confirmed; the link still signs in through login-with-temptoken for
  * VERIFY_LINK_AFTER_USE_SECONDS (the participant app does that right after), never longer than it
  * was valid. "change-email": the account's address becomes `info.newEmail` if no other account has
@@ -254,7 +269,7 @@ export async function verifyEmailToken(db: Executor, token: string, now: Date): 
   const verified = await db.transaction(async (tx): Promise<VerifiedAddress | null> => {
     // Of concurrent requests holding the link exactly one gets it.
     const holder = await consumeAccountToken(tx, token, ["verify-email", "change-email"], now);
-    if (!holder) return null;
+    if (!holder) return repeatedVerification(tx, token, now);
     const [user] = await tx
       .select({ email: users.email, language: users.preferredLanguage, confirmedAt: users.accountConfirmedAt })
       .from(users)
@@ -293,6 +308,36 @@ export async function verifyEmailToken(db: Executor, token: string, now: Date): 
   if (!verified) throw new Unauthorized(INVALID_VERIFICATION_TOKEN_MESSAGE);
   forgetCached(db, "user", verified.userId);
   return verified;
+}
+
+/**
+ * A verify-email link used less than VERIFY_LINK_REPEAT_SECONDS ago, whose address is still the
+ * account's and confirmed: answered as its first use was, writing nothing. Retired links (a reset,
+ * a password or address change) have expired and never repeat.
+ */
+async function repeatedVerification(tx: Executor, token: string, now: Date): Promise<VerifiedAddress | null> {
+  if (!ACCOUNT_TOKEN_PATTERN.test(token)) return null;
+  const [row] = await tx
+    .select({
+      userId: users.id,
+      email: users.email,
+      confirmedAt: users.accountConfirmedAt,
+      info: passwordResetTokens.info,
+    })
+    .from(passwordResetTokens)
+    .innerJoin(users, eq(users.id, passwordResetTokens.userId))
+    .where(
+      and(
+        eq(passwordResetTokens.tokenHash, hashAccountToken(token)),
+        eq(passwordResetTokens.purpose, "verify-email"),
+        gt(passwordResetTokens.usedAt, new Date(now.getTime() - VERIFY_LINK_REPEAT_SECONDS * 1000)),
+        gt(passwordResetTokens.expiresAt, now),
+      ),
+    )
+    .limit(1);
+  if (!row?.confirmedAt) return null;
+  if (row.info.email !== undefined && row.info.email !== row.email) return null;
+  return { userId: row.userId, email: row.email, accountConfirmedAt: row.confirmedAt };
 }
 
 /** OTP settings: a 6-digit code is short, so the attempts on one code are few and its life short. */
