@@ -15,6 +15,8 @@ import {
   setupStudy,
   str,
 } from "./fixtures";
+import { MAX_BODY_BYTES } from "../src/middleware/body-size";
+import { UPLOAD_FORM_OVERHEAD_BYTES } from "../src/routes/participant-data/files";
 import { createTestApp, type TestApp } from "./test-app";
 
 /*
@@ -24,7 +26,9 @@ import { createTestApp, type TestApp } from "./test-app";
  * tokens. Whatever arrives, the API answers below 500, every 4xx is exactly `{"error": string}`
  * without internals, and — as every request of these properties is invalid, unauthorised or
  * aimed at something absent — no table gains or loses a row. A last property sends well-formed
- * requests that may succeed, and only asks for no 5xx.
+ * requests that may succeed, and only asks for no 5xx. Every operation that takes a body also gets
+ * one a byte over its limit (declared or not, JSON or not), and a few get one streamed far beyond
+ * it: a 413 (or the upload's earlier 401/415), read no further than the limit.
  *
  * Each request is drawn as a small recipe (operation, caller, parameters, a conforming body and
  * one mutation), so a shrunk counterexample stays readable; `build` turns it into the request
@@ -988,7 +992,8 @@ interface Built {
   method: string;
   url: string;
   headers: Record<string, string>;
-  body: string | FormData | null;
+  /** A Blob: a body over the limit, sent as it is without a copy per request. */
+  body: string | FormData | Blob | null;
   /** Invalid, unauthorised or aimed at nothing: must be a 4xx. */
   mustRefuse: boolean;
   reasons: string[];
@@ -1746,7 +1751,7 @@ async function exchange(w: World, built: Built, tallies: Tally[], checkRefusal =
     `${built.op} as ${built.caller}`,
     `${built.method} ${clip(built.url)}`,
     `headers ${clip(JSON.stringify({ ...built.headers, Authorization: undefined }))}`,
-    `body ${built.body === null ? "none" : built.body instanceof FormData ? describeForm(built.body) : clip(JSON.stringify(built.body))}`,
+    `body ${built.body === null ? "none" : built.body instanceof FormData ? describeForm(built.body) : built.body instanceof Blob ? `${built.body.size} bytes` : clip(JSON.stringify(built.body))}`,
     `must refuse: ${built.mustRefuse} (${built.reasons.join(", ")})`,
     `→ ${res.status} ${clip(answer, 400)}`,
   ].join("\n  ");
@@ -1935,6 +1940,50 @@ const garbageHeaders = fc.record(
 /** Every answer of the file, both describes. */
 const everything = new Tally();
 
+// ---------------------------------------------------------------------------------------------
+// Bodies over the limit
+
+/** The operation's path with its parameters filled: the existing study, a participant of it, "x" for the rest. */
+const pathOf = (op: Operation) =>
+  op.template.replace(/\{([^}]+)\}/g, (_, name: string) =>
+    name === "studyKey" ? EXISTING_STUDY : name === "participantID" ? "p1" : "x",
+  );
+
+/** An operation's body limit: the upload's own (the file and its form's framing), else the app's. */
+const bodyLimitOf = (w: World, op: Operation) =>
+  op.form ? w.t.config.PARTICIPANT_FILE_MAX_BYTES + UPLOAD_FORM_OVERHEAD_BYTES : MAX_BODY_BYTES;
+
+const FORM_BOUNDARY = "fuzz-boundary";
+const formHead = () =>
+  `--${FORM_BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="a.png"\r\n` +
+  "Content-Type: image/png\r\n\r\n";
+
+/** A body of exactly `bytes` bytes: JSON text (one object, one long string) or a multipart form with one file. */
+function bodyOfLength(kind: "json" | "form", bytes: number): string {
+  if (kind === "json") return `{"a":"${"x".repeat(bytes - 8)}"}`;
+  const head = formHead();
+  const tail = `\r\n--${FORM_BOUNDARY}--\r\n`;
+  return head + "x".repeat(bytes - head.length - tail.length) + tail;
+}
+
+/** A body of `total` bytes, made only as the server reads it, counting what it took. */
+function countedBody(total: number, first: string) {
+  const chunk = new Uint8Array(64 * 1024).fill(0x78);
+  let pulled = 0;
+  const stream = new ReadableStream<Uint8Array>(
+    {
+      pull(controller) {
+        if (pulled >= total) return controller.close();
+        const next = pulled === 0 ? new TextEncoder().encode(first) : chunk;
+        pulled += next.length;
+        controller.enqueue(next);
+      },
+    },
+    { highWaterMark: 0 },
+  );
+  return { stream, pulled: () => pulled };
+}
+
 /**
  * Runs per property. Each request draws its operation uniformly, so with about 145 operations the
  * invalid properties' 23,000 requests give each about 160 (standard deviation about 12): fewer than
@@ -2122,6 +2171,107 @@ describe("fuzz: invalid, unauthorised or misdirected requests on every route", (
       }),
     );
   });
+
+  it(
+    "bodies over the limit on every operation that takes one: 413 (or the upload's earlier refusal), never read past it",
+    { timeout: 600_000 },
+    async () => {
+      const tally = (perProperty["bodies over the limit"] = new Tally());
+      const withBody = w.ops.filter((op) => op.body !== null || op.form);
+      expect(withBody.length).toBeGreaterThan(50);
+      const bodies = new Map<string, Blob>();
+      const overLimit = (kind: "json" | "form", bytes: number) => {
+        const key = `${kind}:${bytes}`;
+        if (!bodies.has(key)) bodies.set(key, new Blob([bodyOfLength(kind, bytes)]));
+        return bodies.get(key)!;
+      };
+      for (const op of withBody) {
+        const limit = bodyLimitOf(w, op);
+        const valid = op.security === "management" ? "admin" : op.security === "participant" ? "participant" : "none";
+        const cases = [
+          { caller: valid, type: "application/json", kind: "json" as const, declared: true },
+          { caller: valid, type: "application/json", kind: "json" as const, declared: false },
+          { caller: valid, type: "text/plain;charset=UTF-8", kind: "json" as const, declared: true },
+          { caller: valid, type: "application/octet-stream", kind: "json" as const, declared: false },
+          // without a token: the same 413 before any router (the upload: a 401 before its body is read)
+          ...(op.security !== "public" && (op.form || op.security === "participant")
+            ? [{ caller: "none", type: "application/json", kind: "json" as const, declared: false }]
+            : []),
+          ...(op.form
+            ? [true, false].map((declared) => ({
+                caller: valid,
+                type: `multipart/form-data; boundary=${FORM_BOUNDARY}`,
+                kind: "form" as const,
+                declared,
+              }))
+            : []),
+        ];
+        for (const c of cases) {
+          const body = overLimit(c.kind, limit + 1);
+          const caller = w.callers.get(c.caller)!;
+          const headers: Record<string, string> = { "Content-Type": c.type };
+          if (caller.header !== null) headers.Authorization = caller.header;
+          if (c.declared) headers["Content-Length"] = String(limit + 1);
+          const status = await exchange(
+            w,
+            {
+              op: op.id,
+              caller: caller.name,
+              method: op.method,
+              url: pathOf(op),
+              headers,
+              body,
+              mustRefuse: true,
+              reasons: [`body of ${limit + 1} bytes, ${c.declared ? "declared" : "undeclared"}`],
+            },
+            [everything, all, tally],
+          );
+          // The upload authenticates before anything else and reads only a form; every other
+          // route's body is refused by the app before its router sees it.
+          const expected = !op.form ? 413 : caller.kind !== "participant" ? 401 : c.kind === "form" ? 413 : 415;
+          expect(
+            status,
+            `${op.id} as ${caller.name}, ${c.type}, ${c.declared ? "with" : "without"} Content-Length`,
+          ).toBe(expected);
+        }
+      }
+
+      // A few bodies streamed far beyond the limit (64 MiB, made only as they are read): the API
+      // stops reading just past the limit, or never starts where it refuses before reading.
+      const upload = withBody.find((op) => op.form)!;
+      const form = `multipart/form-data; boundary=${FORM_BOUNDARY}`;
+      const streamed = [
+        { op: w.opsById.get("POST /v1/auth/login")!, caller: "none", type: "application/json", status: 413 },
+        {
+          op: withBody.find((op) => op.security === "management" && op.method === "POST")!,
+          caller: "admin",
+          type: "text/plain",
+          status: 413,
+        },
+        { op: upload, caller: "participant", type: form, status: 413 },
+        { op: upload, caller: "none", type: "application/json", status: 401 },
+        { op: upload, caller: "participant", type: "application/json", status: 415 },
+      ];
+      for (const { op, caller, type, status } of streamed) {
+        const limit = bodyLimitOf(w, op);
+        const what = `${op.id} as ${caller}, ${type}`;
+        const body = countedBody(64 * 1024 * 1024, type === form ? formHead() : '{"a":"');
+        const header = w.callers.get(caller)!.header;
+        const res = await w.t.app.request(pathOf(op), {
+          method: op.method,
+          headers: { "Content-Type": type, ...(header !== null ? { Authorization: header } : {}) },
+          body: body.stream,
+          duplex: "half",
+        });
+        expect(res.status, what).toBe(status);
+        expect(await res.json(), what).toEqual({ error: expect.any(String) });
+        if (status === 413) expect(body.pulled(), what).toBeGreaterThan(limit);
+        else expect(body.pulled(), what).toBe(0);
+        expect(body.pulled(), what).toBeLessThanOrEqual(limit + 2 * 64 * 1024);
+        tally.add(res.status, op.id);
+      }
+    },
+  );
 
   it("changed no row of any table", async () => {
     expect(await rowCounts(w.t)).toEqual(before);
