@@ -1,21 +1,14 @@
 import { createHash } from "node:crypto";
 import { Hono } from "hono";
 import { secureHeaders } from "hono/secure-headers";
-import { PASSWORD_MIN_CHARACTERS } from "@studyflow/domain";
+import { PASSWORD_MIN_CHARACTERS, PASSWORD_RULE_DESCRIPTION } from "@studyflow/domain";
 import type { AppEnv } from "../../app-env";
 
-/** The first `length` characters of a run (12345678 or abcdefgh for the minimum length of 8). */
-const runOf = (alphabet: string, length: number) =>
-  Array.from({ length }, (_, i) => alphabet[i % alphabet.length]).join("");
-
-/**
- * The password policy as a person reads it (packages/domain/src/accounts/passwords.ts): a length
- * floor taken from the policy itself, no composition rule, and what is refused.
- */
-export const PASSWORD_RULE_TEXT =
-  `At least ${PASSWORD_MIN_CHARACTERS} characters; any characters, no mix of letters, digits or symbols required. ` +
-  "Not accepted: a common or leaked password, one character repeated, or a simple sequence such as " +
-  `${runOf("1234567890", PASSWORD_MIN_CHARACTERS)} or ${runOf("abcdefghijklmnopqrstuvwxyz", PASSWORD_MIN_CHARACTERS)}.`;
+/** The policy's own words (packages/domain/src/accounts/passwords.ts), as HTML text. */
+const RULE_HTML = PASSWORD_RULE_DESCRIPTION.replace(
+  /[&<>"]/g,
+  (character) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[character]!,
+);
 
 const STYLE = `
       body { font-family: system-ui, sans-serif; max-width: 28rem; margin: 4rem auto; padding: 0 1rem; }
@@ -55,7 +48,7 @@ const PAGE = `<!doctype html>
   </head>
   <body>
     <h1>Choose a new password</h1>
-    <p id="rule">${PASSWORD_RULE_TEXT}</p>
+    <p id="rule">${RULE_HTML}</p>
     <form id="reset">
       <label for="password">New password</label>
       <input id="password" type="password" autocomplete="new-password" required minlength="${PASSWORD_MIN_CHARACTERS}" aria-describedby="rule" />
