@@ -169,7 +169,9 @@ const schema = z.object({
   MANAGEMENT_IDP_ADMIN_ROLE: z.string().min(1).max(200).default("ADMIN"),
   /**
    * Key of sealed secrets (AES-256-GCM): the identity provider's refresh tokens of management
-   * sessions and the console's sign-in state. Base64 of 32 bytes (`openssl rand -base64 32`).
+   * sessions, the console's sign-in state and a new service-account API key until its creator's
+   * first key list (10 minutes at most; without this key, no copy is kept). Base64 of 32 bytes
+   * (`openssl rand -base64 32`).
    * Development default outside production; production requires it when a sign-in (case-admin's
    * or the console's) is configured.
    */

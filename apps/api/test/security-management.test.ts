@@ -11,8 +11,9 @@ import { signInAtProvider, startTestProvider, type TestProvider, type TestProvid
 import { createTestApp, type TestApp } from "./test-app";
 
 // Management credentials and what they may see: sessions that end a working day after sign-in and
-// are extended only with a refresh token the provider accepts, API keys shown once, the
-// management user list without e-mail addresses for non-admins.
+// are extended only with a refresh token the provider accepts, API keys shown to their creator once
+// (security-api-key-reveal.test.ts has the reveal in depth), the management user list without
+// e-mail addresses for non-admins.
 
 const SIGNIN_SECRET = "signin-secret-for-tests-0123456789";
 
@@ -271,8 +272,8 @@ describe("management credentials", () => {
     await t?.close();
   });
 
-  describe("service-account API keys: shown once, at creation", () => {
-    it("answers the key in the creation only; the list shows a hint; the database keeps nothing that gives it back", async () => {
+  describe("service-account API keys: shown to their creator once", () => {
+    it("answers the key in the creation and the creator's next list; later lists show a hint; nothing then gives it back", async () => {
       const created = await t.app.request(um(`/service-accounts/${accountId}/api-keys`), {
         method: "POST",
         headers: { ...bearer(admin), "content-type": "text/plain;charset=UTF-8" },
@@ -287,7 +288,15 @@ describe("management credentials", () => {
       // the key works
       expect((await get("/management-users", { "x-api-key": apiKey.key })).status).toBe(200);
 
-      // listed, by admins, with its first characters only, in the field case-admin shows
+      // the creator's next list shows it whole, once, where case-admin's dialog shows it
+      const first = await get(`/service-accounts/${accountId}/api-keys`, bearer(admin));
+      expect(first.status).toBe(200);
+      expect(first.headers.get("cache-control")).toBe("no-store");
+      expect(((await first.json()) as { apiKeys: { key: string }[] }).apiKeys).toEqual([
+        expect.objectContaining({ id: apiKey.id, key: apiKey.key }),
+      ]);
+
+      // listed after that, by admins, with its first characters only, in the field case-admin shows
       const listed = await get(`/service-accounts/${accountId}/api-keys`, bearer(admin));
       expect(listed.status).toBe(200);
       const listText = await listed.text();
@@ -295,11 +304,15 @@ describe("management credentials", () => {
       const { apiKeys } = JSON.parse(listText) as { apiKeys: { id: string; key: string }[] };
       expect(apiKeys).toEqual([expect.objectContaining({ id: apiKey.id, key: `${apiKey.key.slice(0, 11)}…` })]);
 
-      // no sealed copy, no column for one, nothing in any row of any table (audit log included)
+      // no sealed copy left (nor 0017's column of them), nothing in any row of any table (audit log included)
       const columns = await t.database.db.execute<{ column_name: string }>(
         sql`select column_name from information_schema.columns where table_name = 'api_keys'`,
       );
       expect(columns.map((column) => column.column_name)).not.toContain("key_enc");
+      const copies = await t.database.db.execute(
+        sql`select reveal_sealed, reveal_until from api_keys where id = ${apiKey.id}`,
+      );
+      expect([...copies]).toEqual([{ reveal_sealed: null, reveal_until: null }]);
       expect(await everyRowAsText()).not.toContain(secretPart);
     });
 

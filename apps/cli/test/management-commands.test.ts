@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { and, asc, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { apiKeys, appRoles, auditLog, permissions, serviceAccounts } from "@studyflow/db";
@@ -6,6 +7,7 @@ import {
   createStudy,
   hashApiKey,
   listServiceAccountApiKeys,
+  SecretBox,
   upsertManagementUser,
   verifyApiKey,
 } from "@studyflow/domain";
@@ -191,11 +193,22 @@ describe("service-account:create, :list, :key:create, :delete", () => {
     expect(await verifyApiKey(database.db, key.key)).toEqual({ subject: id, keyId: key.id, serviceAccountId: id });
     const [row] = await database.db.select().from(apiKeys).where(eq(apiKeys.id, key.id));
     expect(row).toMatchObject({ keyHash: hashApiKey(key.key), createdBy: "operator-cli" });
-    // The key is printed once and kept nowhere: the row holds its hash and first characters, and
-    // the account's list (case-admin's too) shows only those.
+    // The key is printed once and kept nowhere: the row holds its hash and first characters (no
+    // sealed copy for a later reveal, as the API keeps), and the account's list (case-admin's too,
+    // even one by the creator, as the API lists) shows only those.
     expect(JSON.stringify(row)).not.toContain(key.key.slice(11));
+    expect(row).toMatchObject({ revealSealed: null, revealUntil: null });
     const shown = await listServiceAccountApiKeys(database.db, id);
     expect(shown.find((listed) => listed.id === key.id)?.key).toBe(`${key.key.slice(0, 11)}…`);
+    const byCreator = await listServiceAccountApiKeys(database.db, id, {
+      subject: "operator-cli",
+      box: new SecretBox(randomBytes(32)),
+      now: new Date(),
+    });
+    expect(byCreator.find((listed) => listed.id === key.id)).toMatchObject({
+      key: `${key.key.slice(0, 11)}…`,
+      revealed: false,
+    });
     const [keyAudit] = (await audits("api-key.create")).filter((audit) => audit.target === key.id);
     expect(keyAudit).toMatchObject({ actor: "operator-cli", details: { serviceAccountId: id } });
     expect(JSON.stringify(keyAudit?.details)).not.toContain(key.key);

@@ -44,6 +44,7 @@ export * from "./admin/audit";
 export * from "./surveys/index";
 export * from "./study-config/index";
 export * from "./access/api-keys";
+export * from "./access/api-key-reveal";
 export * from "./management-users/users";
 export * from "./management-users/sessions";
 export * from "./management-users/sign-in";

@@ -20,7 +20,10 @@ export const maintenanceJobSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("prune-finished-tasks") }),
   /** case-admin's scheduled e-mails whose slot has come: their mails into the outbox, the slot moved on. */
   z.object({ kind: z.literal("fire-scheduled-emails") }),
-  /** Management sign-in sessions past their end, with the sealed refresh tokens they hold. */
+  /**
+   * Management sign-in sessions past their end, with the sealed refresh tokens they hold; and new
+   * API keys' sealed copies past their reveal window.
+   */
   z.object({ kind: z.literal("sweep-management-sessions") }),
   /** One-time account tokens (mailed links) past their expiry. */
   z.object({ kind: z.literal("sweep-expired-account-tokens") }),

@@ -571,7 +571,8 @@ describe("case-admin's user management (/v1/user-management)", () => {
       });
       expect(perms.body.permissions).toHaveLength(1);
 
-      // keys: made (the key shown in this answer only), listed by a hint, usable, deleted
+      // keys: made, shown whole in the creator's next list (where case-admin's dialog shows and copies
+      // it) and by a hint after that, usable, deleted
       const keyCall = caseAdminCall("createServiceAccountAPIKey");
       const made = await replayCaseAdminCall(t, keyCall, {
         token: admin,
@@ -591,9 +592,16 @@ describe("case-admin's user management (/v1/user-management)", () => {
         expect.objectContaining({
           id: made.body.apiKey.id,
           serviceUserId: id,
-          key: `${key.slice(0, 11)}…`,
+          key,
           lastUsedAt: "0001-01-01T00:00:00Z",
         }),
+      ]);
+      const relisted = await replayCaseAdminCall(t, caseAdminCall("getServiceAccountAPIKeys"), {
+        token: admin,
+        params: { serviceAccountId: id },
+      });
+      expect(relisted.body.apiKeys).toEqual([
+        expect.objectContaining({ id: made.body.apiKey.id, serviceUserId: id, key: `${key.slice(0, 11)}…` }),
       ]);
       // the key acts as its account: the account's grants, not a management user's of that id
       const asAccount = await t.app.request("/v1/auth/permissions", { headers: { "X-API-Key": key } });

@@ -7,6 +7,7 @@ import {
   removeExpiredIdempotencyKeys,
   removeExpiredExportFiles,
   startDailyExports,
+  sweepApiKeyRevealCopies,
   sweepExpiredAccountTokens,
   sweepExpiredManagementSessions,
   type ExportRetention,
@@ -111,7 +112,11 @@ export function createMaintenanceProcessor(deps: MaintenanceProcessorDeps): Proc
       case "sweep-management-sessions": {
         const sweep = await sweepExpiredManagementSessions(deps.database.db, new Date(clock()));
         if (sweep.removed > 0) deps.logger.info({ ...sweep }, "ended management sessions removed");
-        return { ...sweep };
+        // New API keys' sealed copies past their reveal window go with the same sweep of sealed
+        // secrets (MANAGEMENT_SECRETS_KEY) nobody will open any more.
+        const copies = await sweepApiKeyRevealCopies(deps.database.db, new Date(clock()));
+        if (copies.removed > 0) deps.logger.info({ erased: copies.removed }, "unrevealed API key copies erased");
+        return { ...sweep, ...(copies.removed > 0 ? { apiKeyRevealCopiesErased: copies.removed } : {}) };
       }
       case "sweep-expired-account-tokens": {
         const sweep = await sweepExpiredAccountTokens(deps.database.db, new Date(clock()));

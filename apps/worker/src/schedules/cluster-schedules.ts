@@ -47,7 +47,9 @@ export const PRUNE_FINISHED_TASKS_EVERY_MS = 60 * 60_000;
 /**
  * How often ended management sign-in sessions are removed. An ended session opens nothing already
  * (its end is checked on every request); removing it only stops its sealed refresh token from
- * staying in the database. Sessions last hours, so hourly keeps each round to a small batch.
+ * staying in the database. Sessions last hours, so hourly keeps each round to a small batch. The
+ * same round erases new API keys' sealed copies past their 10-minute reveal window (never shown
+ * already): a copy its creator never listed stays an hour at most.
  */
 export const SWEEP_MANAGEMENT_SESSIONS_EVERY_MS = 60 * 60_000;
 

@@ -4,11 +4,14 @@ import { apiKeys, serviceAccounts, type Database, type Executor } from "@studyfl
 import { recordAudit } from "../admin/audit";
 import { forgetCached, readCacheOf } from "../cache/read-cache";
 import { Conflict, Invalid, NotFound, Unauthorized } from "../errors";
+import { NO_REVEAL_COPY, apiKeyRevealCopy, takeApiKeyReveals, type ApiKeyReader } from "./api-key-reveal";
+import type { SecretBox } from "./secret-box";
 
 /**
  * Service accounts: machines calling the management API with an API key instead of a token. A
  * key acts as its subject, whose permissions are granted as for a person; it is never admin. The
- * key is shown once, at creation; only its SHA-256 is stored.
+ * key is shown once, to its creator; only its SHA-256 is kept for good (api-key-reveal.ts: the
+ * short-lived sealed copy of a key made through the API, for case-admin's key list).
  */
 
 /** Marks a studyflow key, so a leaked one is recognisable (secret scanners, logs). */
@@ -35,8 +38,8 @@ const MAX_SUBJECT_LENGTH = 200;
 const MAX_LABEL_LENGTH = 200;
 const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** A stored key, without its hash and its service account (the account's own routes show that). */
-export type ApiKey = Omit<typeof apiKeys.$inferSelect, "keyHash" | "serviceAccountId">;
+/** A stored key, without its hash, its sealed copy and its service account (the account's own routes show that). */
+export type ApiKey = Omit<typeof apiKeys.$inferSelect, "keyHash" | "serviceAccountId" | "revealSealed" | "revealUntil">;
 export type ApiKeyStatus = "active" | "expired" | "revoked";
 
 export interface CreateApiKeyInput {
@@ -83,8 +86,13 @@ export function hashApiKey(key: string): string {
   return createHash("sha256").update(key, "utf8").digest("hex");
 }
 
-const withoutHash = ({ keyHash: _hash, serviceAccountId: _account, ...key }: typeof apiKeys.$inferSelect): ApiKey =>
-  key;
+const withoutHash = ({
+  keyHash: _hash,
+  serviceAccountId: _account,
+  revealSealed: _sealed,
+  revealUntil: _until,
+  ...key
+}: typeof apiKeys.$inferSelect): ApiKey => key;
 
 function expiryOf(input: CreateApiKeyInput, now: Date): Date {
   if (input.expiresAt !== undefined && input.expiresInDays !== undefined) {
@@ -171,7 +179,7 @@ export async function revokeApiKey(db: Database, id: string, by: string, now = n
   const revokedKey = await db.transaction(async (tx) => {
     const [revoked] = await tx
       .update(apiKeys)
-      .set({ revokedAt: now })
+      .set({ revokedAt: now, ...NO_REVEAL_COPY })
       .where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt)))
       .returning();
     if (!revoked) {
@@ -243,11 +251,13 @@ export async function verifyApiKey(db: Executor, key: string, now = new Date()):
   return { subject: row.subject, keyId: row.id, serviceAccountId: row.serviceAccountId ?? null };
 }
 
-/** A service account's key as its list shows it: never the key, only a hint to tell keys apart. */
+/** A service account's key as its list shows it: a hint to tell keys apart, or the key the one time its creator sees it. */
 export interface ServiceAccountApiKey extends ApiKey {
   serviceAccountId: string;
-  /** The key's shown prefix and "…" (apiKeyHint): too little to use or guess the key. */
+  /** The key's shown prefix and "…" (apiKeyHint), too little to use or guess the key; or, when `revealed`, the key. */
   key: string;
+  /** True when `key` is the whole key: the answer that creates it, or its creator's first list. */
+  revealed: boolean;
 }
 
 /** How lists show a key: its first characters and "…", in the field where case-admin shows a key. */
@@ -260,13 +270,20 @@ export interface CreateServiceAccountApiKeyInput {
   label?: string;
   createdBy: string;
   now?: Date;
+  /**
+   * Seals a copy for the creator's first key list (API_KEY_REVEAL_WINDOW_MS): the API passes its
+   * MANAGEMENT_SECRETS_KEY box, since case-admin shows a new key only from that list. Absent (the
+   * CLI, which prints the key): nothing but the hash is kept.
+   */
+  revealBox?: SecretBox | undefined;
 }
 
 /**
- * Creates a key of a service account (subject = the account's id) and returns it, the one time it
- * is ever shown: only its SHA-256 and its prefix are stored, so neither an admin nor anyone reading
- * the database can see it again (a lost key is replaced, not recovered). An unknown account is
- * Invalid, as case-backend answers it (400).
+ * Creates a key of a service account (subject = the account's id) and returns it. Only its
+ * SHA-256 and its prefix are kept for good, so neither an admin nor anyone reading the database
+ * can see it again once its creator has (a lost key is replaced, not recovered); with `revealBox`,
+ * a sealed copy waits minutes at most for the creator's first list. An unknown account is Invalid,
+ * as case-backend answers it (400).
  */
 export async function createServiceAccountApiKey(
   db: Database,
@@ -313,6 +330,7 @@ export async function createServiceAccountApiKey(
         createdBy: input.createdBy,
         createdAt: now,
         expiresAt,
+        ...apiKeyRevealCopy(input.revealBox, { id, key, createdBy: input.createdBy }, now),
       })
       .returning();
     if (!inserted) throw new Error("api key insert returned nothing");
@@ -327,35 +345,53 @@ export async function createServiceAccountApiKey(
           serviceAccountId: account.id,
           keyPrefix,
           expiresAt: expiresAt.toISOString(),
+          ...(inserted.revealUntil ? { revealUntil: inserted.revealUntil.toISOString() } : {}),
         },
       },
       now,
     );
     return inserted;
   });
-  return { key, apiKey: { ...withoutHash(row), serviceAccountId: accountOf(row), key } };
+  return { key, apiKey: { ...withoutHash(row), serviceAccountId: accountOf(row), key, revealed: true } };
 }
 
 const accountOf = (row: typeof apiKeys.$inferSelect): string => row.serviceAccountId ?? row.subject;
 
-/** A service account's keys, newest first, each shown by its hint. */
+/**
+ * A service account's keys, newest first, each shown by its hint. With `reader` (the API's list),
+ * a key the reader created within API_KEY_REVEAL_WINDOW_MS and has not listed since is shown whole,
+ * once: its sealed copy is erased in the same transaction, with every copy past its window
+ * (takeApiKeyReveals); the reveal is audited. Without `reader` (the CLI) nothing is shown or erased.
+ */
 export async function listServiceAccountApiKeys(
-  db: Executor,
+  db: Database,
   serviceAccountId: string,
+  reader?: ApiKeyReader,
 ): Promise<ServiceAccountApiKey[]> {
   if (!UUID_PATTERN.test(serviceAccountId)) throw new NotFound(`no service account "${serviceAccountId}"`);
-  const [found] = await db
-    .select({ id: serviceAccounts.id })
-    .from(serviceAccounts)
-    .where(eq(serviceAccounts.id, serviceAccountId))
-    .limit(1);
-  if (!found) throw new NotFound(`no service account "${serviceAccountId}"`);
-  const rows = await db
-    .select()
-    .from(apiKeys)
-    .where(eq(apiKeys.serviceAccountId, serviceAccountId))
-    .orderBy(desc(apiKeys.createdAt), apiKeys.id);
-  return rows.map((row) => ({ ...withoutHash(row), serviceAccountId: accountOf(row), key: apiKeyHint(row.keyPrefix) }));
+  return db.transaction(async (tx) => {
+    const [found] = await tx
+      .select({ id: serviceAccounts.id })
+      .from(serviceAccounts)
+      .where(eq(serviceAccounts.id, serviceAccountId))
+      .limit(1);
+    if (!found) throw new NotFound(`no service account "${serviceAccountId}"`);
+    const shown = reader ? await takeApiKeyReveals(tx, serviceAccountId, reader) : new Map<string, string>();
+    const rows = await tx
+      .select()
+      .from(apiKeys)
+      .where(eq(apiKeys.serviceAccountId, serviceAccountId))
+      .orderBy(desc(apiKeys.createdAt), apiKeys.id);
+    return rows.map((row) => {
+      const key = shown.get(row.id);
+      return {
+        ...withoutHash(row),
+        serviceAccountId: accountOf(row),
+        key: key ?? apiKeyHint(row.keyPrefix),
+        revealed: key !== undefined,
+      };
+    });
+  });
 }
 
 /** Deletes one key of a service account (NotFound when it is not this account's); it stops working at once. */

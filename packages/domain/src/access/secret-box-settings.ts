@@ -35,7 +35,8 @@ const secretsKeyList = z
 
 /**
  * The sealed-secrets settings, read alike by every process that seals or opens them: the API (the
- * provider's refresh tokens of management sessions, the console's sign-in state).
+ * provider's refresh tokens of management sessions, the console's sign-in state, a new API key
+ * until its creator's first key list).
  */
 export const managementSecretsSettings = {
   /**

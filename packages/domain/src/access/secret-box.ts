@@ -2,8 +2,9 @@ import { createCipheriv, createDecipheriv, createHash, randomBytes, timingSafeEq
 
 /**
  * Secrets studyflow must read back, sealed at rest with AES-256-GCM under MANAGEMENT_SECRETS_KEY:
- * an identity provider's refresh tokens (management sessions) and the console's sign-in state
- * (API keys are not among them: only their hashes are kept). A sealed value names the key that sealed it, so a new key can be
+ * an identity provider's refresh tokens (management sessions), the console's sign-in state and a
+ * new service-account API key for minutes, until its creator's first key list shows it (only its
+ * hash is kept for good). A sealed value names the key that sealed it, so a new key can be
  * introduced while values sealed under the previous ones stay readable (MANAGEMENT_SECRETS_PREVIOUS_KEYS)
  * until they are sealed again. Each value is bound to a context (what it is and whose it is, e.g.
  * `management-session:<id>`): a value copied to another row or purpose does not open.

@@ -7,6 +7,7 @@ import {
   listServiceAccountApiKeys,
   listServiceAccounts,
   readServiceAccount,
+  secretBoxOfSettings,
   updateServiceAccount,
 } from "@studyflow/domain";
 import type { AppEnv } from "../../app-env";
@@ -35,6 +36,9 @@ const accountProps = z.object({
 
 export function registerServiceAccountRoutes(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
   const db = deps.database.db;
+  // Seals a new key for its creator's first key list; without MANAGEMENT_SECRETS_KEY (production
+  // without a sign-in) no copy is kept and the key is shown only in the creation's answer.
+  const revealBox = secretBoxOfSettings(deps.config);
 
   caseRoute(
     router,
@@ -155,7 +159,10 @@ export function registerServiceAccountRoutes(router: OpenAPIHono<AppEnv>, deps: 
       summary: "List a service account's API keys (CASE, admin)",
       description:
         "Each key with a hint in `key`: its first characters and `…` (case-backend lists keys whole). A key is " +
-        "shown once, in the answer that creates it; only its SHA-256 is kept, so a lost key is replaced, not read again.",
+        "shown to its creator once: in the answer that creates it and, within 10 minutes of that, in the creator's " +
+        "first list, whole (what case-admin's dialog shows and copies; that answer is `Cache-Control: no-store` and " +
+        "audited as `api-key.reveal`). Another admin's list shows the hint and leaves the creator's turn. Only the " +
+        "key's SHA-256 is kept after that, so a lost key is replaced, not read again.",
       security: MANAGEMENT_SECURITY,
       request: { params: accountIdParam },
       bothSlashes: false,
@@ -165,9 +172,15 @@ export function registerServiceAccountRoutes(router: OpenAPIHono<AppEnv>, deps: 
       },
     },
     async (c) => {
-      adminOf(c);
+      const who = adminOf(c);
       const { serviceAccountID } = c.req.valid("param");
-      const keys = await listServiceAccountApiKeys(db, serviceAccountID);
+      const keys = await listServiceAccountApiKeys(db, serviceAccountID, {
+        subject: who.subject,
+        box: revealBox,
+        now: now(deps),
+      });
+      // a list showing a key whole: no cache (browser, proxy) may keep a copy
+      if (keys.some((key) => key.revealed)) c.header("Cache-Control", "no-store");
       return c.json({ apiKeys: keys.map(presentApiKey) }, 200);
     },
   );
@@ -181,8 +194,9 @@ export function registerServiceAccountRoutes(router: OpenAPIHono<AppEnv>, deps: 
       summary: "Create an API key for a service account (CASE, admin)",
       description:
         "`expiresAt` in Unix seconds; absent or 0: 90 days (case-backend: no expiry); more than 400 days away: 400. " +
-        "The answer carries the key as `apiKey.key` besides case-backend's `success`: the one time it is shown " +
-        "(not cached: `Cache-Control: no-store`). Lists show a hint only.",
+        "The answer carries the key as `apiKey.key` besides case-backend's `success` (not cached: " +
+        "`Cache-Control: no-store`). A sealed copy waits 10 minutes at most for the creator's first key list, " +
+        "which shows it once more (case-admin shows a new key only there); every other list shows a hint.",
       security: MANAGEMENT_SECURITY,
       request: { params: accountIdParam },
       body: z.object({ expiresAt: z.number().int().nonnegative().optional() }),
@@ -200,9 +214,10 @@ export function registerServiceAccountRoutes(router: OpenAPIHono<AppEnv>, deps: 
         serviceAccountId: serviceAccountID,
         createdBy: who.subject,
         now: now(deps),
+        revealBox,
         ...(expiresAt ? { expiresAt: new Date(expiresAt * 1000) } : {}),
       });
-      // the only answer holding the key: no cache (browser, proxy) may keep a copy
+      // an answer holding the key: no cache (browser, proxy) may keep a copy
       c.header("Cache-Control", "no-store");
       return c.json({ success: true as const, apiKey: presentApiKey(created.apiKey) }, 200);
     },

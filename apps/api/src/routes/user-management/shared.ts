@@ -105,7 +105,9 @@ export const caseApiKeySchema = z
     id: z.string(),
     serviceUserId: z.string(),
     key: z.string().openapi({
-      description: 'the whole key in the answer that creates it (shown this once); in lists a hint, "sf_xxxxxxxx…"',
+      description:
+        "the whole key in the answer that creates it and in its creator's first list within 10 minutes; " +
+        'otherwise a hint, "sf_xxxxxxxx…"',
     }),
     expiresAt: z.string(),
     createdAt: z.string(),
