@@ -22,7 +22,10 @@ import { TASK_RETENTION_DEFAULTS, TIMER_INTERVAL_BOUNDS } from "@studyflow/domai
  */
 const schema = z.object({
   NODE_ENV: nodeEnv,
-  /** Published secrets accepted in production, for the compose demo's seed only (packages/config). */
+  /**
+   * The compose demo (docker-compose.demo.yml): published secrets accepted in production
+   * (packages/config), and demo:seed allowed to write its public demo data there.
+   */
   ...demoSettings,
   /** PostgreSQL connection string. */
   DATABASE_URL: postgresUrl,

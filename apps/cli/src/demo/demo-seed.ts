@@ -5,6 +5,7 @@ import {
   createStudy,
   createUserWithProfiles,
   enterStudy,
+  Forbidden,
   grantPermission,
   participantIdsForProfile,
   setStudyRules,
@@ -34,16 +35,35 @@ export interface DemoFile {
 const WEEK_SECONDS = 7 * 24 * 3600;
 
 /**
+ * The demo's data is public by design: its participant account's password is written in the
+ * repository and its tokens go to a file and the log. A production database gets it only where
+ * the operator declared the deployment a demo (docker-compose.demo.yml sets STUDYFLOW_DEMO=true);
+ * development and test databases get it freely (`npm run demo:up`, `npm run demo`).
+ */
+export function assertDemoSeedAllowed(config: Pick<CliConfig, "NODE_ENV" | "STUDYFLOW_DEMO">): void {
+  if (config.NODE_ENV !== "production" || config.STUDYFLOW_DEMO) return;
+  throw new Forbidden(
+    "the demo seed refuses to run with NODE_ENV=production: it would add a demo study, synthetic " +
+      `participants and the participant account ${DEMO_EMAIL}, whose password is published in the ` +
+      "studyflow repository. Nothing was written. The demo sets STUDYFLOW_DEMO=true " +
+      "(docker compose -f docker-compose.yml -f docker-compose.demo.yml, docs/demo.md); never set it " +
+      "where real data is kept.",
+  );
+}
+
+/**
  * Creates the demo study (idempotent: a second run keeps the data and mints fresh tokens):
  * realistic rules, 10,000 participants, a researcher with the rights the walkthrough uses, and a
  * participant user with two profiles, the first of which has entered the study.
  */
 export async function seedDemo(
   database: DbHandle,
-  // Only the signing keys: the API's own config fits as well (the walkthrough test passes it).
-  config: Pick<CliConfig, "MANAGEMENT_JWT_SECRET" | "PARTICIPANT_JWT_SECRET">,
+  // The signing keys and the mode: the API's own config fits as well (the walkthrough test passes it).
+  config: Pick<CliConfig, "NODE_ENV" | "STUDYFLOW_DEMO" | "MANAGEMENT_JWT_SECRET" | "PARTICIPANT_JWT_SECRET">,
   participantCount = 10_000,
 ): Promise<DemoFile> {
+  // Before the first statement, so a refusal leaves the database as it was.
+  assertDemoSeedAllowed(config);
   const db = database.db;
   const now = Date.now();
   const [existing] = await db.select().from(studies).where(eq(studies.key, DEMO_STUDY));
