@@ -213,6 +213,130 @@ describe("/v1/user: the account and its profiles", () => {
     });
   });
 
+  describe("profile times in seconds or milliseconds (CASE's int64)", () => {
+    /** What tekenradar's profile editor sends when consent is ticked: Date.now(). */
+    const NOW_MS = NOW + 457;
+
+    const storedConsent = async (profileId: string) => {
+      const [row] = await t.database.db.select().from(profiles).where(eq(profiles.id, profileId));
+      return row!.consentConfirmedAt;
+    };
+
+    it("adds a child profile with consentConfirmedAt in milliseconds; stored and answered in seconds", async () => {
+      const user = await participantUser(t);
+      const res = await caseRequest(
+        t,
+        "POST",
+        "/v1/user/profiles",
+        { id: "", avatarID: "default", alias: "Kind", consentConfirmedAt: NOW_MS },
+        user.token,
+      );
+      expect(res.status, await res.clone().text()).toBe(200);
+      const { profile } = (await res.json()) as { profile: { id: string; consentConfirmedAt: number } };
+      expect(profile.consentConfirmedAt).toBe(NOW_S);
+      expect(await storedConsent(profile.id)).toEqual(new Date(NOW));
+      const listed = (await (await get(t, "/v1/user", user.token)).json()) as {
+        user: { profiles: { id: string; consentConfirmedAt: number }[] };
+      };
+      expect(listed.user.profiles.find((p) => p.id === profile.id)?.consentConfirmedAt).toBe(NOW_S);
+    });
+
+    it("edits the main profile with the profile as GET /v1/user gave it and a new consent in milliseconds", async () => {
+      const user = await participantUser(t, ["main", "child"]);
+      const listed = (await (await get(t, "/v1/user", user.token)).json()) as {
+        user: { profiles: Record<string, unknown>[] };
+      };
+      const main = listed.user.profiles[0]!;
+      const res = await caseRequest(
+        t,
+        "PUT",
+        "/v1/user/profiles",
+        { ...main, alias: "Ik", consentConfirmedAt: NOW_MS },
+        user.token,
+      );
+      expect(res.status, await res.clone().text()).toBe(200);
+      expect(await res.json()).toMatchObject({
+        profile: { id: main.id, alias: "Ik", consentConfirmedAt: NOW_S, mainProfile: true },
+      });
+    });
+
+    it("takes 10^11 and above for milliseconds, below for seconds", async () => {
+      const user = await participantUser(t);
+      const id = user.profiles[0]!.id;
+      for (const [sent, seconds] of [
+        [99_999_999_999, 99_999_999_999],
+        [100_000_000_000, 100_000_000],
+        [100_000_000_999, 100_000_000],
+        [NOW_S, NOW_S],
+        [0, 0],
+      ] as const) {
+        const res = await caseRequest(t, "PUT", "/v1/user/profiles", { id, consentConfirmedAt: sent }, user.token);
+        expect(res.status, String(sent)).toBe(200);
+        expect(((await res.json()) as { profile: { consentConfirmedAt: number } }).profile.consentConfirmedAt).toBe(
+          seconds,
+        );
+      }
+    });
+
+    it("400 naming the field for a negative, fractional, non-numeric or too late time; nothing changes", async () => {
+      const user = await participantUser(t, ["main", "child"]);
+      const child = user.profiles[1]!;
+      const set = await caseRequest(
+        t,
+        "PUT",
+        "/v1/user/profiles",
+        { id: child.id, consentConfirmedAt: NOW_S },
+        user.token,
+      );
+      expect(set.status).toBe(200);
+      for (const [value, message] of [
+        [-1, /body\.consentConfirmedAt: consentConfirmedAt must not be negative/],
+        [-NOW_MS, /must not be negative/],
+        [NOW_S + 0.5, /whole Unix seconds or milliseconds/],
+        [2 ** 63, /whole Unix seconds or milliseconds/],
+        ["1795918018457", /body\.consentConfirmedAt/],
+        [253_402_300_800_000, /consentConfirmedAt is beyond the year 9999/],
+      ] as const) {
+        for (const method of ["PUT", "POST"]) {
+          const res = await caseRequest(
+            t,
+            method,
+            "/v1/user/profiles",
+            { id: child.id, alias: "changed", consentConfirmedAt: value },
+            user.token,
+          );
+          expect(res.status, `${method} ${value}`).toBe(400);
+          expect(((await res.json()) as { error: string }).error).toMatch(message);
+        }
+      }
+      const rows = await t.database.db.select().from(profiles).where(eq(profiles.userId, user.user.id));
+      expect(rows).toHaveLength(2);
+      const stored = rows.find((row) => row.id === child.id)!;
+      expect(stored.alias).toBe("child");
+      expect(stored.consentConfirmedAt).toEqual(new Date(NOW));
+      const late = await caseRequest(t, "PUT", "/v1/user/profiles", { id: child.id, createdAt: -5 }, user.token);
+      expect(late.status).toBe(400);
+      expect(((await late.json()) as { error: string }).error).toMatch(/body\.createdAt/);
+    });
+
+    it("another user's profile id with a consent in milliseconds is a 404 and changes nothing", async () => {
+      const owner = await participantUser(t);
+      const intruder = await participantUser(t);
+      const target = owner.profiles[0]!;
+      const res = await caseRequest(
+        t,
+        "PUT",
+        "/v1/user/profiles",
+        { id: target.id, alias: "pwned", consentConfirmedAt: NOW_MS },
+        intruder.token,
+      );
+      expect(res.status).toBe(404);
+      expect(await res.json()).toEqual({ error: "profile not found" });
+      const [row] = await t.database.db.select().from(profiles).where(eq(profiles.id, target.id));
+      expect(row).toEqual(target);
+    });
+  });
+
   describe("POST /v1/user/profiles/remove", () => {
     it("each participant of the profile leaves through LEAVE (flag, report), ends accountDeleted; exit survey first", async () => {
       const user = await participantUser(t, ["main", "child"]);

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { presentCaseProfile, type ProfileRow } from "@studyflow/domain";
+import { caseUnixTimeInput } from "../../case-compat/unix-time";
 
 /** CASE's Profile as participant apps read it (`user.profiles[]`, and the profile routes' answers). */
 export const caseProfileSchema = z
@@ -62,14 +63,10 @@ export const caseProfileInput = z.object({
   id: z.string().max(200, "id is longer than 200 characters").optional(),
   alias: z.string().max(100, "alias is longer than 100 characters").optional(),
   avatarID: z.string().max(100, "avatarID is longer than 100 characters").optional(),
-  consentConfirmedAt: z
-    .number()
-    .int("consentConfirmedAt must be whole Unix seconds")
-    .min(0, "consentConfirmedAt must not be negative")
-    .max(253_402_300_799, "consentConfirmedAt is beyond the year 9999")
-    .optional(),
+  // participant apps send Date.now() (milliseconds); stored and answered in seconds
+  consentConfirmedAt: caseUnixTimeInput("consentConfirmedAt").optional(),
   mainProfile: z.boolean().optional(),
-  createdAt: z.number().optional(),
+  createdAt: caseUnixTimeInput("createdAt").optional(),
 });
 
 export type CaseProfileInput = z.output<typeof caseProfileInput>;
