@@ -1,5 +1,6 @@
 import { z } from "zod";
 import {
+  accountLifecycleSettings,
   ConfigError,
   demoSettings,
   externalServiceSettings,
@@ -15,7 +16,7 @@ import {
   taskRetentionSettings,
   timerSettings,
 } from "@studyflow/config";
-import { TASK_RETENTION_DEFAULTS, TIMER_INTERVAL_BOUNDS } from "@studyflow/domain";
+import { TASK_RETENTION_DEFAULTS, TIMER_INTERVAL_BOUNDS, type AccountLifecycleSettings } from "@studyflow/domain";
 import { TIMER_SCAN_EVERY_MS } from "./schedules/cluster-schedules";
 
 const schema = z.object({
@@ -82,6 +83,22 @@ const schema = z.object({
   EXPORT_RETENTION_DAYS: z.coerce.number().int().min(1).max(3_650).default(30),
   /** Days a daily export's file is kept: longer than a task's, as nobody asked for it by hand. */
   DAILY_EXPORT_RETENTION_DAYS: z.coerce.number().int().min(1).max(3_650).default(90),
+  /**
+   * The account lifecycle rounds (packages/config, shared with the CLI's accounts:lifecycle): each
+   * off until its time is set.
+   */
+  ...accountLifecycleSettings,
+  /**
+   * The participant app's address-verification page, as the API's VERIFY_EMAIL_URL: the reminder
+   * to confirm an address carries a new link to it. Set the same value as the API's.
+   */
+  VERIFY_EMAIL_URL: z.url().default("http://localhost:3000/link/verify-contact"),
+  /** Lifetime of the reminder's link, as the API's VERIFY_EMAIL_TOKEN_TTL_SECONDS for the sign-up link. */
+  VERIFY_EMAIL_TOKEN_TTL_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(300)
+    .default(7 * 86_400),
   ...externalServiceSettings,
   LOG_LEVEL: logLevel,
 });
@@ -97,6 +114,17 @@ export function loadConfig(env: Record<string, string | undefined>): WorkerConfi
   const issues = productionSecretIssues(config);
   if (issues.length > 0) throw new ConfigError(issues);
   return config;
+}
+
+/** The account lifecycle rounds' settings, as the domain takes them. */
+export function accountLifecycleSettingsOf(config: WorkerConfig): AccountLifecycleSettings {
+  return {
+    unverifiedDeleteAfterSeconds: config.ACCOUNT_UNVERIFIED_DELETE_AFTER_SECONDS,
+    unverifiedReminderAfterSeconds: config.ACCOUNT_UNVERIFIED_REMINDER_AFTER_SECONDS,
+    inactiveNotifyAfterSeconds: config.ACCOUNT_INACTIVE_NOTIFY_AFTER_SECONDS,
+    inactiveDeleteAfterNoticeSeconds: config.ACCOUNT_INACTIVE_DELETE_AFTER_NOTICE_SECONDS,
+    verifyEmail: { url: config.VERIFY_EMAIL_URL, ttlSeconds: config.VERIFY_EMAIL_TOKEN_TTL_SECONDS },
+  };
 }
 
 /** The process environment: read here and nowhere else. */

@@ -3,7 +3,7 @@ import { demoModeWarning, exitOnUnhandledErrors, loadConfigOrExit, startupStep }
 import { externalServiceCallerFromConfig } from "@studyflow/domain";
 import { createDb } from "@studyflow/db";
 import { createRedisConnection, logConnectionErrors } from "@studyflow/queue";
-import { loadConfig, processEnv } from "./config";
+import { accountLifecycleSettingsOf, loadConfig, processEnv } from "./config";
 import { dashboardCredentials } from "./dashboard";
 import { createHealthApp } from "./health";
 import { createLogger } from "./logger";
@@ -39,6 +39,7 @@ const runtime = startWorkerRuntime({
   },
   taskRetention: { days: config.TASK_RETENTION_DAYS, timerDays: config.TIMER_TASK_RETENTION_DAYS },
   timer: { defaultIntervalSeconds: config.TIMER_INTERVAL_SECONDS, scanEveryMs: config.TIMER_SCAN_INTERVAL_MS },
+  accountLifecycle: { settings: accountLifecycleSettingsOf(config) },
   ...(config.SMTP_URL
     ? {
         mail: { smtpUrl: config.SMTP_URL, from: config.MAIL_FROM, pollIntervalMs: config.OUTBOX_POLL_INTERVAL_MS },

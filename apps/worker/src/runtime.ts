@@ -3,7 +3,10 @@ import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { DbHandle } from "@studyflow/db";
 import {
+  ACCOUNT_LIFECYCLE_STEPS,
   createFileStore,
+  lifecycleStepEnabled,
+  type AccountLifecycleSettings,
   type ExportRetention,
   type ExternalServiceCaller,
   type FileStoreConfig,
@@ -12,6 +15,7 @@ import {
 } from "@studyflow/domain";
 import {
   ACCOUNT_DELETION_QUEUE,
+  ACCOUNT_LIFECYCLE_QUEUE,
   MAINTENANCE_QUEUE,
   OUTBOX_QUEUE,
   RUN_ACTIONS_QUEUE,
@@ -21,6 +25,8 @@ import { createWorkerMetrics, type WorkerMetrics } from "./metrics";
 import { createOutboxProcessor } from "./outbox/outbox-delivery";
 import { createSmtpMailer } from "./outbox/smtp-mailer";
 import { createAccountDeletionProcessor } from "./processors/account-deletion";
+import { createAccountLifecycleProcessor } from "./processors/account-lifecycle";
+import { syncAccountLifecycleSchedules } from "./schedules/account-lifecycle";
 import { createMaintenanceProcessor } from "./processors/maintenance";
 import { createRunActionsProcessor, failTaskOfFailedJob } from "./processors/run-actions";
 import { createStudyTimerProcessor } from "./processors/study-timer";
@@ -90,6 +96,12 @@ export interface WorkerRuntimeDeps {
    * which are ordinary bulk tasks on the run-actions queue.
    */
   timer?: { defaultIntervalSeconds: number; scanEveryMs: number };
+  /**
+   * The account lifecycle rounds (ACCOUNT_* settings; runs only with `maintenance`): a consumer
+   * and a scheduler per enabled step; with none enabled, no consumer, and the schedulers of an
+   * earlier configuration are removed. `everyMs` shortens the rounds in tests.
+   */
+  accountLifecycle?: { settings: AccountLifecycleSettings; everyMs?: number };
 }
 
 /** A queue this runtime consumes, with its worker. */
@@ -190,25 +202,52 @@ export function startWorkerRuntime(deps: WorkerRuntimeDeps): WorkerRuntime {
     );
     schedules.push(upsertSchedules(maintenanceQueue, MAINTENANCE_SCHEDULES));
   }
-  {
-    // One deletion at a time per process: a deletion is a handful of participants, and the
-    // participant events of the API matter more than how fast an account goes.
-    const deletionQueue: Queue = consume(
-      ACCOUNT_DELETION_QUEUE,
-      createAccountDeletionProcessor({
-        database: deps.database,
-        queue: () => deletionQueue,
-        logger: deps.logger,
-        onRuleFailures: (failures) => {
-          for (const failure of failures)
-            metrics.ruleFailures.inc({ event_type: failure.eventType, outcome: failure.outcome });
-        },
-        ...(deps.callExternalService ? { callExternalService: deps.callExternalService } : {}),
-        ...(deps.clock ? { clock: deps.clock } : {}),
-      }),
-      1,
-    );
-    if (deps.maintenance !== false) schedules.push(upsertSchedules(deletionQueue, ACCOUNT_DELETION_SCHEDULES));
+  // One deletion at a time per process: a deletion is a handful of participants, and the
+  // participant events of the API matter more than how fast an account goes.
+  const deletionQueue: Queue = consume(
+    ACCOUNT_DELETION_QUEUE,
+    createAccountDeletionProcessor({
+      database: deps.database,
+      queue: () => deletionQueue,
+      logger: deps.logger,
+      onRuleFailures: (failures) => {
+        for (const failure of failures)
+          metrics.ruleFailures.inc({ event_type: failure.eventType, outcome: failure.outcome });
+      },
+      ...(deps.callExternalService ? { callExternalService: deps.callExternalService } : {}),
+      ...(deps.clock ? { clock: deps.clock } : {}),
+    }),
+    1,
+  );
+  if (deps.maintenance !== false) schedules.push(upsertSchedules(deletionQueue, ACCOUNT_DELETION_SCHEDULES));
+  if (deps.maintenance !== false) {
+    const lifecycle = deps.accountLifecycle;
+    const enabled =
+      lifecycle !== undefined && ACCOUNT_LIFECYCLE_STEPS.some((step) => lifecycleStepEnabled(lifecycle.settings, step));
+    if (lifecycle && enabled) {
+      // One round at a time per process: a round is batches of small transactions, never urgent.
+      const lifecycleQueue = consume(
+        ACCOUNT_LIFECYCLE_QUEUE,
+        createAccountLifecycleProcessor({
+          database: deps.database,
+          settings: lifecycle.settings,
+          deletionQueue: () => deletionQueue,
+          logger: deps.logger,
+          ...(deps.clock ? { clock: deps.clock } : {}),
+        }),
+        1,
+      );
+      schedules.push(syncAccountLifecycleSchedules(lifecycleQueue, lifecycle.settings, lifecycle.everyMs));
+    } else {
+      // Switched off: the schedulers an earlier start left in Redis go, so no round fires again.
+      const lifecycleQueue = new Queue(ACCOUNT_LIFECYCLE_QUEUE, {
+        connection: deps.producerConnection,
+        prefix: deps.prefix,
+      });
+      schedules.push(
+        syncAccountLifecycleSchedules(lifecycleQueue, lifecycle?.settings).finally(() => lifecycleQueue.close()),
+      );
+    }
   }
   if (deps.mail) {
     // One round at a time per process, as the old poller had: messages go out one by one.

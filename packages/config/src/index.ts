@@ -220,3 +220,30 @@ export const taskRetentionSettings = (defaults: { days: number; timerDays: numbe
    */
   TIMER_TASK_RETENTION_DAYS: retentionDays(defaults.timerDays, defaults.maxDays),
 });
+
+/** Whole seconds from an hour to ten years: the account lifecycle's times. */
+const lifecycleSeconds = z.coerce
+  .number()
+  .int()
+  .min(3_600)
+  .max(10 * 366 * 86_400);
+
+/**
+ * The account lifecycle of case-backend's user-management job: the workers run it, the CLI's
+ * accounts:lifecycle shows what its next round does, so both read the same settings. Each step is
+ * off until its time is set: deleting accounts is nothing to start by default. case-backend's
+ * example configuration uses 168 h, 48 h, 8760 h and 336 h.
+ */
+export const accountLifecycleSettings = {
+  /** Accounts whose address is still unproven this long after sign-up are deleted (the deletion task, no mail). */
+  ACCOUNT_UNVERIFIED_DELETE_AFTER_SECONDS: lifecycleSeconds.optional(),
+  /** Accounts whose address is still unproven this long after sign-up get one reminder with a new link. */
+  ACCOUNT_UNVERIFIED_REMINDER_AFTER_SECONDS: lifecycleSeconds.optional(),
+  /** Accounts with no sign-in, session renewal or proof this long get the inactivity notice. */
+  ACCOUNT_INACTIVE_NOTIFY_AFTER_SECONDS: lifecycleSeconds.optional(),
+  /**
+   * How long after the notice an account that stayed inactive is deleted: the time its owner has to
+   * sign in. case-backend's example: 14 days.
+   */
+  ACCOUNT_INACTIVE_DELETE_AFTER_NOTICE_SECONDS: lifecycleSeconds.default(14 * 86_400),
+};

@@ -67,6 +67,7 @@ export * from "./exports/index";
 export * from "./participant-auth/index";
 export * from "./user-account/index";
 export * from "./account-deletion/index";
+export * from "./account-lifecycle/index";
 export * from "./participant-accounts/index";
 export * from "./survey-context/index";
 export * from "./participant-data/index";

@@ -3,3 +3,4 @@ export * from "./connection";
 export * from "./scheduled-work";
 export * from "./task-queue";
 export * from "./account-deletion";
+export * from "./account-lifecycle";

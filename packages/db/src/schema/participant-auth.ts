@@ -135,6 +135,8 @@ export const participantFiles = pgTable(
  * An account deletion in progress: the durable record the deletion task works from, so a crash
  * resumes it. Holds no personal data (no e-mail): the user id only, which is gone with the user.
  */
+export type AccountDeletionReason = "requested" | "inactivity" | "unverified";
+
 export const accountDeletions = pgTable(
   "account_deletions",
   {
@@ -148,6 +150,12 @@ export const accountDeletions = pgTable(
       .notNull()
       .default(sql`'{"done":[]}'::jsonb`),
     error: text("error"),
+    /**
+     * Why the account goes, which picks the confirmation mail: `requested` (the participant or an
+     * operator: account-deleted), `inactivity` (account-deleted-after-inactivity), `unverified`
+     * (an address never proven: no mail).
+     */
+    reason: text("reason").$type<AccountDeletionReason>().notNull().default("requested"),
     createdAt: createdAt(),
     finishedAt: instant("finished_at"),
   },

@@ -25,6 +25,17 @@ export const users = pgTable(
     /** Set when the participant asked to delete the account: signed out, the deletion task runs. */
     deletionRequestedAt: timestamp("deletion_requested_at", { withTimezone: true, mode: "date" }),
     lastLoginAt: timestamp("last_login_at", { withTimezone: true, mode: "date" }),
+    /**
+     * When the one reminder to confirm the address went out (worker: remind-unverified-accounts);
+     * set in the transaction that queues it, so no round sends a second.
+     */
+    verificationReminderSentAt: timestamp("verification_reminder_sent_at", { withTimezone: true, mode: "date" }),
+    /**
+     * When the account was last told it will be deleted for inactivity (account-inactivity). The
+     * deletion follows a grace period later unless the account was active after this instant; a
+     * sign-in after it starts the count again.
+     */
+    inactivityNotifiedAt: timestamp("inactivity_notified_at", { withTimezone: true, mode: "date" }),
     /** Accounts kept at an external OpenID provider: its issuer and the subject there. */
     externalIssuer: text("external_issuer"),
     externalSubject: text("external_subject"),

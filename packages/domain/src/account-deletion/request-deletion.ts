@@ -3,6 +3,7 @@ import { and, eq } from "drizzle-orm";
 import {
   accountDeletions,
   participants,
+  type AccountDeletionReason,
   profiles,
   studies,
   surveyVersions,
@@ -26,6 +27,8 @@ export interface RequestAccountDeletionInput {
   exitSurveyResponse?: SubmittedResponse | undefined;
   /** An operator who asked for it (management subject); recorded in the audit log. Absent: the participant. */
   operator?: string | undefined;
+  /** Why it goes (default `requested`): picks the confirmation mail the deletion task sends. */
+  reason?: AccountDeletionReason | undefined;
 }
 
 export interface RequestedAccountDeletion {
@@ -49,48 +52,61 @@ export async function requestAccountDeletion(
   db: Database,
   input: RequestAccountDeletionInput,
 ): Promise<RequestedAccountDeletion> {
-  return db.transaction(async (tx) => {
-    const [user] = await tx
-      .select({ id: users.id, deletionRequestedAt: users.deletionRequestedAt })
-      .from(users)
-      .where(eq(users.id, input.userId))
-      .for("update")
-      .limit(1);
-    if (!user) throw new NotFound("account not found");
-    const [existing] = await tx.select().from(accountDeletions).where(eq(accountDeletions.userId, user.id)).limit(1);
-    if (existing && user.deletionRequestedAt) {
-      // Still signed out everywhere: a session opened since (it cannot be, but) ends too.
-      await revokeUserSessions(tx, user.id, "account-deleted", { now: input.now });
-      return { deletion: existing, created: false, exitSurveyStoredIn: [] };
-    }
-    await tx.update(users).set({ deletionRequestedAt: input.now }).where(eq(users.id, user.id));
+  return db.transaction((tx) => requestAccountDeletionIn(tx, input));
+}
+
+/**
+ * {@link requestAccountDeletion} inside the caller's transaction, for callers that decide on
+ * several accounts in one (the worker's account lifecycle rounds).
+ */
+export async function requestAccountDeletionIn(
+  tx: Executor,
+  input: RequestAccountDeletionInput,
+): Promise<RequestedAccountDeletion> {
+  const [user] = await tx
+    .select({ id: users.id, deletionRequestedAt: users.deletionRequestedAt })
+    .from(users)
+    .where(eq(users.id, input.userId))
+    .for("update")
+    .limit(1);
+  if (!user) throw new NotFound("account not found");
+  const [existing] = await tx.select().from(accountDeletions).where(eq(accountDeletions.userId, user.id)).limit(1);
+  if (existing && user.deletionRequestedAt) {
+    // Still signed out everywhere: a session opened since (it cannot be, but) ends too.
     await revokeUserSessions(tx, user.id, "account-deleted", { now: input.now });
-    const exitSurveyStoredIn = input.exitSurveyResponse
-      ? await storeExitSurveyResponse(tx, user.id, input.exitSurveyResponse, input.now)
-      : [];
-    const [deletion] = await tx
-      .insert(accountDeletions)
-      .values({ userId: user.id, status: "pending", createdAt: input.now })
-      .onConflictDoUpdate({
-        // A row left by an earlier request (never for a live account, but the table has no foreign key)
-        target: accountDeletions.userId,
-        set: { status: "pending", error: null, finishedAt: null },
-      })
-      .returning();
-    if (!deletion) throw new Error("account deletion row was not written");
-    await recordAudit(
-      tx,
-      {
-        studyKey: null,
-        actor: input.operator ?? "participant",
-        action: "participant-user.delete-request",
-        target: user.id,
-        details: { deletionId: deletion.id, exitSurveyStudies: exitSurveyStoredIn.length },
+    return { deletion: existing, created: false, exitSurveyStoredIn: [] };
+  }
+  await tx.update(users).set({ deletionRequestedAt: input.now }).where(eq(users.id, user.id));
+  await revokeUserSessions(tx, user.id, "account-deleted", { now: input.now });
+  const exitSurveyStoredIn = input.exitSurveyResponse
+    ? await storeExitSurveyResponse(tx, user.id, input.exitSurveyResponse, input.now)
+    : [];
+  const [deletion] = await tx
+    .insert(accountDeletions)
+    .values({ userId: user.id, status: "pending", reason: input.reason ?? "requested", createdAt: input.now })
+    .onConflictDoUpdate({
+      // A row left by an earlier request (never for a live account, but the table has no foreign key)
+      target: accountDeletions.userId,
+      set: { status: "pending", error: null, finishedAt: null, reason: input.reason ?? "requested" },
+    })
+    .returning();
+  if (!deletion) throw new Error("account deletion row was not written");
+  await recordAudit(
+    tx,
+    {
+      studyKey: null,
+      actor: input.operator ?? "participant",
+      action: "participant-user.delete-request",
+      target: user.id,
+      details: {
+        deletionId: deletion.id,
+        exitSurveyStudies: exitSurveyStoredIn.length,
+        ...(input.reason && input.reason !== "requested" ? { reason: input.reason } : {}),
       },
-      input.now,
-    );
-    return { deletion, created: true, exitSurveyStoredIn };
-  });
+    },
+    input.now,
+  );
+  return { deletion, created: true, exitSurveyStoredIn };
 }
 
 /**

@@ -6,12 +6,14 @@ import {
   outgoingMessages,
   studies,
   users,
+  type AccountDeletionReason,
   type Database,
   type Executor,
 } from "@studyflow/db";
 import { recordAudit } from "../admin/audit";
 import { NotFound } from "../errors";
 import { ACCOUNT_DELETED_TEMPLATE } from "../outbox/templates";
+import { ACCOUNT_DELETED_AFTER_INACTIVITY_TEMPLATE } from "../account-lifecycle/lifecycle-mails";
 import { inEventTransaction, nowSeconds, type DomainContext } from "../events/event-runner";
 import { leaveLockedParticipant } from "../events/leave-study";
 import { RulesRejectedEvent } from "../events/rule-failures";
@@ -66,6 +68,17 @@ const UNDELIVERABLE_ADDRESS = /\.invalid$/i;
 const MAX_ROUNDS = 3;
 
 /**
+ * The confirmation mailed once the account is gone, by why it went: CASE's message types. An
+ * account removed because its address was never proven gets none: nobody showed the address is
+ * theirs, so a mail there could tell a stranger about someone's sign-up.
+ */
+const CONFIRMATION_BY_REASON: Record<AccountDeletionReason, string | null> = {
+  requested: ACCOUNT_DELETED_TEMPLATE,
+  inactivity: ACCOUNT_DELETED_AFTER_INACTIVITY_TEMPLATE,
+  unverified: null,
+};
+
+/**
  * The deletion task: for every participant of every profile of the account, in every study, the
  * LEAVE event runs through the event pipeline and the participant ends as `accountDeleted` with
  * its confidential responses removed; each participant commits with its entry in the row's
@@ -104,7 +117,13 @@ export async function runAccountDeletion(
       count++;
       await options.onParticipantDone?.(count, total);
     }
-    const finished = await finishDeletion(db, deletionId, deletion.userId, ctx);
+    const finished = await finishDeletion(
+      db,
+      deletionId,
+      deletion.userId,
+      CONFIRMATION_BY_REASON[deletion.reason],
+      ctx,
+    );
     if (finished) return finished;
   }
   throw new Error("participants of the account kept appearing while it was being deleted");
@@ -201,6 +220,7 @@ async function finishDeletion(
   db: Database,
   deletionId: string,
   userId: string,
+  confirmationTemplate: string | null,
   ctx: DomainContext,
 ): Promise<AccountDeletionOutcome | null> {
   return db.transaction(async (tx) => {
@@ -227,12 +247,12 @@ async function finishDeletion(
     // it to the id the audit log keeps: they go with it, sent or not.
     await tx.delete(outgoingMessages).where(eq(outgoingMessages.userId, userId));
     await tx.delete(users).where(eq(users.id, userId));
-    if (account && !UNDELIVERABLE_ADDRESS.test(account.email)) {
+    if (account && confirmationTemplate !== null && !UNDELIVERABLE_ADDRESS.test(account.email)) {
       // As case-backend mails it when it deletes a user; queued in this transaction, so it goes
       // out once the account is gone, and never for an account that stayed. No user id: the row
       // must not tie the address to the deleted account's id.
       await tx.insert(outgoingMessages).values({
-        template: ACCOUNT_DELETED_TEMPLATE,
+        template: confirmationTemplate,
         toAddress: account.email,
         userId: null,
         language: account.language,

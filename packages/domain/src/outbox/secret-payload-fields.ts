@@ -19,6 +19,8 @@ export const SECRET_PAYLOAD_FIELDS: Readonly<Record<string, readonly string[]>> 
   "password-reset": ["resetUrl"],
   /** The sign-up confirmation link, which also signs in (participant-auth/sign-in.ts). */
   "verify-email": ["verifyUrl"],
+  /** The reminder to confirm an address: the same link, and its token as CASE's templates take it (account-lifecycle/). */
+  registration: ["verifyUrl", "token"],
   /** The link that makes a new address the account's (user-account/change-email.ts). */
   "email-change-verify": ["verifyUrl"],
   /** The sign-in code (participant-auth/sign-in.ts). */
