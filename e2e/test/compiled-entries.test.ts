@@ -24,6 +24,8 @@ import {
 import { ENTRIES, METAFILE, OUT_DIR, type EntryName } from "../../esbuild.config";
 import { freePort } from "./fault-harness";
 import {
+  DEMO_COMPOSE_FILES,
+  DEMO_ENV_FILE,
   REPO_ROOT,
   envOf,
   execForm,
@@ -32,6 +34,7 @@ import {
   loadDockerfile,
   instructionsOf,
   packageOf,
+  readEnvFile,
   serviceCommand,
   serviceEnv,
   type ComposeService,
@@ -55,6 +58,9 @@ const compose = loadCompose();
 const service = (name: string) => compose.services[name] as ComposeService;
 /** The secrets docker-compose.yml requires, as an operator's `.env` gives them. */
 const composeVariables = freshComposeVariables();
+/** The demo's seed, which only the demo command starts, with the demo's published secrets. */
+const demoSeed = loadCompose(DEMO_COMPOSE_FILES).services.seed as ComposeService;
+const demoVariables = readEnvFile(DEMO_ENV_FILE);
 const runtimeStage = loadDockerfile().stages.at(-1) as Stage;
 const imageHealthcheck = instructionsOf(runtimeStage)
   .filter(({ keyword }) => keyword === "HEALTHCHECK")
@@ -208,8 +214,9 @@ describe("the compiled entries", () => {
     }
   });
 
-  it("runs the CLI: help, migrate, the seed service's demo:seed and the bundled password list", async () => {
-    const [, file = "", ...seedArgs] = serviceCommand(service("seed"));
+  // Four bundled processes and two databases (90 s): on a busy two-core machine each start takes seconds.
+  it("runs the CLI: help, migrate, the demo seed service's demo:seed and the bundled password list", async () => {
+    const [, file = "", ...seedArgs] = serviceCommand(demoSeed);
     const cli = compiled(file);
     const help = await run(process.execPath, [cli, "help"], IMAGE_ENV);
     expect(help.code, help.output).toBe(0);
@@ -217,7 +224,7 @@ describe("the compiled entries", () => {
 
     const empty = await createEmptyDatabase();
     cleanups.push(empty.drop);
-    const seedEnv = { ...IMAGE_ENV, ...serviceEnv(service("seed"), composeVariables) };
+    const seedEnv = { ...IMAGE_ENV, ...serviceEnv(demoSeed, demoVariables) };
     const migrated = await run(process.execPath, [cli, "migrate"], { ...seedEnv, DATABASE_URL: empty.url });
     expect(migrated.code, migrated.output).toBe(0);
 
@@ -244,6 +251,35 @@ describe("the compiled entries", () => {
     );
     expect(weak.code, weak.output).toBe(1);
     expect(weak.output).toContain("password is too common");
+  }, 90_000);
+
+  it("refuses the demo seed's command in a production deployment: an operator's own secrets, no demo mode", async () => {
+    const [, file = "", ...seedArgs] = serviceCommand(demoSeed);
+    const { STUDYFLOW_DEMO: _mode, ...production } = serviceEnv(demoSeed, composeVariables);
+    const database = await createTestDatabase();
+    cleanups.push(database.drop);
+    const outDirectory = await mkdtemp(path.join(tmpdir(), "sf-seed-refused-"));
+    cleanups.push(() => rm(outDirectory, { recursive: true, force: true }));
+    const out = path.join(outDirectory, "demo", "demo.json");
+    const args = seedArgs.map((arg, index) => (seedArgs[index - 1] === "--out" ? out : arg));
+    const refused = await run(process.execPath, [compiled(file), ...args, "--participants", "50"], {
+      ...IMAGE_ENV,
+      ...production,
+      DATABASE_URL: database.url,
+    });
+    expect(refused.code, refused.output).toBe(1);
+    expect(refused.output).toContain("the demo seed refuses to run with NODE_ENV=production");
+    // Before it wrote a row or the file.
+    expect(existsSync(path.dirname(out))).toBe(false);
+    const sql = postgres(database.url, { max: 1, onnotice: () => undefined });
+    try {
+      const [row] = await sql<{ studies: number; users: number; participants: number }[]>`
+        select (select count(*)::int from studies) as studies, (select count(*)::int from users) as users,
+          (select count(*)::int from participants) as participants`;
+      expect(row).toEqual({ studies: 0, users: 0, participants: 0 });
+    } finally {
+      await sql.end();
+    }
   });
 
   /** A fresh database, result directory, queue prefix and port for one compose service's command. */

@@ -8,6 +8,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { configSchema as apiSchema, loadConfig as loadApiConfig } from "@studyflow/api/config";
+import { assertDemoSeedAllowed } from "@studyflow/cli/demo";
 import { DEMO_SECRETS, SECRET_SETTING_NAME, isPublishedSecret, publishedSecretSettings } from "@studyflow/config";
 // The CLI's and the worker's packages export no config module: their files, read directly.
 import { configSchema as cliSchema, loadConfig as loadCliConfig } from "../../apps/cli/src/config";
@@ -16,6 +17,8 @@ import { ENTRIES, OUT_DIR, entryOutput, type EntryName } from "../../esbuild.con
 import {
   REPO_ROOT,
   baseImageOf,
+  DEMO_COMPOSE_FILES,
+  DEMO_ENV_FILE,
   durationMs,
   entryOfCommand,
   envOf,
@@ -126,24 +129,50 @@ const PROCESSES: Record<EntryName, ProcessFacts> = {
   },
 };
 
-const compose = loadCompose();
-/** The secrets docker-compose.yml requires, as an operator's `.env` gives them (random). */
-const composeVariables = freshComposeVariables();
 const dockerfile = loadDockerfile();
 const runtime = dockerfile.stages.at(-1) as Stage;
 const runtimeInstructions = instructionsOf(runtime);
 
-/** The services built from the Dockerfile. */
-const builtServices = Object.entries(compose.services).filter(([, service]) => service.build !== undefined);
+/**
+ * One way of starting compose: its files merged, the variables it interpolates them with, and the
+ * services built from the Dockerfile and started by a plain `up` that it must define.
+ */
+function composeSetup(
+  label: string,
+  files: readonly string[],
+  composeVariables: Record<string, string>,
+  expected: { built: string[]; started: string[] },
+) {
+  const compose = loadCompose(files);
+  /** The services built from the Dockerfile. */
+  const builtServices = Object.entries(compose.services).filter(([, service]) => service.build !== undefined);
+  /** Those whose command runs a build entry, each with the facts of that process. */
+  const appServices = builtServices.flatMap(([name, service]) => {
+    const entry = entryOfCommand(serviceCommand(service));
+    return entry === undefined
+      ? []
+      : [{ name, service, entry, env: serviceEnv(service, composeVariables), facts: PROCESSES[entry] }];
+  });
+  const servicesRunning = (entry: EntryName) => appServices.filter((app) => app.entry === entry);
+  return { label, compose, composeVariables, builtServices, appServices, servicesRunning, ...expected };
+}
 
-/** Those whose command runs a build entry, each with the facts of that process. */
-const appServices = builtServices.flatMap(([name, service]) => {
-  const entry = entryOfCommand(serviceCommand(service));
-  return entry === undefined
-    ? []
-    : [{ name, service, entry, env: serviceEnv(service, composeVariables), facts: PROCESSES[entry] }];
+/** `docker compose up`: docker-compose.yml alone, with the secrets an operator's `.env` gives it (random). */
+const deployment = composeSetup("docker-compose.yml", ["docker-compose.yml"], freshComposeVariables(), {
+  built: ["api", "migrate", "worker", "worker-extra"],
+  // Only the extra workers are opt-in; no demo data.
+  started: ["api", "mailpit", "migrate", "postgres", "redis", "worker"],
 });
-const servicesRunning = (entry: EntryName) => appServices.filter((app) => app.entry === entry);
+/** The demo command: the override merged in, with docker-compose.demo.env's published values. */
+const demoDeployment = composeSetup(
+  "the demo (docker-compose.yml with docker-compose.demo.yml)",
+  DEMO_COMPOSE_FILES,
+  readEnvFile(DEMO_ENV_FILE),
+  {
+    built: ["api", "migrate", "seed", "worker", "worker-extra"],
+    started: ["api", "mailpit", "migrate", "postgres", "redis", "seed", "worker"],
+  },
+);
 
 const runs = (instructions: Instruction[]) =>
   instructions.filter(({ keyword }) => keyword === "RUN").map(({ args }) => args);
@@ -175,233 +204,246 @@ function effectiveHealthcheck(service: ComposeService): { disabled: boolean; tes
   return { disabled: false, test: execForm(image.slice(image.indexOf("CMD") + "CMD".length)) };
 }
 
-describe("docker-compose.yml against the code", () => {
-  it("runs a compiled entry with node in every service built from the Dockerfile", () => {
-    expect(builtServices.map(([name]) => name).sort()).toEqual(
-      ["api", "migrate", "seed", "worker", "worker-extra"].sort(),
-    );
-    for (const [name, service] of builtServices) {
-      const [program, file] = serviceCommand(service);
-      expect(program, name).toBe("node");
-      expect(
-        Object.keys(ENTRIES).map((entry) => entryOutput(entry as EntryName)),
-        name,
-      ).toContain(file);
-    }
-    // The demo: `docker compose up` starts every one of these (only the extra workers are opt-in).
-    const started = Object.entries(compose.services).filter(([, service]) => service.profiles === undefined);
-    expect(started.map(([name]) => name).sort()).toEqual(
-      ["api", "mailpit", "migrate", "postgres", "redis", "seed", "worker"].sort(),
-    );
-  });
-
-  it("sets only variables each process reads, every one it needs, and values it accepts", () => {
-    for (const { name, service, env, facts } of appServices) {
-      expect(service.env_file, `${name}: env_file hides what is set`).toBeUndefined();
-      const unknown = Object.keys(env).filter((key) => !facts.accepts.includes(key));
-      expect(unknown, `${name} sets variables its process never reads`).toEqual([]);
-      const missing = facts.required.filter((key) => !env[key]);
-      expect(missing, `${name} leaves required variables unset`).toEqual([]);
-      if (facts.accepts.includes("NODE_ENV")) expect(env.NODE_ENV, `${name}: NODE_ENV`).toBe("production");
-      // The process's own configuration loader accepts the environment (lengths, URLs, numbers).
-      expect(() => facts.load(env), name).not.toThrow();
-    }
-  });
-
-  it("points every service at the same database, Redis, queue prefix, keys and mail server", () => {
-    const postgres = serviceEnv(compose.services.postgres as ComposeService, composeVariables);
-    const databaseUrl = new URL(servicesRunning("db/migrate-cli")[0]?.env.DATABASE_URL ?? "");
-    expect(databaseUrl.hostname).toBe("postgres");
-    expect(decodeURIComponent(databaseUrl.username)).toBe(postgres.POSTGRES_USER);
-    expect(decodeURIComponent(databaseUrl.password)).toBe(postgres.POSTGRES_PASSWORD);
-    expect(databaseUrl.pathname).toBe(`/${postgres.POSTGRES_DB}`);
-    for (const { name, env } of appServices) {
-      expect(env.DATABASE_URL, `${name}: DATABASE_URL`).toBe(databaseUrl.toString());
-    }
-
-    const queueUsers = [...servicesRunning("api/index"), ...servicesRunning("worker/index")];
-    for (const { name, env } of queueUsers) {
-      expect(new URL(env.REDIS_URL ?? "").hostname, `${name}: REDIS_URL`).toBe("redis");
-      expect(env.QUEUE_PREFIX, `${name}: QUEUE_PREFIX must agree`).toBe(queueUsers[0]?.env.QUEUE_PREFIX);
-    }
-    expect(compose.services.redis?.image).toMatch(/^redis:/);
-
-    // What the CLI (the seed) signs, the API must accept.
-    for (const key of ["MANAGEMENT_JWT_SECRET", "PARTICIPANT_JWT_SECRET"]) {
-      const values = new Set(appServices.filter(({ env }) => key in env).map(({ env }) => env[key]));
-      expect(values.size, `${key} differs between services`).toBe(1);
-    }
-
-    for (const { name, env } of servicesRunning("worker/index")) {
-      const smtp = new URL(env.SMTP_URL ?? "");
-      expect(compose.services[smtp.hostname]?.image, `${name}: SMTP_URL`).toMatch(/^axllent\/mailpit:/);
-      expect(smtp.port).toBe("1025");
-    }
-
-    // The reset link in e-mails opens the API where the host reaches it.
-    const api = servicesRunning("api/index")[0];
-    const link = new URL(api?.env.RESET_PASSWORD_URL ?? "");
-    expect(publishedPorts(api?.service ?? {}).map(({ host }) => host)).toContain(link.port);
-  });
-
-  it("publishes each listening port once, fixed, and only from the first worker", () => {
-    const hostPorts: string[] = [];
-    for (const [name, service] of Object.entries(compose.services)) {
-      for (const { host } of publishedPorts(service)) {
-        expect(host, `${name}: a fixed host port, not a range`).toMatch(/^\d+$/);
-        hostPorts.push(host ?? "");
-      }
-      if (service.profiles !== undefined || (service.deploy?.replicas ?? 1) > 1) {
-        expect(service.ports ?? [], `${name} is meant to scale: no published port`).toEqual([]);
-      }
-    }
-    expect(new Set(hostPorts).size, "host ports are unique").toBe(hostPorts.length);
-
-    for (const { name, service, env, facts } of appServices) {
-      const { ports } = facts.load(env);
-      for (const { container } of publishedPorts(service)) {
+// Each check holds for what `docker compose up` starts and for what the demo command starts.
+describe.each([deployment, demoDeployment])(
+  "$label against the code",
+  ({ compose, composeVariables, builtServices, appServices, servicesRunning, built, started: startedByUp }) => {
+    it("runs a compiled entry with node in every service built from the Dockerfile", () => {
+      expect(builtServices.map(([name]) => name).sort()).toEqual([...built].sort());
+      for (const [name, service] of builtServices) {
+        const [program, file] = serviceCommand(service);
+        expect(program, name).toBe("node");
         expect(
-          ports,
-          `${name} publishes ${container}, its process listens on ${ports.join(", ") || "nothing"}`,
-        ).toContain(container);
+          Object.keys(ENTRIES).map((entry) => entryOutput(entry as EntryName)),
+          name,
+        ).toContain(file);
       }
-    }
-    // The dashboard docs/operations.md points at: the first worker, on the worker's default admin port.
-    const defaultHealthPort = loadWorkerConfig({}).HEALTH_PORT;
-    const workers = servicesRunning("worker/index");
-    expect(publishedPorts(compose.services.worker as ComposeService)).toEqual([
-      { host: String(defaultHealthPort), container: defaultHealthPort },
-    ]);
-    expect(workers.filter(({ service }) => (service.ports ?? []).length > 0).map(({ name }) => name)).toEqual([
-      "worker",
-    ]);
-    // Its /metrics has no token: published on the host's loopback only.
-    expect(compose.services.worker?.ports, "the worker's admin port stays on loopback").toEqual([
-      `127.0.0.1:${defaultHealthPort}:${defaultHealthPort}`,
-    ]);
-    // The extra workers are the same process as the first: same command and environment.
-    for (const { name, service, env } of workers) {
-      expect(serviceCommand(service), name).toEqual(serviceCommand(compose.services.worker as ComposeService));
-      expect(env, name).toEqual(serviceEnv(compose.services.worker as ComposeService, composeVariables));
-    }
-  });
-
-  it("serves the API's /metrics on an admin port of its own that no host port publishes", () => {
-    for (const { name, service, env } of servicesRunning("api/index")) {
-      const config = loadApiConfig(env);
-      expect(config.METRICS_PORT, `${name}: METRICS_PORT`).toBeDefined();
-      expect(config.METRICS_PORT).not.toBe(config.PORT);
-      expect(
-        publishedPorts(service).map(({ container }) => container),
-        `${name}: the metrics port is for a scraper on the compose network`,
-      ).not.toContain(config.METRICS_PORT);
-    }
-    // The image alone (docker run) keeps it off the public port too, and -P does not publish it.
-    const imageEnv = envOf(runtimeInstructions);
-    const imageConfig = loadApiConfig({
-      ...imageEnv,
-      MANAGEMENT_JWT_SECRET: "m".repeat(40),
-      PARTICIPANT_JWT_SECRET: "p".repeat(40),
+      // What `up` starts: every service but the opt-in extra workers.
+      const started = Object.entries(compose.services).filter(([, service]) => service.profiles === undefined);
+      expect(started.map(([name]) => name).sort()).toEqual([...startedByUp].sort());
     });
-    expect(imageConfig.METRICS_PORT).toBeDefined();
-    expect(imageConfig.METRICS_PORT).not.toBe(imageConfig.PORT);
-    const exposed = (last(runtimeInstructions, "EXPOSE") ?? "").split(/\s+/).map((port) => Number(port.split("/")[0]));
-    expect(exposed).not.toContain(imageConfig.METRICS_PORT);
-  });
 
-  it("probes the port each long-running process listens on, and no probe on one-shot services", () => {
-    for (const { name, service, env, facts } of appServices) {
-      const health = effectiveHealthcheck(service);
-      if (!facts.longRunning) {
-        expect(health.disabled, `${name} runs once: the image's API probe would only fail`).toBe(true);
-        continue;
+    it("sets only variables each process reads, every one it needs, and values it accepts", () => {
+      for (const { name, service, env, facts } of appServices) {
+        expect(service.env_file, `${name}: env_file hides what is set`).toBeUndefined();
+        const unknown = Object.keys(env).filter((key) => !facts.accepts.includes(key));
+        expect(unknown, `${name} sets variables its process never reads`).toEqual([]);
+        const missing = facts.required.filter((key) => !env[key]);
+        expect(missing, `${name} leaves required variables unset`).toEqual([]);
+        if (facts.accepts.includes("NODE_ENV")) expect(env.NODE_ENV, `${name}: NODE_ENV`).toBe("production");
+        // The process's own configuration loader accepts the environment (lengths, URLs, numbers).
+        expect(() => facts.load(env), name).not.toThrow();
       }
-      expect(health.disabled, name).toBe(false);
-      const probe = probeOf(health.test, env);
-      expect(probe, `${name}: healthcheck ${health.test.join(" ")}`).toBeDefined();
-      expect(facts.load(env).ports, `${name}: the healthcheck's port`).toContain(probe?.port);
-      expect(probe?.path, name).toBe("/healthz");
-      // Exec form with node: the slim image has no curl or wget.
-      expect(health.test[0], name).toBe("node");
-    }
-  });
+    });
 
-  it("restarts long-running services and gives them time to shut down before SIGKILL", () => {
-    for (const { name, service, env, facts } of appServices) {
-      if (!facts.longRunning) {
-        expect(service.restart, name).toBe("no");
-        continue;
+    it("points every service at the same database, Redis, queue prefix, keys and mail server", () => {
+      const postgres = serviceEnv(compose.services.postgres as ComposeService, composeVariables);
+      const databaseUrl = new URL(servicesRunning("db/migrate-cli")[0]?.env.DATABASE_URL ?? "");
+      expect(databaseUrl.hostname).toBe("postgres");
+      expect(decodeURIComponent(databaseUrl.username)).toBe(postgres.POSTGRES_USER);
+      expect(decodeURIComponent(databaseUrl.password)).toBe(postgres.POSTGRES_PASSWORD);
+      expect(databaseUrl.pathname).toBe(`/${postgres.POSTGRES_DB}`);
+      for (const { name, env } of appServices) {
+        expect(env.DATABASE_URL, `${name}: DATABASE_URL`).toBe(databaseUrl.toString());
       }
-      expect(service.restart, name).toBe("unless-stopped");
-      const shutdownMs = facts.load(env).shutdownMs ?? 0;
-      expect(durationMs(service.stop_grace_period), `${name}: stop_grace_period`).toBeGreaterThan(shutdownMs);
-    }
-  });
 
-  it("keeps the API's and every worker's RESULT_DIR on one named volume the image gives to its user", () => {
-    const resultVolumes = new Set<string>();
-    for (const { name, service, env, facts } of [...servicesRunning("api/index"), ...servicesRunning("worker/index")]) {
-      const resultDir = facts.load(env).resultDir ?? "";
-      const mount = serviceMounts(service).find(({ target }) => target === resultDir);
-      expect(mount, `${name}: RESULT_DIR ${resultDir} is not mounted`).toBeDefined();
-      expect(mount?.named, `${name}: ${resultDir} on a named volume`).toBe(true);
-      resultVolumes.add(mount?.source ?? "");
-    }
-    expect(resultVolumes.size, "api and workers share one results volume").toBe(1);
-    const [volume] = [...resultVolumes];
-    expect(Object.keys(compose.volumes ?? {})).toContain(volume);
-    expect(ownedByRuntimeUser(servicesRunning("api/index")[0]?.env.RESULT_DIR ?? "")).toBe(true);
-  });
+      const queueUsers = [...servicesRunning("api/index"), ...servicesRunning("worker/index")];
+      for (const { name, env } of queueUsers) {
+        expect(new URL(env.REDIS_URL ?? "").hostname, `${name}: REDIS_URL`).toBe("redis");
+        expect(env.QUEUE_PREFIX, `${name}: QUEUE_PREFIX must agree`).toBe(queueUsers[0]?.env.QUEUE_PREFIX);
+      }
+      expect(compose.services.redis?.image).toMatch(/^redis:/);
 
-  it("has the seed write its demo file into a named volume, as the image's unprivileged user", () => {
-    const [seed] = servicesRunning("cli/main");
-    const command = serviceCommand(seed?.service ?? {});
-    expect(command.slice(2, 3)).toEqual(["demo:seed"]);
-    const out = command[command.indexOf("--out") + 1] ?? "";
-    const mount = serviceMounts(seed?.service ?? {}).find(({ target }) => target === path.posix.dirname(out));
-    expect(mount?.named, `--out ${out} lies on a named volume`).toBe(true);
-    expect(Object.keys(compose.volumes ?? {})).toContain(mount?.source);
-    expect(ownedByRuntimeUser(path.posix.dirname(out))).toBe(true);
-    for (const { name, service } of appServices) {
-      expect(service.user, `${name} runs as the image's user`).toBeUndefined();
-      const binds = serviceMounts(service).filter(({ named }) => !named);
-      expect(binds, `${name}: host folders would get files of the container's user`).toEqual([]);
-    }
-  });
+      // What the CLI (the seed) signs, the API must accept.
+      for (const key of ["MANAGEMENT_JWT_SECRET", "PARTICIPANT_JWT_SECRET"]) {
+        const values = new Set(appServices.filter(({ env }) => key in env).map(({ env }) => env[key]));
+        expect(values.size, `${key} differs between services`).toBe(1);
+      }
 
-  it("pins every image to a version", () => {
-    for (const [name, service] of Object.entries(compose.services)) {
-      if (service.image === undefined) continue;
-      expect(service.image, name).toMatch(/^[\w./-]+:v?\d+\.\d+(\.\d+)?$/);
-    }
-    for (const stage of dockerfile.stages.filter((candidate) => candidate.base === undefined)) {
-      expect(stage.from).toMatch(/^[\w./-]+:\d+\.\d+\.\d+-[\w.-]+$/);
-    }
-    // The tests and CI run on the Node the image ships.
-    const nodeVersion = /^node:(\d+\.\d+\.\d+)-/.exec(baseImageOf(runtime))?.[1];
-    expect(nodeVersion).toBe(readRepoFile(".nvmrc").trim());
-    const ciNode = /^NODE_VERSION=(\S+)$/m.exec(readRepoFile(".ci/run"))?.[1];
-    if (ciNode !== undefined) expect(nodeVersion).toBe(ciNode);
-  });
-});
+      for (const { name, env } of servicesRunning("worker/index")) {
+        const smtp = new URL(env.SMTP_URL ?? "");
+        expect(compose.services[smtp.hostname]?.image, `${name}: SMTP_URL`).toMatch(/^axllent\/mailpit:/);
+        expect(smtp.port).toBe("1025");
+      }
+
+      // The reset link in e-mails opens the API where the host reaches it.
+      const api = servicesRunning("api/index")[0];
+      const link = new URL(api?.env.RESET_PASSWORD_URL ?? "");
+      expect(publishedPorts(api?.service ?? {}).map(({ host }) => host)).toContain(link.port);
+    });
+
+    it("publishes each listening port once, fixed, and only from the first worker", () => {
+      const hostPorts: string[] = [];
+      for (const [name, service] of Object.entries(compose.services)) {
+        for (const { host } of publishedPorts(service)) {
+          expect(host, `${name}: a fixed host port, not a range`).toMatch(/^\d+$/);
+          hostPorts.push(host ?? "");
+        }
+        if (service.profiles !== undefined || (service.deploy?.replicas ?? 1) > 1) {
+          expect(service.ports ?? [], `${name} is meant to scale: no published port`).toEqual([]);
+        }
+      }
+      expect(new Set(hostPorts).size, "host ports are unique").toBe(hostPorts.length);
+
+      for (const { name, service, env, facts } of appServices) {
+        const { ports } = facts.load(env);
+        for (const { container } of publishedPorts(service)) {
+          expect(
+            ports,
+            `${name} publishes ${container}, its process listens on ${ports.join(", ") || "nothing"}`,
+          ).toContain(container);
+        }
+      }
+      // The dashboard docs/operations.md points at: the first worker, on the worker's default admin port.
+      const defaultHealthPort = loadWorkerConfig({}).HEALTH_PORT;
+      const workers = servicesRunning("worker/index");
+      expect(publishedPorts(compose.services.worker as ComposeService)).toEqual([
+        { host: String(defaultHealthPort), container: defaultHealthPort },
+      ]);
+      expect(workers.filter(({ service }) => (service.ports ?? []).length > 0).map(({ name }) => name)).toEqual([
+        "worker",
+      ]);
+      // Its /metrics has no token: published on the host's loopback only.
+      expect(compose.services.worker?.ports, "the worker's admin port stays on loopback").toEqual([
+        `127.0.0.1:${defaultHealthPort}:${defaultHealthPort}`,
+      ]);
+      // The extra workers are the same process as the first: same command and environment.
+      for (const { name, service, env } of workers) {
+        expect(serviceCommand(service), name).toEqual(serviceCommand(compose.services.worker as ComposeService));
+        expect(env, name).toEqual(serviceEnv(compose.services.worker as ComposeService, composeVariables));
+      }
+    });
+
+    it("serves the API's /metrics on an admin port of its own that no host port publishes", () => {
+      for (const { name, service, env } of servicesRunning("api/index")) {
+        const config = loadApiConfig(env);
+        expect(config.METRICS_PORT, `${name}: METRICS_PORT`).toBeDefined();
+        expect(config.METRICS_PORT).not.toBe(config.PORT);
+        expect(
+          publishedPorts(service).map(({ container }) => container),
+          `${name}: the metrics port is for a scraper on the compose network`,
+        ).not.toContain(config.METRICS_PORT);
+      }
+      // The image alone (docker run) keeps it off the public port too, and -P does not publish it.
+      const imageEnv = envOf(runtimeInstructions);
+      const imageConfig = loadApiConfig({
+        ...imageEnv,
+        MANAGEMENT_JWT_SECRET: "m".repeat(40),
+        PARTICIPANT_JWT_SECRET: "p".repeat(40),
+      });
+      expect(imageConfig.METRICS_PORT).toBeDefined();
+      expect(imageConfig.METRICS_PORT).not.toBe(imageConfig.PORT);
+      const exposed = (last(runtimeInstructions, "EXPOSE") ?? "")
+        .split(/\s+/)
+        .map((port) => Number(port.split("/")[0]));
+      expect(exposed).not.toContain(imageConfig.METRICS_PORT);
+    });
+
+    it("probes the port each long-running process listens on, and no probe on one-shot services", () => {
+      for (const { name, service, env, facts } of appServices) {
+        const health = effectiveHealthcheck(service);
+        if (!facts.longRunning) {
+          expect(health.disabled, `${name} runs once: the image's API probe would only fail`).toBe(true);
+          continue;
+        }
+        expect(health.disabled, name).toBe(false);
+        const probe = probeOf(health.test, env);
+        expect(probe, `${name}: healthcheck ${health.test.join(" ")}`).toBeDefined();
+        expect(facts.load(env).ports, `${name}: the healthcheck's port`).toContain(probe?.port);
+        expect(probe?.path, name).toBe("/healthz");
+        // Exec form with node: the slim image has no curl or wget.
+        expect(health.test[0], name).toBe("node");
+      }
+    });
+
+    it("restarts long-running services and gives them time to shut down before SIGKILL", () => {
+      for (const { name, service, env, facts } of appServices) {
+        if (!facts.longRunning) {
+          expect(service.restart, name).toBe("no");
+          continue;
+        }
+        expect(service.restart, name).toBe("unless-stopped");
+        const shutdownMs = facts.load(env).shutdownMs ?? 0;
+        expect(durationMs(service.stop_grace_period), `${name}: stop_grace_period`).toBeGreaterThan(shutdownMs);
+      }
+    });
+
+    it("keeps the API's and every worker's RESULT_DIR on one named volume the image gives to its user", () => {
+      const resultVolumes = new Set<string>();
+      for (const { name, service, env, facts } of [
+        ...servicesRunning("api/index"),
+        ...servicesRunning("worker/index"),
+      ]) {
+        const resultDir = facts.load(env).resultDir ?? "";
+        const mount = serviceMounts(service).find(({ target }) => target === resultDir);
+        expect(mount, `${name}: RESULT_DIR ${resultDir} is not mounted`).toBeDefined();
+        expect(mount?.named, `${name}: ${resultDir} on a named volume`).toBe(true);
+        resultVolumes.add(mount?.source ?? "");
+      }
+      expect(resultVolumes.size, "api and workers share one results volume").toBe(1);
+      const [volume] = [...resultVolumes];
+      expect(Object.keys(compose.volumes ?? {})).toContain(volume);
+      expect(ownedByRuntimeUser(servicesRunning("api/index")[0]?.env.RESULT_DIR ?? "")).toBe(true);
+    });
+
+    it("runs every process as the image's unprivileged user, with no host folder mounted", () => {
+      for (const { name, service } of appServices) {
+        expect(service.user, `${name} runs as the image's user`).toBeUndefined();
+        const binds = serviceMounts(service).filter(({ named }) => !named);
+        expect(binds, `${name}: host folders would get files of the container's user`).toEqual([]);
+      }
+    });
+
+    it("pins every image to a version", () => {
+      for (const [name, service] of Object.entries(compose.services)) {
+        if (service.image === undefined) continue;
+        expect(service.image, name).toMatch(/^[\w./-]+:v?\d+\.\d+(\.\d+)?$/);
+      }
+      for (const stage of dockerfile.stages.filter((candidate) => candidate.base === undefined)) {
+        expect(stage.from).toMatch(/^[\w./-]+:\d+\.\d+\.\d+-[\w.-]+$/);
+      }
+      // The tests and CI run on the Node the image ships.
+      const nodeVersion = /^node:(\d+\.\d+\.\d+)-/.exec(baseImageOf(runtime))?.[1];
+      expect(nodeVersion).toBe(readRepoFile(".nvmrc").trim());
+      const ciNode = /^NODE_VERSION=(\S+)$/m.exec(readRepoFile(".ci/run"))?.[1];
+      if (ciNode !== undefined) expect(nodeVersion).toBe(ciNode);
+    });
+  },
+);
 
 describe("docker-compose.yml's secrets and the demo override", () => {
+  const { compose, composeVariables, builtServices } = deployment;
   const required = requiredVariables();
-  /** Every variable an app service sets that holds a secret: by its name, or a URL with a password. */
-  const secretEntries = builtServices.flatMap(([name, service]) => {
-    const resolved = serviceEnv(service, composeVariables);
-    return Object.entries(service.environment as Record<string, string>)
-      .filter(([key]) => SECRET_SETTING_NAME.test(key) || (key.endsWith("_URL") && urlHasPassword(resolved[key])))
-      .map(([key, value]) => ({ service: name, key, value: String(value) }));
-  });
+  const override = loadComposeFile("docker-compose.demo.yml");
+  const overrideServices = override.services as Record<string, ComposeService>;
+  const demoVariables = demoDeployment.composeVariables;
+  /** Every variable a service sets that holds a secret: by its name, or a URL with a password. */
+  const secretsOf = (file: string, services: [string, ComposeService][], variables: Record<string, string>) =>
+    services.flatMap(([name, service]) => {
+      const resolved = serviceEnv(service, variables);
+      return Object.entries(service.environment as Record<string, string>)
+        .filter(([key]) => SECRET_SETTING_NAME.test(key) || (key.endsWith("_URL") && urlHasPassword(resolved[key])))
+        .map(([key, value]) => ({ service: `${file}: ${name}`, key, value: String(value) }));
+    });
+  const secretEntries = secretsOf("docker-compose.yml", builtServices, composeVariables);
+  const overrideSecretEntries = secretsOf("docker-compose.demo.yml", Object.entries(overrideServices), demoVariables);
 
   it("sets no secret: each is required with a message saying how to make it, none has a default", () => {
     expect(secretEntries.map(({ key }) => key)).toEqual(
       expect.arrayContaining(["MANAGEMENT_JWT_SECRET", "PARTICIPANT_JWT_SECRET", "DASHBOARD_PASSWORD", "DATABASE_URL"]),
     );
+    // The demo's seed spells out the database URL and the keys itself (anchors stay in their file).
+    expect(overrideSecretEntries.map(({ key }) => key).sort()).toEqual(
+      ["DATABASE_URL", "MANAGEMENT_JWT_SECRET", "PARTICIPANT_JWT_SECRET"].sort(),
+    );
+    // The same variables with the same messages, so either file stops with the same words.
+    for (const [variable, message] of requiredVariables("docker-compose.demo.yml")) {
+      expect(required.get(variable), `docker-compose.demo.yml: ${variable}`).toBe(message);
+    }
     const postgres = compose.services.postgres?.environment as Record<string, string>;
     for (const { service, key, value } of [
       ...secretEntries,
+      ...overrideSecretEntries,
       { service: "postgres", key: "POSTGRES_PASSWORD", value: postgres.POSTGRES_PASSWORD ?? "" },
     ]) {
       const references = [...value.matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)([^}]*)\}/g)];
@@ -419,10 +461,14 @@ describe("docker-compose.yml's secrets and the demo override", () => {
       const literal = value.replace(/\$\{[^}]*\}/g, "");
       expect(literal).not.toMatch(/:\/\/[^/@]*:[^/@]+@/);
     }
-    // No default anywhere in the file stands in for a secret.
-    for (const match of readRepoFile("docker-compose.yml").matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*):?-([^}]*)\}/g)) {
-      expect(SECRET_SETTING_NAME.test(match[1] ?? ""), `\${${match[1]}} has a default`).toBe(false);
-      expect(isPublishedSecret(match[2] ?? ""), `\${${match[1]}}'s default is a published secret`).toBe(false);
+    // No default anywhere in either file stands in for a secret.
+    for (const file of DEMO_COMPOSE_FILES) {
+      for (const match of readRepoFile(file).matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*):?-([^}]*)\}/g)) {
+        expect(SECRET_SETTING_NAME.test(match[1] ?? ""), `${file}: \${${match[1]}} has a default`).toBe(false);
+        expect(isPublishedSecret(match[2] ?? ""), `${file}: \${${match[1]}}'s default is a published secret`).toBe(
+          false,
+        );
+      }
     }
   });
 
@@ -440,10 +486,21 @@ describe("docker-compose.yml's secrets and the demo override", () => {
     expect([...required.keys()].sort()).toEqual(
       ["DASHBOARD_PASSWORD", "MANAGEMENT_JWT_SECRET", "PARTICIPANT_JWT_SECRET", "POSTGRES_PASSWORD"].sort(),
     );
+    // The demo's seed, interpolated on its own as compose does each file, stops the same way.
+    const seed = overrideServices.seed ?? {};
+    for (const variable of requiredVariables("docker-compose.demo.yml").keys()) {
+      const partial = Object.fromEntries(Object.entries(demoVariables).filter(([name]) => name !== variable));
+      expect(() => serviceEnv(seed, partial), `seed: ${variable}`).toThrow(
+        new RegExp(`required variable ${variable} is missing a value`),
+      );
+    }
   });
 
   it("publishes every port on the host's loopback only", () => {
-    for (const [name, service] of Object.entries(compose.services)) {
+    for (const [name, service] of [
+      ...Object.entries(compose.services),
+      ...Object.entries(demoDeployment.compose.services),
+    ]) {
       for (const port of service.ports ?? []) {
         // The short syntax names the host address; the long one would need host_ip, not used here.
         expect(typeof port, `${name}: ports in the short syntax`).toBe("string");
@@ -452,12 +509,17 @@ describe("docker-compose.yml's secrets and the demo override", () => {
     }
   });
 
-  const demoVariables = readEnvFile("docker-compose.demo.env");
-  const demo = loadCompose(["docker-compose.yml", "docker-compose.demo.yml"]);
-  const demoApps = appServices.map((app) => ({
-    ...app,
-    env: serviceEnv(demo.services[app.name] as ComposeService, demoVariables),
-  }));
+  it("starts no demo with `docker compose up`: no seed service, nothing runs demo:seed, no demo volume or mode", () => {
+    expect(Object.keys(compose.services)).not.toContain("seed");
+    expect(Object.keys(compose.volumes ?? {})).not.toContain("demo");
+    // Every value of the file, its x- blocks included (comments are not values): none names the seed.
+    const values = stringsIn(loadComposeFile("docker-compose.yml"));
+    expect(values.filter((value) => /demo:seed/.test(value))).toEqual([]);
+    expect(deployment.servicesRunning("cli/main").map(({ name }) => name)).toEqual([]);
+    for (const [name, service] of Object.entries(compose.services)) {
+      expect(serviceEnv(service, composeVariables).STUDYFLOW_DEMO, `${name}: the demo's mode`).toBeUndefined();
+    }
+  });
 
   it("runs the demo with docker-compose.demo.env and the override: the secrets production refuses, accepted as a demo", () => {
     // The env file gives exactly the variables docker-compose.yml requires, the demo's published values.
@@ -465,17 +527,19 @@ describe("docker-compose.yml's secrets and the demo override", () => {
     expect(demoVariables).toEqual(DEMO_SECRETS);
     for (const value of Object.values(demoVariables)) expect(isPublishedSecret(value)).toBe(true);
 
-    // The override only adds STUDYFLOW_DEMO to the environment of services docker-compose.yml has.
-    const override = loadComposeFile("docker-compose.demo.yml");
-    expect(Object.keys(override).filter((key) => !key.startsWith("x-"))).toEqual(["services"]);
-    for (const [name, service] of Object.entries(override.services as Record<string, ComposeService>)) {
-      expect(Object.keys(compose.services), name).toContain(name);
+    // The override adds STUDYFLOW_DEMO to the environment of services docker-compose.yml has, and
+    // the seed and its volume, which are its own.
+    expect(Object.keys(override).filter((key) => !key.startsWith("x-"))).toEqual(["services", "volumes"]);
+    expect(Object.keys(override.volumes as Record<string, unknown>)).toEqual(["demo"]);
+    expect(Object.keys(overrideServices).filter((name) => !(name in compose.services))).toEqual(["seed"]);
+    for (const [name, service] of Object.entries(overrideServices)) {
+      if (name === "seed") continue;
       expect(Object.keys(service), name).toEqual(["environment"]);
       expect(service.environment, name).toEqual({ STUDYFLOW_DEMO: "true" });
     }
 
     const refused = new Set<string>();
-    for (const { name, env, facts } of demoApps) {
+    for (const { name, env, facts } of demoDeployment.appServices) {
       // The migrations read DATABASE_URL alone: no mode, and nothing but the database to protect.
       if (!facts.accepts.includes("STUDYFLOW_DEMO")) continue;
       const unknown = Object.keys(env).filter((key) => !facts.accepts.includes(key));
@@ -498,11 +562,34 @@ describe("docker-compose.yml's secrets and the demo override", () => {
       ["DASHBOARD_PASSWORD", "DATABASE_URL", "MANAGEMENT_JWT_SECRET", "PARTICIPANT_JWT_SECRET"].sort(),
     );
     // What the seed signs, the demo's API accepts; the extra workers run as the first.
+    const demoApps = demoDeployment.appServices;
+    expect(demoApps.map(({ name }) => name)).toContain("seed");
     for (const key of ["MANAGEMENT_JWT_SECRET", "PARTICIPANT_JWT_SECRET"]) {
       expect(new Set(demoApps.filter(({ env }) => key in env).map(({ env }) => env[key])).size, key).toBe(1);
     }
     const workers = demoApps.filter(({ entry }) => entry === "worker/index");
     for (const { name, env } of workers) expect(env, name).toEqual(workers[0]?.env);
+  });
+
+  it("has the demo's seed run demo:seed in the demo's mode, writing its file into a named volume as the image's user", () => {
+    const [seed, ...others] = demoDeployment.servicesRunning("cli/main");
+    expect(seed?.name).toBe("seed");
+    expect(others).toEqual([]);
+    const command = serviceCommand(seed?.service ?? {});
+    expect(command.slice(2, 3)).toEqual(["demo:seed"]);
+    const out = command[command.indexOf("--out") + 1] ?? "";
+    const mount = serviceMounts(seed?.service ?? {}).find(({ target }) => target === path.posix.dirname(out));
+    expect(mount?.named, `--out ${out} lies on a named volume`).toBe(true);
+    expect(Object.keys(demoDeployment.compose.volumes ?? {})).toContain(mount?.source);
+    expect(ownedByRuntimeUser(path.posix.dirname(out))).toBe(true);
+
+    // demo:seed runs in the demo's mode; the same service with an operator's own secrets and
+    // without the mode is refused by the seed itself, not only by the published-secret check.
+    expect(() => assertDemoSeedAllowed(loadCliConfig(seed?.env ?? {}))).not.toThrow();
+    const { STUDYFLOW_DEMO: _mode, ...production } = serviceEnv(seed?.service ?? {}, composeVariables);
+    const config = loadCliConfig(production);
+    expect(config.NODE_ENV).toBe("production");
+    expect(() => assertDemoSeedAllowed(config)).toThrow(/the demo seed refuses to run with NODE_ENV=production/);
   });
 });
 
@@ -607,6 +694,14 @@ describe("the Dockerfile", () => {
     expect(ignored).toEqual(expect.arrayContaining(["node_modules", "**/node_modules", "dist"]));
   });
 });
+
+/** Every string value in a parsed YAML document, however deep. */
+function stringsIn(value: unknown): string[] {
+  if (typeof value === "string") return [value];
+  if (Array.isArray(value)) return value.flatMap(stringsIn);
+  if (typeof value === "object" && value !== null) return Object.values(value).flatMap(stringsIn);
+  return [];
+}
 
 function urlHasPassword(value: string | undefined): boolean {
   try {

@@ -53,6 +53,13 @@ export function loadCompose(files: readonly string[] = ["docker-compose.yml"]): 
   );
 }
 
+/**
+ * The demo command's files, merged in this order, and its variables:
+ * `docker compose --env-file docker-compose.demo.env -f docker-compose.yml -f docker-compose.demo.yml`.
+ */
+export const DEMO_COMPOSE_FILES = ["docker-compose.yml", "docker-compose.demo.yml"] as const;
+export const DEMO_ENV_FILE = "docker-compose.demo.env";
+
 /** One compose file as written (anchors resolved), nothing merged into it. */
 export function loadComposeFile(file: string): Record<string, unknown> {
   return parse(readRepoFile(file), { merge: true }) as Record<string, unknown>;

@@ -1,5 +1,13 @@
 export { demoBulkRules, demoRules } from "./demo-rules";
-export { DEMO_EMAIL, DEMO_PASSWORD, DEMO_RESEARCHER, DEMO_STUDY, seedDemo, type DemoFile } from "./demo-seed";
+export {
+  assertDemoSeedAllowed,
+  DEMO_EMAIL,
+  DEMO_PASSWORD,
+  DEMO_RESEARCHER,
+  DEMO_STUDY,
+  seedDemo,
+  type DemoFile,
+} from "./demo-seed";
 export {
   DemoStepFailed,
   mailpitMailbox,
