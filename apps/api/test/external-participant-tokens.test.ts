@@ -177,7 +177,9 @@ describe("participant tokens of an external OpenID provider", () => {
     expect(alice!.accountConfirmedAt).toBeInstanceOf(Date);
     expect(alice!.passwordHash).toMatch(/^\$argon2id\$/);
     const own = await t.database.db.select().from(profiles).where(eq(profiles.userId, alice!.id));
-    expect(own).toMatchObject([{ mainProfile: true, alias: "alice" }]);
+    // case-backend's main profile: the blurred address, consent at creation
+    expect(own).toMatchObject([{ mainProfile: true, alias: "a****@example.org", avatarId: "default" }]);
+    expect(own[0]!.consentConfirmedAt).toEqual(alice!.accountConfirmedAt);
 
     const entered = await enter(t, token, own[0]!.id);
     expect(entered.status).toBe(200);

@@ -204,6 +204,7 @@ describe("participant sign-in (/v1/auth)", () => {
 
     it("creates an account with a main profile and mails a verify link; login then works", async () => {
       const email = newEmail();
+      const signedUpAt = Math.floor(now().getTime() / 1000);
       const res = await signup(email);
       expect(res.status).toBe(200);
       const body = (await res.json()) as Envelope;
@@ -214,7 +215,20 @@ describe("participant sign-in (/v1/auth)", () => {
       expect(await t.database.db.select().from(profiles).where(eq(profiles.userId, user!.id))).toHaveLength(1);
       const [verify] = await mails(user!.id, "verify-email");
       expect(String(verify!.payload.verifyUrl)).toContain(`${t.config.VERIFY_EMAIL_URL}?token=`);
-      expect((await login(email)).status).toBe(200);
+      const signedIn = await login(email);
+      expect(signedIn.status).toBe(200);
+      // case-backend's main profile: named by the blurred address, consent given at sign-up
+      const { user: answered } = (await signedIn.json()) as {
+        user: { profiles: { alias: string; consentConfirmedAt: number; avatarID: string; mainProfile: boolean }[] };
+      };
+      expect(answered.profiles).toEqual([
+        expect.objectContaining({
+          alias: `${email[0]}****@example.org`,
+          avatarID: "default",
+          mainProfile: true,
+          consentConfirmedAt: signedUpAt,
+        }),
+      ]);
     });
 
     it("answers a taken address exactly like a new one, creates nothing and tells the owner", async () => {
@@ -247,6 +261,128 @@ describe("participant sign-in (/v1/auth)", () => {
       }
       expect((await signup("not-an-address")).status).toBe(400);
       expect((await signup(newEmail(), PASSWORD, { preferredLanguage: "german" })).status).toBe(400);
+    });
+  });
+
+  describe("signing up again with a taken address changes nothing of the account", () => {
+    const NEWSLETTER_OFF = { subscribedToNewsletter: false, toggleWeeklySubscription: undefined };
+    const signup = (email: string, password = PASSWORD) =>
+      call(t, "POST", "/v1/auth/signup", {
+        email,
+        password,
+        infoCheck: "",
+        preferredLanguage: "nl",
+        instanceID: t.config.INSTANCE_ID,
+      });
+    /** What tekenradar's signUpAction does after POST /v1/auth/signup: log in, then turn the newsletter off. */
+    async function appSignupFlow(email: string, password = PASSWORD) {
+      const answer = await signup(email, password);
+      const signedIn = await login(email, password);
+      if (signedIn.status !== 200) return { answer, signedIn, preferences: undefined };
+      const { token } = (await signedIn.json()) as Envelope;
+      const preferences = await call(t, "PUT", "/v1/user/contact-preferences", NEWSLETTER_OFF, {
+        token: token.accessToken,
+      });
+      return { answer, signedIn, preferences, accessToken: token.accessToken };
+    }
+    async function subscribedOwner() {
+      const owner = await createUser();
+      await t.database.db
+        .update(users)
+        .set({ subscribedToNewsletter: true, subscribedToWeekly: true, weeklyMessageDayOfWeek: 3 })
+        .where(eq(users.id, owner.id));
+      const [row] = await t.database.db.select().from(users).where(eq(users.id, owner.id));
+      return row!;
+    }
+    const accountOf = async (id: string) => (await t.database.db.select().from(users).where(eq(users.id, id)))[0]!;
+    const settingsOf = (row: typeof users.$inferSelect) => ({
+      email: row.email,
+      passwordHash: row.passwordHash,
+      preferredLanguage: row.preferredLanguage,
+      subscribedToNewsletter: row.subscribedToNewsletter,
+      subscribedToWeekly: row.subscribedToWeekly,
+      weeklyMessageDayOfWeek: row.weeklyMessageDayOfWeek,
+      accountConfirmedAt: row.accountConfirmedAt,
+    });
+
+    it("the app's sign-up flow with the owner's own address and password: answered as a new one, settings kept", async () => {
+      const owner = await subscribedOwner();
+      const profilesBefore = await t.database.db.select().from(profiles).where(eq(profiles.userId, owner.id));
+      const fresh = await appSignupFlow(newEmail());
+      const again = await appSignupFlow(owner.email);
+      expect(again.answer.status).toBe(fresh.answer.status);
+      expect(await again.answer.json()).toEqual(await fresh.answer.json());
+      expect(again.signedIn.status).toBe(200);
+      // the app tests only for 200: the write is answered as usual, and not made
+      expect(again.preferences!.status).toBe(fresh.preferences!.status);
+      expect(again.preferences!.status).toBe(200);
+      const after = await accountOf(owner.id);
+      expect(settingsOf(after)).toEqual(settingsOf(owner));
+      expect(await t.database.db.select().from(profiles).where(eq(profiles.userId, owner.id))).toEqual(profilesBefore);
+      const shown = (await (await call(t, "GET", "/v1/user", undefined, { token: again.accessToken! })).json()) as {
+        user: { contactPreferences: { subscribedToNewsletter: boolean } };
+      };
+      expect(shown.user.contactPreferences.subscribedToNewsletter).toBe(true);
+      expect(after.signupRepeatedAt).toBeNull(); // the mark is spent
+
+      // the owner's own choice afterwards is honoured
+      const choice = await call(t, "PUT", "/v1/user/contact-preferences", NEWSLETTER_OFF, {
+        token: again.accessToken!,
+      });
+      expect(choice.status).toBe(200);
+      expect((await accountOf(owner.id)).subscribedToNewsletter).toBe(false);
+    });
+
+    it("a new account's flow is applied as before", async () => {
+      const email = newEmail();
+      const flow = await appSignupFlow(email);
+      expect(flow.preferences!.status).toBe(200);
+      const [row] = await t.database.db.select().from(users).where(eq(users.email, email));
+      expect(row!.subscribedToNewsletter).toBe(false);
+      expect(row!.signupRepeatedAt).toBeNull();
+    });
+
+    it("a sign-up with someone else's address and the wrong password marks nothing: the owner's write applies", async () => {
+      const owner = await subscribedOwner();
+      const attempt = await appSignupFlow(owner.email, "another long passphrase");
+      expect(attempt.answer.status).toBe(200);
+      expect(attempt.signedIn.status).toBe(401);
+      expect((await accountOf(owner.id)).signupRepeatedAt).toBeNull();
+      const envelope = (await (await login(owner.email)).json()) as Envelope;
+      const own = await call(t, "PUT", "/v1/user/contact-preferences", NEWSLETTER_OFF, {
+        token: envelope.token.accessToken,
+      });
+      expect(own.status).toBe(200);
+      expect((await accountOf(owner.id)).subscribedToNewsletter).toBe(false);
+    });
+
+    it("only the sign-up's own write is skipped, and only within 5 minutes of the sign-up", async () => {
+      const owner = await subscribedOwner();
+      expect((await signup(owner.email)).status).toBe(200);
+      const res = await login(owner.email);
+      const { token } = (await res.json()) as Envelope;
+      // another change (the newsletter on, the weekly toggle) is the owner's and applies; the mark stays
+      const weekly = await call(
+        t,
+        "PUT",
+        "/v1/user/contact-preferences",
+        { subscribedToNewsletter: true, toggleWeeklySubscription: true },
+        { token: token.accessToken },
+      );
+      expect(weekly.status).toBe(200);
+      expect((await accountOf(owner.id)).subscribedToWeekly).toBe(false);
+      expect((await accountOf(owner.id)).signupRepeatedAt).not.toBeNull();
+      // past the window the sign-up's write is the owner's own
+      t.setNow(Date.now() + 5 * 60_000 + 2_000);
+      try {
+        const late = await call(t, "PUT", "/v1/user/contact-preferences", NEWSLETTER_OFF, {
+          token: token.accessToken,
+        });
+        expect(late.status).toBe(200);
+        expect((await accountOf(owner.id)).subscribedToNewsletter).toBe(false);
+      } finally {
+        t.setNow(Date.now());
+      }
     });
   });
 

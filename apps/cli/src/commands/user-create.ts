@@ -57,7 +57,7 @@ export const userCreateCommand = defineCommand({
     new Option("--password <P>", "password (same rule as password resets)").makeOptionMandatory(),
     new Option(
       "--profiles <A1,A2,…>",
-      "profile aliases; the first is the main profile (default: the e-mail's local part)",
+      "profile aliases; the first is the main profile (default: the address blurred as case-backend names it, p****@example.org)",
     ),
     new Option("--language <LANG>", "preferred language (default en)"),
   ],

@@ -26,6 +26,12 @@ export const users = pgTable(
     deletionRequestedAt: timestamp("deletion_requested_at", { withTimezone: true, mode: "date" }),
     lastLoginAt: timestamp("last_login_at", { withTimezone: true, mode: "date" }),
     /**
+     * When the account's own address and password were last sent to sign-up. A participant app
+     * signs in after a sign-up and writes a new account's defaults (tekenradar turns the newsletter
+     * off); the first such write soon after this is skipped, so a repeated sign-up changes nothing.
+     */
+    signupRepeatedAt: timestamp("signup_repeated_at", { withTimezone: true, mode: "date" }),
+    /**
      * When the one reminder to confirm the address went out (worker: remind-unverified-accounts);
      * set in the transaction that queues it, so no round sends a second.
      */

@@ -15,6 +15,7 @@ import {
 import { hashPassword } from "../accounts/passwords";
 import { normalizeEmail } from "../accounts/password-reset";
 import { forgetCached } from "../cache/read-cache";
+import { mainProfileValues } from "../user-account/main-profile";
 import { recordAudit } from "./audit";
 import { Invalid } from "../errors";
 import { storeRules } from "../rules/study-rules";
@@ -150,9 +151,14 @@ export async function addSyntheticParticipants(db: Executor, input: SyntheticPar
 export interface CreateUserInput {
   email: string;
   password: string;
-  /** Profile aliases; the first is the main profile. Default: one profile named after the e-mail. */
+  /**
+   * Profile aliases; the first is the main profile. Default: one main profile with case-backend's
+   * alias, the blurred address (as its create-user tools do).
+   */
   profiles?: string[];
   preferredLanguage?: string;
+  /** The creation time, taken as every profile's consent time (case-backend's tools set both). */
+  now?: Date;
 }
 
 export async function createUserWithProfiles(db: Database, input: CreateUserInput) {
@@ -164,10 +170,14 @@ export async function createUserWithProfiles(db: Database, input: CreateUserInpu
       .values({ email, passwordHash, preferredLanguage: input.preferredLanguage ?? "en" })
       .returning();
     if (!user) throw new Error("user insert returned nothing");
-    const aliases = input.profiles && input.profiles.length > 0 ? input.profiles : [email.split("@")[0] ?? "main"];
+    const now = input.now ?? new Date();
+    const [mainAlias, ...others] = input.profiles ?? [];
     const created = await tx
       .insert(profiles)
-      .values(aliases.map((alias, index) => ({ userId: user.id, alias, mainProfile: index === 0 })))
+      .values([
+        mainProfileValues(user.id, email, now, mainAlias),
+        ...others.map((alias) => ({ userId: user.id, alias, mainProfile: false, consentConfirmedAt: now })),
+      ])
       .returning();
     return { user, profiles: created };
   });

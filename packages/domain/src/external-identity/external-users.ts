@@ -5,6 +5,7 @@ import { profiles, users, type Database, type Executor } from "@studyflow/db";
 import { hashPassword } from "../accounts/passwords";
 import { normalizeEmail } from "../accounts/password-reset";
 import { Unauthorized } from "../errors";
+import { mainProfileValues } from "../user-account/main-profile";
 
 /** Who an external OpenID provider says the caller is, from a verified token. */
 export interface ExternalIdentity {
@@ -96,8 +97,8 @@ export async function userForExternalIdentity(
       if (raced) return { userId: usable(raced), created: false };
       throw new Error("external user insert returned nothing");
     }
-    const alias = email?.split("@")[0] ?? "main";
-    await tx.insert(profiles).values({ userId: created.id, alias, mainProfile: true });
+    // an account without a usable address has nothing to blur: its placeholder is no one's name
+    await tx.insert(profiles).values(mainProfileValues(created.id, email ?? "", now, email ? undefined : "main"));
     return { userId: created.id, created: true };
   });
 }

@@ -13,6 +13,7 @@ import { checkPasswordRule, hashPassword, passwordHashNeedsUpgrade, verifyPasswo
 import { forgetCached } from "../cache/read-cache";
 import { Invalid, RateLimited, Unauthorized } from "../errors";
 import type { ProfileRow, UserRow } from "../user-account/case-user";
+import { mainProfileValues } from "../user-account/main-profile";
 import { revokeUserSessions } from "./session-revocation";
 
 /** One answer for an unknown address and a wrong password (CASE's wording). */
@@ -114,10 +115,14 @@ export interface SignUpInput {
 /**
  * Signs up: for a free address creates the account (argon2id hash, a main profile) and mails a
  * verify-email link; for a taken one creates nothing and mails the owner that someone tried
- * (unless `notifyOwner` is false). Both cost one argon2 hash and one outbox row, so neither the
- * answer nor its time tells which it was; once the caller's cap stops the mails, the address has
- * been tried that often, so it was taken or has been taken by those tries. Returns whether an
- * account was created (for tests and logs only: never for the answer).
+ * (unless `notifyOwner` is false). A taken address sent with its own password (the owner signing
+ * up again) also marks the account (`signupRepeatedAt`): the app signs in next and writes a new
+ * account's defaults, which must not overwrite the owner's settings (see
+ * updateContactPreferences). Both paths cost one argon2 run (a hash of the new password, or its
+ * check against the owner's) and one outbox row, so neither the answer nor its time tells which it
+ * was; once the caller's cap stops the mails, the address has been tried that often, so it was
+ * taken or has been taken by those tries. Returns whether an account was created (for tests and
+ * logs only: never for the answer).
  * @throws Invalid naming `password` or `preferredLanguage` when they break the rules.
  */
 export async function signUp(db: Executor, input: SignUpInput): Promise<{ created: boolean }> {
@@ -127,6 +132,19 @@ export async function signUp(db: Executor, input: SignUpInput): Promise<{ create
     throw new Invalid("preferredLanguage: must be a language code such as en, de or pt-BR");
   }
   const email = normalizeEmail(input.email);
+  const [owner] = await db
+    .select({ id: users.id, passwordHash: users.passwordHash, language: users.preferredLanguage })
+    .from(users)
+    .where(eq(users.email, email))
+    .limit(1);
+  if (owner) {
+    const ownPassword = await verifyPassword(owner.passwordHash, input.password).catch(() => false);
+    return db.transaction(async (tx) => {
+      if (ownPassword) await tx.update(users).set({ signupRepeatedAt: input.now }).where(eq(users.id, owner.id));
+      await notifyOwnerOfSignup(tx, input, email);
+      return { created: false };
+    });
+  }
   const passwordHash = await hashPassword(input.password);
   return db.transaction(async (tx) => {
     const [created] = await tx
@@ -135,22 +153,11 @@ export async function signUp(db: Executor, input: SignUpInput): Promise<{ create
       .onConflictDoNothing({ target: users.email })
       .returning({ id: users.id });
     if (!created) {
-      if (input.notifyOwner === false) return { created: false };
-      const [owner] = await tx
-        .select({ id: users.id, language: users.preferredLanguage })
-        .from(users)
-        .where(eq(users.email, email))
-        .limit(1);
-      await tx.insert(outgoingMessages).values({
-        template: "signup-attempt",
-        toAddress: email,
-        userId: owner?.id ?? null,
-        language: owner?.language ?? input.preferredLanguage,
-        payload: { resetUrl: input.passwordResetUrl },
-      });
+      // taken since the read above, by a sign-up at the same moment: no one's settings to keep yet
+      await notifyOwnerOfSignup(tx, input, email);
       return { created: false };
     }
-    await tx.insert(profiles).values({ userId: created.id, mainProfile: true, alias: "" });
+    await tx.insert(profiles).values(mainProfileValues(created.id, email, input.now));
     await mailVerifyEmail(tx, {
       userId: created.id,
       email,
@@ -160,6 +167,23 @@ export async function signUp(db: Executor, input: SignUpInput): Promise<{ create
       ttlSeconds: input.verifyEmailTtlSeconds,
     });
     return { created: true };
+  });
+}
+
+/** The owner of a taken address is told someone signed up with it, within the caller's mail cap. */
+async function notifyOwnerOfSignup(tx: Executor, input: SignUpInput, email: string): Promise<void> {
+  if (input.notifyOwner === false) return;
+  const [owner] = await tx
+    .select({ id: users.id, language: users.preferredLanguage })
+    .from(users)
+    .where(eq(users.email, email))
+    .limit(1);
+  await tx.insert(outgoingMessages).values({
+    template: "signup-attempt",
+    toAddress: email,
+    userId: owner?.id ?? null,
+    language: owner?.language ?? input.preferredLanguage,
+    payload: { resetUrl: input.passwordResetUrl },
   });
 }
 

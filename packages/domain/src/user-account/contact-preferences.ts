@@ -14,15 +14,38 @@ export interface ContactPreferenceChanges {
 }
 
 /**
+ * How long after a repeated sign-up (the owner's own address and password, see signUp) the app's
+ * follow-up write is expected. tekenradar's sign-up form signs in and writes within one or two
+ * seconds of the sign-up's answer (two server actions in a row); five minutes leaves room for a
+ * slow phone without letting a mark from long ago swallow a real change.
+ */
+export const SIGNUP_FOLLOW_UP_SECONDS = 5 * 60;
+
+/**
+ * What a participant app writes right after a sign-up for the new account: tekenradar's
+ * signup-form.tsx sends `manageSubscription(false)`, only `subscribedToNewsletter: false`.
+ */
+const isSignupDefaultsWrite = (changes: ContactPreferenceChanges) =>
+  changes.subscribedToNewsletter === false &&
+  changes.toggleWeeklySubscription !== true &&
+  changes.subscribedToWeekly === undefined &&
+  changes.receiveWeeklyMessageDayOfWeek === undefined;
+
+/**
  * Updates the account's contact preferences as case-backend does: the newsletter flag is set to
  * the value sent (absent keeps it, where case-backend's decoder would read false), the weekly
- * subscription flips when `toggleWeeklySubscription` is true. One UPDATE, so a toggle is atomic.
+ * subscription flips when `toggleWeeklySubscription` is true. The row is locked, so a toggle is
+ * atomic. One exception: the first write of a new account's defaults within
+ * {@link SIGNUP_FOLLOW_UP_SECONDS} after the owner signed up again with the account's own address
+ * and password is the app's sign-up flow, not the owner's choice, and is skipped (the mark is
+ * spent). Returns whether the write was applied.
  */
 export async function updateContactPreferences(
   db: Executor,
   userId: string,
   changes: ContactPreferenceChanges,
-): Promise<void> {
+  now: Date,
+): Promise<{ applied: boolean }> {
   const day = changes.receiveWeeklyMessageDayOfWeek;
   if (day !== undefined && (!Number.isInteger(day) || day < 0 || day > 6)) {
     throw new Invalid("receiveWeeklyMessageDayOfWeek: a day from 0 (Sunday) to 6 (Saturday)");
@@ -38,12 +61,24 @@ export async function updateContactPreferences(
     ...weekly,
     ...(day === undefined ? {} : { weeklyMessageDayOfWeek: day }),
   };
-  // Nothing to change (every key absent): the account as it is, if it exists.
-  const [row] =
-    Object.keys(set).length === 0
-      ? await db.select({ id: users.id }).from(users).where(eq(users.id, userId)).limit(1)
-      : await db.update(users).set(set).where(eq(users.id, userId)).returning({ id: users.id });
-  if (!row) throw new NotFound("account not found");
+  return db.transaction(async (tx) => {
+    const [account] = await tx
+      .select({ signupRepeatedAt: users.signupRepeatedAt })
+      .from(users)
+      .where(eq(users.id, userId))
+      .limit(1)
+      .for("update");
+    if (!account) throw new NotFound("account not found");
+    const repeated = account.signupRepeatedAt;
+    const sinceRepeat = repeated ? (now.getTime() - repeated.getTime()) / 1000 : Infinity;
+    if (sinceRepeat >= 0 && sinceRepeat <= SIGNUP_FOLLOW_UP_SECONDS && isSignupDefaultsWrite(changes)) {
+      await tx.update(users).set({ signupRepeatedAt: null }).where(eq(users.id, userId));
+      return { applied: false };
+    }
+    // Nothing to change (every key absent): the account as it is.
+    if (Object.keys(set).length > 0) await tx.update(users).set(set).where(eq(users.id, userId));
+    return { applied: true };
+  });
 }
 
 /**

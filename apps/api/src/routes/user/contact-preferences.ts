@@ -31,7 +31,11 @@ const route = createRoute({
   description:
     "As case-backend: the newsletter flag takes the value sent and `toggleWeeklySubscription: true` flips the weekly " +
     "subscription. An absent key leaves its preference as it is (case-backend would read an absent " +
-    "`subscribedToNewsletter` as false). The answer holds the account with its new preferences.",
+    "`subscribedToNewsletter` as false). The answer holds the account with its new preferences. A participant app " +
+    "signs in right after a sign-up and turns the newsletter off for the new account; when that sign-up was of " +
+    "an existing account (its own address and password), the first such write (only `subscribedToNewsletter: " +
+    "false`) within 5 minutes is skipped and answered alike, so signing up again leaves the account's settings " +
+    "as they were.",
   security: PARTICIPANT_SECURITY,
   middleware: [body.middleware] as const,
   request: { body: body.body },
@@ -43,19 +47,25 @@ const route = createRoute({
 
 export function registerContactPreferences(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
   const db = deps.database.db;
+  const clock = deps.clock ?? Date.now;
   router.openapi(route, async (c) => {
     const { userId } = participantOf(c);
     const input = c.req.valid("json");
-    await updateContactPreferences(db, userId, {
-      ...(input.subscribedToNewsletter === undefined ? {} : { subscribedToNewsletter: input.subscribedToNewsletter }),
-      ...(input.toggleWeeklySubscription === undefined
-        ? {}
-        : { toggleWeeklySubscription: input.toggleWeeklySubscription }),
-      ...(input.subscribedToWeekly === undefined ? {} : { subscribedToWeekly: input.subscribedToWeekly }),
-      ...(input.receiveWeeklyMessageDayOfWeek === undefined
-        ? {}
-        : { receiveWeeklyMessageDayOfWeek: input.receiveWeeklyMessageDayOfWeek }),
-    });
+    await updateContactPreferences(
+      db,
+      userId,
+      {
+        ...(input.subscribedToNewsletter === undefined ? {} : { subscribedToNewsletter: input.subscribedToNewsletter }),
+        ...(input.toggleWeeklySubscription === undefined
+          ? {}
+          : { toggleWeeklySubscription: input.toggleWeeklySubscription }),
+        ...(input.subscribedToWeekly === undefined ? {} : { subscribedToWeekly: input.subscribedToWeekly }),
+        ...(input.receiveWeeklyMessageDayOfWeek === undefined
+          ? {}
+          : { receiveWeeklyMessageDayOfWeek: input.receiveWeeklyMessageDayOfWeek }),
+      },
+      new Date(clock()),
+    );
     return c.json({ message: "contact preferences updated", user: await loadCaseUser(db, userId) }, 200);
   });
 }
