@@ -285,7 +285,7 @@ describe("DELETE /v1/user and the deletion task", () => {
       // rendered without an account (it is gone), in the account's language
       const prepared = await prepareMail(t.database.db, mail!);
       expect(prepared.to).toBe(user.user.email);
-      expect(prepared.subject).toBe("studyflow: Ihr Konto wurde gelöscht");
+      expect(prepared.subject).toBe("Ihr Konto wurde gelöscht");
       expect(prepared.text).toContain("gelöscht");
       expect(prepared.html).toMatch(/^<!doctype html>/);
 

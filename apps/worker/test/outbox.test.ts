@@ -109,7 +109,7 @@ describe("outbox delivery over SMTP", () => {
     const [mail] = smtp.received;
     const link = `https://studyflow.example/reset-password?token=${issued!.token}`;
     expect(mail!.envelopeTo).toEqual(["reset-en@example.org"]);
-    expect(mail!.subject).toBe("studyflow: reset your password");
+    expect(mail!.subject).toBe("Reset your password");
     expect(mail!.text).toContain(link);
     expect(mail!.text).toContain("valid for 2 hours");
     expect(mail!.html).toContain(`href="${link}"`);
@@ -130,7 +130,7 @@ describe("outbox delivery over SMTP", () => {
     await runOutboxOnce(deps(mailer));
 
     const [mail] = smtp.received;
-    expect(mail!.subject).toBe("studyflow: Passwort zurücksetzen");
+    expect(mail!.subject).toBe("Passwort zurücksetzen");
     expect(mail!.text).toContain("Der Link ist 1,5 Stunden gültig.");
     expect(mail!.text).toContain("https://studyflow.example/reset-password?token=abc");
     expect((await message(row.id)).status).toBe("sent");
@@ -438,7 +438,7 @@ describe("worker runtime with e-mail delivery", () => {
     const deadline = Date.now() + 10_000;
     while (smtp.received.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
 
-    expect(smtp.received.map((mail) => mail.subject)).toEqual(["studyflow: Ihr Passwort wurde geändert"]);
+    expect(smtp.received.map((mail) => mail.subject)).toEqual(["Ihr Passwort wurde geändert"]);
     expect(await runtime.close(5_000)).toBe("closed");
     const [stored] = await harness.database.db.select().from(outgoingMessages).where(eq(outgoingMessages.id, row!.id));
     expect(stored).toMatchObject({ status: "sent", attempts: 1 });

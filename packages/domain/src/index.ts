@@ -31,6 +31,8 @@ export * from "./outbox/outbox-repository";
 export * from "./outbox/resolve-recipient";
 export * from "./outbox/templates";
 export * from "./outbox/prepare-mail";
+export * from "./outbox/participant-mail-types";
+export * from "./outbox/instance-template-mail";
 export * from "./outbox/study-messages";
 export * from "./access/token-revocations";
 export * from "./participants/expire-temporary";

@@ -22,7 +22,7 @@ describe("outbox templates", () => {
 
   it("puts the reset link into the text as it is and into the HTML escaped", () => {
     const mail = renderMail("password-reset", "en", reset);
-    expect(mail.subject).toBe("studyflow: reset your password");
+    expect(mail.subject).toBe("Reset your password");
     expect(mail.text).toContain("https://studyflow.example/reset?token=abc&x=1");
     expect(mail.text).toContain("The link is valid for 2 hours.");
     expect(mail.html).toContain('<a href="https://studyflow.example/reset?token=abc&amp;x=1">');
@@ -37,8 +37,8 @@ describe("outbox templates", () => {
     expect(renderMail("password-reset", "de-AT", { ...reset, validForHours: 1 }).text).toContain(
       "Der Link ist 1 Stunde gültig.",
     );
-    expect(renderMail("password-changed", "de", {}).subject).toBe("studyflow: Ihr Passwort wurde geändert");
-    expect(renderMail("password-changed", "pt", {}).subject).toBe("studyflow: your password was changed");
+    expect(renderMail("password-changed", "de", {}).subject).toBe("Ihr Passwort wurde geändert");
+    expect(renderMail("password-changed", "pt", {}).subject).toBe("Your password was changed");
   });
 
   it("refuses a password reset without a usable http(s) link", () => {

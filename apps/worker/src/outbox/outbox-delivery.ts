@@ -90,8 +90,11 @@ async function deliver(deps: OutboxDeps, message: OutboxMessage, now: () => Date
   // Ids only: the body, the address and the reset link stay out of the logs.
   const log = deps.logger.child({ messageId: message.id, template: message.template, attempt: message.attempts });
 
+  let templateFailure: string | undefined;
   try {
-    const mail = await prepareMail(deps.db, message);
+    const { templateFailure: failure, ...mail } = await prepareMail(deps.db, message);
+    templateFailure = failure;
+    if (failure !== undefined) log.warn({ reason: failure }, "instance template failed; built-in mail sent instead");
     await deps.mailer.send({ id: message.id, ...mail });
   } catch (error) {
     if (error instanceof UndeliverableMessage) {
@@ -112,7 +115,12 @@ async function deliver(deps: OutboxDeps, message: OutboxMessage, now: () => Date
   }
 
   try {
-    await markMessageSent(deps.db, message.id, now());
+    await markMessageSent(
+      deps.db,
+      message.id,
+      now(),
+      templateFailure === undefined ? undefined : `built-in mail sent: ${templateFailure}`,
+    );
   } catch (error) {
     // The row stays `sending` and the abandoned-message sweep fails it later: never sent twice.
     log.error({ reason: errorMessage(error) }, "outbox message sent, but could not be recorded as sent");

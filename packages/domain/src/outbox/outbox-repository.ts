@@ -91,10 +91,11 @@ function claimed(id: string) {
   return and(eq(outgoingMessages.id, id), eq(outgoingMessages.status, "sending"));
 }
 
-export async function markMessageSent(db: Executor, id: string, now: Date): Promise<void> {
+/** `note`: why the mail sent is not the one intended (the built-in mail for a failed template), kept as lastError. */
+export async function markMessageSent(db: Executor, id: string, now: Date, note?: string): Promise<void> {
   await db
     .update(outgoingMessages)
-    .set({ status: "sent", sentAt: now, ...endOfRow })
+    .set({ status: "sent", sentAt: now, ...(note === undefined ? {} : { lastError: errorText(note) }), ...endOfRow })
     .where(claimed(id));
 }
 

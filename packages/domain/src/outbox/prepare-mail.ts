@@ -4,6 +4,7 @@ import { SCHEDULED_EMAIL_TEMPLATE } from "../messages/scheduled-emails";
 import { renderParticipantMessage } from "../messages/participant-message-mail";
 import { RESEARCHER_NOTIFICATION_TEMPLATE, renderResearcherNotification } from "../notifications/notification-mail";
 import type { OutboxMessage } from "./outbox-repository";
+import { renderInstanceTemplateMail } from "./instance-template-mail";
 import { resolveRecipient } from "./resolve-recipient";
 import { renderScheduledEmailRow } from "./scheduled-email-mail";
 import { renderMail, type RenderedMail } from "./templates";
@@ -11,6 +12,11 @@ import { UndeliverableMessage } from "./undeliverable-message";
 
 export interface PreparedMail extends RenderedMail {
   to: string;
+  /**
+   * Set when the instance's template of the mail's type could not be rendered for this recipient
+   * and the built-in mail goes instead: why, to be recorded with the row.
+   */
+  templateFailure?: string;
 }
 
 /** Says which lookup found nobody; the row itself carries the ids. */
@@ -24,13 +30,17 @@ function describeTarget(message: Pick<OutboxMessage, "userId" | "studyKey" | "co
  * The rendering of a row: a case-admin scheduled e-mail (rendered when its slot fired); a
  * participant message (a study and a participant's confidential id: scheduled or
  * SEND_MESSAGE_NOW) only through the study's template for its type; a researcher notification;
- * else the built-in account mails.
+ * else an account mail (the instance's global template of its type, or the built-in mail).
  *
  * @throws UndeliverableMessage for a participant message whose study has no template for its
  *   type (deleted since the message was queued): its payload holds the participant's flags and
  *   linking codes, and only a template says which of them the study means to show.
  */
-async function renderRow(db: Executor, message: OutboxMessage, language: string | null): Promise<RenderedMail> {
+async function renderRow(
+  db: Executor,
+  message: OutboxMessage,
+  language: string | null,
+): Promise<RenderedMail & { templateFailure?: string }> {
   if (message.template === SCHEDULED_EMAIL_TEMPLATE) return renderScheduledEmailRow(db, message);
   if (message.studyKey && message.confidentialId) {
     const rendered = await renderParticipantMessage(
@@ -42,7 +52,30 @@ async function renderRow(db: Executor, message: OutboxMessage, language: string 
     return rendered;
   }
   if (message.template === RESEARCHER_NOTIFICATION_TEMPLATE) return renderResearcherNotification(message.payload);
-  return renderMail(message.template, language, message.payload);
+  return renderAccountMail(db, message, language);
+}
+
+/**
+ * A participant's account mail: the instance's global template of its CASE message type when
+ * there is one, else the built-in mail. A template that fails for this recipient (a limit on a
+ * rendering's work reached with their values) gives way to the built-in mail rather than failing
+ * the row: these mails are how a participant signs in, confirms or resets, and a template an
+ * administrator got wrong must not lock anyone out. The failure goes with the row (lastError of
+ * the sent row) and the worker's log.
+ */
+async function renderAccountMail(
+  db: Executor,
+  message: OutboxMessage,
+  language: string | null,
+): Promise<RenderedMail & { templateFailure?: string }> {
+  const outcome = await renderInstanceTemplateMail(db, message.template, language, message.payload);
+  if (outcome.kind === "rendered") {
+    const { subject, ...body } = outcome.mail;
+    // an empty subject in the template: the built-in one, which holds no secret either
+    return { ...body, subject: subject ?? renderMail(message.template, language, message.payload).subject };
+  }
+  const builtIn = renderMail(message.template, language, message.payload);
+  return outcome.kind === "failed" ? { ...builtIn, templateFailure: outcome.reason } : builtIn;
 }
 
 /**

@@ -59,22 +59,22 @@ function passwordReset(language: MailLanguage, payload: Record<string, unknown>)
   const validFor = hours(payload, language);
   if (language === "de") {
     const validity = validFor ? ` Der Link ist ${validFor} gültig.` : "";
-    const intro = "Jemand hat angefordert, das Passwort Ihres studyflow-Kontos zurückzusetzen.";
+    const intro = "Jemand hat angefordert, das Passwort Ihres Kontos zurückzusetzen.";
     const action = `Über diesen Link wählen Sie ein neues Passwort.${validity}`;
     const ignore =
       "Wenn Sie das nicht angefordert haben, ignorieren Sie diese E-Mail; Ihr Passwort bleibt unverändert.";
     return {
-      subject: "studyflow: Passwort zurücksetzen",
+      subject: "Passwort zurücksetzen",
       text: `${intro}\n\n${action}\n\n${link}\n\n${ignore}\n`,
       html: htmlDocument(language, [paragraph(intro), paragraph(action), linkParagraph(link), paragraph(ignore)]),
     };
   }
   const validity = validFor ? ` The link is valid for ${validFor}.` : "";
-  const intro = "Someone asked to reset the password of your studyflow account.";
+  const intro = "Someone asked to reset the password of your account.";
   const action = `Open this link to choose a new password.${validity}`;
   const ignore = "If you did not ask for this, ignore this e-mail; your password stays as it is.";
   return {
-    subject: "studyflow: reset your password",
+    subject: "Reset your password",
     text: `${intro}\n\n${action}\n\n${link}\n\n${ignore}\n`,
     html: htmlDocument(language, [paragraph(intro), paragraph(action), linkParagraph(link), paragraph(ignore)]),
   };
@@ -82,16 +82,16 @@ function passwordReset(language: MailLanguage, payload: Record<string, unknown>)
 
 const PASSWORD_CHANGED: Record<MailLanguage, { subject: string; lines: string[] }> = {
   en: {
-    subject: "studyflow: your password was changed",
+    subject: "Your password was changed",
     lines: [
-      "The password of your studyflow account was just changed, and every other session was signed out.",
+      "The password of your account was just changed, and every other session was signed out.",
       "If this was you, there is nothing to do. If it was not, reset your password at once and contact the study team.",
     ],
   },
   de: {
-    subject: "studyflow: Ihr Passwort wurde geändert",
+    subject: "Ihr Passwort wurde geändert",
     lines: [
-      "Das Passwort Ihres studyflow-Kontos wurde soeben geändert, und alle anderen Sitzungen wurden beendet.",
+      "Das Passwort Ihres Kontos wurde soeben geändert, und alle anderen Sitzungen wurden beendet.",
       "Wenn Sie das waren, ist nichts weiter zu tun. Wenn nicht, setzen Sie Ihr Passwort sofort zurück und wenden Sie sich an das Studienteam.",
     ],
   },
@@ -115,20 +115,20 @@ function emailChangeVerify(language: MailLanguage, payload: Record<string, unkno
   const link = verifyLink(payload);
   const validFor = hours(payload, language);
   if (language === "de") {
-    const intro = "Jemand möchte diese Adresse als Anmeldeadresse eines studyflow-Kontos verwenden.";
+    const intro = "Jemand möchte diese Adresse als Anmeldeadresse eines Kontos verwenden.";
     const action = `Öffnen Sie diesen Link, um die Änderung zu bestätigen.${validFor ? ` Der Link ist ${validFor} gültig.` : ""}`;
     const ignore = "Wenn Sie das nicht waren, ignorieren Sie diese E-Mail; es ändert sich nichts.";
     return {
-      subject: "studyflow: neue E-Mail-Adresse bestätigen",
+      subject: "Neue E-Mail-Adresse bestätigen",
       text: `${intro}\n\n${action}\n\n${link}\n\n${ignore}\n`,
       html: htmlDocument(language, [paragraph(intro), paragraph(action), linkParagraph(link), paragraph(ignore)]),
     };
   }
-  const intro = "Someone wants to use this address to sign in to a studyflow account.";
+  const intro = "Someone wants to use this address to sign in to an account.";
   const action = `Open this link to confirm the change.${validFor ? ` The link is valid for ${validFor}.` : ""}`;
   const ignore = "If this was not you, ignore this e-mail; nothing changes.";
   return {
-    subject: "studyflow: confirm your new e-mail address",
+    subject: "Confirm your new e-mail address",
     text: `${intro}\n\n${action}\n\n${link}\n\n${ignore}\n`,
     html: htmlDocument(language, [paragraph(intro), paragraph(action), linkParagraph(link), paragraph(ignore)]),
   };
@@ -145,17 +145,15 @@ function emailChangeRequested(language: MailLanguage, payload: Record<string, un
   const lines =
     language === "de"
       ? [
-          `Für Ihr studyflow-Konto wurde beantragt, die Anmeldeadresse in ${newEmail} zu ändern. Sie ändert sich erst, wenn die neue Adresse bestätigt ist.`,
+          `Für Ihr Konto wurde beantragt, die Anmeldeadresse in ${newEmail} zu ändern. Sie ändert sich erst, wenn die neue Adresse bestätigt ist.`,
           "Wenn Sie das nicht waren, ändern Sie sofort Ihr Passwort und wenden Sie sich an das Studienteam.",
         ]
       : [
-          `A change of your studyflow account's sign-in address to ${newEmail} was requested. It takes effect only once the new address is confirmed.`,
+          `A change of your account's sign-in address to ${newEmail} was requested. It takes effect only once the new address is confirmed.`,
           "If this was not you, change your password at once and contact the study team.",
         ];
   const subject =
-    language === "de"
-      ? "studyflow: Änderung Ihrer E-Mail-Adresse beantragt"
-      : "studyflow: change of your e-mail address requested";
+    language === "de" ? "Änderung Ihrer E-Mail-Adresse beantragt" : "Change of your e-mail address requested";
   return { subject, text: `${lines.join("\n\n")}\n`, html: htmlDocument(language, lines.map(paragraph)) };
 }
 
@@ -164,16 +162,16 @@ export const ACCOUNT_DELETED_TEMPLATE = "account-deleted";
 
 const ACCOUNT_DELETED: Record<MailLanguage, { subject: string; lines: string[] }> = {
   en: {
-    subject: "studyflow: your account was deleted",
+    subject: "Your account was deleted",
     lines: [
-      "Your studyflow account has been deleted, as you asked. You can no longer sign in with it, and you have left every study you took part in.",
+      "Your account has been deleted, as you asked. You can no longer sign in with it, and you have left every study you took part in.",
       "Study data you already submitted is kept without your account, as the studies' consent described. If you did not ask for this, contact the study team.",
     ],
   },
   de: {
-    subject: "studyflow: Ihr Konto wurde gelöscht",
+    subject: "Ihr Konto wurde gelöscht",
     lines: [
-      "Ihr studyflow-Konto wurde wie gewünscht gelöscht. Sie können sich damit nicht mehr anmelden und haben alle Studien verlassen, an denen Sie teilgenommen haben.",
+      "Ihr Konto wurde wie gewünscht gelöscht. Sie können sich damit nicht mehr anmelden und haben alle Studien verlassen, an denen Sie teilgenommen haben.",
       "Bereits übermittelte Studiendaten bleiben ohne Ihr Konto erhalten, wie in der Einwilligung der Studien beschrieben. Wenn Sie das nicht veranlasst haben, wenden Sie sich an das Studienteam.",
     ],
   },

@@ -35,7 +35,7 @@ export function renderSignInMail(
       return de
         ? mail(
             language,
-            "studyflow: E-Mail-Adresse bestätigen",
+            "E-Mail-Adresse bestätigen",
             [
               "Bitte bestätigen Sie die Adresse Ihres neuen Kontos mit diesem Link:",
               "Wenn Sie kein Konto angelegt haben, ignorieren Sie diese E-Mail.",
@@ -44,7 +44,7 @@ export function renderSignInMail(
           )
         : mail(
             language,
-            "studyflow: confirm your e-mail address",
+            "Confirm your e-mail address",
             [
               "Please confirm the address of your new account with this link:",
               "If you did not sign up, ignore this e-mail.",
@@ -57,7 +57,7 @@ export function renderSignInMail(
       return de
         ? mail(
             language,
-            "studyflow: Anmeldeversuch mit Ihrer Adresse",
+            "Anmeldeversuch mit Ihrer Adresse",
             [
               "Jemand hat versucht, mit Ihrer Adresse ein neues Konto anzulegen. Sie haben bereits eines; es wurde nichts geändert. Falls Sie Ihr Passwort vergessen haben, können Sie es hier zurücksetzen:",
               "Wenn Sie das nicht waren, ist nichts weiter zu tun.",
@@ -66,7 +66,7 @@ export function renderSignInMail(
           )
         : mail(
             language,
-            "studyflow: someone tried to sign up with your address",
+            "Someone tried to sign up with your address",
             [
               "Someone tried to create a new account with your address. You already have one; nothing was changed. If you forgot your password, you can reset it here:",
               "If this was not you, there is nothing to do.",
@@ -80,11 +80,11 @@ export function renderSignInMail(
         throw new UndeliverableMessage("otp-code message has no 6-digit code in its payload");
       }
       return de
-        ? mail(language, `studyflow: Ihr Bestätigungscode ${code}`, [
+        ? mail(language, "Ihr Bestätigungscode", [
             `Ihr Bestätigungscode lautet ${code}. Er ist 10 Minuten gültig.`,
             "Geben Sie ihn niemandem weiter. Wenn Sie ihn nicht angefordert haben, ändern Sie Ihr Passwort.",
           ])
-        : mail(language, `studyflow: your verification code ${code}`, [
+        : mail(language, "Your verification code", [
             `Your verification code is ${code}. It is valid for 10 minutes.`,
             "Do not share it with anyone. If you did not ask for it, change your password.",
           ]);
@@ -95,11 +95,11 @@ export function renderSignInMail(
         throw new UndeliverableMessage("email-changed message has no newEmail");
       const newEmail = raw.replace(/[\p{Cc}\p{Cf}]/gu, "").slice(0, 254);
       return de
-        ? mail(language, "studyflow: Ihre Anmeldeadresse wurde geändert", [
+        ? mail(language, "Ihre Anmeldeadresse wurde geändert", [
             `Die Anmeldeadresse Ihres Kontos ist jetzt ${newEmail}; alle Sitzungen wurden beendet.`,
             "Wenn Sie das nicht waren, wenden Sie sich sofort an das Studienteam.",
           ])
-        : mail(language, "studyflow: your sign-in address was changed", [
+        : mail(language, "Your sign-in address was changed", [
             `Your account's sign-in address is now ${newEmail}; every session was signed out.`,
             "If this was not you, contact the study team at once.",
           ]);

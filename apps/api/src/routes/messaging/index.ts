@@ -5,6 +5,7 @@ import type { AppDeps } from "../../deps";
 import { managementAuth } from "../../middleware/auth";
 import { validationHook } from "../../validation";
 import { registerGlobalEmailTemplates } from "./global-email-templates";
+import { registerParticipantMailTypes } from "./participant-mail-types";
 import { registerScheduledEmails } from "./scheduled-emails";
 import { registerSmsTemplates } from "./sms-templates";
 import { registerStudyEmailTemplates } from "./study-email-templates";
@@ -20,6 +21,7 @@ const OPERATIONS: readonly MessagingOperation[] = [
   registerStudyEmailTemplates,
   registerSmsTemplates,
   registerScheduledEmails,
+  registerParticipantMailTypes,
 ];
 
 /**
