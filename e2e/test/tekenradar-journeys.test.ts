@@ -628,6 +628,235 @@ describe("tekenradar participant app journeys, replayed call by call", () => {
     });
   });
 
+  describe("profiles: a child's profile added, the main one edited, switching between them, the child's removed", () => {
+    const email = `fam-${Date.now().toString(36)}@example.nl`;
+    let session: AppSession & { userId: string; email: string };
+    interface AppProfile {
+      id: string;
+      alias: string;
+      avatarID: string;
+      mainProfile: boolean;
+      consentConfirmedAt?: number;
+      createdAt?: number;
+    }
+    let main: AppProfile;
+    let child: AppProfile;
+
+    /** lib/server/data-fetching/user.ts: GET /v1/user, the app reads user.profiles. */
+    const profilesOf = async (): Promise<AppProfile[]> => {
+      const user = await get("/v1/user", session.accessToken);
+      expect(user.status, json(user.body)).toBe(200);
+      return user.body.user.profiles as AppProfile[];
+    };
+    /** profile-editor.tsx: save is enabled only with an alias and consent given. */
+    const canSave = (profile: AppProfile) =>
+      profile.alias !== "" && profile.consentConfirmedAt !== undefined && profile.consentConfirmedAt > 0;
+
+    it("signs up as signUpAction does; the main profile has case-backend's alias and consent", async () => {
+      const signedUpAt = Math.floor(t.deps.clock!() / 1000);
+      const signup = await send("POST", "/v1/auth/signup", {
+        email,
+        password: PASSWORD,
+        infoCheck: "",
+        preferredLanguage: "nl",
+        instanceID: INSTANCE_ID,
+      });
+      expect(signup.status, json(signup.body)).toBe(200);
+      const login = await send("POST", "/v1/auth/login", { email, password: PASSWORD, instanceID: INSTANCE_ID });
+      expect(login.status, json(login.body)).toBe(200);
+      session = signInAs(login);
+      const off = await send(
+        "PUT",
+        "/v1/user/contact-preferences",
+        { subscribedToNewsletter: false },
+        session.accessToken,
+      );
+      expect(off.status, json(off.body)).toBe(200);
+
+      const [first, ...others] = await profilesOf();
+      expect(others).toEqual([]);
+      main = first!;
+      // profile-selector.tsx shows `${alias} (Ik)`: the blurred address, as case-backend names it
+      expect(main.alias).toBe(`${email[0]}****@example.nl`);
+      expect(main.mainProfile).toBe(true);
+      expect(main.avatarID).toBe("default");
+      expect(main.consentConfirmedAt).toBeGreaterThanOrEqual(signedUpAt);
+      expect(main.consentConfirmedAt).toBeLessThan(signedUpAt + 120);
+      expect(canSave(main), "the profile editor's save button").toBe(true);
+      const entered = await send(
+        "POST",
+        `/v1/study-service/events/${STUDY_KEY}/enter`,
+        { studyKey: STUDY_KEY, profileID: main.id },
+        session.accessToken,
+      );
+      expect(entered.status, json(entered.body)).toBe(200);
+    });
+
+    it("adds a child's profile as the profile editor does (consent ticked: Date.now() milliseconds), then enters it", async () => {
+      // profile-editor.tsx: a new profile starts as {id: '', avatarID: 'default', alias: ''}; ticking
+      // consent sets consentConfirmedAt: Date.now(); addNewProfile posts JSON.stringify(profile)
+      const tickedAt = t.deps.clock!();
+      const added = await send(
+        "POST",
+        "/v1/user/profiles",
+        { id: "", avatarID: "default", alias: "Sam", consentConfirmedAt: tickedAt },
+        session.accessToken,
+      );
+      expect(added.status, `addNewProfile: ${json(added.body)}`).toBe(200);
+      child = added.body.profile as AppProfile;
+      expect(child).toMatchObject({ alias: "Sam", avatarID: "default", mainProfile: false });
+      expect(child.consentConfirmedAt).toBe(Math.floor(tickedAt / 1000));
+      expect(child.id).not.toBe("");
+
+      // then enterStudy(studyKey, resp.profile.id)
+      const entered = await send(
+        "POST",
+        `/v1/study-service/events/${STUDY_KEY}/enter`,
+        { studyKey: STUDY_KEY, profileID: child.id },
+        session.accessToken,
+      );
+      expect(entered.status, json(entered.body)).toBe(200);
+      const listed = await profilesOf();
+      expect(listed.map((p) => p.id)).toEqual([main.id, child.id]);
+      expect(listed[1]!.consentConfirmedAt).toBe(Math.floor(tickedAt / 1000));
+    });
+
+    it("edits the main profile: the profile as GET /v1/user gave it, a new alias and avatar, consent ticked again", async () => {
+      const tickedAt = t.deps.clock!();
+      const updated = await send(
+        "PUT",
+        "/v1/user/profiles",
+        { ...main, alias: "Pat", avatarID: "owl", consentConfirmedAt: tickedAt },
+        session.accessToken,
+      );
+      expect(updated.status, `updateProfile: ${json(updated.body)}`).toBe(200);
+      expect(updated.body.profile).toMatchObject({
+        id: main.id,
+        alias: "Pat",
+        avatarID: "owl",
+        mainProfile: true,
+        consentConfirmedAt: Math.floor(tickedAt / 1000),
+      });
+      // unchanged as sent back (seconds) is fine too: the settings page saves what it read
+      const again = await send("PUT", "/v1/user/profiles", updated.body.profile, session.accessToken);
+      expect(again.status, json(again.body)).toBe(200);
+      expect(again.body.profile).toEqual(updated.body.profile);
+      main = updated.body.profile as AppProfile;
+    });
+
+    it("switches between the profiles (the selector's pid): each profile's surveys and participation, its own only", async () => {
+      for (const profile of [main, child]) {
+        const surveys = await get(
+          `/v1/study-service/participant-data/${STUDY_KEY}/surveys?pids=${profile.id}`,
+          session.accessToken,
+        );
+        expect(surveys.status, json(surveys.body)).toBe(200);
+        const keys = (surveys.body.surveys as { surveyKey: string; profileID: string }[]).map((s) => s.profileID);
+        expect(new Set(keys)).toEqual(new Set([profile.id]));
+      }
+      const participating = await get("/v1/study-service/studies/participating", session.accessToken);
+      const mine = (participating.body.studies as { key: string; profileIds: string[] }[]).find(
+        (s) => s.key === STUDY_KEY,
+      );
+      expect(new Set(mine?.profileIds)).toEqual(new Set([main.id, child.id]));
+    });
+
+    it("another account cannot edit, read or remove the child's profile", async () => {
+      const otherEmail = `other-${Date.now().toString(36)}@example.nl`;
+      await send("POST", "/v1/auth/signup", {
+        email: otherEmail,
+        password: PASSWORD,
+        infoCheck: "",
+        preferredLanguage: "nl",
+        instanceID: INSTANCE_ID,
+      });
+      const other = signInAs(
+        await send("POST", "/v1/auth/login", { email: otherEmail, password: PASSWORD, instanceID: INSTANCE_ID }),
+      );
+      const edit = await send(
+        "PUT",
+        "/v1/user/profiles",
+        { ...child, alias: "taken", consentConfirmedAt: t.deps.clock!() },
+        other.accessToken,
+      );
+      expect(edit.status).toBe(404);
+      const read = await get(
+        `/v1/study-service/participant-data/${STUDY_KEY}/surveys?pids=${child.id}`,
+        other.accessToken,
+      );
+      expect(read.status).not.toBe(200);
+      const remove = await send("POST", "/v1/user/profiles/remove", { profileId: child.id }, other.accessToken);
+      expect(remove.status).toBe(404);
+      expect((await profilesOf()).find((p) => p.id === child.id)).toMatchObject({ alias: "Sam" });
+    });
+
+    it("removes the child's profile (POST /v1/user/profiles/remove {profileId}); the main one stays", async () => {
+      const removed = await send("POST", "/v1/user/profiles/remove", { profileId: child.id }, session.accessToken);
+      expect(removed.status, json(removed.body)).toBe(200);
+      expect((await profilesOf()).map((p) => p.id)).toEqual([main.id]);
+      const gone = await get(
+        `/v1/study-service/participant-data/${STUDY_KEY}/surveys?pids=${child.id}`,
+        session.accessToken,
+      );
+      expect(gone.status).not.toBe(200);
+      const refused = await send("POST", "/v1/user/profiles/remove", { profileId: main.id }, session.accessToken);
+      expect(refused.status).toBe(400);
+      expect((await profilesOf()).map((p) => p.id)).toEqual([main.id]);
+    });
+  });
+
+  describe("signing up again with one's own address: the app goes on, the account's settings stay", () => {
+    const email = `again-${Date.now().toString(36)}@example.nl`;
+
+    it("an owner subscribed to the newsletter signs up again; signUpAction signs in and turns it off; it stays on", async () => {
+      const first = await send("POST", "/v1/auth/signup", {
+        email,
+        password: PASSWORD,
+        infoCheck: "",
+        preferredLanguage: "nl",
+        instanceID: INSTANCE_ID,
+      });
+      expect(first.status).toBe(200);
+      const owner = signInAs(
+        await send("POST", "/v1/auth/login", { email, password: PASSWORD, instanceID: INSTANCE_ID }),
+      );
+      // manage-subscriptions-form.tsx: the owner subscribes in the settings
+      const on = await send("PUT", "/v1/user/contact-preferences", { subscribedToNewsletter: true }, owner.accessToken);
+      expect(on.status, json(on.body)).toBe(200);
+      const before = await get("/v1/user", owner.accessToken);
+      expect(before.body.user.contactPreferences.subscribedToNewsletter).toBe(true);
+
+      // later, the sign-up form again with the same address and password (signup-form.tsx onSubmit)
+      const again = await send("POST", "/v1/auth/signup", {
+        email,
+        password: PASSWORD,
+        infoCheck: "",
+        preferredLanguage: "en",
+        instanceID: INSTANCE_ID,
+      });
+      expect(again.status, "signUpAction tests status > 201").toBe(200);
+      expect(again.body).toEqual(first.body); // nothing tells a taken address from a new one
+      const login = await send("POST", "/v1/auth/login", { email, password: PASSWORD, instanceID: INSTANCE_ID });
+      expect(login.status, json(login.body)).toBe(200);
+      const session = signInAs(login);
+      const off = await send(
+        "PUT",
+        "/v1/user/contact-preferences",
+        { subscribedToNewsletter: false },
+        session.accessToken,
+      );
+      expect(off.status, "manageSubscription tests !== 200").toBe(200);
+
+      const after = await get("/v1/user", session.accessToken);
+      expect(after.status).toBe(200);
+      expect(after.body.user.contactPreferences).toEqual(before.body.user.contactPreferences);
+      expect(after.body.user.account.preferredLanguage).toBe(before.body.user.account.preferredLanguage);
+      expect(after.body.user.profiles).toEqual(before.body.user.profiles);
+      const [row] = await t.database.db.select().from(users).where(eq(users.email, email));
+      expect(row!.subscribedToNewsletter).toBe(true);
+    });
+  });
+
   it("every call with a body went out as the app sends it: text/plain;charset=UTF-8, and none got a 5xx or 415", () => {
     const withBody = api.calls.filter((c) => c.method !== "GET" && c.url !== "/v1/auth/logout");
     expect(withBody.length).toBeGreaterThan(10);
