@@ -22,6 +22,14 @@ export const FILE_STATUS_READY = "ready";
  */
 export const KEPT_UNTIL_DELETED = new Date("9999-12-31T00:00:00.000Z");
 
+/**
+ * Bytes of a stored part of an uploaded file. The PostgreSQL driver sends a bytea as hex text: a
+ * part in flight takes several times its size in memory (a copy, its hex string, the message it
+ * is written into). Written whole, a 20 MiB photo would hold several times 20 MiB while it is
+ * stored; in parts of 1 MiB, a few MiB at a time. It is read back part by part too.
+ */
+export const UPLOAD_PART_BYTES = 1024 * 1024;
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** What an upload may be: set by the deployment (PARTICIPANT_FILE_MAX_BYTES, PARTICIPANT_FILE_TYPES). */
@@ -108,7 +116,11 @@ export async function uploadParticipantFile(
       gzip: false,
       expiresAt: KEPT_UNTIL_DELETED,
     });
-    await store.writePart(tx, stored, { chunkIndex: 0, seq: 0 }, input.bytes, { rows: 0 });
+    // views of the upload's one buffer, never copies of it
+    for (let seq = 0; seq * UPLOAD_PART_BYTES < size; seq++) {
+      const part = input.bytes.subarray(seq * UPLOAD_PART_BYTES, (seq + 1) * UPLOAD_PART_BYTES);
+      await store.writePart(tx, stored, { chunkIndex: 0, seq }, part, { rows: 0 });
+    }
     await store.complete(tx, stored.id, 0);
     const [row] = await tx
       .insert(participantFiles)
