@@ -1,9 +1,9 @@
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { accountDeletions, users } from "@studyflow/db";
+import { accountDeletions, outgoingMessages, users } from "@studyflow/db";
 import { createTestApp, type TestApp } from "@studyflow/api/testing";
 import { startWorkerBesideApi } from "@studyflow/worker/testing";
 import { startCaseClient, type CaseAnswer, type CaseClient } from "./fixtures/tekenradar/case-client";
@@ -126,6 +126,31 @@ describe("tekenradar participant app journeys, replayed call by call", () => {
     api.call(pathname, accessToken, { method, body: json(body) });
   const get = (pathname: string, accessToken?: string) => api.call(pathname, accessToken);
 
+  /**
+   * The OTP page (auth/otp/page.tsx) as the real app renders it after a sign-in: twice, each render
+   * calling requestOTP('email') (GET /v1/auth/otp?type=email) about 100 ms apart; the page shows
+   * an error unless the answer is 200.
+   */
+  async function requestCodeAsThePageDoes(accessToken: string): Promise<CaseAnswer[]> {
+    const answers: CaseAnswer[] = [];
+    for (let render = 0; render < 2; render++) {
+      if (render > 0) t.setNow(t.deps.clock!() + 100);
+      const answer = await get("/v1/auth/otp?type=email", accessToken);
+      expect(answer.status, json(answer.body)).toBe(200);
+      answers.push(answer);
+    }
+    return answers;
+  }
+
+  /** Codes mailed to the account so far (the outbox, so a mail not yet delivered counts too). */
+  const codeMailsTo = async (userId: string) =>
+    (
+      await t.database.db
+        .select({ id: outgoingMessages.id })
+        .from(outgoingMessages)
+        .where(and(eq(outgoingMessages.userId, userId), eq(outgoingMessages.template, "otp-code")))
+    ).length;
+
   describe("sign up, verify, log in, OTP, dashboard, survey with prefill, submit, reports, renew, log out, delete", () => {
     const email = `pat-${Date.now().toString(36)}@example.nl`;
     let session: AppSession & { userId: string; email: string };
@@ -190,15 +215,13 @@ describe("tekenradar participant app journeys, replayed call by call", () => {
       expect(dashboardAllowed(session)).toBe(false); // a password alone does not open the dashboard
 
       // The login page's redirect renders the OTP page twice (seen in the walk of the real app): two
-      // GET /v1/auth/otp about 100 ms apart, two mails. case-backend takes any unexpired code of
-      // the user, so the participant may type the code of either mail: here the first one.
+      // GET /v1/auth/otp about 100 ms apart. As case-backend does, the second within 30 s of the
+      // first is answered the same and mails nothing: one mail, one code.
       const before = mailbox.mails.length;
-      for (let i = 0; i < 2; i++) {
-        const requested = await get("/v1/auth/otp?type=email", session.accessToken);
-        expect(requested.status, json(requested.body)).toBe(200);
-      }
+      const requests = await requestCodeAsThePageDoes(session.accessToken);
+      expect(requests[1]).toEqual(requests[0]);
       const mail = await mailbox.waitFor(email, (m) => otpCode(m) !== undefined, before);
-      await mailbox.waitFor(email, (m) => otpCode(m) !== undefined && m !== mail, before);
+      expect(await codeMailsTo(session.userId)).toBe(1);
 
       const wrong = await send(
         "POST",
@@ -214,6 +237,44 @@ describe("tekenradar participant app journeys, replayed call by call", () => {
       session = signInAs(verified);
       expect(dashboardAllowed(session)).toBe(true);
       expect(session.accountConfirmed).toBe(true);
+    });
+
+    it("signs in again within 10 minutes: two code requests again, one mail; 'send the code again' until refused, the page shows when to retry", async () => {
+      // a second device a few minutes later: the login page, then the OTP page rendered twice
+      const signInAt = Date.now() + 2 * 60_000;
+      t.setNow(signInAt);
+      const login = await send("POST", "/v1/auth/login", { email, password: PASSWORD, instanceID: INSTANCE_ID });
+      expect(login.status, json(login.body)).toBe(200);
+      const second = signInAs(login);
+      const before = mailbox.mails.length;
+      const requests = await requestCodeAsThePageDoes(second.accessToken);
+      expect(requests[1]).toEqual(requests[0]);
+      const first = await mailbox.waitFor(email, (m) => otpCode(m) !== undefined, before);
+      expect(await codeMailsTo(second.userId)).toBe(2);
+
+      // otp-form.tsx's "send the code again" (requestOTP('email')), pressed every 31 s: each mails a
+      // code until the account's 10 in 15 minutes are used up
+      let resent = 0;
+      let refused: CaseAnswer | undefined;
+      for (let press = 1; press <= 10 && !refused; press++) {
+        t.setNow(signInAt + press * 31_000);
+        const answer = await get("/v1/auth/otp?type=email", second.accessToken);
+        if (answer.status === 200) resent += 1;
+        else refused = answer;
+      }
+      expect(resent).toBe(8);
+      expect(refused?.status).toBe(429);
+      // what the page shows under its "resend failed" title: `${resp.status} - ${resp.body.error}`
+      expect(`${refused!.status} - ${refused!.body.error}`).toMatch(
+        /^429 - too many codes requested: try again in \d+ minutes?$/,
+      );
+      expect(await codeMailsTo(second.userId)).toBe(10);
+
+      // the refusal ends no code: the first code of this sign-in still opens the dashboard
+      const verified = await send("POST", "/v1/auth/otp/verify", { code: otpCode(first) }, second.accessToken);
+      expect(verified.status, json(verified.body)).toBe(200);
+      expect(dashboardAllowed(signInAs(verified), t.deps.clock!())).toBe(true);
+      t.setNow(Date.now());
     });
 
     it("renders the dashboard: GET /v1/user, the active studies, the participating studies; enters the default study", async () => {

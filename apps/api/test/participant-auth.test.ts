@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { and, count, desc, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { otpCodes, outgoingMessages, participantSessions, profiles, refreshTokens, users } from "@studyflow/db";
+import { outgoingMessages, participantSessions, profiles, refreshTokens, users } from "@studyflow/db";
 import { createAccountToken, hashPassword, initiatePasswordReset, mintParticipantToken } from "@studyflow/domain";
 import { loadConfig } from "../src/config";
 import { createTestApp, type TestApp } from "./test-app";
@@ -463,112 +463,6 @@ describe("participant sign-in (/v1/auth)", () => {
       // a forged token is still refused
       const forged = `${envelope.token.accessToken.slice(0, -4)}AAAA`;
       expect((await call(t, "POST", "/v1/auth/logout", undefined, { token: forged })).status).toBe(401);
-    });
-  });
-
-  describe("e-mail OTP", () => {
-    async function lastCode(userId: string) {
-      const [mail] = await mails(userId, "otp-code");
-      return String(mail!.payload.code);
-    }
-
-    it("mails a code whose verification answers lastOTP.email and confirms the address", async () => {
-      const user = await createUser({ confirmed: false });
-      const envelope = (await (await login(user.email)).json()) as Envelope;
-      expect(envelope.user.account.accountConfirmedAt).toBe(0);
-      expect(
-        (await call(t, "GET", "/v1/auth/otp?type=email", undefined, { token: envelope.token.accessToken })).status,
-      ).toBe(200);
-      const code = await lastCode(user.id);
-      const [stored] = await t.database.db.select().from(otpCodes).where(eq(otpCodes.userId, user.id));
-      expect(stored!.codeHash).not.toContain(code);
-      const res = await call(t, "POST", "/v1/auth/otp/verify", { code }, { token: envelope.token.accessToken });
-      expect(res.status).toBe(200);
-      const verified = (await res.json()) as Envelope;
-      expect(verified.token.lastOTP.email).toBe(Math.floor(now().getTime() / 1000));
-      expect(verified.user.account.accountConfirmedAt).toBeGreaterThan(0);
-      // the same session, and the code is spent
-      const [session] = await t.database.db
-        .select()
-        .from(participantSessions)
-        .where(eq(participantSessions.userId, user.id));
-      expect(session!.lastEmailOtpAt).not.toBeNull();
-      expect(
-        (await call(t, "POST", "/v1/auth/otp/verify", { code }, { token: envelope.token.accessToken })).status,
-      ).toBe(401);
-      // a renewal keeps lastOTP
-      const renewed = (await (
-        await call(
-          t,
-          "POST",
-          "/v1/auth/token/renew",
-          { refreshToken: verified.token.refreshToken },
-          { token: verified.token.accessToken },
-        )
-      ).json()) as Envelope;
-      expect(renewed.token.lastOTP.email).toBe(verified.token.lastOTP.email);
-    });
-
-    it("takes any open code, as case-backend does (the app asks twice), with one attempt budget for all", async () => {
-      const { user, envelope } = await signedIn();
-      const token = envelope.token.accessToken;
-      await call(t, "GET", "/v1/auth/otp?type=email", undefined, { token });
-      await call(t, "GET", "/v1/auth/otp?type=email", undefined, { token });
-      const [newer, older] = (await mails(user.id, "otp-code")).map((mail) => String(mail.payload.code));
-      expect(older).toBeDefined();
-      // the first mail's code works although a second was sent after it; then both are spent
-      expect((await call(t, "POST", "/v1/auth/otp/verify", { code: older }, { token })).status).toBe(200);
-      expect((await call(t, "POST", "/v1/auth/otp/verify", { code: newer }, { token })).status).toBe(401);
-
-      // two open codes do not double the guesses: 5 wrong tries kill both
-      await t.database.db.delete(otpCodes).where(eq(otpCodes.userId, user.id));
-      await call(t, "GET", "/v1/auth/otp?type=email", undefined, { token });
-      await call(t, "GET", "/v1/auth/otp?type=email", undefined, { token });
-      const open = (await mails(user.id, "otp-code")).slice(0, 2).map((mail) => String(mail.payload.code));
-      const wrong = ["000000", "111111", "222222"].find((candidate) => !open.includes(candidate))!;
-      for (let i = 0; i < 5; i++) {
-        expect((await call(t, "POST", "/v1/auth/otp/verify", { code: wrong }, { token })).status).toBe(401);
-      }
-      for (const code of open) {
-        expect((await call(t, "POST", "/v1/auth/otp/verify", { code }, { token })).status).toBe(401);
-      }
-    });
-
-    it("kills a code after 5 wrong attempts and expires it after 10 minutes", async () => {
-      const { user, envelope } = await signedIn();
-      const token = envelope.token.accessToken;
-      await call(t, "GET", "/v1/auth/otp", undefined, { token });
-      const code = await lastCode(user.id);
-      const wrong = code === "000000" ? "111111" : "000000";
-      for (let i = 0; i < 5; i++) {
-        const res = await call(t, "POST", "/v1/auth/otp/verify", { code: wrong }, { token });
-        expect(res.status).toBe(401);
-        expect(await res.json()).toEqual({ error: "invalid or expired code" });
-      }
-      expect((await call(t, "POST", "/v1/auth/otp/verify", { code }, { token })).status).toBe(401);
-
-      await call(t, "GET", "/v1/auth/otp", undefined, { token });
-      const later = await lastCode(user.id);
-      t.setNow(Date.now() + 11 * 60_000);
-      const renewed = (await (
-        await call(t, "POST", "/v1/auth/token/renew", { refreshToken: envelope.token.refreshToken }, { token })
-      ).json()) as Envelope;
-      expect(
-        (await call(t, "POST", "/v1/auth/otp/verify", { code: later }, { token: renewed.token.accessToken })).status,
-      ).toBe(401);
-      t.setNow(Date.now());
-    });
-
-    it("limits codes sent, refuses SMS and requires a token", async () => {
-      const { envelope } = await signedIn();
-      const token = envelope.token.accessToken;
-      for (let i = 0; i < 3; i++)
-        expect((await call(t, "GET", "/v1/auth/otp?type=email", undefined, { token })).status).toBe(200);
-      const limited = await call(t, "GET", "/v1/auth/otp?type=email", undefined, { token });
-      expect(limited.status).toBe(429);
-      expect(limited.headers.get("retry-after")).not.toBeNull();
-      expect((await call(t, "GET", "/v1/auth/otp?type=sms", undefined, { token })).status).toBe(400);
-      expect((await call(t, "GET", "/v1/auth/otp")).status).toBe(401);
     });
   });
 

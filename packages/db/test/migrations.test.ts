@@ -43,6 +43,7 @@ describe("migrations", () => {
       "management_users",
       "message_templates",
       "otp_codes",
+      "otp_failed_attempts",
       "outgoing_messages",
       "participant_files",
       "participant_message_schedule",

@@ -36,8 +36,8 @@ export interface RateLimitOptions<Json extends z.ZodType> {
    * the route answers with one of these statuses (guessing a secret, not using the route).
    */
   count: "every-request" | { failures: readonly number[] };
-  /** The error of the 429 answer. */
-  message: string;
+  /** The error of the 429 answer, or one made from the seconds until a retry can succeed. */
+  message: string | ((retryAfterSeconds: number) => string);
   /**
    * The route's own params and JSON body schemas. Hono runs route middleware before the route's
    * validators, so the limit validates them too: a request the route refuses as invalid
@@ -90,6 +90,9 @@ export async function unlessUnavailable<T>(ask: () => Promise<T>): Promise<T> {
   }
 }
 
+const refusal = (message: RateLimitOptions<z.ZodType>["message"], retryAfterSeconds: number) =>
+  new RateLimited(typeof message === "string" ? message : message(retryAfterSeconds), retryAfterSeconds);
+
 /** A route's rate limit: answers 429 with Retry-After (via RateLimited and app.onError) once a bucket is full. */
 export function rateLimit<Json extends z.ZodType = z.ZodUndefined>(
   limiter: RateLimiter,
@@ -103,7 +106,7 @@ export function rateLimit<Json extends z.ZodType = z.ZodUndefined>(
     const buckets = options.keys(c, input.body).map((key) => `${name}:${key}`);
     for (const bucket of buckets) {
       const decision = await unlessUnavailable(() => limiter.hit(bucket, limit, windowSeconds));
-      if (!decision.allowed) throw new RateLimited(message, decision.retryAfterSeconds);
+      if (!decision.allowed) throw refusal(message, decision.retryAfterSeconds);
     }
     await next();
   });
@@ -142,7 +145,7 @@ export function failureRateLimits(limiter: RateLimiter, limits: readonly RateLim
 
     const decisions = await unlessUnavailable(() => limiter.decideAll(checks, false));
     decisions.forEach((decision, index) => {
-      if (!decision.allowed) throw new RateLimited(checks[index]!.options.message, decision.retryAfterSeconds);
+      if (!decision.allowed) throw refusal(checks[index]!.options.message, decision.retryAfterSeconds);
     });
     await next();
 

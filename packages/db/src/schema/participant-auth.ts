@@ -72,7 +72,7 @@ export const refreshTokens = pgTable(
   (t) => [uniqueIndex("refresh_tokens_hash_uq").on(t.tokenHash), index("refresh_tokens_session_idx").on(t.sessionId)],
 );
 
-/** One-time codes sent by e-mail (CASE's OTP), hashed, with their attempt count. */
+/** One-time codes sent by e-mail (CASE's OTP), hashed. `usedAt` ends a code (verified, or too many wrong ones). */
 export const otpCodes = pgTable(
   "otp_codes",
   {
@@ -83,12 +83,27 @@ export const otpCodes = pgTable(
     sessionId: uuid("session_id").references(() => participantSessions.id, { onDelete: "cascade" }),
     type: text("type").$type<"email">().notNull(),
     codeHash: text("code_hash").notNull(),
-    attempts: integer("attempts").notNull().default(0),
     createdAt: createdAt(),
     expiresAt: instant("expires_at").notNull(),
     usedAt: instant("used_at"),
   },
   (t) => [index("otp_codes_user_idx").on(t.userId, t.createdAt)],
+);
+
+/**
+ * Wrong one-time codes per account (case-backend's failedOtpAttempts): the attempt budget counts
+ * these over all of the account's codes, so asking for more codes gives no more guesses.
+ */
+export const otpFailedAttempts = pgTable(
+  "otp_failed_attempts",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    userId: uuid("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    at: instant("at").notNull(),
+  },
+  (t) => [index("otp_failed_attempts_user_idx").on(t.userId, t.at)],
 );
 
 /**

@@ -1,6 +1,14 @@
 import { createHash, randomInt, timingSafeEqual } from "node:crypto";
-import { and, asc, desc, eq, gt, inArray, isNull, sql } from "drizzle-orm";
-import { otpCodes, outgoingMessages, passwordResetTokens, profiles, users, type Executor } from "@studyflow/db";
+import { and, asc, desc, eq, gt, inArray, isNull, lte, sql } from "drizzle-orm";
+import {
+  otpCodes,
+  otpFailedAttempts,
+  outgoingMessages,
+  passwordResetTokens,
+  profiles,
+  users,
+  type Executor,
+} from "@studyflow/db";
 import {
   ACCOUNT_TOKEN_PATTERN,
   consumeAccountToken,
@@ -364,46 +372,111 @@ async function repeatedVerification(tx: Executor, token: string, now: Date): Pro
   return { userId: row.userId, email: row.email, accountConfirmedAt: row.confirmedAt };
 }
 
-/** OTP settings: a 6-digit code is short, so the attempts on one code are few and its life short. */
+/** A code lives 10 minutes: long enough to switch to the mailbox and back, short for a 6-digit secret. */
 export const OTP_TTL_SECONDS = 10 * 60;
-export const OTP_MAX_ATTEMPTS = 5;
-/** Codes mailed to one account within OTP_RESEND_WINDOW_SECONDS. */
-export const OTP_MAX_SENDS = 3;
-export const OTP_RESEND_WINDOW_SECONDS = 10 * 60;
+/**
+ * Codes mailed to one account within OTP_SEND_WINDOW_SECONDS (case-backend: 10 unexpired codes, a
+ * code living 15 minutes). The participant app asks twice per sign-in (the second is answered
+ * without a mail, see OTP_REPEAT_SECONDS), so this leaves room for several sign-ins and "send the
+ * code again" clicks, while bounding the open codes a guess is compared with: with codes living
+ * OTP_TTL_SECONDS, at most OTP_MAX_SENDS are open at once.
+ */
+export const OTP_MAX_SENDS = 10;
+export const OTP_SEND_WINDOW_SECONDS = 15 * 60;
+/**
+ * A request this soon after the last code, while that code is open, is answered as sent and mails
+ * nothing (case-backend's 30 s): the app's code page is rendered twice per visit and asks each time.
+ */
+export const OTP_REPEAT_SECONDS = 30;
+/**
+ * Wrong codes per account within OTP_ATTEMPT_WINDOW_SECONDS, over all its codes: the last one ends
+ * every open code, and until the oldest of them leaves the window no code is checked or sent.
+ * A guess is compared with at most OTP_MAX_SENDS open codes, so a 6-digit code falls to guessing
+ * with a chance of at most 5 × 10 in a million per window. (case-backend: 3 per 5 minutes.)
+ */
+export const OTP_MAX_FAILED_ATTEMPTS = 5;
+export const OTP_ATTEMPT_WINDOW_SECONDS = 15 * 60;
 export const INVALID_OTP_MESSAGE = "invalid or expired code";
+
+/** "try again in 7 minutes": the participant app shows a refusal's error text on its code page. */
+export function tryAgainIn(seconds: number): string {
+  if (seconds < 60) return `try again in ${seconds} second${seconds === 1 ? "" : "s"}`;
+  const minutes = Math.ceil(seconds / 60);
+  return `try again in ${minutes} minute${minutes === 1 ? "" : "s"}`;
+}
 
 const hashOtp = (userId: string, code: string) =>
   createHash("sha256").update(`${userId}:${code}`, "utf8").digest("hex");
 
+/** Whole seconds (at least 1) until `since` is `windowSeconds` old. */
+const secondsUntilOutOf = (since: Date, windowSeconds: number, now: Date) =>
+  Math.max(1, Math.ceil((since.getTime() + windowSeconds * 1000 - now.getTime()) / 1000));
+
+/**
+ * Locks the account's row (so its code requests and checks run one at a time) and refuses while
+ * its wrong codes within the attempt window are used up.
+ * @throws Unauthorized when the account no longer exists, RateLimited while the attempts are used up.
+ */
+async function lockAccountForCodes(tx: Executor, userId: string, now: Date) {
+  const [user] = await tx
+    .select({ email: users.email, language: users.preferredLanguage })
+    .from(users)
+    .where(eq(users.id, userId))
+    .limit(1)
+    .for("update");
+  if (!user) throw new Unauthorized("account no longer exists");
+  const failures = await tx
+    .select({ at: otpFailedAttempts.at })
+    .from(otpFailedAttempts)
+    .where(
+      and(
+        eq(otpFailedAttempts.userId, userId),
+        gt(otpFailedAttempts.at, new Date(now.getTime() - OTP_ATTEMPT_WINDOW_SECONDS * 1000)),
+      ),
+    )
+    .orderBy(desc(otpFailedAttempts.at))
+    .limit(OTP_MAX_FAILED_ATTEMPTS);
+  if (failures.length >= OTP_MAX_FAILED_ATTEMPTS) {
+    // the window has room again once the oldest of the last OTP_MAX_FAILED_ATTEMPTS leaves it
+    const retryAfter = secondsUntilOutOf(failures[failures.length - 1]!.at, OTP_ATTEMPT_WINDOW_SECONDS, now);
+    throw new RateLimited(`too many wrong codes: ${tryAgainIn(retryAfter)}`, retryAfter);
+  }
+  return { user, failures: failures.length };
+}
+
 /**
  * Mails a new 6-digit code (CASE's GET /v1/auth/otp?type=email). Older open codes keep working
- * until they expire, as case-backend's do: the participant app asks for a code twice on its way
- * to the code page, and the first mail is often the one read. @throws RateLimited after
- * OTP_MAX_SENDS codes within the resend window.
+ * until they expire, as case-backend's do. A request within OTP_REPEAT_SECONDS of the last code,
+ * while it is open, sends nothing (`sent: false`): the caller answers as if it had.
+ * @throws RateLimited after OTP_MAX_SENDS codes within the send window, or while the account's
+ * wrong codes are used up (a code could not be checked).
  */
 export async function sendEmailOtp(
   db: Executor,
   input: { userId: string; sessionId: string | undefined; now: Date },
-): Promise<{ code: string }> {
+): Promise<{ sent: true; code: string } | { sent: false }> {
   const code = String(randomInt(0, 1_000_000)).padStart(6, "0");
-  await db.transaction(async (tx) => {
-    const [user] = await tx
-      .select({ email: users.email, language: users.preferredLanguage })
-      .from(users)
-      .where(eq(users.id, input.userId))
-      .limit(1)
-      .for("update");
-    if (!user) throw new Unauthorized("account no longer exists");
-    const windowStart = new Date(input.now.getTime() - OTP_RESEND_WINDOW_SECONDS * 1000);
+  return db.transaction(async (tx) => {
+    const { user } = await lockAccountForCodes(tx, input.userId, input.now);
+    const windowStart = new Date(input.now.getTime() - OTP_SEND_WINDOW_SECONDS * 1000);
     const recent = await tx
-      .select({ createdAt: otpCodes.createdAt })
+      .select({ createdAt: otpCodes.createdAt, expiresAt: otpCodes.expiresAt, usedAt: otpCodes.usedAt })
       .from(otpCodes)
       .where(and(eq(otpCodes.userId, input.userId), gt(otpCodes.createdAt, windowStart)))
-      .orderBy(otpCodes.createdAt);
+      .orderBy(desc(otpCodes.createdAt))
+      .limit(OTP_MAX_SENDS);
+    const last = recent[0];
+    if (
+      last &&
+      last.usedAt === null &&
+      last.expiresAt > input.now &&
+      input.now.getTime() - last.createdAt.getTime() < OTP_REPEAT_SECONDS * 1000
+    ) {
+      return { sent: false as const };
+    }
     if (recent.length >= OTP_MAX_SENDS) {
-      const oldest = recent[0]!.createdAt.getTime();
-      const retryAfter = Math.ceil((oldest + OTP_RESEND_WINDOW_SECONDS * 1000 - input.now.getTime()) / 1000);
-      throw new RateLimited("too many codes requested; try again later", Math.max(1, retryAfter));
+      const retryAfter = secondsUntilOutOf(recent[recent.length - 1]!.createdAt, OTP_SEND_WINDOW_SECONDS, input.now);
+      throw new RateLimited(`too many codes requested: ${tryAgainIn(retryAfter)}`, retryAfter);
     }
     await tx.insert(otpCodes).values({
       userId: input.userId,
@@ -421,25 +494,27 @@ export async function sendEmailOtp(
       payload: { code, validForMinutes: OTP_TTL_SECONDS / 60 },
       expiresAt: new Date(input.now.getTime() + OTP_TTL_SECONDS * 1000),
     });
+    return { sent: true as const, code };
   });
-  return { code };
 }
 
 /**
- * Checks a code against the user's open ones (unexpired, unspent: at most OTP_MAX_SENDS). A wrong
- * code spends an attempt of every open code, so more open codes never mean more guesses: the
- * OTP_MAX_ATTEMPTS-th wrong one kills them all. A right one spends every open code and, since it
- * proves the mailbox, confirms the account's address. @throws Unauthorized({@link INVALID_OTP_MESSAGE}).
+ * Checks a code against the account's open ones (unexpired, unspent: at most OTP_MAX_SENDS). A
+ * right one spends every open code and, since it proves the mailbox, confirms the account's
+ * address. A wrong one is counted against the account, whichever codes are open, and the
+ * OTP_MAX_FAILED_ATTEMPTS-th within the window ends them all. A check with no open code is refused
+ * without counting: it guesses nothing.
+ * @throws Unauthorized({@link INVALID_OTP_MESSAGE}); RateLimited while the wrong codes are used up
+ * (nothing is checked or written then).
  */
 export async function verifyEmailOtp(db: Executor, input: { userId: string; code: string; now: Date }): Promise<void> {
   const code = input.code.trim();
   const outcome = await db.transaction(async (tx) => {
+    const { failures } = await lockAccountForCodes(tx, input.userId, input.now);
     const open = await tx
-      .select({ id: otpCodes.id, codeHash: otpCodes.codeHash, attempts: otpCodes.attempts })
+      .select({ id: otpCodes.id, codeHash: otpCodes.codeHash })
       .from(otpCodes)
-      .where(and(eq(otpCodes.userId, input.userId), isNull(otpCodes.usedAt), gt(otpCodes.expiresAt, input.now)))
-      .orderBy(desc(otpCodes.createdAt))
-      .for("update");
+      .where(and(eq(otpCodes.userId, input.userId), isNull(otpCodes.usedAt), gt(otpCodes.expiresAt, input.now)));
     if (open.length === 0) return "none" as const;
     const ids = open.map((row) => row.id);
     const given = Buffer.from(hashOtp(input.userId, code), "hex");
@@ -455,11 +530,19 @@ export async function verifyEmailOtp(db: Executor, input: { userId: string; code
         .where(eq(users.id, input.userId));
       return "ok" as const;
     }
-    const attempts = Math.max(...open.map((row) => row.attempts)) + 1;
+    // failures older than the window count for nothing any more
     await tx
-      .update(otpCodes)
-      .set({ attempts, ...(attempts >= OTP_MAX_ATTEMPTS ? { usedAt: input.now } : {}) })
-      .where(inArray(otpCodes.id, ids));
+      .delete(otpFailedAttempts)
+      .where(
+        and(
+          eq(otpFailedAttempts.userId, input.userId),
+          lte(otpFailedAttempts.at, new Date(input.now.getTime() - OTP_ATTEMPT_WINDOW_SECONDS * 1000)),
+        ),
+      );
+    await tx.insert(otpFailedAttempts).values({ userId: input.userId, at: input.now });
+    if (failures + 1 >= OTP_MAX_FAILED_ATTEMPTS) {
+      await tx.update(otpCodes).set({ usedAt: input.now }).where(inArray(otpCodes.id, ids));
+    }
     return "wrong" as const;
   });
   if (outcome !== "ok") throw new Unauthorized(INVALID_OTP_MESSAGE);
