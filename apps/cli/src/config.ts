@@ -1,5 +1,6 @@
 import { z } from "zod";
 import {
+  accountLifecycleSettings,
   ConfigError,
   demoSettings,
   parseEnv,
@@ -45,6 +46,8 @@ const schema = z.object({
   ...timerSettings(TIMER_INTERVAL_BOUNDS),
   /** Task retention as the workers apply it: study:task-retention shows it, tasks:prune applies it. */
   ...taskRetentionSettings(TASK_RETENTION_DEFAULTS),
+  /** The account lifecycle times as the workers apply them: accounts:lifecycle --dry-run lists what they would do. */
+  ...accountLifecycleSettings,
 });
 
 export type CliConfig = z.output<typeof schema>;

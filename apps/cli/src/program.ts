@@ -22,6 +22,7 @@ import { SUBSCRIPTION_COMMANDS } from "./commands/subscription-commands";
 import { SURVEY_COMMANDS } from "./commands/survey-commands";
 import { TIMER_COMMANDS } from "./commands/timer-commands";
 import { TASK_RETENTION_COMMANDS } from "./commands/task-retention-commands";
+import { accountsLifecycleCommand } from "./commands/accounts-lifecycle";
 import { studyConfigureCommand } from "./commands/study-configure";
 import { studyCreateCommand } from "./commands/study-create";
 import { studySetRulesCommand } from "./commands/study-set-rules";
@@ -43,6 +44,7 @@ export const COMMANDS: readonly CliCommand[] = [
   ...SURVEY_COMMANDS,
   ...TIMER_COMMANDS,
   ...TASK_RETENTION_COMMANDS,
+  accountsLifecycleCommand,
   ...MESSAGE_TEMPLATE_COMMANDS,
   ...SUBSCRIPTION_COMMANDS,
   participantsAddCommand,
