@@ -362,6 +362,7 @@ describe("routers and their auth boundaries", () => {
       "POST /v1/messaging/scheduled-emails": managementSecurity,
       "GET /v1/messaging/scheduled-emails/{id}": managementSecurity,
       "DELETE /v1/messaging/scheduled-emails/{id}": managementSecurity,
+      "GET /v1/messaging/participant-mail-types": managementSecurity,
       "GET /v1/user-management/app-roles": managementSecurity,
       "DELETE /v1/user-management/app-roles/delete/{appName}": managementSecurity,
       "GET /v1/user-management/app-roles/templates": managementSecurity,

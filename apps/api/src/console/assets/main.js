@@ -1,13 +1,15 @@
 // @ts-check
 // The console's entry: sign-in (at the organisation's provider, or a pasted credential), the page
 // header, and the pages, chosen by the address's fragment (#/studies, #/studies/{key}/run, …/tasks,
-// …/tasks/{id}, …/failures, …/participants[/{id}], …/exports), and #/accounts (participant
-// accounts, admins). Leaving a page stops its requests and event streams.
+// …/tasks/{id}, …/failures, …/participants[/{id}], …/exports), #/accounts (participant
+// accounts, admins) and #/mails (participant mails and their templates). Leaving a page stops its
+// requests and event streams.
 import { whenUnauthorized } from "./api.js";
 import { h, replace } from "./dom.js";
 import { renderAccounts } from "./page-accounts.js";
 import { renderExports } from "./page-exports.js";
 import { renderFailures } from "./page-failures.js";
+import { renderMailTemplates } from "./page-mail-templates.js";
 import { renderParticipant, renderParticipants } from "./page-participants.js";
 import { renderRun } from "./page-run.js";
 import { renderSignIn } from "./page-sign-in.js";
@@ -23,7 +25,7 @@ import {
 import { studyHref } from "./study-links.js";
 
 /**
- * @typedef {{ name: "studies" } | { name: "accounts" } | { name: "run" | "tasks" | "failures" | "participants" | "exports", studyKey: string } |
+ * @typedef {{ name: "studies" } | { name: "accounts" } | { name: "mails" } | { name: "run" | "tasks" | "failures" | "participants" | "exports", studyKey: string } |
  *   { name: "task", studyKey: string, taskId: string } |
  *   { name: "participant", studyKey: string, participantId: string } | { name: "unknown" }} Route
  */
@@ -43,6 +45,7 @@ function routeOf(hash) {
   const parts = hash.replace(/^#\/?/, "").split("/");
   if (parts[0] === "" || (parts[0] === "studies" && parts.length === 1)) return { name: "studies" };
   if (parts[0] === "accounts" && parts.length === 1) return { name: "accounts" };
+  if (parts[0] === "mails" && parts.length === 1) return { name: "mails" };
   if (parts[0] !== "studies" || parts[1] === undefined || parts[1] === "") return { name: "unknown" };
   let studyKey;
   try {
@@ -80,6 +83,7 @@ function renderNav(route) {
   const items = [
     link("#/studies", "Studies", route.name === "studies"),
     link("#/accounts", "Accounts", route.name === "accounts"),
+    link("#/mails", "Participant mails", route.name === "mails"),
   ];
   if ("studyKey" in route) {
     const { studyKey } = route;
@@ -164,6 +168,9 @@ function render() {
       break;
     case "accounts":
       renderAccounts(main, signal);
+      break;
+    case "mails":
+      renderMailTemplates(main, signal);
       break;
     case "run":
       renderRun(main, route.studyKey, onLeave);
