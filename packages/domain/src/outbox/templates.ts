@@ -1,4 +1,5 @@
 import { renderSignInMail } from "../participant-auth/mail-templates";
+import { renderLifecycleMail } from "../account-lifecycle/lifecycle-mails";
 import { UndeliverableMessage } from "./undeliverable-message";
 
 export interface RenderedMail {
@@ -216,7 +217,11 @@ export function renderMail(template: string, language: string | null, payload: R
     case ACCOUNT_DELETED_TEMPLATE:
       return accountDeleted(chosen);
     default:
-      // the sign-in mails (participant-auth/mail-templates.ts)
-      return renderSignInMail(template, chosen, payload) ?? noBuiltInTemplate(template);
+      // the sign-in mails (participant-auth/mail-templates.ts), the account lifecycle's (account-lifecycle/)
+      return (
+        renderSignInMail(template, chosen, payload) ??
+        renderLifecycleMail(template, chosen, payload) ??
+        noBuiltInTemplate(template)
+      );
   }
 }
