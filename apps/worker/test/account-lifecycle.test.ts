@@ -109,7 +109,11 @@ describe("account lifecycle rounds on two workers", () => {
       .values({ template: "account-inactivity", toAddress: "undelivered@example.org", userId: undelivered });
 
     const replicas = [1, 2].map(() =>
-      harness.start({ maintenance: true, accountLifecycle: { settings, everyMs: 150 }, logger: pino({ level: "warn" }) }),
+      harness.start({
+        maintenance: true,
+        accountLifecycle: { settings, everyMs: 150 },
+        logger: pino({ level: "warn" }),
+      }),
     );
     await Promise.all(replicas.map((replica) => replica.schedulesReady));
 
