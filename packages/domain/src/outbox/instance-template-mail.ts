@@ -7,19 +7,8 @@ import {
 } from "../messages/case-email-templates";
 import { GoTemplateError, executeGoTemplate, parseGoTemplate } from "../messages/go-template";
 import { PARTICIPANT_MAIL_TYPES, instanceTemplateCall, type ParticipantMailType } from "./participant-mail-types";
+import { subjectLine } from "./subject-line";
 import type { RenderedMail } from "./templates";
-
-/** Subjects stay within what mail clients show on one line. */
-const MAX_SUBJECT_LENGTH = 250;
-
-/** One header line: control and format characters become spaces, so no subject can forge a header. */
-function oneLine(text: string): string {
-  const line = text
-    .replace(/[\p{Cc}\p{Cf}]/gu, " ")
-    .replace(/\s+/g, " ")
-    .trim();
-  return line.length > MAX_SUBJECT_LENGTH ? `${line.slice(0, MAX_SUBJECT_LENGTH - 1)}…` : line;
-}
 
 /**
  * The language of a template a recipient gets: theirs (exactly, as case-backend compares), else
@@ -73,7 +62,7 @@ export async function renderInstanceTemplateMail(
   try {
     const html = executeGoTemplate(parseGoTemplate(source), { ...call.data, language: lang });
     if (html.trim() === "") return { kind: "failed", reason: `${at} rendered empty` };
-    const subject = oneLine(translation.subject);
+    const subject = subjectLine(translation.subject);
     return { kind: "rendered", mail: { subject: subject === "" ? null : subject, text: "", html } };
   } catch (error) {
     if (error instanceof GoTemplateError) {

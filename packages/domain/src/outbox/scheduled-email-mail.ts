@@ -1,20 +1,9 @@
 import { eq } from "drizzle-orm";
 import { users, type Executor } from "@studyflow/db";
 import type { OutboxMessage } from "./outbox-repository";
+import { subjectLine } from "./subject-line";
 import type { RenderedMail } from "./templates";
 import { UndeliverableMessage } from "./undeliverable-message";
-
-/** Subjects stay within what mail clients show on one line. */
-const MAX_SUBJECT_LENGTH = 250;
-
-/** One header line: control and format characters become spaces, so no subject can forge a header. */
-function oneLine(text: string): string {
-  const line = text
-    .replace(/[\p{Cc}\p{Cf}]/gu, " ")
-    .replace(/\s+/g, " ")
-    .trim();
-  return line.length > MAX_SUBJECT_LENGTH ? `${line.slice(0, MAX_SUBJECT_LENGTH - 1)}…` : line;
-}
 
 /**
  * Why an account no longer takes a scheduled e-mail queued for it: locked, being deleted, or
@@ -63,6 +52,6 @@ export async function renderScheduledEmailRow(
   const refusal = await refusalOf(db, message.userId, type);
   if (refusal) throw new UndeliverableMessage(`scheduled e-mail not sent: ${refusal}`);
   // an empty subject says at least what the mail is
-  const line = oneLine(typeof subject === "string" ? subject : "") || oneLine(type) || "studyflow";
+  const line = subjectLine(typeof subject === "string" ? subject : "") || subjectLine(type) || "studyflow";
   return { subject: line, text: "", html };
 }
