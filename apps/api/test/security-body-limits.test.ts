@@ -1,12 +1,10 @@
-import http from "node:http";
-import type { AddressInfo } from "node:net";
-import { serve } from "@hono/node-server";
 import { count, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { participantFiles, storedFiles } from "@studyflow/db";
 import { setParticipantFileUploadRule } from "@studyflow/domain";
 import { MAX_BODY_BYTES } from "../src/middleware/body-size";
 import { bearer, insertParticipant, num, participantIdOf, participantUser, setupStudy } from "./fixtures";
+import { startProbedServer, type ProbedServer } from "./probed-server";
 import { createTestApp, type TestApp } from "./test-app";
 
 /*
@@ -61,22 +59,9 @@ function multipart(profileId: string, fileBytes: number): { head: Buffer; tail: 
   return { head, tail, total: head.length - JPEG_START.length + fileBytes + tail.length };
 }
 
-interface Answer {
-  status: number;
-  body: unknown;
-  /** Bytes the client had handed to its socket when the answer's head arrived. */
-  sentAtAnswer: number;
-  /** Bytes the server had read from this connection (head and body) when it had written its answer. */
-  serverRead: number;
-}
-
 describe("request bodies are bounded before they are read", () => {
   let t: TestApp;
-  let server: http.Server;
-  let port: number;
-  /** Per probe id (a request header): the server's socket.bytesRead once its answer was written. */
-  const serverRead = new Map<string, number>();
-  let probes = 0;
+  let server: ProbedServer;
   let study: Awaited<ReturnType<typeof setupStudy>>;
 
   beforeAll(async () => {
@@ -84,79 +69,15 @@ describe("request bodies are bounded before they are read", () => {
     study = await setupStudy(t, { key: "ticks" });
     await setParticipantFileUploadRule(t.database.db, "ticks", { name: "gt", data: [num(1), num(0)] }, "test");
     await t.settle();
-    await new Promise<void>((resolve) => {
-      server = serve({ fetch: t.app.fetch, port: 0, hostname: "127.0.0.1" }, () => resolve()) as http.Server;
-    });
-    port = (server.address() as AddressInfo).port;
-    // Registered after the app's listener: at "finish" the answer is written and the server has not
-    // begun to drain what the client still sends.
-    server.on("request", (req: http.IncomingMessage, res: http.ServerResponse) => {
-      const probe = req.headers["x-probe"];
-      if (typeof probe === "string") res.once("finish", () => serverRead.set(probe, req.socket.bytesRead));
-    });
+    server = await startProbedServer(t);
   });
   afterAll(async () => {
-    server?.closeAllConnections();
-    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+    await server?.close();
     await t?.close();
   });
 
-  /**
-   * POSTs `chunks` as they are produced, honouring the socket's backpressure, and stops sending
-   * once the answer's head is in. Without a Content-Length header the body goes chunked.
-   */
-  function post(path: string, headers: Record<string, string>, chunks: Iterable<Buffer>): Promise<Answer> {
-    const probe = String(++probes);
-    return new Promise((resolve, reject) => {
-      let sent = 0;
-      let answered = false;
-      const req = http.request({
-        host: "127.0.0.1",
-        port,
-        path,
-        method: "POST",
-        agent: false,
-        headers: { ...headers, "x-probe": probe },
-      });
-      req.on("response", (res) => {
-        answered = true;
-        const sentAtAnswer = sent;
-        const parts: Buffer[] = [];
-        res.on("data", (part: Buffer) => parts.push(part));
-        res.on("end", () => {
-          req.destroy();
-          const text = Buffer.concat(parts).toString("utf8");
-          let body: unknown = text;
-          try {
-            body = JSON.parse(text);
-          } catch {
-            // left as text: the assertion on it shows what came
-          }
-          resolve({ status: res.statusCode ?? 0, body, sentAtAnswer, serverRead: serverRead.get(probe) ?? -1 });
-        });
-        res.on("error", reject);
-      });
-      req.on("error", (error) => {
-        if (!answered) reject(error);
-      });
-      const iterator = chunks[Symbol.iterator]();
-      const pump = () => {
-        while (!answered) {
-          const next = iterator.next();
-          if (next.done) {
-            req.end();
-            return;
-          }
-          sent += next.value.length;
-          if (!req.write(next.value)) {
-            req.once("drain", pump);
-            return;
-          }
-        }
-      };
-      pump();
-    });
-  }
+  const post = (path: string, headers: Record<string, string>, chunks: Iterable<Buffer>) =>
+    server.post(path, headers, chunks);
 
   const uploadPath = `/v1/study-service/participant-data/ticks/files`;
 

@@ -1,15 +1,13 @@
 import { mkdtemp, readdir, rm } from "node:fs/promises";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { serve } from "@hono/node-server";
 import { count, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { participantFiles, storedFileParts, storedFiles } from "@studyflow/db";
 import { UPLOAD_PART_BYTES, setParticipantFileUploadRule } from "@studyflow/domain";
 import { UPLOAD_FORM_OVERHEAD_BYTES } from "../src/routes/participant-data/files";
 import { bearer, insertParticipant, num, participantIdOf, participantUser, setupStudy } from "./fixtures";
+import { startProbedServer, type ProbedServer } from "./probed-server";
 import { createTestApp, type TestApp } from "./test-app";
 
 /*
@@ -26,8 +24,6 @@ const BODY_LIMIT = FILE_MAX_BYTES + UPLOAD_FORM_OVERHEAD_BYTES;
 const CHUNK = 64 * 1024;
 /** What Node may read from a socket beyond what the API consumed: a few 64 KiB reads. */
 const READ_AHEAD = 512 * 1024;
-/** How long a held request may wait for its answer before the test calls it unanswered. */
-const HOLD_GUARD_MS = 10_000;
 
 const BOUNDARY = "----studyflow-stream-boundary";
 const FORM_TYPE = `multipart/form-data; boundary=${BOUNDARY}`;
@@ -61,21 +57,9 @@ function* stream(first: Buffer, total: number): Generator<Buffer> {
   for (let left = total; left > 0; left -= CHUNK) yield left >= CHUNK ? filler : filler.subarray(0, left);
 }
 
-interface Answer {
-  status: number;
-  body: unknown;
-  /** Bytes the client had handed to its socket when the answer's head arrived. */
-  sentAtAnswer: number;
-  /** Bytes the server had read from this connection (head and body) when it had written its answer. */
-  serverRead: number;
-}
-
 describe("participant file uploads are parsed as they arrive", () => {
   let t: TestApp;
-  let server: http.Server;
-  let port: number;
-  const serverRead = new Map<string, number>();
-  let probes = 0;
+  let server: ProbedServer;
   let study: Awaited<ReturnType<typeof setupStudy>>;
 
   beforeAll(async () => {
@@ -83,85 +67,17 @@ describe("participant file uploads are parsed as they arrive", () => {
     study = await setupStudy(t, { key: "rashes" });
     await setParticipantFileUploadRule(t.database.db, "rashes", { name: "gt", data: [num(1), num(0)] }, "test");
     await t.settle();
-    await new Promise<void>((resolve) => {
-      server = serve({ fetch: t.app.fetch, port: 0, hostname: "127.0.0.1" }, () => resolve()) as http.Server;
-    });
-    port = (server.address() as AddressInfo).port;
-    server.on("request", (req: http.IncomingMessage, res: http.ServerResponse) => {
-      const probe = req.headers["x-probe"];
-      if (typeof probe === "string") res.once("finish", () => serverRead.set(probe, req.socket.bytesRead));
-    });
+    server = await startProbedServer(t);
   });
   afterAll(async () => {
-    server?.closeAllConnections();
-    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+    await server?.close();
     await t?.close();
   });
 
   const uploadPath = "/v1/study-service/participant-data/rashes/files";
 
-  /**
-   * POSTs `chunks` as the socket takes them and stops sending once the answer's head is in.
-   * Without a Content-Length header the body goes chunked. With `hold`, the body is never ended:
-   * after the last chunk the client only waits, so an answer can come only from what was sent.
-   */
-  function post(headers: Record<string, string>, chunks: Iterable<Buffer>, hold = false): Promise<Answer> {
-    const probe = String(++probes);
-    return new Promise((resolve, reject) => {
-      let sent = 0;
-      let answered = false;
-      const req = http.request({
-        host: "127.0.0.1",
-        port,
-        path: uploadPath,
-        method: "POST",
-        agent: false,
-        headers: { ...headers, "x-probe": probe },
-      });
-      req.on("response", (res) => {
-        answered = true;
-        const sentAtAnswer = sent;
-        const parts: Buffer[] = [];
-        res.on("data", (part: Buffer) => parts.push(part));
-        res.on("end", () => {
-          req.destroy();
-          const text = Buffer.concat(parts).toString("utf8");
-          let body: unknown = text;
-          try {
-            body = JSON.parse(text);
-          } catch {
-            // left as text: the assertion on it shows what came
-          }
-          resolve({ status: res.statusCode ?? 0, body, sentAtAnswer, serverRead: serverRead.get(probe) ?? -1 });
-        });
-        res.on("error", reject);
-      });
-      req.on("error", (error) => {
-        if (!answered) reject(error);
-      });
-      const iterator = chunks[Symbol.iterator]();
-      const pump = () => {
-        while (!answered) {
-          const next = iterator.next();
-          if (next.done) {
-            if (!hold) return void req.end();
-            const guard = setTimeout(() => {
-              req.destroy();
-              reject(new Error(`no answer while the body was held open after ${sent} bytes`));
-            }, HOLD_GUARD_MS);
-            req.once("response", () => clearTimeout(guard));
-            return;
-          }
-          sent += next.value.length;
-          if (!req.write(next.value)) {
-            req.once("drain", pump);
-            return;
-          }
-        }
-      };
-      pump();
-    });
-  }
+  const post = (headers: Record<string, string>, chunks: Iterable<Buffer>, hold = false) =>
+    server.post(uploadPath, headers, chunks, hold);
 
   async function enrolled() {
     const user = await participantUser(t);
