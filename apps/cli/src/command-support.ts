@@ -3,7 +3,7 @@ import { resolve } from "node:path";
 import { Option } from "commander";
 import { eq } from "drizzle-orm";
 import { studies, type Executor } from "@studyflow/db";
-import { Conflict, Invalid, NotFound } from "@studyflow/domain";
+import { Conflict, Invalid, NotFound, invalidRulesError } from "@studyflow/domain";
 import { validateRules, type Expression } from "@studyflow/engine";
 import type { OutputContext } from "./command-definition";
 import { wholeNumber } from "./flag-values";
@@ -67,9 +67,7 @@ export async function readRulesFile(ctx: OutputContext, file: string): Promise<E
   const parsed = await readJsonFile(ctx, file, "rules file");
   const validation = validateRules(parsed);
   if (!validation.ok) {
-    const shown = validation.errors.slice(0, MAX_SHOWN_RULE_ISSUES).map((issue) => `${issue.path}: ${issue.message}`);
-    const hidden = validation.errors.length - shown.length;
-    throw new Invalid(`invalid rules in ${file}: ${shown.join("; ")}${hidden > 0 ? ` (and ${hidden} more)` : ""}`);
+    throw invalidRulesError(validation.errors, { subject: `invalid rules in ${file}`, shown: MAX_SHOWN_RULE_ISSUES });
   }
   return validation.rules;
 }

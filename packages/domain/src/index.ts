@@ -4,6 +4,7 @@ export * from "./participants/participant-ids";
 export * from "./participants/participant-repository";
 export * from "./rules/study-rules";
 export * from "./rules/postgres-engine-services";
+export * from "./rules/rule-issues";
 export * from "./studies/study-repository";
 export * from "./events/event-runner";
 export * from "./events/persist-outcome";

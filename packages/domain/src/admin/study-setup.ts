@@ -17,6 +17,7 @@ import { normalizeEmail } from "../accounts/password-reset";
 import { forgetCached } from "../cache/read-cache";
 import { mainProfileValues } from "../user-account/main-profile";
 import { recordAudit } from "./audit";
+import { invalidRulesError } from "../rules/rule-issues";
 import { Invalid } from "../errors";
 import { storeRules } from "../rules/study-rules";
 import { getStudy } from "../studies/study-repository";
@@ -70,9 +71,6 @@ export async function createStudy(db: Executor, input: CreateStudyInput) {
 /** The settings of how a study's rules run. */
 export type StudySettings = Pick<StudyConfig, "strictRules" | "timeZone" | "unknownSurveyVersion">;
 
-/** Issues shown of an invalid rule set; the rest are counted, so a message stays readable. */
-const MAX_SHOWN_RULE_ISSUES = 5;
-
 /**
  * Changes the given settings, keeping the others, and records the change in the audit log;
  * returns the study's settings after the change.
@@ -107,11 +105,7 @@ export async function updateStudySettings(
  */
 export async function setStudyRules(db: Executor, studyKey: string, rules: unknown, uploadedBy: string) {
   const validation = validateRules(rules);
-  if (!validation.ok) {
-    const shown = validation.errors.slice(0, MAX_SHOWN_RULE_ISSUES).map((issue) => `${issue.path}: ${issue.message}`);
-    const hidden = validation.errors.length - shown.length;
-    throw new Invalid(`invalid rules: ${shown.join("; ")}${hidden > 0 ? ` (and ${hidden} more)` : ""}`);
-  }
+  if (!validation.ok) throw invalidRulesError(validation.errors, { subject: "invalid rules" });
   const version = await db.transaction(async (tx) => {
     // Serialises concurrent uploads for one study, so each gets its own version number.
     await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`study-rules:${studyKey}`}))`);

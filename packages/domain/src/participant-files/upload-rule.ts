@@ -3,7 +3,8 @@ import { evaluateExpression, validateExpression, type Expression } from "@studyf
 import { studies, type Executor, type StudyConfig } from "@studyflow/db";
 import { recordAudit } from "../admin/audit";
 import { forgetCached } from "../cache/read-cache";
-import { Invalid, NotFound } from "../errors";
+import { NotFound } from "../errors";
+import { invalidRulesError } from "../rules/rule-issues";
 import { engineEnvFor, type DomainContext } from "../events/event-runner";
 import { toEngineState, type ParticipantRow } from "../participants/participant-repository";
 import type { StudyRow } from "../studies/study-repository";
@@ -58,14 +59,7 @@ export async function setParticipantFileUploadRule(
 ): Promise<void> {
   if (rule !== null) {
     const issues = validateExpression(rule, "participantFileUploadRule");
-    if (issues.length > 0) {
-      throw new Invalid(
-        issues
-          .slice(0, 5)
-          .map((issue) => `${issue.path}: ${issue.message}`)
-          .join("; "),
-      );
-    }
+    if (issues.length > 0) throw invalidRulesError(issues, { countHidden: false });
   }
   await db.transaction(async (tx) => {
     const [before] = await tx.select().from(studies).where(eq(studies.key, studyKey)).for("update").limit(1);
