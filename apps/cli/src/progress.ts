@@ -1,4 +1,5 @@
 import { SingleBar } from "cli-progress";
+import { taskStatusWord } from "@studyflow/domain";
 
 /**
  * How a long command shows a task's progress while it follows it: a redrawn bar on a terminal,
@@ -37,18 +38,6 @@ export interface ProgressReporter {
  */
 export const LINE_INTERVAL_MS = 5_000;
 
-/** Words for task statuses, as the console shows them. */
-const STATUS_WORDS: Record<string, string> = {
-  queued: "queued",
-  in_progress: "running",
-  completed: "completed",
-  failed: "failed",
-  canceled: "canceled",
-  skipped: "skipped",
-};
-
-export const statusWord = (status: string) => STATUS_WORDS[status] ?? status;
-
 /** `--json` shows no progress; a terminal gets the bar, anything else plain lines. */
 export function progressModeFor(stream: ProgressStream, json: boolean): ProgressMode {
   if (json) return "none";
@@ -69,7 +58,7 @@ export function describeSnapshot(snapshot: ProgressSnapshot, unit: string): stri
   const done = snapshot.status === "completed";
   const processed = done ? Math.max(snapshot.processedCount, snapshot.targetCount) : snapshot.processedCount;
   const share = snapshot.targetCount === 0 ? (done ? 100 : 0) : percent(processed, snapshot.targetCount);
-  return `${numbers.format(processed)} of ${numbers.format(snapshot.targetCount)} ${unit} (${share} %) ${statusWord(snapshot.status)}`;
+  return `${numbers.format(processed)} of ${numbers.format(snapshot.targetCount)} ${unit} (${share} %) ${taskStatusWord(snapshot.status)}`;
 }
 
 export interface ProgressOptions {
@@ -135,7 +124,7 @@ function barReporter({ stream, label, unit }: ProgressOptions): ProgressReporter
       const total = Math.max(snapshot.targetCount, 1);
       const value =
         snapshot.status === "completed" ? total : Math.min(snapshot.processedCount, snapshot.targetCount, total);
-      const payload = { state: statusWord(snapshot.status) };
+      const payload = { state: taskStatusWord(snapshot.status) };
       if (!started) {
         bar.start(total, value, payload);
         started = true;

@@ -18,6 +18,7 @@ export * from "./events/custom-event";
 export * from "./participants/participant-views";
 export * from "./participants/participant-counts";
 export * from "./tasks/task-service";
+export * from "./tasks/task-status-words";
 export * from "./tasks/task-list";
 export * from "./accounts/passwords";
 export * from "./accounts/password-reset";

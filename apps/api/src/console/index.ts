@@ -8,6 +8,7 @@ import type { AppEnv } from "../app-env";
 import type { AppDeps } from "../deps";
 import { errorBody } from "../errors";
 import { createConsoleOidcRouter } from "./oidc";
+import { TASK_STATUS_MODULE, taskStatusModuleSource } from "./task-status-module";
 
 /**
  * The browser console (/console): one static page and its ES modules and stylesheet, served from
@@ -29,13 +30,17 @@ interface Asset {
   contentType: string;
 }
 
-/** Read once: the files are small and change only with a deployment. */
+/**
+ * Read once: the files are small and change only with a deployment. task-status.js is not among
+ * them: it is written from the domain's task-status tables, which the CLI reads too.
+ */
 function readAssets(): { html: string; assets: Map<string, Asset> } {
   const assets = new Map<string, Asset>();
   for (const name of readdirSync(ASSETS_DIR)) {
     const contentType = CONTENT_TYPES[path.extname(name)];
     if (contentType) assets.set(name, { body: readFileSync(path.join(ASSETS_DIR, name), "utf8"), contentType });
   }
+  assets.set(TASK_STATUS_MODULE, { body: taskStatusModuleSource(), contentType: CONTENT_TYPES[".js"]! });
   return { html: readFileSync(path.join(ASSETS_DIR, "index.html"), "utf8"), assets };
 }
 

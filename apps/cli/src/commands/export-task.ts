@@ -11,13 +11,14 @@ import {
   createFileStore,
   getVisibleTask,
   openTaskFile,
+  taskStatusWord,
   type ManagementSubject,
   type TaskRow,
 } from "@studyflow/domain";
 import { createTaskQueue, createRedisConnection, queueTask } from "@studyflow/queue";
 import type { CliContext } from "../command-definition";
 import { fieldLines } from "../output";
-import { createProgressReporter, progressModeFor, statusWord, type ProgressStream } from "../progress";
+import { createProgressReporter, progressModeFor, type ProgressStream } from "../progress";
 import { jsonObject, studyKey, switchFlag, text } from "../flag-values";
 import { UPLOADED_BY } from "../command-support";
 import { UsageError } from "../failures";
@@ -188,7 +189,7 @@ export async function startExport(
   if (!options.wait) {
     const data = { studyKey: options.studyKey, task: taskData(task), follow: followCommand(options.studyKey, task.id) };
     ctx.output.result(data, [
-      `export task ${task.id} ${statusWord(task.status)} (${task.targetCount} ${unitOf(task)})`,
+      `export task ${task.id} ${taskStatusWord(task.status)} (${task.targetCount} ${unitOf(task)})`,
       `follow it and download its file with: ${data.follow}`,
     ]);
     return data;
@@ -228,7 +229,7 @@ export async function followAndDownload(
   const finished = await follow(ctx, options, started);
   if (finished.status !== "completed") {
     const why = finished.error ? `: ${finished.error}` : "";
-    throw new Error(`export task ${finished.id} ${statusWord(finished.status)}${why}`);
+    throw new Error(`export task ${finished.id} ${taskStatusWord(finished.status)}${why}`);
   }
   const file = await download(ctx, finished, options.out);
   const data = { studyKey: options.studyKey, task: taskData(finished), file };

@@ -6,6 +6,7 @@ import { ApiError, call, fetchFile, get, saveFile, studyPath } from "./api.js";
 import { details, h, notice, replace } from "./dom.js";
 import { between, count, instant } from "./format.js";
 import { errorText, progressMeter } from "./task-progress.js";
+import { TERMINAL_STATUSES, taskStatusWord } from "./task-status.js";
 
 /**
  * @typedef {import("./api-types.js").DailyExportConfig} DailyExportConfig
@@ -14,7 +15,6 @@ import { errorText, progressMeter } from "./task-progress.js";
  * @typedef {"responses" | "participants" | "reports"} ExportKind
  */
 
-const TERMINAL = new Set(["completed", "failed", "canceled", "skipped"]);
 /**
  * An export's task is read this often while it runs: the workers commit progress once per batch
  * (about as often), and one small read per second per open page costs the API nothing.
@@ -34,16 +34,6 @@ const KIND_OF_TASK = {
   "export-participants": "participants",
   "export-reports": "reports",
 };
-/** @type {Record<string, string>} */
-const STATUS_WORDS = {
-  queued: "queued",
-  in_progress: "running",
-  completed: "completed",
-  failed: "failed",
-  canceled: "canceled",
-  skipped: "skipped",
-};
-
 /**
  * @param {string} studyKey
  * @param {ExportKind} kind
@@ -341,7 +331,7 @@ function exportProgress(studyKey, kind, task, label, pageSignal, onEnded) {
     replace(
       facts,
       details([
-        ["Status", h("span", { className: `status status-${next.status}` }, STATUS_WORDS[next.status] ?? next.status)],
+        ["Status", h("span", { className: `status status-${next.status}` }, taskStatusWord(next.status))],
         ["Started by", next.createdBy],
         ["Created", instant(next.createdAt)],
       ]),
@@ -361,7 +351,7 @@ function exportProgress(studyKey, kind, task, label, pageSignal, onEnded) {
 
   const follow = async () => {
     let current = task;
-    while (!signal.aborted && !TERMINAL.has(current.status)) {
+    while (!signal.aborted && !TERMINAL_STATUSES.has(current.status)) {
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
       if (signal.aborted) return;
       try {
@@ -490,7 +480,7 @@ function recentRow(studyKey, task, message, signal) {
     { "data-task-id": task.id, "data-status": task.status },
     h("td", {}, instant(task.createdAt)),
     h("td", {}, UNITS[kind]),
-    h("td", {}, h("span", { className: `status status-${task.status}` }, STATUS_WORDS[task.status] ?? task.status)),
+    h("td", {}, h("span", { className: `status status-${task.status}` }, taskStatusWord(task.status))),
     h("td", {}, task.createdBy),
     h("td", {}, between(task.startedAt, task.finishedAt)),
     h("td", { className: "number" }, count(task.processedCount)),

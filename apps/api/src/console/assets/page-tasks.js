@@ -5,6 +5,7 @@ import { h, notice, replace } from "./dom.js";
 import { between, count, instant } from "./format.js";
 import { createTaskProgress, errorText, isExportTask, progressUnit, taskKindName } from "./task-progress.js";
 import { studyHref, studyLink } from "./study-links.js";
+import { taskStatusWord } from "./task-status.js";
 
 /**
  * @typedef {import("./api-types.js").Task} Task
@@ -13,16 +14,6 @@ import { studyHref, studyLink } from "./study-links.js";
 
 /** One screenful; "Show more" fetches the next page. */
 const PAGE_SIZE = 25;
-
-/** @type {Record<string, string>} */
-const STATUS_WORDS = {
-  queued: "queued",
-  in_progress: "running",
-  completed: "completed",
-  failed: "failed",
-  canceled: "canceled",
-  skipped: "skipped",
-};
 
 /**
  * @param {HTMLElement} main
@@ -121,7 +112,7 @@ function taskRow(studyKey, task) {
       h("a", { href: `${studyHref(studyKey, "tasks")}/${encodeURIComponent(task.id)}` }, instant(task.createdAt)),
     ),
     h("td", {}, taskKindName(task)),
-    h("td", {}, h("span", { className: `status status-${task.status}` }, STATUS_WORDS[task.status] ?? task.status)),
+    h("td", {}, h("span", { className: `status status-${task.status}` }, taskStatusWord(task.status))),
     h("td", {}, task.createdBy),
     h("td", {}, between(task.startedAt, task.finishedAt)),
     h("td", { className: "number" }, `${count(task.processedCount)} / ${count(task.targetCount)} ${unit}`),

@@ -6,13 +6,13 @@ import { ApiError, call, get, readTaskEvents, taskPath } from "./api.js";
 import { details, h, notice, replace } from "./dom.js";
 import { count, duration, instant, percent } from "./format.js";
 import { studyLink } from "./study-links.js";
+import { TERMINAL_STATUSES, taskStatusWord } from "./task-status.js";
 
 /**
  * @typedef {import("./api-types.js").Task} Task
  * @typedef {import("./api-types.js").ResultDocument} ResultDocument
  */
 
-const TERMINAL = new Set(["completed", "failed", "canceled", "skipped"]);
 /** The rate is measured over the last few seconds, so a slow start does not skew the time left. */
 const RATE_WINDOW_MS = 5_000;
 /** The server ends a stream after 30 minutes; the console reconnects after this pause. */
@@ -20,15 +20,13 @@ const RECONNECT_AFTER_MS = 1_000;
 /** The first errors of the result file that the page lists (the file holds more). */
 const ERRORS_SHOWN = 10;
 
-/** @type {Record<string, string>} */
-const STATUS_WORDS = {
-  queued: "queued",
-  in_progress: "running",
-  completed: "completed",
-  failed: "failed",
-  canceled: "canceled",
-  skipped: "skipped (another task of the study was running)",
-};
+/**
+ * A task's own view says why it was skipped (a timer tick is skipped while another task of the
+ * study runs); lists say only "skipped".
+ * @param {string} status
+ */
+const statusText = (status) =>
+  status === "skipped" ? "skipped (another task of the study was running)" : taskStatusWord(status);
 
 /**
  * Each kind of task by the name a researcher knows it by. An export counts the rows it writes
@@ -120,13 +118,13 @@ export function createTaskProgress({ studyKey, task, ruleNames = [], headingLeve
     replace(
       facts,
       details([
-        ["Status", h("span", { className: `status status-${next.status}` }, STATUS_WORDS[next.status] ?? next.status)],
+        ["Status", h("span", { className: `status status-${next.status}` }, statusText(next.status))],
         ["Started by", next.createdBy],
         ["Created", instant(next.createdAt)],
         ["Last change", instant(next.updatedAt)],
       ]),
     );
-    cancelButton.hidden = TERMINAL.has(next.status);
+    cancelButton.hidden = TERMINAL_STATUSES.has(next.status);
     if (next.error) replace(message, notice(next.error, next.status === "failed" ? "error" : "note"));
     if (done && !resultShown) {
       resultShown = true;
@@ -208,7 +206,7 @@ export function createTaskProgress({ studyKey, task, ruleNames = [], headingLeve
   };
 
   const follow = async () => {
-    while (!controller.signal.aborted && !TERMINAL.has(current.status)) {
+    while (!controller.signal.aborted && !TERMINAL_STATUSES.has(current.status)) {
       try {
         await readTaskEvents(
           taskPath(studyKey, current.id, "/events"),
@@ -222,7 +220,8 @@ export function createTaskProgress({ studyKey, task, ruleNames = [], headingLeve
           return;
         }
       }
-      if (!TERMINAL.has(current.status)) await new Promise((resolve) => setTimeout(resolve, RECONNECT_AFTER_MS));
+      if (!TERMINAL_STATUSES.has(current.status))
+        await new Promise((resolve) => setTimeout(resolve, RECONNECT_AFTER_MS));
     }
   };
 
@@ -294,13 +293,13 @@ export function describeProgress(task, samples, unit = "participants") {
   const seconds = first && last ? (last.at - first.at) / 1_000 : 0;
   // Under a fifth of a second of samples says more about the stream's timing than the workers'.
   const rate = seconds >= 0.2 && first && last ? (last.processed - first.processed) / seconds : 0;
-  if (!TERMINAL.has(task.status) && rate > 0) {
+  if (!TERMINAL_STATUSES.has(task.status) && rate > 0) {
     parts.push(
       `${count(Math.round(rate))} per second`,
       `about ${duration(((target - processed) / rate) * 1_000)} left`,
     );
   } else {
-    parts.push(STATUS_WORDS[task.status] ?? task.status);
+    parts.push(statusText(task.status));
   }
   return { text: parts.join(" · "), percent: share };
 }
