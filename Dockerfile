@@ -27,6 +27,7 @@ COPY packages/config/package.json packages/config/
 COPY packages/db/package.json packages/db/
 COPY packages/domain/package.json packages/domain/
 COPY packages/engine/package.json packages/engine/
+COPY packages/go-template/package.json packages/go-template/
 COPY packages/queue/package.json packages/queue/
 COPY packages/testkit/package.json packages/testkit/
 COPY e2e/package.json e2e/

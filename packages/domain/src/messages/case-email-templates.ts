@@ -8,13 +8,13 @@ import {
 } from "@studyflow/db";
 import { recordAudit } from "../admin/audit";
 import { Conflict, Invalid, NotFound } from "../errors";
-import { goTemplateProblem } from "./go-template";
+import { goTemplateProblem } from "@studyflow/go-template";
 
 /**
  * case-admin's e-mail templates (case-backend's messaging service): global ones (registration,
  * password reset, newsletters…; no study) and per-study ones, one per message type and study.
  * Each language's `templateDef` is base64 of a Go html/template, stored and answered as given,
- * checked on save as case-backend checks it (see go-template.ts for the subset read).
+ * checked on save as case-backend checks it (see @studyflow/go-template for the subset read).
  */
 export interface CaseEmailTemplate {
   id: string;

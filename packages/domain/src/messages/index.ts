@@ -45,16 +45,6 @@ export {
 } from "./due-messages";
 // case-admin's messaging (case-backend's messaging service): e-mail and SMS templates, scheduled e-mails.
 export {
-  GoTemplateError,
-  MAX_TEMPLATE_OUTPUT_BYTES,
-  MAX_TEMPLATE_STEPS,
-  executeGoTemplate,
-  goTemplateProblem,
-  parseGoTemplate,
-  renderGoTemplate,
-  type GoTemplate,
-} from "./go-template";
-export {
   checkTemplateTranslations,
   decodeTemplateDef,
   deleteEmailTemplate,

@@ -22,7 +22,7 @@ import {
   type CaseEmailTemplate,
   type CaseEmailTemplateInput,
 } from "./case-email-templates";
-import { GoTemplateError, executeGoTemplate, parseGoTemplate, type GoTemplate } from "./go-template";
+import { GoTemplateError, executeGoTemplate, parseGoTemplate, type GoTemplate } from "@studyflow/go-template";
 
 /**
  * case-admin's scheduled e-mails (case-backend's messaging service and its scheduled-messages

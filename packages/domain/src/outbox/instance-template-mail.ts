@@ -5,7 +5,7 @@ import {
   listGlobalEmailTemplates,
   type CaseEmailTemplate,
 } from "../messages/case-email-templates";
-import { GoTemplateError, executeGoTemplate, parseGoTemplate } from "../messages/go-template";
+import { GoTemplateError, executeGoTemplate, parseGoTemplate } from "@studyflow/go-template";
 import { PARTICIPANT_MAIL_TYPES, instanceTemplateCall, type ParticipantMailType } from "./participant-mail-types";
 import { subjectLine } from "./subject-line";
 import type { RenderedMail } from "./templates";

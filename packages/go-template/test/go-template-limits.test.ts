@@ -1,10 +1,5 @@
 import { describe, expect, it } from "vitest";
-import {
-  MAX_TEMPLATE_OUTPUT_BYTES,
-  MAX_TEMPLATE_STEPS,
-  goTemplateProblem,
-  renderGoTemplate,
-} from "../src/messages/go-template";
+import { MAX_TEMPLATE_OUTPUT_BYTES, MAX_TEMPLATE_STEPS, goTemplateProblem, renderGoTemplate } from "../src/index";
 
 /** Templates t1…tN each calling the one before twice: the work doubles with every level. */
 function doublingChain(levels: number): string {

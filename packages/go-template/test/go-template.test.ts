@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { goTemplateProblem, renderGoTemplate } from "../src/messages/go-template";
+import { goTemplateProblem, renderGoTemplate } from "../src/index";
 
 describe("Go template subset: rendering", () => {
   const render = (source: string, data: Record<string, string> = {}) => renderGoTemplate(source, data);
