@@ -5,7 +5,17 @@ import { isDatabaseUnavailable } from "@studyflow/db";
 import { DomainError, RateLimited, Unavailable, type DomainErrorKind } from "@studyflow/domain";
 import { loggerOf, type AppEnv } from "./app-env";
 
-/** The status of each domain error, on every route (CASE-shaped ones too: see case-compat/case-errors.ts). */
+/**
+ * The status of each domain error, on every route, CASE-shaped ones included. case-backend answers
+ * most failures with 400 (bad input) or 500 (anything the database said, an unknown id included);
+ * CASE clients test only `status !== 200`, so any 4xx serves them, and studyflow keeps the precise
+ * statuses. Deliberate differences from case-backend, listed so that a reader knows them:
+ * - not-found: 404 where case-backend answers 500 ("failed to get study response by ID");
+ * - conflict: 409 where case-backend answers 500 (a duplicate key);
+ * - rule-failed: 422; case-backend has no such failure (its rules never reject an event), so no
+ *   CASE client expects it; no data-explorer route can raise it.
+ * Everything else (invalid 400, unauthorized 401, forbidden 403, 413, 429, 503) is the same.
+ */
 export const STATUS_OF: Record<DomainErrorKind, ContentfulStatusCode> = {
   invalid: 400,
   unauthorized: 401,

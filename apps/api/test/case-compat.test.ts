@@ -2,14 +2,8 @@ import { OpenAPIHono, createRoute, z } from "@hono/zod-openapi";
 import { describe, expect, it } from "vitest";
 import { Invalid, NotFound } from "@studyflow/domain";
 import type { AppEnv } from "../src/app-env";
-import {
-  caseJsonBody,
-  casePageQuery,
-  casePagination,
-  handleCaseError,
-  matchKeysToSchema,
-  openapiBothSlashes,
-} from "../src/case-compat";
+import { caseJsonBody, casePageQuery, casePagination, matchKeysToSchema, openapiBothSlashes } from "../src/case-compat";
+import { handleError } from "../src/errors";
 import { limitBodySize } from "../src/middleware/body-size";
 import { inputBoundary } from "../src/middleware/input-boundary";
 import { validationHook } from "../src/validation";
@@ -50,7 +44,7 @@ function caseApp() {
   app.get("/fail/:kind", (c) => {
     throw c.req.param("kind") === "missing" ? new NotFound("no such response") : new Invalid("filter: bad");
   });
-  app.onError(handleCaseError);
+  app.onError(handleError);
   return app;
 }
 

@@ -1,7 +1,6 @@
 import { createRoute, type OpenAPIHono, type RouteConfig, type RouteHandler, type z } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../app-env";
-import { handleCaseError } from "./case-errors";
 import { caseJsonBody } from "./json-body";
 import { openapiBothSlashes } from "./trailing-slash";
 
@@ -48,8 +47,9 @@ export type CaseRoute<C extends CaseRouteConfig<z.ZodType | undefined>> = Omit<
 /**
  * Registers one CASE route: its body read as case-backend reads it (caseJsonBody: any
  * Content-Type, keys matched case-insensitively, an empty body 400 `body: required`), both
- * trailing-slash forms (openapiBothSlashes), and its failures answered as CASE routes answer them
- * (handleCaseError: `{"error": "..."}` with the domain error's status), whichever router it is on.
+ * trailing-slash forms (openapiBothSlashes). Its failures are thrown on to the app's onError
+ * (handleError), which answers CASE routes as every other route: `{"error": "..."}` with the
+ * domain error's status.
  *
  * ```ts
  * caseRoute(router, {
@@ -82,14 +82,7 @@ export function caseRoute<const C extends CaseRouteConfig<z.ZodType | undefined>
     middleware: [...middleware, ...(body ? [body.middleware] : [])],
     ...(body ? { request: { ...route.request, body: body.body } } : {}),
   }) as unknown as CaseRoute<C>;
-  const answered = (async (c, next) => {
-    try {
-      return await handler(c, next);
-    } catch (error) {
-      return handleCaseError(error instanceof Error ? error : new Error(String(error)), c);
-    }
-  }) as RouteHandler<CaseRoute<C>, AppEnv>;
-  if (bothSlashes) openapiBothSlashes(router, made, answered);
-  else router.openapi(made, answered);
+  if (bothSlashes) openapiBothSlashes(router, made, handler);
+  else router.openapi(made, handler);
   return made;
 }

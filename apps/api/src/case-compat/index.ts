@@ -1,4 +1,7 @@
-/** What every CASE-shaped route shares: body reading, pagination, trailing slashes, error statuses. */
+/**
+ * What every CASE-shaped route shares: body reading, pagination, trailing slashes. Their errors are
+ * answered by the app's one onError (errors.ts), as every route's are.
+ */
 export { caseJsonBody, caseJsonReader } from "./json-body";
 export { matchKeysToSchema } from "./key-matching";
 export {
@@ -11,7 +14,6 @@ export {
   type CasePagination,
 } from "./pagination";
 export { openapiBothSlashes } from "./trailing-slash";
-export { CASE_STATUS_OF, handleCaseError } from "./case-errors";
 export { caseBoolQuery, caseSecondsQuery, caseJsonQueryParam } from "./query-params";
 export { checkInstanceId } from "./instance";
 export { caseRoute, type CaseRoute, type CaseRouteConfig } from "./case-route";

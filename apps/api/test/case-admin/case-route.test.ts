@@ -3,7 +3,8 @@ import { createMiddleware } from "hono/factory";
 import { describe, expect, it } from "vitest";
 import { NotFound, Unauthorized } from "@studyflow/domain";
 import type { AppEnv } from "../../src/app-env";
-import { caseRoute, handleCaseError } from "../../src/case-compat";
+import { caseRoute } from "../../src/case-compat";
+import { handleError } from "../../src/errors";
 import { errorResponses } from "../../src/routes/openapi-errors";
 import { jsonContent, messageSchema } from "../../src/routes/schemas";
 import { validationHook } from "../../src/validation";
@@ -50,8 +51,8 @@ function appWithCaseRoutes() {
   );
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   app.route("/v1/studies", router);
-  // as app.ts: a middleware's error (auth) reaches the app's handler, the handler's own caseRoute's
-  app.onError(handleCaseError);
+  // as app.ts: a middleware's error (auth) and a handler's both reach the app's handler
+  app.onError(handleError);
   app.doc("/doc", { openapi: "3.0.0", info: { title: "t", version: "1" } });
   return { app, seen };
 }

@@ -1,6 +1,5 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../app-env";
-import { handleCaseError } from "../../case-compat";
 import type { AppDeps } from "../../deps";
 import type { RateLimiter } from "../../rate-limit";
 import { validationHook } from "../../validation";
@@ -30,6 +29,5 @@ const OPERATIONS: readonly ManagementAuthOperation[] = [
 export function createManagementAuthRouter(deps: AppDeps, limiter: RateLimiter) {
   const router = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   for (const register of OPERATIONS) register(router, deps, limiter);
-  router.onError(handleCaseError);
   return router;
 }

@@ -1,6 +1,5 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../app-env";
-import { handleCaseError } from "../../case-compat";
 import type { AppDeps } from "../../deps";
 import { managementAuth } from "../../middleware/auth";
 import { validationHook } from "../../validation";
@@ -33,6 +32,5 @@ export function createMessagingRouter(deps: AppDeps) {
   const router = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   router.use(managementAuth(deps));
   for (const register of OPERATIONS) register(router, deps);
-  router.onError(handleCaseError);
   return router;
 }

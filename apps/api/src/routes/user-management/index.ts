@@ -1,6 +1,5 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../app-env";
-import { handleCaseError } from "../../case-compat";
 import type { AppDeps } from "../../deps";
 import { managementAuth } from "../../middleware/auth";
 import type { RateLimiter } from "../../rate-limit";
@@ -46,6 +45,5 @@ export function createUserManagementRouter(deps: AppDeps, limiter: RateLimiter) 
   const router = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   router.use(managementAuth(deps));
   for (const register of OPERATIONS) register(router, deps, limiter);
-  router.onError(handleCaseError);
   return router;
 }

@@ -1,7 +1,6 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { ExplorerPageCache } from "@studyflow/domain";
 import type { AppEnv } from "../../../app-env";
-import { handleCaseError } from "../../../case-compat";
 import type { AppDeps } from "../../../deps";
 import { managementAuth } from "../../../middleware/auth";
 import { validationHook } from "../../../validation";
@@ -38,6 +37,5 @@ export function createDataExplorerRouter(deps: AppDeps) {
   registerListReports(router, deps, cache);
   registerGetReport(router, deps);
   registerParticipantFiles(router, deps);
-  router.onError(handleCaseError);
   return router;
 }

@@ -1,7 +1,6 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { createFileStore } from "@studyflow/domain";
 import type { AppEnv } from "../../../app-env";
-import { handleCaseError } from "../../../case-compat";
 import type { AppDeps } from "../../../deps";
 import { managementAuth } from "../../../middleware/auth";
 import { validationHook } from "../../../validation";
@@ -28,7 +27,6 @@ import { registerStartResponsesExport } from "./start-responses-export";
 export function createDataExporterRouter(deps: AppDeps) {
   const router = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   router.use(managementAuth(deps));
-  router.onError(handleCaseError);
   // The store the workers write export files to, configured as theirs is.
   const fileStore =
     deps.fileStore ??
