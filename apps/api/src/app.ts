@@ -1,4 +1,3 @@
-import { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { except } from "hono/combine";
 import { attachReadCache } from "@studyflow/domain";
@@ -36,14 +35,14 @@ import { createSurveysRouter } from "./routes/surveys";
 import { createTemporaryParticipantsRouter } from "./routes/temporary-participants";
 import { createNewsletterRouter, createUserRouter } from "./routes/user";
 import { createUserManagementRouter } from "./routes/user-management";
-import { validationHook } from "./validation";
+import { createRouter } from "./routes/create-router";
 
 /**
  * The API. `metrics` is the registry it counts into: the server passes its own when it serves
  * /metrics on an admin port of its own (METRICS_PORT).
  */
 export function createApp(appDeps: AppDeps, metrics: ApiMetrics = createApiMetrics()) {
-  const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+  const app = createRouter();
   // Reads through this database handle are served from the cache (see packages/domain/src/cache).
   if (appDeps.readCache) attachReadCache(appDeps.database.db, appDeps.readCache);
   const deps: AppDeps = {

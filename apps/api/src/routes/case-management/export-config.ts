@@ -1,4 +1,4 @@
-import { OpenAPIHono, createRoute, z } from "@hono/zod-openapi";
+import { createRoute, z } from "@hono/zod-openapi";
 import {
   Invalid,
   NotFound,
@@ -9,14 +9,14 @@ import {
   listSubscriptions,
   listSurveys,
 } from "@studyflow/domain";
-import { managementOf, type AppEnv } from "../../app-env";
+import { managementOf } from "../../app-env";
 import type { AppDeps } from "../../deps";
 import { managementAuth } from "../../middleware/auth";
 import { presentCaseStudy, presentCaseStudyRules, presentCaseSurvey } from "../../presenters/case-study";
-import { validationHook } from "../../validation";
 import { errorResponses } from "../openapi-errors";
 import { MANAGEMENT_SECURITY, studyKeyParam } from "../schemas";
 import { attachmentHeader } from "./download";
+import { createRouter } from "../create-router";
 
 /** `true` or `false` as case-admin sends them; anything else is a mistake worth a 400, not a silent false. */
 const includeFlag = (name: string, what: string) =>
@@ -70,7 +70,7 @@ const route = createRoute({
 
 /** GET /v1/studies/{studyKey}/export-config (mounted there). */
 export function createExportConfigRouter(deps: AppDeps) {
-  const router = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+  const router = createRouter();
   router.use(managementAuth(deps));
   const db = deps.database.db;
   router.openapi(route, async (c) => {

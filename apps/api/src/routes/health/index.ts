@@ -1,13 +1,11 @@
-import { OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
-import { validationHook } from "../../validation";
 import { registerLiveness } from "./liveness";
 import { registerReadiness } from "./readiness";
+import { createRouter } from "../create-router";
 
 /** Probes for the orchestrator: public, outside /v1. */
 export function createHealthRouter(deps: AppDeps) {
-  const router = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+  const router = createRouter();
   registerLiveness(router);
   registerReadiness(router, deps);
   return router;

@@ -1,13 +1,13 @@
-import { OpenAPIHono } from "@hono/zod-openapi";
+import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
 import { managementAuth } from "../../middleware/auth";
-import { validationHook } from "../../validation";
 import { registerGlobalEmailTemplates } from "./global-email-templates";
 import { registerParticipantMailTypes } from "./participant-mail-types";
 import { registerScheduledEmails } from "./scheduled-emails";
 import { registerSmsTemplates } from "./sms-templates";
 import { registerStudyEmailTemplates } from "./study-email-templates";
+import { createRouter } from "../create-router";
 
 /** One operation of this router: a file of this folder exporting it (`registerListGlobalTemplates`, …). */
 export type MessagingOperation = (router: OpenAPIHono<AppEnv>, deps: AppDeps) => void;
@@ -29,7 +29,7 @@ const OPERATIONS: readonly MessagingOperation[] = [
  * management token or API key (401 before 404); permissions are of resource type `messaging`.
  */
 export function createMessagingRouter(deps: AppDeps) {
-  const router = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+  const router = createRouter();
   router.use(managementAuth(deps));
   for (const register of OPERATIONS) register(router, deps);
   return router;

@@ -1,9 +1,6 @@
-import { OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
 import { participantAuth } from "../../middleware/auth";
 import type { RateLimiter } from "../../rate-limit";
-import { validationHook } from "../../validation";
 import { registerConfidentialResponse } from "./confidential-response";
 import { registerParticipantFiles } from "./files";
 import { registerLinkingCode } from "./linking-code";
@@ -13,13 +10,14 @@ import { registerReports } from "./reports";
 import { registerResponses } from "./responses";
 import { registerSubmissionHistory } from "./submission-history";
 import { registerSurveyWithContext } from "./survey-with-context";
+import { createRouter } from "../create-router";
 
 /**
  * case-backend's participant-data routes under /v1/study-service/participant-data; all need a
  * participant token, and every profile a request names must be the signed-in user's.
  */
 export function createParticipantDataRouter(deps: AppDeps, limiter: RateLimiter) {
-  const router = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+  const router = createRouter();
   router.use(participantAuth(deps));
   registerSurveyWithContext(router, deps);
   registerParticipantFiles(router, deps, limiter);

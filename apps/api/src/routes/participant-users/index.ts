@@ -1,15 +1,14 @@
-import { OpenAPIHono } from "@hono/zod-openapi";
 import { createMiddleware } from "hono/factory";
 import { Forbidden } from "@studyflow/domain";
 import { managementOf, type AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
 import { managementAuth } from "../../middleware/auth";
 import type { RateLimiter } from "../../rate-limit";
-import { validationHook } from "../../validation";
 import { registerAccountActions } from "./account-actions";
 import { registerDeleteParticipantUser } from "./delete-participant-user";
 import { registerFindParticipantUser } from "./find-participant-user";
 import { registerAccountDeletions } from "./account-deletions";
+import { createRouter } from "../create-router";
 
 /** Participant accounts are the instance's, not a study's: only admins manage them. */
 const adminOnly = createMiddleware<AppEnv>(async (c, next) => {
@@ -24,7 +23,7 @@ const adminOnly = createMiddleware<AppEnv>(async (c, next) => {
  */
 export function createParticipantUsersRouter(deps: AppDeps, limiter: RateLimiter) {
   void limiter;
-  const router = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+  const router = createRouter();
   router.use(managementAuth(deps));
   router.use(adminOnly);
   // before /{id}: "deletions" is no account id

@@ -1,14 +1,12 @@
-import { OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
 import { managementAuth } from "../../middleware/auth";
-import { validationHook } from "../../validation";
 import { registerSubmitResponse } from "./submit-response";
 import { registerUpdateParticipant } from "./update-participant";
+import { createRouter } from "../create-router";
 
 /** A study's participants, as researchers act on them. */
 export function createParticipantsRouter(deps: AppDeps) {
-  const router = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+  const router = createRouter();
   router.use(managementAuth(deps));
   registerSubmitResponse(router, deps);
   registerUpdateParticipant(router, deps);

@@ -1,11 +1,9 @@
-import { OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
 import type { RateLimiter } from "../../rate-limit";
-import { validationHook } from "../../validation";
 import { registerPasswordResetInfos } from "./get-infos";
 import { registerInitiatePasswordReset } from "./initiate";
 import { registerResetPassword } from "./reset";
+import { createRouter } from "../create-router";
 
 /**
  * The public password-reset endpoints: request a link by e-mail, then set a new password with it.
@@ -13,7 +11,7 @@ import { registerResetPassword } from "./reset";
  * windows together.
  */
 export function createPasswordResetRouter(deps: AppDeps, limiter: RateLimiter) {
-  const router = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+  const router = createRouter();
   registerInitiatePasswordReset(router, deps, limiter);
   registerPasswordResetInfos(router, deps, limiter);
   registerResetPassword(router, deps, limiter);

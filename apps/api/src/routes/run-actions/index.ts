@@ -1,8 +1,5 @@
-import { OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
 import { managementAuth } from "../../middleware/auth";
-import { validationHook } from "../../validation";
 import { registerCancelTask } from "./cancel-task";
 import { registerCreateTask } from "./create-task";
 import { registerGetTask } from "./get-task";
@@ -13,10 +10,11 @@ import { registerPreviousResponsesTask } from "./previous-responses-task";
 import { registerRunOnParticipant } from "./run-on-participant";
 import { registerTaskEvents } from "./task-events";
 import { registerValidateRules } from "./validate-rules";
+import { createRouter } from "../create-router";
 
 /** Rule actions run on a study's participants as background tasks, and those tasks. */
 export function createRunActionsRouter(deps: AppDeps) {
-  const router = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+  const router = createRouter();
   router.use(managementAuth(deps));
   registerCreateTask(router, deps);
   registerValidateRules(router, deps);

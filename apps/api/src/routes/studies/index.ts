@@ -1,8 +1,5 @@
-import { OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
 import { managementAuth } from "../../middleware/auth";
-import { validationHook } from "../../validation";
 import { createCodeListsRouter } from "./code-lists";
 import { createMessageTemplatesRouter } from "./message-templates";
 import { createSubscriptionsRouter } from "./subscriptions";
@@ -30,6 +27,7 @@ import { registerIsDefault } from "./is-default";
 import { registerNotificationSubscriptions } from "./notification-subscriptions";
 import { registerStudyPermissions } from "./study-permissions";
 import { registerStudyStatus } from "./study-status";
+import { createRouter } from "../create-router";
 
 /**
  * Studies and their configuration: properties and status, code lists, variables, rules versions,
@@ -37,7 +35,7 @@ import { registerStudyStatus } from "./study-status";
  * it before a 404 would tell what exists; the sub-routers mounted here are covered by it.
  */
 export function createStudiesRouter(deps: AppDeps) {
-  const router = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+  const router = createRouter();
   router.use(managementAuth(deps));
   registerListStudies(router, deps);
   registerGetStudy(router, deps);

@@ -1,13 +1,11 @@
-import { OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
 import { participantAuth } from "../../middleware/auth";
 import type { RateLimiter } from "../../rate-limit";
-import { validationHook } from "../../validation";
 import { registerGetStudy } from "./get-study";
 import { registerListParticipating } from "./list-participating";
 import { registerListStudies } from "./list-studies";
 import { registerVariables } from "./variables";
+import { createRouter } from "../create-router";
 
 /**
  * case-backend's study routes of the participant API under /v1/study-service/studies: the public
@@ -15,7 +13,7 @@ import { registerVariables } from "./variables";
  * signed-in user's profiles take part in (participant token).
  */
 export function createStudyServiceStudiesRouter(deps: AppDeps, limiter: RateLimiter) {
-  const router = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+  const router = createRouter();
   void limiter;
   router.use("/participating", participantAuth(deps));
   registerListStudies(router, deps);

@@ -1,8 +1,5 @@
-import { OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
 import { managementAuth } from "../../middleware/auth";
-import { validationHook } from "../../validation";
 import { registerDeleteSurveyVersion } from "./delete-survey-version";
 import { registerGetSurveyVersion } from "./get-survey-version";
 import { registerListSurveyVersions } from "./list-survey-versions";
@@ -10,13 +7,14 @@ import { registerListSurveys } from "./list-surveys";
 import { registerUnpublishSurvey } from "./unpublish-survey";
 import { registerUploadSurvey } from "./upload-survey";
 import { registerUploadSurveyVersion } from "./upload-survey-version";
+import { createRouter } from "../create-router";
 
 /**
  * Survey definitions of a study, managed by researchers, at case-backend's paths and in its shapes
  * (case-admin's survey pages): create, upload a version, list, fetch, unpublish, delete a version.
  */
 export function createSurveysRouter(deps: AppDeps) {
-  const router = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+  const router = createRouter();
   router.use(managementAuth(deps));
   registerUploadSurvey(router, deps);
   registerListSurveys(router, deps);

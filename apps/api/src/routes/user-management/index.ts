@@ -1,9 +1,8 @@
-import { OpenAPIHono } from "@hono/zod-openapi";
+import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
 import { managementAuth } from "../../middleware/auth";
 import type { RateLimiter } from "../../rate-limit";
-import { validationHook } from "../../validation";
 import {
   registerDeleteManagementUser,
   registerGetManagementUser,
@@ -13,6 +12,7 @@ import { registerRequestParticipantUserDeletion } from "./participant-users";
 import { registerServiceAccountRoutes } from "./service-accounts";
 import { registerSubjectPermissionRoutes } from "./subject-permissions";
 import { registerAppRoleRoutes, registerAppRoleTemplateRoutes, registerManagementUserAppRoleRoutes } from "./app-roles";
+import { createRouter } from "../create-router";
 
 /** One operation of this router: a file of this folder exporting it (`registerListManagementUsers`, …). */
 export type UserManagementOperation = (router: OpenAPIHono<AppEnv>, deps: AppDeps, limiter: RateLimiter) => void;
@@ -42,7 +42,7 @@ const OPERATIONS: readonly UserManagementOperation[] = [
  * Every path needs a management token or API key (401 before 404); most need an admin (403).
  */
 export function createUserManagementRouter(deps: AppDeps, limiter: RateLimiter) {
-  const router = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+  const router = createRouter();
   router.use(managementAuth(deps));
   for (const register of OPERATIONS) register(router, deps, limiter);
   return router;

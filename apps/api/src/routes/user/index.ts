@@ -1,9 +1,6 @@
-import { OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
 import { participantAuth } from "../../middleware/auth";
 import type { RateLimiter } from "../../rate-limit";
-import { validationHook } from "../../validation";
 import { registerAddProfile } from "./add-profile";
 import { registerChangeAccountEmail } from "./change-account-email";
 import { registerChangePassword } from "./change-password";
@@ -14,10 +11,11 @@ import { registerPhoneNumber } from "./phone-number";
 import { registerRemoveProfile } from "./remove-profile";
 import { registerUnsubscribeNewsletter } from "./unsubscribe-newsletter";
 import { registerUpdateProfile } from "./update-profile";
+import { createRouter } from "../create-router";
 
 /** The signed-in participant's own account under /v1/user, as case-backend's user management serves it. */
 export function createUserRouter(deps: AppDeps, limiter: RateLimiter) {
-  const router = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+  const router = createRouter();
   router.use(participantAuth(deps));
   registerGetUser(router, deps);
   registerAddProfile(router, deps);
@@ -33,7 +31,7 @@ export function createUserRouter(deps: AppDeps, limiter: RateLimiter) {
 
 /** POST /v1/unsubscribe-newsletter: a mailed token, no sign-in. */
 export function createNewsletterRouter(deps: AppDeps, limiter: RateLimiter) {
-  const router = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+  const router = createRouter();
   registerUnsubscribeNewsletter(router, deps, limiter);
   return router;
 }

@@ -1,9 +1,6 @@
-import { OpenAPIHono } from "@hono/zod-openapi";
 import { ExplorerPageCache } from "@studyflow/domain";
-import type { AppEnv } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import { managementAuth } from "../../../middleware/auth";
-import { validationHook } from "../../../validation";
 import { registerDeleteResponse } from "./delete-response";
 import { registerDeleteResponses } from "./delete-responses";
 import { registerGetParticipant } from "./get-participant";
@@ -14,6 +11,7 @@ import { registerListReportKeys } from "./list-report-keys";
 import { registerListReports } from "./list-reports";
 import { registerListResponses } from "./list-responses";
 import { registerParticipantFiles } from "./participant-files";
+import { createRouter } from "../../create-router";
 
 /**
  * case-backend's data-explorer group at its paths and in its shapes, so case-admin's explorer pages
@@ -22,7 +20,7 @@ import { registerParticipantFiles } from "./participant-files";
  * /v1/studies/{studyKey}/data-explorer.
  */
 export function createDataExplorerRouter(deps: AppDeps) {
-  const router = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+  const router = createRouter();
   // one per app: page boundaries and counts of the explorer's queries (see ExplorerPageCache)
   const cache = new ExplorerPageCache(deps.clock ? { now: deps.clock } : {});
   router.use(managementAuth(deps));

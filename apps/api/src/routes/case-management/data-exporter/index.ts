@@ -1,9 +1,6 @@
-import { OpenAPIHono } from "@hono/zod-openapi";
 import { createFileStore } from "@studyflow/domain";
-import type { AppEnv } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import { managementAuth } from "../../../middleware/auth";
-import { validationHook } from "../../../validation";
 import { registerCountResponses } from "./count-responses";
 import { registerExportConfidentialResponses } from "./export-confidential-responses";
 import { EXPORT_GROUP_LIST } from "./export-groups";
@@ -17,6 +14,7 @@ import { registerListDailyExports } from "./list-daily-exports";
 import { registerParticipantsExport } from "./participants-export";
 import { registerReportsExport } from "./reports-export";
 import { registerStartResponsesExport } from "./start-responses-export";
+import { createRouter } from "../../create-router";
 
 /**
  * case-backend's data-exporter group, at its paths and in its shapes, so case-admin's exporter pages
@@ -25,7 +23,7 @@ import { registerStartResponsesExport } from "./start-responses-export";
  * /v1/studies/{studyKey}/data-exporter.
  */
 export function createDataExporterRouter(deps: AppDeps) {
-  const router = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+  const router = createRouter();
   router.use(managementAuth(deps));
   // The store the workers write export files to, configured as theirs is.
   const fileStore =

@@ -1,20 +1,18 @@
-import { OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
-import { validationHook } from "../../../validation";
 import { registerDeleteRulesVersion } from "./delete-rules-version";
 import { registerGetCaseRulesVersion } from "./get-case-rules-version";
 import { registerGetRulesVersion } from "./get-rules-version";
 import { registerListCaseRulesVersions } from "./list-case-rules-versions";
 import { registerListRulesVersions } from "./list-rules-versions";
 import { registerSetRules } from "./set-rules";
+import { createRouter } from "../../create-router";
 
 /**
  * A study's rules versions; mounted below the studies router, whose auth covers it. case-backend's
  * `/versions…` routes come before `/{version}`, whose pattern would take "versions" for a version.
  */
 export function createRulesRouter(deps: AppDeps) {
-  const router = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+  const router = createRouter();
   registerListCaseRulesVersions(router, deps);
   registerGetCaseRulesVersion(router, deps);
   registerDeleteRulesVersion(router, deps);

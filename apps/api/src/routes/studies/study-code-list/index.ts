@@ -1,11 +1,9 @@
-import { OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
-import { validationHook } from "../../../validation";
 import { registerAddCodes } from "./add-codes";
 import { registerListCodes } from "./list-codes";
 import { registerListCodeListKeys } from "./list-keys";
 import { registerRemoveCodes } from "./remove-codes";
+import { createRouter } from "../../create-router";
 
 /**
  * A study's code lists as case-backend serves them (case-admin's study configurator): list keys,
@@ -13,7 +11,7 @@ import { registerRemoveCodes } from "./remove-codes";
  * Mounted below the studies router, whose auth covers it.
  */
 export function createStudyCodeListRouter(deps: AppDeps) {
-  const router = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+  const router = createRouter();
   registerListCodeListKeys(router, deps);
   registerListCodes(router, deps);
   registerAddCodes(router, deps);

@@ -1,20 +1,18 @@
-import { OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
-import { validationHook } from "../../../validation";
 import { registerCreateVariable } from "./create-variable";
 import { registerDeleteVariable } from "./delete-variable";
 import { registerDescribeVariable } from "./describe-variable";
 import { registerGetVariable } from "./get-variable";
 import { registerListVariables } from "./list-variables";
 import { registerSetVariableValue } from "./set-variable-value";
+import { createRouter } from "../../create-router";
 
 /**
  * A study's variables as case-backend serves them (case-admin's study configurator); mounted
  * below the studies router, whose auth covers it. The CLI sets values through the domain.
  */
 export function createVariablesRouter(deps: AppDeps) {
-  const router = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+  const router = createRouter();
   registerListVariables(router, deps);
   registerCreateVariable(router, deps);
   registerGetVariable(router, deps);
