@@ -19,8 +19,6 @@ const isStudyKey = (value: string) => value.length <= 200 && /^[^\s/?#]+$/.test(
 
 /** Study keys end up in URL paths of the API, so they follow the API's rule for keys. */
 export const studyKey = text.refine(isStudyKey, STUDY_KEY_RULE);
-/** A study key, or `*` for every study. */
-export const studyKeyOrWildcard = text.refine((value) => value === "*" || isStudyKey(value), STUDY_KEY_RULE);
 
 export const wholeNumber = (min: number, max: number) =>
   text.transform((raw, ctx) => {

@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, inArray, lt, ne } from "drizzle-orm";
+import { and, asc, eq, inArray, lt, ne } from "drizzle-orm";
 import { accountDeletions, type Executor } from "@studyflow/db";
 import { NotFound } from "../errors";
 import { deletionScope } from "./deletion-targets";
@@ -69,9 +69,4 @@ export async function unfinishedAccountDeletions(
     .where(and(ne(accountDeletions.status, "done"), lt(accountDeletions.createdAt, query.before)))
     .orderBy(asc(accountDeletions.createdAt))
     .limit(query.limit);
-}
-
-/** The newest deletions, finished ones too: the operators' overview. */
-export async function recentAccountDeletions(db: Executor, limit: number): Promise<AccountDeletionRow[]> {
-  return db.select().from(accountDeletions).orderBy(desc(accountDeletions.createdAt)).limit(limit);
 }

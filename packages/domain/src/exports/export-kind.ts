@@ -142,7 +142,3 @@ export function exportKind<Row>(source: ExportSource<Row>): TaskKindDefinition {
     },
   };
 }
-
-/** Mismatches an export counted: rows exported as far as their definition allowed. */
-export const mismatchesOf = (chunks: { errorCount: number }[]) =>
-  chunks.reduce((sum, chunk) => sum + chunk.errorCount, 0);

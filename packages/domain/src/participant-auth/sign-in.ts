@@ -91,14 +91,6 @@ export function signInProfiles(db: Executor, userId: string): Promise<ProfileRow
   return signInStatements(db).profilesOf.execute({ userId });
 }
 
-/**
- * Checks an e-mail and password. Returns the user id, or null for an unknown address or a wrong
- * password alike (after the same argon2 work). A weaker stored hash is upgraded on success.
- */
-export async function verifyCredentials(db: Executor, email: string, password: string): Promise<string | null> {
-  return (await passwordSignIn(db, email, password))?.id ?? null;
-}
-
 /** case-backend's language code rule: "en", "de", "pt-BR", "es-419". */
 export const LANGUAGE_CODE_PATTERN = /^[a-z]{2}(-([A-Z]{2}|\d{3}))?$/;
 

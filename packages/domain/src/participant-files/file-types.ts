@@ -26,9 +26,6 @@ export type ParticipantFileType = keyof typeof SIGNATURES;
 /** Every type the detector knows, in the order it tries them. */
 export const PARTICIPANT_FILE_TYPES = Object.keys(SIGNATURES) as ParticipantFileType[];
 
-/** What case-backend accepts: photos from a phone. */
-export const DEFAULT_PARTICIPANT_FILE_TYPES: readonly ParticipantFileType[] = ["image/jpeg", "image/png"];
-
 function startsWith(bytes: Uint8Array, signature: readonly number[]): boolean {
   return bytes.length >= signature.length && signature.every((byte, i) => bytes[i] === byte);
 }
@@ -46,8 +43,4 @@ export function detectFileType(bytes: Uint8Array): ParticipantFileType | null {
 
 export function extensionOf(type: string): string {
   return type in SIGNATURES ? SIGNATURES[type as ParticipantFileType].extension : "";
-}
-
-export function isParticipantFileType(type: string): type is ParticipantFileType {
-  return type in SIGNATURES;
 }

@@ -283,18 +283,3 @@ export async function deleteOwnParticipantFile(
     await deleteFile(tx, store, file);
   });
 }
-
-/** A researcher deletes a study's file (the data explorer's delete). @throws NotFound */
-export async function deleteParticipantFile(
-  db: Database,
-  store: FileStore,
-  studyKey: string,
-  fileId: string,
-): Promise<ParticipantFileRow> {
-  return db.transaction(async (tx) => {
-    await getStudy(tx, studyKey);
-    const file = await getParticipantFile(tx, studyKey, fileId);
-    await deleteFile(tx, store, file);
-    return file;
-  });
-}

@@ -29,15 +29,6 @@ export function localisedToTexts(field: string, list: readonly CaseLocalisedText
   return texts;
 }
 
-/** Texts by language, in language order (jsonb keeps no order), as LocalisedObjects. */
-export function textsToLocalised(
-  texts: Record<string, string> | undefined,
-): { code: string; parts: { dtype: "str"; str: string }[] }[] {
-  return Object.entries(texts ?? {})
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([code, str]) => ({ code, parts: [{ dtype: "str", str }] }));
-}
-
 export interface CaseDisplayProps {
   name: readonly CaseLocalisedText[];
   description: readonly CaseLocalisedText[];
