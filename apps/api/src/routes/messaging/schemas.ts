@@ -79,7 +79,6 @@ export const emailTemplateSchema = z
   })
   .openapi("CaseEmailTemplate");
 
-export const emailTemplateAnswer = z.object({ template: emailTemplateSchema });
 export const emailTemplatesAnswer = z.object({ templates: z.array(emailTemplateSchema) });
 
 export const smsTemplateBody = z

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { validateRules } from "@studyflow/engine";
-import { Invalid } from "@studyflow/domain";
+import { invalidRulesError } from "@studyflow/domain";
 import { MAX_RULES, keyString } from "../schemas";
 
 export const expressionSchema = z
@@ -67,7 +67,5 @@ export const participantRunResultSchema = z
 export function validatedRules(rules: unknown[]): unknown[] {
   const validation = validateRules(rules);
   if (validation.ok) return validation.rules;
-  const shown = validation.errors.slice(0, 5).map((issue) => `${issue.path}: ${issue.message}`);
-  const more = validation.errors.length > 5 ? ` (and ${validation.errors.length - 5} more)` : "";
-  throw new Invalid(`invalid rules: ${shown.join("; ")}${more}`);
+  throw invalidRulesError(validation.errors, { subject: "invalid rules" });
 }

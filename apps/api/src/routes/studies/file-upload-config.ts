@@ -1,5 +1,5 @@
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
-import { Invalid, assertStudyPermission, setParticipantFileUploadRule } from "@studyflow/domain";
+import { assertStudyPermission, invalidRulesError, setParticipantFileUploadRule } from "@studyflow/domain";
 import { validateExpression } from "@studyflow/engine";
 import { managementOf, type AppEnv } from "../../app-env";
 import { caseRoute } from "../../case-compat/case-route";
@@ -49,12 +49,7 @@ export function registerFileUploadConfig(router: OpenAPIHono<AppEnv>, deps: AppD
       if (expression !== undefined && expression !== null) {
         const issues = validateExpression(expression, "expression");
         if (issues.length > 0) {
-          throw new Invalid(
-            issues
-              .slice(0, 5)
-              .map((issue) => `${issue.path}: ${issue.message}`)
-              .join("; "),
-          );
+          throw invalidRulesError(issues, { countHidden: false });
         }
         rule = expression;
       } else {
