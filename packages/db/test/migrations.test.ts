@@ -94,6 +94,14 @@ describe("migrations", () => {
       await sql.end();
     }
   });
+
+  it("are dated in the journal's order, so a database migrated one step at a time takes every one", async () => {
+    // The migrator applies only migrations dated after the last one applied: one dated before its
+    // predecessor would be skipped on a database that already has the predecessor.
+    const journal = (await import("../migrations/meta/_journal.json", { with: { type: "json" } })).default;
+    const out = journal.entries.filter((entry, index) => index > 0 && entry.when <= journal.entries[index - 1]!.when);
+    expect(out.map((entry) => entry.tag)).toEqual([]);
+  });
 });
 
 describe("participant counts", () => {
