@@ -3,12 +3,12 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Hono } from "hono";
 import { etag } from "hono/etag";
-import { secureHeaders } from "hono/secure-headers";
 import type { AppEnv } from "../app-env";
 import type { AppDeps } from "../deps";
 import { errorBody } from "../errors";
 import { createConsoleOidcRouter } from "./oidc";
 import { TASK_STATUS_MODULE, taskStatusModuleSource } from "./task-status-module";
+import { pageHeaders } from "../middleware/page-headers";
 
 /**
  * The browser console (/console): one static page and its ES modules and stylesheet, served from
@@ -67,17 +67,7 @@ const CONSOLE_CSP = {
 export function createConsoleRouter(deps: AppDeps) {
   const { html, assets } = readAssets();
   const router = new Hono<AppEnv>();
-  router.use(
-    secureHeaders({
-      contentSecurityPolicy: CONSOLE_CSP,
-      // frame-ancestors 'none' for browsers that predate it (hono's default is SAMEORIGIN)
-      xFrameOptions: "DENY",
-      // The token travels in headers only; no address of the console is worth leaking.
-      referrerPolicy: "no-referrer",
-      // HSTS is the TLS terminator's to send for the whole host, not one path's.
-      strictTransportSecurity: false,
-    }),
-  );
+  router.use(pageHeaders(CONSOLE_CSP));
   // Revalidated on each load (no-cache) and answered 304 while unchanged.
   router.use(etag());
   router.use(async (c, next) => {

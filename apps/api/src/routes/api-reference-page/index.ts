@@ -5,9 +5,10 @@ import { promisify } from "node:util";
 import { gzip } from "node:zlib";
 import { Scalar } from "@scalar/hono-api-reference";
 import { Hono } from "hono";
-import { NONCE, secureHeaders } from "hono/secure-headers";
+import { NONCE } from "hono/secure-headers";
 import type { AppEnv } from "../../app-env";
 import { errorBody } from "../../errors";
+import { pageHeaders } from "../../middleware/page-headers";
 
 /**
  * The API reference page (/docs): Scalar's viewer renders the OpenAPI document in the browser.
@@ -78,16 +79,7 @@ const PAGE_CSP = {
 /** A page for people, outside the API document (plain Hono routes, not openapi ones). */
 export function createApiReferencePageRouter(documentPath: string) {
   const router = new Hono<AppEnv>();
-  router.use(
-    secureHeaders({
-      contentSecurityPolicy: PAGE_CSP,
-      // frame-ancestors 'none' for browsers that predate it (hono's default is SAMEORIGIN)
-      xFrameOptions: "DENY",
-      referrerPolicy: "no-referrer",
-      // HSTS is the TLS terminator's to send for the whole host, not one path's.
-      strictTransportSecurity: false,
-    }),
-  );
+  router.use(pageHeaders(PAGE_CSP));
   router.get("/", async (c, next) => {
     const viewer = await nameOfViewer();
     const page = Scalar<AppEnv>({

@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
 import { Hono } from "hono";
-import { secureHeaders } from "hono/secure-headers";
 import { PASSWORD_MIN_CHARACTERS, PASSWORD_RULE_DESCRIPTION } from "@studyflow/domain";
 import type { AppEnv } from "../../app-env";
+import { pageHeaders } from "../../middleware/page-headers";
 
 /** The policy's own words (packages/domain/src/accounts/passwords.ts), as HTML text. */
 const RULE_HTML = PASSWORD_RULE_DESCRIPTION.replace(
@@ -84,17 +84,7 @@ const PAGE_CSP = {
  */
 export function createResetPasswordPageRouter() {
   const router = new Hono<AppEnv>();
-  router.use(
-    secureHeaders({
-      contentSecurityPolicy: PAGE_CSP,
-      // for browsers that predate frame-ancestors
-      xFrameOptions: "DENY",
-      // The address carries the reset token: no request from this page may name it as referrer.
-      referrerPolicy: "no-referrer",
-      // HSTS is the TLS terminator's to send for the whole host, not one path's.
-      strictTransportSecurity: false,
-    }),
-  );
+  router.use(pageHeaders(PAGE_CSP));
   router.get("/", (c) => {
     // nor may a cache keep the page under an address that holds a token
     c.header("Cache-Control", "no-store");
