@@ -1,10 +1,8 @@
-import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import postgres from "postgres";
 import { afterEach, describe, expect, it } from "vitest";
-import { migrationsFolder, runMigrations } from "@studyflow/db";
+import { runMigrations } from "@studyflow/db";
 import { createEmptyDatabase } from "@studyflow/testkit";
+import { migrateUpTo } from "./migrate-up-to";
 
 const MIGRATION = "0022_main_profiles_and_repeated_signups";
 
@@ -13,32 +11,11 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0)) await cleanup();
 });
 
-/** Applies the migrations before `MIGRATION`, from a copy of the folder. */
-async function migrateToBefore(url: string): Promise<void> {
-  const folder = await mkdtemp(path.join(tmpdir(), "studyflow-migrations-"));
-  cleanups.push(() => rm(folder, { recursive: true, force: true }));
-  await cp(migrationsFolder, folder, { recursive: true });
-  const journalPath = path.join(folder, "meta", "_journal.json");
-  const journal = JSON.parse(await readFile(journalPath, "utf8")) as { entries: { tag: string }[] };
-  const index = journal.entries.findIndex((entry) => entry.tag === MIGRATION);
-  expect(index).toBeGreaterThan(0);
-  journal.entries = journal.entries.slice(0, index);
-  await writeFile(journalPath, JSON.stringify(journal));
-  const { drizzle } = await import("drizzle-orm/postgres-js");
-  const { migrate } = await import("drizzle-orm/postgres-js/migrator");
-  const sql = postgres(url, { max: 1, onnotice: () => undefined });
-  try {
-    await migrate(drizzle(sql), { migrationsFolder: folder });
-  } finally {
-    await sql.end();
-  }
-}
-
 describe(MIGRATION, () => {
   it("gives main profiles made without them case-backend's alias and consent; named or consented ones stay", async () => {
     const database = await createEmptyDatabase();
     cleanups.push(database.drop);
-    await migrateToBefore(database.url);
+    await migrateUpTo(database.url, MIGRATION);
     const sql = postgres(database.url, { max: 1, onnotice: () => undefined });
     try {
       const created = new Date("2025-03-04T05:06:07Z");

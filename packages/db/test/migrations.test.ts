@@ -1,10 +1,8 @@
-import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import postgres from "postgres";
 import { afterEach, describe, expect, it } from "vitest";
-import { migrationsFolder, runMigrations } from "@studyflow/db";
+import { runMigrations } from "@studyflow/db";
 import { createEmptyDatabase } from "@studyflow/testkit";
+import { migrateUpTo } from "./migrate-up-to";
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -132,27 +130,6 @@ describe("participant counts", () => {
     }
   });
 });
-
-/** Applies the migrations up to (without) the one tagged `before`, from a copy of the folder. */
-async function migrateUpTo(url: string, before: string): Promise<void> {
-  const folder = await mkdtemp(path.join(tmpdir(), "studyflow-migrations-"));
-  cleanups.push(() => rm(folder, { recursive: true, force: true }));
-  await cp(migrationsFolder, folder, { recursive: true });
-  const journalPath = path.join(folder, "meta", "_journal.json");
-  const journal = JSON.parse(await readFile(journalPath, "utf8")) as { entries: { tag: string }[] };
-  const index = journal.entries.findIndex((entry) => entry.tag === before);
-  expect(index).toBeGreaterThan(0);
-  journal.entries = journal.entries.slice(0, index);
-  await writeFile(journalPath, JSON.stringify(journal));
-  const { drizzle } = await import("drizzle-orm/postgres-js");
-  const { migrate } = await import("drizzle-orm/postgres-js/migrator");
-  const sql = postgres(url, { max: 1, onnotice: () => undefined });
-  try {
-    await migrate(drizzle(sql), { migrationsFolder: folder });
-  } finally {
-    await sql.end();
-  }
-}
 
 describe("0017_api_keys_without_copies", () => {
   it("removes the sealed copies of API keys and keeps the keys working (hash, prefix, account)", async () => {
