@@ -28,6 +28,7 @@ COPY packages/db/package.json packages/db/
 COPY packages/domain/package.json packages/domain/
 COPY packages/engine/package.json packages/engine/
 COPY packages/go-template/package.json packages/go-template/
+COPY packages/presenters/package.json packages/presenters/
 COPY packages/queue/package.json packages/queue/
 COPY packages/testkit/package.json packages/testkit/
 COPY e2e/package.json e2e/

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { caseDateValue } from "../src/presenters/case-date";
+import { caseDateValue } from "@studyflow/presenters/case-date";
 
 describe("a date study variable as case-backend's Go encoder writes it", () => {
   it("is RFC 3339 in UTC without a fraction for whole seconds", () => {

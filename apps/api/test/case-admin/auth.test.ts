@@ -9,7 +9,7 @@ import { decodeJwt } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { appRoles, auditLog, managementSessions, managementUsers, permissions } from "@studyflow/db";
 import { createApiKey, grantPermission, revokeSubjectTokens } from "@studyflow/domain";
-import type { CasePermission } from "../../src/presenters/case-permission";
+import type { CasePermission } from "@studyflow/presenters/case-permission";
 import { bearer, managementToken } from "../fixtures";
 import { createTestApp, type TestApp } from "../test-app";
 import { caseAdminCall, replayCaseAdminCall } from "./replay";

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { permissions } from "@studyflow/db";
 import { grantPermission } from "@studyflow/domain";
 import type { AppEnv } from "../../src/app-env";
-import { presentCasePermission } from "../../src/presenters/case-permission";
+import { presentCasePermission } from "@studyflow/presenters/case-permission";
 import { managementToken, postJson, setupStudy } from "../fixtures";
 import { createTestApp, type TestApp } from "../test-app";
 import {

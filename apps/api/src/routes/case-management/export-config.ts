@@ -12,7 +12,7 @@ import {
 import { managementOf } from "../../app-env";
 import type { AppDeps } from "../../deps";
 import { managementAuth } from "../../middleware/auth";
-import { presentCaseStudy, presentCaseStudyRules, presentCaseSurvey } from "../../presenters/case-study";
+import { presentCaseStudy, presentCaseStudyRules, presentCaseSurvey } from "@studyflow/presenters/case-study";
 import { errorResponses } from "../openapi-errors";
 import { MANAGEMENT_SECURITY, studyKeyParam } from "../schemas";
 import { attachmentHeader } from "./download";

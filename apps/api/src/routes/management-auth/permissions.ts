@@ -5,7 +5,7 @@ import { managementOf, type AppEnv } from "../../app-env";
 import { caseRoute } from "../../case-compat";
 import type { AppDeps } from "../../deps";
 import { managementAuth } from "../../middleware/auth";
-import { casePermissionSchema, presentCasePermission } from "../../presenters/case-permission";
+import { casePermissionSchema, presentCasePermission } from "@studyflow/presenters/case-permission";
 import { errorResponses } from "../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent } from "../schemas";
 

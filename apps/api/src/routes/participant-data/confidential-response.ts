@@ -5,7 +5,7 @@ import type { AppDeps } from "../../deps";
 import {
   caseConfidentialEntrySchema,
   presentCaseConfidentialEntries,
-} from "../../presenters/case-confidential-response";
+} from "@studyflow/presenters/case-confidential-response";
 import { findConfidentialResponses } from "../case-management/data-exporter/confidential-responses-query";
 import { errorResponses } from "../openapi-errors";
 import { PARTICIPANT_SECURITY, jsonContent } from "../schemas";

@@ -3,7 +3,7 @@ import { assertProfileOfUser, getSurveyWithContextForProfile } from "@studyflow/
 import { loggerOf, participantOf, type AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
 import { domainContext } from "../../domain-context";
-import { presentSurveyWithContext, surveyWithContextEnvelope } from "../../presenters/survey-with-context";
+import { presentSurveyWithContext, surveyWithContextEnvelope } from "@studyflow/presenters/survey-with-context";
 import { errorResponses } from "../openapi-errors";
 import { PARTICIPANT_SECURITY, jsonContent, studyKeyParam, surveyKeyField } from "../schemas";
 

@@ -2,7 +2,7 @@ import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { lockParticipantAccount, signOutParticipantAccount, unlockParticipantAccount } from "@studyflow/domain";
 import { managementOf, type AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
-import { participantAccountSchema, presentParticipantAccount } from "../../presenters/participant-account";
+import { participantAccountSchema, presentParticipantAccount } from "@studyflow/presenters/participant-account";
 import { errorResponses } from "../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent } from "../schemas";
 import { userIdParam } from "./schemas";

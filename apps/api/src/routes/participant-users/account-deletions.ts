@@ -7,7 +7,7 @@ import {
   accountDeletionSchema,
   presentAccountDeletion,
   presentAccountDeletionProgress,
-} from "../../presenters/participant-account";
+} from "@studyflow/presenters/participant-account";
 import { errorResponses } from "../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent } from "../schemas";
 

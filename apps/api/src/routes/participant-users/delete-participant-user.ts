@@ -2,7 +2,7 @@ import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { getParticipantAccount, requestAccountDeletion } from "@studyflow/domain";
 import { managementOf, type AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
-import { accountDeletionSchema, presentAccountDeletion } from "../../presenters/participant-account";
+import { accountDeletionSchema, presentAccountDeletion } from "@studyflow/presenters/participant-account";
 import { errorResponses } from "../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent } from "../schemas";
 import { queueDeletionJob } from "./deletion-queue";

@@ -2,7 +2,7 @@ import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { assertProfileOfUser, getAssignedSurveyVersion } from "@studyflow/domain";
 import { participantOf, type AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
-import { caseSurveySchema, presentSurveyDocument } from "../../presenters/survey";
+import { caseSurveySchema, presentSurveyDocument } from "@studyflow/presenters/survey";
 import { errorResponses } from "../openapi-errors";
 import { PARTICIPANT_SECURITY, jsonContent, profileIdQuery, studyKeyParam, surveyKeyField } from "../schemas";
 

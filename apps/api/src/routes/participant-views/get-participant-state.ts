@@ -2,7 +2,7 @@ import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { assertProfileOfUser, getProfileParticipant } from "@studyflow/domain";
 import { participantOf, type AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
-import { ownParticipantSchema, presentOwnParticipant } from "../../presenters/participant";
+import { ownParticipantSchema, presentOwnParticipant } from "@studyflow/presenters/participant";
 import { errorResponses } from "../openapi-errors";
 import { PARTICIPANT_SECURITY, jsonContent, profileIdQuery, studyKeyParam } from "../schemas";
 

@@ -2,7 +2,7 @@ import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { assertProfileOfUser, listProfileStudies } from "@studyflow/domain";
 import { participantOf, type AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
-import { participantStudySchema, presentProfileStudy } from "../../presenters/participant";
+import { participantStudySchema, presentProfileStudy } from "@studyflow/presenters/participant";
 import { errorResponses } from "../openapi-errors";
 import { PARTICIPANT_SECURITY, jsonContent, profileIdQuery } from "../schemas";
 

@@ -6,8 +6,7 @@ import { createRouter } from "../create-router";
 
 /** A study's participants, as researchers act on them. */
 export function createParticipantsRouter(deps: AppDeps) {
-  const router = createRouter();
-  router.use(managementAuth(deps));
+  const router = createRouter(managementAuth(deps));
   registerSubmitResponse(router, deps);
   registerUpdateParticipant(router, deps);
   return router;

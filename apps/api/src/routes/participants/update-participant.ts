@@ -1,9 +1,10 @@
-import { z, type OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { Invalid, assertStudyPermission, editParticipantState } from "@studyflow/domain";
-import { managementOf, type AppEnv } from "../../app-env";
-import { caseRoute } from "../../case-compat/case-route";
+import { managementOf } from "../../app-env";
 import type { AppDeps } from "../../deps";
-import { participantSchema, presentParticipant } from "../../presenters/participant";
+import { participantSchema, presentParticipant } from "@studyflow/presenters/participant";
+import type { ApiRouter } from "../create-router";
+import { defineRoute } from "../define-route";
 import { errorResponses } from "../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent, keyString } from "../schemas";
 
@@ -60,8 +61,8 @@ const editedStateSchema = z.object({
   isMainProfile: z.boolean().optional().openapi({ description: "as read; it cannot be changed" }),
 });
 
-export function registerUpdateParticipant(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
-  caseRoute(
+export function registerUpdateParticipant(router: ApiRouter, deps: AppDeps) {
+  defineRoute(
     router,
     {
       method: "put",
@@ -86,8 +87,7 @@ export function registerUpdateParticipant(router: OpenAPIHono<AppEnv>, deps: App
             .openapi({ param: { name: "participantID", in: "path" } }),
         }),
       },
-      body: editedStateSchema,
-      bothSlashes: false,
+      caseBody: editedStateSchema,
       responses: {
         200: jsonContent(
           z.object({ message: z.string(), participant: participantSchema }),

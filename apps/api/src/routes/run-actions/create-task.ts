@@ -2,7 +2,7 @@ import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import { managementOf, type AppEnv } from "../../app-env";
 import { caseRoute } from "../../case-compat/case-route";
 import type { AppDeps } from "../../deps";
-import { presentTask, taskEnvelope } from "../../presenters/task";
+import { presentTask, taskEnvelope } from "@studyflow/presenters/task";
 import { errorResponses } from "../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent, studyKeyParam } from "../schemas";
 import { rulesField } from "./case-rules";

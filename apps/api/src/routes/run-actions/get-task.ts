@@ -1,7 +1,7 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
-import { presentTask, taskEnvelope } from "../../presenters/task";
+import { presentTask, taskEnvelope } from "@studyflow/presenters/task";
 import { errorResponses } from "../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent } from "../schemas";
 import { TASK_PATH, taskParams, visibleTaskOf } from "./visible-task";

@@ -3,7 +3,7 @@ import { TASK_KINDS } from "@studyflow/db";
 import { assertStudyPermission, listVisibleTasks } from "@studyflow/domain";
 import { managementOf, type AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
-import { presentTaskListItem, taskListItemSchema } from "../../presenters/task";
+import { presentTaskListItem, taskListItemSchema } from "@studyflow/presenters/task";
 import { errorResponses } from "../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent, studyKeyParam } from "../schemas";
 import { nextCursorField, pageQuery } from "../studies/page-query";

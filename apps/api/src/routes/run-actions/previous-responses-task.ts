@@ -4,7 +4,7 @@ import type { Context } from "hono";
 import { managementOf, type AppEnv } from "../../app-env";
 import { caseRoute } from "../../case-compat/case-route";
 import type { AppDeps } from "../../deps";
-import { caseTaskEnvelope, presentCaseTask } from "../../presenters/case-task";
+import { caseTaskEnvelope, presentCaseTask } from "@studyflow/presenters/case-task";
 import { errorResponses } from "../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent, studyKeyParam } from "../schemas";
 import { previousResponsesBody, selectionOf } from "./case-rules";

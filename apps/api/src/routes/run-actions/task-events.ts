@@ -3,7 +3,7 @@ import { streamSSE } from "hono/streaming";
 import { TERMINAL_STATUSES, getVisibleTask } from "@studyflow/domain";
 import type { AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
-import { presentTask } from "../../presenters/task";
+import { presentTask } from "@studyflow/presenters/task";
 import { errorResponses } from "../openapi-errors";
 import { MANAGEMENT_SECURITY } from "../schemas";
 import { TASK_PATH, taskParams, visibleTaskOf } from "./visible-task";

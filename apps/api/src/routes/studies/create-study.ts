@@ -10,7 +10,7 @@ import {
 import { managementOf, type AppEnv } from "../../app-env";
 import { caseRoute } from "../../case-compat/case-route";
 import type { AppDeps } from "../../deps";
-import { caseAdminStudySchema, presentCaseAdminStudy } from "../../presenters/case-study";
+import { caseAdminStudySchema, presentCaseAdminStudy } from "@studyflow/presenters/case-study";
 import { errorResponses } from "../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent, keyString } from "../schemas";
 

@@ -2,7 +2,7 @@ import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { assertStudyVisible, countParticipantsByStatus } from "@studyflow/domain";
 import { managementOf, type AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
-import { participantCountsSchema, presentParticipantCounts } from "../../presenters/participant-counts";
+import { participantCountsSchema, presentParticipantCounts } from "@studyflow/presenters/participant-counts";
 import { errorResponses } from "../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent, studyKeyParam } from "../schemas";
 

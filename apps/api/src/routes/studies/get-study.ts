@@ -3,7 +3,7 @@ import { assertStudyVisible, caseStudyStats, getStudyOverview } from "@studyflow
 import { managementOf, type AppEnv } from "../../app-env";
 import { caseRoute } from "../../case-compat/case-route";
 import type { AppDeps } from "../../deps";
-import { caseAdminStudySchema, presentCaseAdminStudy } from "../../presenters/case-study";
+import { caseAdminStudySchema, presentCaseAdminStudy } from "@studyflow/presenters/case-study";
 import { errorResponses } from "../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent, studyKeyParam } from "../schemas";
 

@@ -2,7 +2,7 @@ import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { assertStudyPermission, listAuditLog } from "@studyflow/domain";
 import { managementOf, type AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
-import { auditEntrySchema, presentAuditEntry } from "../../presenters/study";
+import { auditEntrySchema, presentAuditEntry } from "@studyflow/presenters/study";
 import { errorResponses } from "../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent, studyKeyParam } from "../schemas";
 import { nextCursorField, pageQuery } from "./page-query";

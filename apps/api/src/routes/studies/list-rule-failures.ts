@@ -2,7 +2,7 @@ import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { Invalid, assertStudyPermission, getStudy, listRuleFailures } from "@studyflow/domain";
 import { managementOf, type AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
-import { presentRuleFailure, ruleFailureSchema } from "../../presenters/rule-failure";
+import { presentRuleFailure, ruleFailureSchema } from "@studyflow/presenters/rule-failure";
 import { errorResponses } from "../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent, studyKeyParam } from "../schemas";
 

@@ -9,7 +9,7 @@ import {
 } from "@studyflow/domain";
 import { managementOf, type AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
-import { presentStudyTaskRetention, studyTaskRetentionEnvelope } from "../../presenters/task";
+import { presentStudyTaskRetention, studyTaskRetentionEnvelope } from "@studyflow/presenters/task";
 import { errorResponses } from "../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonBody, jsonContent, studyKeyParam } from "../schemas";
 

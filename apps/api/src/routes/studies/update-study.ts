@@ -10,7 +10,7 @@ import {
 } from "@studyflow/domain";
 import { managementOf, type AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
-import { presentStudy, studySchema } from "../../presenters/study";
+import { presentStudy, studySchema } from "@studyflow/presenters/study";
 import { errorResponses } from "../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonBody, jsonContent, studyKeyParam } from "../schemas";
 

@@ -6,8 +6,8 @@ import { caseJsonBody } from "../../case-compat";
 import type { AppDeps } from "../../deps";
 import { answerOnce, idempotencyKey, idempotencyKeyHeaders } from "../../middleware/idempotency";
 import { rateLimit, type RateLimiter } from "../../rate-limit";
-import { assignedSurveysEnvelope, presentAssignedSurveys } from "../../presenters/participant";
-import { presentWarnings, warningsField } from "../../presenters/rule-failure";
+import { assignedSurveysEnvelope, presentAssignedSurveys } from "@studyflow/presenters/participant";
+import { presentWarnings, warningsField } from "@studyflow/presenters/rule-failure";
 import { errorResponses } from "../openapi-errors";
 import { PARTICIPANT_SECURITY, jsonContent, profileIdField, studyKeyParam } from "../schemas";
 

@@ -4,8 +4,8 @@ import { participantOf, type AppEnv } from "../../app-env";
 import { caseJsonBody } from "../../case-compat";
 import type { AppDeps } from "../../deps";
 import { answerOnce, idempotencyKey, idempotencyKeyHeaders } from "../../middleware/idempotency";
-import { assignedSurveysEnvelope, presentAssignedSurveys } from "../../presenters/participant";
-import { presentWarnings, warningsField } from "../../presenters/rule-failure";
+import { assignedSurveysEnvelope, presentAssignedSurveys } from "@studyflow/presenters/participant";
+import { presentWarnings, warningsField } from "@studyflow/presenters/rule-failure";
 import { errorResponses } from "../openapi-errors";
 import { PARTICIPANT_SECURITY, jsonContent, profileIdField, studyKeyParam, submittedResponseSchema } from "../schemas";
 

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
-import { caseDateValue } from "../../presenters/case-date";
+import { caseDateValue } from "@studyflow/presenters/case-date";
 import type { StoredStudyVariable, StudyRow } from "@studyflow/domain";
-import { presentCaseStudy } from "../../presenters/case-study";
+import { presentCaseStudy } from "@studyflow/presenters/case-study";
 
 const localisedSchema = z.array(
   z.object({ code: z.string(), parts: z.array(z.object({ dtype: z.string(), str: z.string() })) }),

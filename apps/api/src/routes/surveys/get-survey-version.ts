@@ -3,7 +3,7 @@ import { assertStudyPermission, getSurveyVersion } from "@studyflow/domain";
 import { managementOf, type AppEnv } from "../../app-env";
 import { caseRoute } from "../../case-compat/case-route";
 import type { AppDeps } from "../../deps";
-import { caseSurveyDocumentSchema, presentCaseSurvey } from "../../presenters/case-survey";
+import { caseSurveyDocumentSchema, presentCaseSurvey } from "@studyflow/presenters/case-survey";
 import { errorResponses } from "../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent } from "../schemas";
 import { surveyVersionParams } from "./version-id-param";

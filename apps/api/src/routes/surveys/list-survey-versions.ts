@@ -3,7 +3,7 @@ import { assertStudyPermission, listSurveyVersionDocuments } from "@studyflow/do
 import { managementOf, type AppEnv } from "../../app-env";
 import { caseRoute } from "../../case-compat/case-route";
 import type { AppDeps } from "../../deps";
-import { caseSurveyDocumentSchema, presentCaseSurvey } from "../../presenters/case-survey";
+import { caseSurveyDocumentSchema, presentCaseSurvey } from "@studyflow/presenters/case-survey";
 import { errorResponses } from "../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent, studyKeyParam, surveyKeyField } from "../schemas";
 

@@ -3,7 +3,7 @@ import { assertStudyPermission, listSurveys } from "@studyflow/domain";
 import { managementOf, type AppEnv } from "../../app-env";
 import { caseRoute } from "../../case-compat/case-route";
 import type { AppDeps } from "../../deps";
-import { presentSurveySummary, surveySummarySchema } from "../../presenters/survey";
+import { presentSurveySummary, surveySummarySchema } from "@studyflow/presenters/survey";
 import { errorResponses } from "../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent, studyKeyParam } from "../schemas";
 

@@ -4,7 +4,7 @@ import { managementOf, type AppEnv } from "../../app-env";
 import { caseRoute } from "../../case-compat/case-route";
 import type { AppDeps } from "../../deps";
 import { domainContext } from "../../domain-context";
-import { presentUnpublishedSurvey, unpublishedSurveySchema } from "../../presenters/survey";
+import { presentUnpublishedSurvey, unpublishedSurveySchema } from "@studyflow/presenters/survey";
 import { errorResponses } from "../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent, studyKeyParam, surveyKeyField } from "../schemas";
 

@@ -6,7 +6,7 @@ import { addressKeys } from "../../client-address";
 import type { AppDeps } from "../../deps";
 import { domainContext } from "../../domain-context";
 import { rateLimit, type RateLimiter } from "../../rate-limit";
-import { presentSurveyWithContext, surveyWithContextEnvelope } from "../../presenters/survey-with-context";
+import { presentSurveyWithContext, surveyWithContextEnvelope } from "@studyflow/presenters/survey-with-context";
 import { errorResponses } from "../openapi-errors";
 import { jsonContent, keyString } from "../schemas";
 import { instanceIdField, temporaryIdGuessLimit, temporaryParticipantIdField } from "./temporary-participant-fields";

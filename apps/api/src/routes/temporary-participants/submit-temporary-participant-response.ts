@@ -11,7 +11,7 @@ import {
   temporaryParticipantScope,
 } from "../../middleware/idempotency";
 import { rateLimit, type RateLimiter } from "../../rate-limit";
-import { assignedSurveysEnvelope, presentAssignedSurveys } from "../../presenters/participant";
+import { assignedSurveysEnvelope, presentAssignedSurveys } from "@studyflow/presenters/participant";
 import { errorResponses } from "../openapi-errors";
 import { jsonContent, keyString, submittedResponseSchema } from "../schemas";
 import { instanceIdField, temporaryIdGuessLimit, temporaryParticipantIdField } from "./temporary-participant-fields";

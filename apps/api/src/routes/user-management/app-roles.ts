@@ -18,7 +18,7 @@ import { RESOURCE_TYPES } from "@studyflow/db";
 import type { AppEnv } from "../../app-env";
 import { caseRoute } from "../../case-compat";
 import type { AppDeps } from "../../deps";
-import { caseLimiterSchema } from "../../presenters/case-permission";
+import { caseLimiterSchema } from "@studyflow/presenters/case-permission";
 import { errorResponses } from "../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent, messageSchema } from "../schemas";
 import { ADMIN_ONLY, TAGS, adminOf, idParam, newPermissionBody, now, userIdParam } from "./shared";

@@ -9,7 +9,7 @@ import {
 import { managementOf, type AppEnv } from "../../app-env";
 import { caseRoute } from "../../case-compat";
 import type { AppDeps } from "../../deps";
-import { accountDeletionSchema, presentAccountDeletion } from "../../presenters/participant-account";
+import { accountDeletionSchema, presentAccountDeletion } from "@studyflow/presenters/participant-account";
 import { errorResponses } from "../openapi-errors";
 import { queueDeletionJob } from "../participant-users/deletion-queue";
 import { MANAGEMENT_SECURITY, jsonContent, messageSchema } from "../schemas";

@@ -10,7 +10,7 @@ import { RESOURCE_TYPES } from "@studyflow/db";
 import { managementOf, type AppEnv } from "../../app-env";
 import type { ManagementPrincipal } from "../../auth/principals";
 import type { AppDeps } from "../../deps";
-import { caseLimiterSchema } from "../../presenters/case-permission";
+import { caseLimiterSchema } from "@studyflow/presenters/case-permission";
 
 export const TAGS = ["user-management"];
 

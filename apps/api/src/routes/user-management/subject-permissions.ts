@@ -15,7 +15,7 @@ import type { Database, PermissionLimiter, SubjectType } from "@studyflow/db";
 import type { AppEnv } from "../../app-env";
 import { caseRoute } from "../../case-compat";
 import type { AppDeps } from "../../deps";
-import { casePermissionSchema, presentCasePermission } from "../../presenters/case-permission";
+import { casePermissionSchema, presentCasePermission } from "@studyflow/presenters/case-permission";
 import { errorResponses } from "../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent, messageSchema } from "../schemas";
 import { ADMIN_ONLY, TAGS, adminOf, idParam, limiterBody, newPermissionBody, now } from "./shared";

@@ -4,7 +4,7 @@ import { participantOf, type AppEnv } from "../../app-env";
 import { caseJsonBody } from "../../case-compat";
 import type { AppDeps } from "../../deps";
 import { domainContext } from "../../domain-context";
-import { presentWarnings, warningsField } from "../../presenters/rule-failure";
+import { presentWarnings, warningsField } from "@studyflow/presenters/rule-failure";
 import { errorResponses } from "../openapi-errors";
 import { PARTICIPANT_SECURITY, jsonContent, profileIdField, submittedResponseSchema } from "../schemas";
 

@@ -3,7 +3,7 @@ import { assertStudyPermission, listExplorerParticipants, type ExplorerPageCache
 import { managementOf, type AppEnv } from "../../../app-env";
 import { casePaginationSchema, openapiBothSlashes } from "../../../case-compat";
 import type { AppDeps } from "../../../deps";
-import { participantSchema, presentParticipant } from "../../../presenters/participant";
+import { participantSchema, presentParticipant } from "@studyflow/presenters/participant";
 import { errorResponses } from "../../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent } from "../../schemas";
 import { LIST_DESCRIPTION, explorerListQuery, paginationOf, studyKeyField, toExplorerQuery } from "./explorer-query";

@@ -6,7 +6,7 @@ import { caseJsonBody, openapiBothSlashes } from "../../../case-compat";
 import {
   caseConfidentialEntrySchema,
   presentCaseConfidentialEntries,
-} from "../../../presenters/case-confidential-response";
+} from "@studyflow/presenters/case-confidential-response";
 import { errorResponses } from "../../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent, studyKeyParam } from "../../schemas";
 import { findConfidentialResponses } from "./confidential-responses-query";

@@ -2,7 +2,7 @@ import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { NotFound, assertStudyPermission, listDailyExports, openDailyExport, type FileStore } from "@studyflow/domain";
 import { managementOf, type AppEnv } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
-import { caseDailyExportName } from "../../../presenters/case-daily-export";
+import { caseDailyExportName } from "@studyflow/presenters/case-daily-export";
 import { errorResponses } from "../../openapi-errors";
 import { MANAGEMENT_SECURITY } from "../../schemas";
 import { sendFile } from "../download";

@@ -1,7 +1,7 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
-import { caseTaskEnvelope, presentCaseTask } from "../../../presenters/case-task";
+import { caseTaskEnvelope, presentCaseTask } from "@studyflow/presenters/case-task";
 import { errorResponses } from "../../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent } from "../../schemas";
 import type { ExportGroup } from "./export-groups";

@@ -4,7 +4,7 @@ import type { TaskRow } from "@studyflow/domain";
 import { queueTask } from "@studyflow/queue";
 import { loggerOf, type AppEnv } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
-import { caseTaskSchema, presentCaseTask } from "../../../presenters/case-task";
+import { caseTaskSchema, presentCaseTask } from "@studyflow/presenters/case-task";
 import type { ExportGroup } from "./export-groups";
 import { goBoolQuery } from "./case-query";
 

@@ -2,7 +2,7 @@ import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { assertStudyPermission, countStudyCodes } from "@studyflow/domain";
 import { managementOf, type AppEnv } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
-import { codeListSummarySchema } from "../../../presenters/study";
+import { codeListSummarySchema } from "@studyflow/presenters/study";
 import { errorResponses } from "../../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent } from "../../schemas";
 import { codeListParams } from "./code-list-params";

@@ -2,7 +2,7 @@ import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { assertStudyPermission, listStudyCodes } from "@studyflow/domain";
 import { managementOf, type AppEnv } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
-import { presentStudyCode, studyCodeSchema } from "../../../presenters/study";
+import { presentStudyCode, studyCodeSchema } from "@studyflow/presenters/study";
 import { errorResponses } from "../../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent } from "../../schemas";
 import { nextCursorField, pageQuery } from "../page-query";

@@ -2,7 +2,7 @@ import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { assertStudyPermission, readMessageTemplate } from "@studyflow/domain";
 import { managementOf, type AppEnv } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
-import { messageTemplateSchema, presentMessageTemplate } from "../../../presenters/message-template";
+import { messageTemplateSchema, presentMessageTemplate } from "@studyflow/presenters/message-template";
 import { errorResponses } from "../../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent } from "../../schemas";
 import { templateParams } from "./template-params";

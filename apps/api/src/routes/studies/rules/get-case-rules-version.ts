@@ -3,7 +3,7 @@ import { assertStudyPermission, getRulesVersion } from "@studyflow/domain";
 import { managementOf, type AppEnv } from "../../../app-env";
 import { caseRoute } from "../../../case-compat/case-route";
 import type { AppDeps } from "../../../deps";
-import { caseStudyRulesSchema, presentCaseStudyRules } from "../../../presenters/case-study-rules";
+import { caseStudyRulesSchema, presentCaseStudyRules } from "@studyflow/presenters/case-study-rules";
 import { errorResponses } from "../../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent } from "../../schemas";
 import { rulesVersionIdParams } from "./rules-version-id";

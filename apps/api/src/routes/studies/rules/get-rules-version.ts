@@ -2,7 +2,7 @@ import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { assertStudyPermission, getRulesVersion } from "@studyflow/domain";
 import { managementOf, type AppEnv } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
-import { presentRulesVersion, rulesVersionSchema } from "../../../presenters/study";
+import { presentRulesVersion, rulesVersionSchema } from "@studyflow/presenters/study";
 import { errorResponses } from "../../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent, studyKeyParam } from "../../schemas";
 

@@ -3,7 +3,7 @@ import { assertStudyPermission, listRulesVersions } from "@studyflow/domain";
 import { managementOf, type AppEnv } from "../../../app-env";
 import { caseRoute } from "../../../case-compat/case-route";
 import type { AppDeps } from "../../../deps";
-import { caseRulesVersionListedSchema, presentCaseRulesListed } from "../../../presenters/case-study-rules";
+import { caseRulesVersionListedSchema, presentCaseRulesListed } from "@studyflow/presenters/case-study-rules";
 import { errorResponses } from "../../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent, studyKeyParam } from "../../schemas";
 

@@ -3,7 +3,7 @@ import { assertStudyPermission, getRulesVersion, setStudyRules } from "@studyflo
 import { managementOf, type AppEnv } from "../../../app-env";
 import { caseRoute } from "../../../case-compat/case-route";
 import type { AppDeps } from "../../../deps";
-import { presentRulesVersionSummary, rulesVersionSummarySchema } from "../../../presenters/study";
+import { presentRulesVersionSummary, rulesVersionSummarySchema } from "@studyflow/presenters/study";
 import { errorResponses } from "../../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent, messageSchema, ruleSetBody, studyKeyParam } from "../../schemas";
 

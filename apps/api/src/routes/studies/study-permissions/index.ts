@@ -10,7 +10,7 @@ import {
 import { managementOf, type AppEnv } from "../../../app-env";
 import { caseRoute } from "../../../case-compat/case-route";
 import type { AppDeps } from "../../../deps";
-import { caseLimiterSchema, casePermissionSchema, presentCasePermission } from "../../../presenters/case-permission";
+import { caseLimiterSchema, casePermissionSchema, presentCasePermission } from "@studyflow/presenters/case-permission";
 import { errorResponses } from "../../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent, messageSchema, studyKeyParam } from "../../schemas";
 

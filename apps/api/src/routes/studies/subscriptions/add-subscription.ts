@@ -8,7 +8,7 @@ import {
 } from "@studyflow/domain";
 import { managementOf, type AppEnv } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
-import { presentSubscription, subscriptionSchema } from "../../../presenters/subscription";
+import { presentSubscription, subscriptionSchema } from "@studyflow/presenters/subscription";
 import { errorResponses } from "../../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonBody, jsonContent, studyKeyParam } from "../../schemas";
 

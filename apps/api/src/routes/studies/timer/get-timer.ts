@@ -2,7 +2,7 @@ import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { assertStudyPermission, getStudyTimer } from "@studyflow/domain";
 import { managementOf, type AppEnv } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
-import { presentStudyTimer, studyTimerEnvelope } from "../../../presenters/task";
+import { presentStudyTimer, studyTimerEnvelope } from "@studyflow/presenters/task";
 import { errorResponses } from "../../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent, studyKeyParam } from "../../schemas";
 

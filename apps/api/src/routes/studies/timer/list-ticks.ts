@@ -2,7 +2,7 @@ import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { assertStudyPermission, listTimerTicks } from "@studyflow/domain";
 import { managementOf, type AppEnv } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
-import { presentTimerTick, timerTickSchema } from "../../../presenters/task";
+import { presentTimerTick, timerTickSchema } from "@studyflow/presenters/task";
 import { errorResponses } from "../../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent, studyKeyParam } from "../../schemas";
 import { nextCursorField, pageQuery } from "../page-query";

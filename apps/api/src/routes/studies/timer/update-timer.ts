@@ -7,7 +7,7 @@ import {
 } from "@studyflow/domain";
 import { managementOf, type AppEnv } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
-import { presentStudyTimer, studyTimerEnvelope } from "../../../presenters/task";
+import { presentStudyTimer, studyTimerEnvelope } from "@studyflow/presenters/task";
 import { errorResponses } from "../../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonBody, jsonContent, studyKeyParam } from "../../schemas";
 

@@ -3,7 +3,7 @@ import { assertStudyPermission, readStudyVariable } from "@studyflow/domain";
 import { managementOf, type AppEnv } from "../../../app-env";
 import { caseRoute } from "../../../case-compat";
 import type { AppDeps } from "../../../deps";
-import { presentStudyVariable, studyVariableSchema } from "../../../presenters/study";
+import { presentStudyVariable, studyVariableSchema } from "@studyflow/presenters/study";
 import { errorResponses } from "../../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent } from "../../schemas";
 import { READ_VARIABLES, variableParams } from "./variable-params";
