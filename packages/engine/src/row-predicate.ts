@@ -1,8 +1,7 @@
 // The predicate a bulk prefilter produces: a small tree over the stored participant state that the
 // database layer renders as SQL (see sql-prefilter.ts). It speaks of state fields, not columns, so
 // the engine stays free of any database code; the renderer maps fields to columns.
-import { compareUtf8 } from "./expressions/comparison-expressions";
-import { textProblem } from "./text-values";
+import { compareUtf8, textProblem } from "./text-values";
 
 export type CompareOp = "eq" | "lt" | "lte" | "gt" | "gte";
 /** The participant fields stored as JSON objects. */

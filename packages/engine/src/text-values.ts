@@ -84,3 +84,21 @@ export function firstTextProblem(value: unknown, where: string): string | null {
   }
   return null;
 }
+
+/** UTF-16 code units reordered so that comparing them gives code point (= UTF-8 byte) order. */
+function codePointWeight(unit: number): number {
+  if (unit >= 0xd800 && unit <= 0xdfff) return unit + 0x2000;
+  if (unit >= 0xe000) return unit - 0x800;
+  return unit;
+}
+
+/** -1, 0 or 1 like Go's strings.Compare. */
+export function compareUtf8(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x !== y) return codePointWeight(x) < codePointWeight(y) ? -1 : 1;
+  }
+  return a.length === b.length ? 0 : a.length < b.length ? -1 : 1;
+}
