@@ -1,6 +1,7 @@
 import { Option } from "commander";
 import { z } from "zod";
 import { getStudyTimer, type StudyTimerState } from "@studyflow/domain";
+import { presentStudyTimer } from "@studyflow/presenters/task";
 import { defineCommand, type CliContext } from "../command-definition";
 import { studyKey } from "../flag-values";
 import { fieldLines } from "../output";
@@ -22,18 +23,10 @@ function seconds(value: number): string {
  */
 export function printTimer(ctx: CliContext, state: StudyTimerState, heading: string) {
   const tick = state.lastTick;
+  // The API's StudyTimer, but with the last tick flat (taskId): scripts read the CLI's own shape.
   const data = {
     timer: {
-      studyKey: state.studyKey,
-      intervalSeconds: state.intervalSeconds,
-      offsetSeconds: state.offsetSeconds,
-      paused: state.paused,
-      effectiveIntervalSeconds: state.effectiveIntervalSeconds,
-      defaultIntervalSeconds: state.defaultIntervalSeconds,
-      handlesTimer: state.handlesTimer,
-      studyActive: state.studyActive,
-      nextTickAt: state.nextTickAt,
-      dueNow: state.dueNow,
+      ...presentStudyTimer(state),
       lastTick: tick && {
         taskId: tick.id,
         dueAt: tick.input.dueAt,
@@ -42,8 +35,6 @@ export function printTimer(ctx: CliContext, state: StudyTimerState, heading: str
         targetCount: tick.targetCount,
         error: tick.error,
       },
-      updatedBy: state.updatedBy,
-      updatedAt: state.updatedAt,
     },
   };
   const whyNoTicks = !state.studyActive

@@ -7,6 +7,7 @@ import {
   unlockParticipantAccount,
   type ParticipantAccountSummary,
 } from "@studyflow/domain";
+import { presentParticipantAccount } from "@studyflow/presenters/participant-account";
 import { defineCommand, type CliCommand, type CliContext } from "../command-definition";
 import { UPLOADED_BY } from "../command-support";
 import { emailAddress, text } from "../flag-values";
@@ -18,31 +19,8 @@ import { fieldLines } from "../output";
  * is audited under the CLI's operator name.
  */
 
-const iso = (value: Date | null) => (value ? value.toISOString() : null);
-
-export function accountData(account: ParticipantAccountSummary) {
-  return {
-    id: account.id,
-    email: account.email,
-    createdAt: account.createdAt.toISOString(),
-    confirmedAt: iso(account.confirmedAt),
-    lockedAt: iso(account.lockedAt),
-    lastLoginAt: iso(account.lastLoginAt),
-    deletionRequestedAt: iso(account.deletionRequestedAt),
-    profileCount: account.profileCount,
-    deletion: account.deletion
-      ? {
-          id: account.deletion.id,
-          status: account.deletion.status,
-          participantsDone: account.deletion.progress.done.length,
-          error: account.deletion.error,
-        }
-      : null,
-  };
-}
-
 function showAccount(ctx: CliContext, headline: string, account: ParticipantAccountSummary) {
-  const data = accountData(account);
+  const data = presentParticipantAccount(account);
   ctx.output.result({ account: data }, [
     headline,
     ...fieldLines([
