@@ -13,9 +13,10 @@ import {
   releaseClaimedMessages,
 } from "../src/outbox/outbox-repository";
 import { resolveRecipient } from "../src/outbox/resolve-recipient";
-import { ACCOUNT_DELETED_TEMPLATE, mailLanguage, renderMail } from "../src/outbox/templates";
-import { UndeliverableMessage } from "../src/outbox/undeliverable-message";
-import { createStudy } from "../src/admin/study-setup";
+import { mailLanguage } from "../src/mail/mail-document";
+import { ACCOUNT_DELETED_TEMPLATE, renderMail } from "../src/outbox/templates";
+import { UndeliverableMessage } from "../src/mail/undeliverable-message";
+import { createStudy } from "../src/study-setup/study-setup";
 
 describe("outbox templates", () => {
   const reset = { resetUrl: "https://studyflow.example/reset?token=abc&x=1", validForHours: 2 };

@@ -1,7 +1,7 @@
 import { and, asc, eq, inArray, isNotNull, lte, or } from "drizzle-orm";
 import { apiKeys, type Executor, type Transaction } from "@studyflow/db";
-import { recordAudit } from "../admin/audit";
-import { sweepInBatches, type BatchedSweep } from "../admin/batched-sweep";
+import { recordAudit } from "../foundation/audit";
+import { sweepInBatches, type BatchedSweep } from "../foundation/batched-sweep";
 import { SecretUnreadable, type SecretBox } from "./secret-box";
 
 /**

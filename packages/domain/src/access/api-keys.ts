@@ -1,7 +1,7 @@
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { and, desc, eq, isNull, lt, or } from "drizzle-orm";
 import { apiKeys, serviceAccounts, type Database, type Executor } from "@studyflow/db";
-import { recordAudit } from "../admin/audit";
+import { recordAudit } from "../foundation/audit";
 import { forgetCached, readCacheOf } from "../cache/read-cache";
 import { Conflict, Invalid, NotFound, Unauthorized } from "../errors";
 import { NO_REVEAL_COPY, apiKeyRevealCopy, takeApiKeyReveals, type ApiKeyReader } from "./api-key-reveal";

@@ -11,7 +11,7 @@ import {
   type Database,
   type Executor,
 } from "@studyflow/db";
-import { recordAudit } from "../admin/audit";
+import { recordAudit } from "../foundation/audit";
 import { NotFound } from "../errors";
 import { storeResponse } from "../events/store-response";
 import { SUBMITTED_BY_PARTICIPANT, type SubmittedResponse } from "../events/submit-response";

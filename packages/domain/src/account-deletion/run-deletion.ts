@@ -10,11 +10,12 @@ import {
   type Database,
   type Executor,
 } from "@studyflow/db";
-import { recordAudit } from "../admin/audit";
+import { recordAudit } from "../foundation/audit";
 import { NotFound } from "../errors";
 import { ACCOUNT_DELETED_TEMPLATE } from "../outbox/templates";
 import { ACCOUNT_DELETED_AFTER_INACTIVITY_TEMPLATE } from "../account-lifecycle/lifecycle-mails";
-import { inEventTransaction, nowSeconds, type DomainContext } from "../events/event-runner";
+import { inEventTransaction, type DomainContext } from "../events/event-runner";
+import { nowSeconds } from "../foundation/clock";
 import { leaveLockedParticipant } from "../events/leave-study";
 import { RulesRejectedEvent } from "../events/rule-failures";
 import {

@@ -1,5 +1,5 @@
 import { renderSignInMail } from "../participant-auth/mail-templates";
-import { escapeHtml, htmlDocument, type MailLanguage, type RenderedMail } from "../outbox/templates";
+import { escapeHtml, htmlDocument, type MailLanguage, type RenderedMail } from "../mail/mail-document";
 import {
   ACCOUNT_DELETED_AFTER_INACTIVITY_TEMPLATE,
   ACCOUNT_INACTIVITY_TEMPLATE,

@@ -1,7 +1,7 @@
 import { and, asc, eq, gt, isNotNull, isNull, lte, notIlike, or, sql, type SQL } from "drizzle-orm";
 import { outgoingMessages, participantSessions, users, type Database, type Executor } from "@studyflow/db";
 import { accountTokenLink, createAccountToken, linkValidForHours } from "../accounts/account-tokens";
-import { sweepInBatches } from "../admin/batched-sweep";
+import { sweepInBatches } from "../foundation/batched-sweep";
 import { requestAccountDeletionIn } from "../account-deletion/request-deletion";
 import { ACCOUNT_INACTIVITY_TEMPLATE, REGISTRATION_TEMPLATE } from "./lifecycle-message-types";
 

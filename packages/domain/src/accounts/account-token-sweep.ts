@@ -1,6 +1,6 @@
 import { inArray, lte } from "drizzle-orm";
 import { passwordResetTokens, type Executor } from "@studyflow/db";
-import { sweepInBatches, type BatchedSweep } from "../admin/batched-sweep";
+import { sweepInBatches, type BatchedSweep } from "../foundation/batched-sweep";
 
 /**
  * Account tokens removed per statement. Taken without an index on the expiry (a sequential scan

@@ -9,8 +9,9 @@ import {
   type SurveyResponse,
 } from "@studyflow/engine";
 import { surveyResponses, type Database, type Executor } from "@studyflow/db";
-import { recordAudit } from "../admin/audit";
-import { engineEnvFor, inEventTransaction, nowSeconds, type DomainContext } from "../events/event-runner";
+import { recordAudit } from "../foundation/audit";
+import { engineEnvFor, inEventTransaction, type DomainContext } from "../events/event-runner";
+import { nowSeconds } from "../foundation/clock";
 import { persistEffects, persistReports } from "../events/persist-outcome";
 import { RulesRejectedEvent, failuresOf, recordRuleFailures } from "../events/rule-failures";
 import { confidentialIdOf } from "../participants/participant-ids";

@@ -1,6 +1,6 @@
 import { and, eq, inArray } from "drizzle-orm";
 import { participants, surveyResponses, surveyVersions, type Executor } from "@studyflow/db";
-import { recordAudit } from "../admin/audit";
+import { recordAudit } from "../foundation/audit";
 import { translateCaseFilter } from "../case-filter/translate-filter";
 import { Invalid, NotFound } from "../errors";
 import { getStudy, type StudyRow } from "../studies/study-repository";

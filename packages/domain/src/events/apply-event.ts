@@ -1,7 +1,8 @@
 import type { ParticipantState, StudyEvent } from "@studyflow/engine";
 import type { Executor } from "@studyflow/db";
 import { saveParticipantState, toEngineState, type ParticipantRow } from "../participants/participant-repository";
-import { nowSeconds, runEventRules, type EventContext, type StudyForRules } from "./event-runner";
+import { runEventRules, type EventContext, type StudyForRules } from "./event-runner";
+import { nowSeconds } from "../foundation/clock";
 import { persistEffects, persistReports } from "./persist-outcome";
 import { RulesRejectedEvent, failuresOf, recordRuleFailures, type RuleFailureRecord } from "./rule-failures";
 import { storeResponse, type ArrivedResponse } from "./store-response";

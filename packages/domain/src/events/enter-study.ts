@@ -9,7 +9,8 @@ import {
 } from "../participants/participant-repository";
 import { getActiveStudy, studyForEvent, type StudyRow } from "../studies/study-repository";
 import { applyEvent } from "./apply-event";
-import { inEventTransaction, nowSeconds, type DomainContext, type EventContext } from "./event-runner";
+import { inEventTransaction, type DomainContext, type EventContext } from "./event-runner";
+import { nowSeconds } from "../foundation/clock";
 import type { RuleFailureRecord } from "./rule-failures";
 
 export interface ProfileEntry {

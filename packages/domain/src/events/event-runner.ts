@@ -9,15 +9,14 @@ import {
 import { isDatabaseUnavailable, type Database, type Executor } from "@studyflow/db";
 import { readCacheOf, type ReadCache } from "../cache/read-cache";
 import { CommitOutcomeUnknown } from "../errors";
+import type { ClockContext } from "../foundation/clock";
 import { createPostgresEngineServices, type ExternalServiceCaller } from "../rules/postgres-engine-services";
 import { loadCurrentRules } from "../rules/study-rules";
 import type { StudyRow } from "../studies/study-repository";
 import { RulesRejectedEvent, recordRuleFailures, type RuleFailureRecord } from "./rule-failures";
 
 /** What domain operations need from their caller besides the database. */
-export interface DomainContext {
-  /** Milliseconds since the epoch. */
-  clock: () => number;
+export interface DomainContext extends ClockContext {
   callExternalService?: ExternalServiceCaller;
   /** Told of the rule failures of every event once they are recorded (metrics). */
   onRuleFailures?: (failures: readonly RuleFailureRecord[]) => void;
@@ -87,8 +86,6 @@ export function engineEnvFor(tx: Executor, study: StudyForRules, ctx: DomainCont
     timeZone: study.config.timeZone ?? "UTC",
   };
 }
-
-export const nowSeconds = (ctx: DomainContext) => Math.floor(ctx.clock() / 1000);
 
 export interface RuleRun {
   result: ApplyResult;

@@ -14,7 +14,8 @@ import { lockParticipant, toEngineState, type ParticipantRow } from "../particip
 import { getActiveStudy } from "../studies/study-repository";
 import { applyEvent } from "./apply-event";
 import { ensureProfileParticipant, runEnter } from "./enter-study";
-import { inEventTransaction, nowSeconds, type DomainContext } from "./event-runner";
+import { inEventTransaction, type DomainContext } from "./event-runner";
+import { nowSeconds } from "../foundation/clock";
 import type { RuleFailureRecord } from "./rule-failures";
 
 export interface MergeInput {

@@ -2,7 +2,8 @@ import type { Database } from "@studyflow/db";
 import { newTemporaryParticipantId } from "../participants/participant-ids";
 import { insertOrLockParticipant, type ParticipantRow } from "../participants/participant-repository";
 import { getActiveStudy } from "../studies/study-repository";
-import { inEventTransaction, nowSeconds, type DomainContext } from "./event-runner";
+import { inEventTransaction, type DomainContext } from "./event-runner";
+import { nowSeconds } from "../foundation/clock";
 import type { RuleFailureRecord } from "./rule-failures";
 import { runEnter } from "./enter-study";
 

@@ -7,7 +7,8 @@ import type { ParticipantRow } from "../participants/participant-repository";
 import { lockEventParticipant, studyForEvent, type StudyRow } from "../studies/study-repository";
 import { checkResponseVersion } from "../surveys/response-version-check";
 import { applyEvent } from "./apply-event";
-import { inEventTransaction, nowSeconds, type DomainContext } from "./event-runner";
+import { inEventTransaction, type DomainContext } from "./event-runner";
+import { nowSeconds } from "../foundation/clock";
 import { recordRuleFailures, type RuleFailureRecord } from "./rule-failures";
 import type { ArrivedResponse } from "./store-response";
 

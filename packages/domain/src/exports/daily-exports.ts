@@ -9,7 +9,7 @@ import {
   type DailyExportOptions,
   type Executor,
 } from "@studyflow/db";
-import { recordAudit } from "../admin/audit";
+import { recordAudit } from "../foundation/audit";
 import { Invalid, NotFound } from "../errors";
 import { getStudy } from "../studies/study-repository";
 import type { FileStore } from "../files/file-store";

@@ -8,7 +8,7 @@ import {
   type Executor,
   type RequiredPermission,
 } from "@studyflow/db";
-import { recordAudit } from "../admin/audit";
+import { recordAudit } from "../foundation/audit";
 import { forgetCached } from "../cache/read-cache";
 import { Conflict, Invalid, NotFound } from "../errors";
 import { checkedPermission, type NewPermission } from "./permissions";

@@ -12,7 +12,7 @@ import {
   type ResourceType,
   type SubjectType,
 } from "@studyflow/db";
-import { recordAudit } from "../admin/audit";
+import { recordAudit } from "../foundation/audit";
 import { forgetCached } from "../cache/read-cache";
 import { Conflict, Invalid, NotFound } from "../errors";
 

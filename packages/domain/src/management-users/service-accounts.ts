@@ -7,7 +7,7 @@ import {
   type Executor,
   type PermissionLimiter,
 } from "@studyflow/db";
-import { recordAudit } from "../admin/audit";
+import { recordAudit } from "../foundation/audit";
 import { forgetCached } from "../cache/read-cache";
 import { Invalid, NotFound } from "../errors";
 import {

@@ -1,6 +1,6 @@
 import { inArray, lte } from "drizzle-orm";
 import { managementSessions, type Executor } from "@studyflow/db";
-import { sweepInBatches, type BatchedSweep } from "../admin/batched-sweep";
+import { sweepInBatches, type BatchedSweep } from "../foundation/batched-sweep";
 
 /**
  * Sessions removed per statement. Each statement is its own short transaction that takes the ids

@@ -1,5 +1,5 @@
 import type { Database, ManagementSessionKind } from "@studyflow/db";
-import { recordAudit } from "../admin/audit";
+import { recordAudit } from "../foundation/audit";
 import type { SecretBox } from "../access/secret-box";
 import { createManagementSession } from "./sessions";
 import { upsertManagementUser, type ManagementSignInProfile, type ManagementUser } from "./users";

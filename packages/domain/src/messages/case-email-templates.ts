@@ -6,7 +6,7 @@ import {
   type EmailTemplateTranslation,
   type Executor,
 } from "@studyflow/db";
-import { recordAudit } from "../admin/audit";
+import { recordAudit } from "../foundation/audit";
 import { Conflict, Invalid, NotFound } from "../errors";
 import { goTemplateProblem } from "@studyflow/go-template";
 

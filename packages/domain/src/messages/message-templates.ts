@@ -1,6 +1,6 @@
 import { and, asc, eq } from "drizzle-orm";
 import { messageTemplates, type Executor } from "@studyflow/db";
-import { recordAudit } from "../admin/audit";
+import { recordAudit } from "../foundation/audit";
 import { Invalid, NotFound } from "../errors";
 import { getStudy } from "../studies/study-repository";
 import { parseTemplate } from "./template-syntax";

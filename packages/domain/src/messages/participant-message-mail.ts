@@ -1,8 +1,8 @@
 import { eq } from "drizzle-orm";
 import { studies, type Executor, type StudyProps } from "@studyflow/db";
 import { DomainError } from "../errors";
-import { escapeHtml, htmlDocument, type RenderedMail } from "../outbox/templates";
-import { UndeliverableMessage } from "../outbox/undeliverable-message";
+import { escapeHtml, htmlDocument, type RenderedMail } from "../mail/mail-document";
+import { UndeliverableMessage } from "../mail/undeliverable-message";
 import { chooseTemplate, templatesOfType, type MessageTemplate } from "./message-templates";
 import { parseTemplate, renderTemplate } from "./template-syntax";
 

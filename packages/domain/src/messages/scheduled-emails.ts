@@ -11,7 +11,7 @@ import {
   type ScheduledEmailType,
 } from "@studyflow/db";
 import { createAccountToken } from "../accounts/account-tokens";
-import { recordAudit } from "../admin/audit";
+import { recordAudit } from "../foundation/audit";
 import { Invalid, NotFound } from "../errors";
 import {
   checkTemplateTranslations,

@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import { smsTemplates, type Executor, type SmsTemplateTranslation } from "@studyflow/db";
-import { recordAudit } from "../admin/audit";
+import { recordAudit } from "../foundation/audit";
 import { Conflict, Invalid, NotFound } from "../errors";
 import { checkTemplateTranslations, isStoredId } from "./case-email-templates";
 

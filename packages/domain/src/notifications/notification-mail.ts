@@ -1,5 +1,5 @@
-import type { RenderedMail } from "../outbox/templates";
-import { UndeliverableMessage } from "../outbox/undeliverable-message";
+import type { RenderedMail } from "../mail/mail-document";
+import { UndeliverableMessage } from "../mail/undeliverable-message";
 
 /**
  * The e-mail a NOTIFY_RESEARCHER message becomes for one subscriber: the outbox row's template

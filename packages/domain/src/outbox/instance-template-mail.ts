@@ -8,7 +8,7 @@ import {
 import { GoTemplateError, executeGoTemplate, parseGoTemplate } from "@studyflow/go-template";
 import { PARTICIPANT_MAIL_TYPES, instanceTemplateCall, type ParticipantMailType } from "./participant-mail-types";
 import { subjectLine } from "./subject-line";
-import type { RenderedMail } from "./templates";
+import type { RenderedMail } from "../mail/mail-document";
 
 /**
  * The language of a template a recipient gets: theirs (exactly, as case-backend compares), else

@@ -1,4 +1,4 @@
-import { UndeliverableMessage } from "./undeliverable-message";
+import { UndeliverableMessage } from "../mail/undeliverable-message";
 
 /**
  * The participant mails of a CASE instance, by case-backend's message type

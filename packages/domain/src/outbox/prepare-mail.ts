@@ -7,8 +7,9 @@ import type { OutboxMessage } from "./outbox-repository";
 import { renderInstanceTemplateMail } from "./instance-template-mail";
 import { resolveRecipient } from "./resolve-recipient";
 import { renderScheduledEmailRow } from "./scheduled-email-mail";
-import { renderMail, type RenderedMail } from "./templates";
-import { UndeliverableMessage } from "./undeliverable-message";
+import type { RenderedMail } from "../mail/mail-document";
+import { renderMail } from "./templates";
+import { UndeliverableMessage } from "../mail/undeliverable-message";
 
 export interface PreparedMail extends RenderedMail {
   to: string;

@@ -2,8 +2,8 @@ import { eq } from "drizzle-orm";
 import { users, type Executor } from "@studyflow/db";
 import type { OutboxMessage } from "./outbox-repository";
 import { subjectLine } from "./subject-line";
-import type { RenderedMail } from "./templates";
-import { UndeliverableMessage } from "./undeliverable-message";
+import type { RenderedMail } from "../mail/mail-document";
+import { UndeliverableMessage } from "../mail/undeliverable-message";
 
 /**
  * Why an account no longer takes a scheduled e-mail queued for it: locked, being deleted, or

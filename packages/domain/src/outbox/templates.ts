@@ -1,27 +1,7 @@
 import { renderSignInMail } from "../participant-auth/mail-templates";
 import { renderLifecycleMail } from "../account-lifecycle/lifecycle-mails";
-import { UndeliverableMessage } from "./undeliverable-message";
-
-export interface RenderedMail {
-  subject: string;
-  text: string;
-  html: string;
-}
-
-export type MailLanguage = "en" | "de";
-
-/** The account templates exist in English and German; anything else reads English. */
-export function mailLanguage(language: string | null | undefined): MailLanguage {
-  const primary = language?.trim().toLowerCase().split(/[-_]/)[0];
-  return primary === "de" ? "de" : "en";
-}
-
-const HTML_ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
-
-/** Text as HTML text content or attribute value: the five characters HTML gives meaning to, escaped. */
-export function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, (char) => HTML_ESCAPES[char] ?? char);
-}
+import { escapeHtml, htmlDocument, mailLanguage, type MailLanguage, type RenderedMail } from "../mail/mail-document";
+import { UndeliverableMessage } from "../mail/undeliverable-message";
 
 /** Plain text as an HTML paragraph. */
 function paragraph(text: string): string {
@@ -31,11 +11,6 @@ function paragraph(text: string): string {
 function linkParagraph(url: string): string {
   const href = escapeHtml(url);
   return `<p><a href="${href}">${href}</a></p>`;
-}
-
-/** Blocks are HTML already: callers build them with {@link paragraph} or escape themselves. */
-export function htmlDocument(language: string, blocks: string[]): string {
-  return `<!doctype html>\n<html lang="${escapeHtml(language)}">\n<body>\n${blocks.join("\n")}\n</body>\n</html>\n`;
 }
 
 function resetLink(payload: Record<string, unknown>): string {

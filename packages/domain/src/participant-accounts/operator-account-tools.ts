@@ -1,6 +1,6 @@
 import { count, eq } from "drizzle-orm";
 import { profiles, users, type Database, type Executor } from "@studyflow/db";
-import { recordAudit } from "../admin/audit";
+import { recordAudit } from "../foundation/audit";
 import { accountDeletionOfUser } from "../account-deletion/deletion-status";
 import type { AccountDeletionRow } from "../account-deletion/request-deletion";
 import { Conflict, NotFound } from "../errors";

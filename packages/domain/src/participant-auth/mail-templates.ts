@@ -1,5 +1,5 @@
-import { escapeHtml, htmlDocument, type MailLanguage, type RenderedMail } from "../outbox/templates";
-import { UndeliverableMessage } from "../outbox/undeliverable-message";
+import { escapeHtml, htmlDocument, type MailLanguage, type RenderedMail } from "../mail/mail-document";
+import { UndeliverableMessage } from "../mail/undeliverable-message";
 
 /** The sign-in mails: verify-email, signup-attempt, otp-code, email-changed. */
 export const SIGN_IN_MAIL_TEMPLATES = ["verify-email", "signup-attempt", "otp-code", "email-changed"] as const;

@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import { evaluateExpression, validateExpression, type Expression } from "@studyflow/engine";
 import { studies, type Executor, type StudyConfig } from "@studyflow/db";
-import { recordAudit } from "../admin/audit";
+import { recordAudit } from "../foundation/audit";
 import { forgetCached } from "../cache/read-cache";
 import { NotFound } from "../errors";
 import { invalidRulesError } from "../rules/rule-issues";

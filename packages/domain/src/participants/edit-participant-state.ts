@@ -1,6 +1,6 @@
 import type { ParticipantState } from "@studyflow/engine";
 import type { Database } from "@studyflow/db";
-import { recordAudit } from "../admin/audit";
+import { recordAudit } from "../foundation/audit";
 import { Conflict, Invalid, NotFound } from "../errors";
 import { getStudy } from "../studies/study-repository";
 import { lockParticipant, saveParticipantState, toEngineState, type ParticipantRow } from "./participant-repository";

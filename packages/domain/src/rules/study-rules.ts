@@ -1,7 +1,7 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
 import { compileRules, type CompiledRuleSet } from "@studyflow/engine";
 import { auditLog, studyRules, type Executor } from "@studyflow/db";
-import { recordAudit } from "../admin/audit";
+import { recordAudit } from "../foundation/audit";
 import type { ReadCache } from "../cache/read-cache";
 
 export interface CurrentRules {

@@ -1,6 +1,6 @@
 import { eq, sql } from "drizzle-orm";
 import { studies, studyParticipantCounts, studyStats, surveyResponses, type Executor } from "@studyflow/db";
-import { recordAudit } from "../admin/audit";
+import { recordAudit } from "../foundation/audit";
 import { forgetCached } from "../cache/read-cache";
 import { Invalid, NotFound } from "../errors";
 import { checkStudyChange, STUDY_PROPERTY_LIMITS } from "../study-config/study-properties";

@@ -7,7 +7,7 @@ import {
   studyParticipantCounts,
   type Executor,
 } from "@studyflow/db";
-import { recordAudit } from "../admin/audit";
+import { recordAudit } from "../foundation/audit";
 import { forgetCached } from "../cache/read-cache";
 import { NotFound } from "../errors";
 import type { FileStore, StoredFileRow } from "../files/file-store";

@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import { researcherSubscriptions, type Executor } from "@studyflow/db";
-import { recordAudit } from "../admin/audit";
+import { recordAudit } from "../foundation/audit";
 import { Invalid } from "../errors";
 import { messageTypeProblem, subscriptionEmail, type SubscriptionInput } from "../notifications/subscriptions";
 import { getStudy } from "./study-repository";

@@ -8,7 +8,7 @@ import {
   type PermissionAction,
   type PermissionLimiter,
 } from "@studyflow/db";
-import { recordAudit } from "../admin/audit";
+import { recordAudit } from "../foundation/audit";
 import { forgetCached } from "../cache/read-cache";
 import { Invalid, NotFound } from "../errors";
 import { getStudy } from "./study-repository";

@@ -1,6 +1,6 @@
 import { and, asc, count, eq, gt, sql } from "drizzle-orm";
 import { studyCodeLists, type Executor } from "@studyflow/db";
-import { recordAudit } from "../admin/audit";
+import { recordAudit } from "../foundation/audit";
 import { Invalid, NotFound } from "../errors";
 import { getStudy } from "../studies/study-repository";
 import { decodePageCursor, encodePageCursor, type Page } from "./page-cursor";

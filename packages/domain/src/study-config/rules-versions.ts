@@ -1,6 +1,6 @@
 import { and, desc, eq, inArray, sql } from "drizzle-orm";
 import { studyRules, tasks, type Database, type Executor } from "@studyflow/db";
-import { recordAudit } from "../admin/audit";
+import { recordAudit } from "../foundation/audit";
 import { forgetCached } from "../cache/read-cache";
 import { Conflict, NotFound } from "../errors";
 import { getStudy } from "../studies/study-repository";

@@ -2,7 +2,7 @@ import { forgetCached } from "../cache/read-cache";
 import { eq } from "drizzle-orm";
 import { isTimeZoneName } from "@studyflow/engine";
 import { studies, type Executor, type StudyConfig, type StudyProps, type StudyStatus } from "@studyflow/db";
-import { recordAudit } from "../admin/audit";
+import { recordAudit } from "../foundation/audit";
 import { Invalid, NotFound } from "../errors";
 import { getStudyOverview, type StudyOverview } from "./study-overview";
 

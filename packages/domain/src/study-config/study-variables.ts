@@ -1,6 +1,6 @@
 import { and, asc, eq } from "drizzle-orm";
 import { studyVariables, type Executor, type StudyVariableType } from "@studyflow/db";
-import { recordAudit } from "../admin/audit";
+import { recordAudit } from "../foundation/audit";
 import { Conflict, Invalid, NotFound } from "../errors";
 import { getStudy } from "../studies/study-repository";
 

@@ -13,7 +13,8 @@ import {
 } from "@studyflow/engine";
 import { participants, studyVariables, type Executor } from "@studyflow/db";
 import { Conflict, NotFound } from "../errors";
-import { engineEnvFor, nowSeconds, type DomainContext } from "../events/event-runner";
+import { engineEnvFor, type DomainContext } from "../events/event-runner";
+import { nowSeconds } from "../foundation/clock";
 import { participantIdsForProfile } from "../participants/participant-ids";
 import { toEngineState, type ParticipantRow } from "../participants/participant-repository";
 import { getStudy, type StudyRow } from "../studies/study-repository";

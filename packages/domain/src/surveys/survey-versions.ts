@@ -1,8 +1,8 @@
 import { and, asc, desc, eq, isNull, sql } from "drizzle-orm";
 import { auditLog, surveyResponses, surveyVersions, type Database, type Executor } from "@studyflow/db";
-import { recordAudit } from "../admin/audit";
+import { recordAudit } from "../foundation/audit";
 import { Conflict, Invalid, NotFound } from "../errors";
-import type { DomainContext } from "../events/event-runner";
+import type { ClockContext } from "../foundation/clock";
 import { getStudy } from "../studies/study-repository";
 import { readSurveyDefinition } from "./survey-definition";
 import { nextVersionId } from "./survey-version-id";
@@ -82,7 +82,7 @@ async function usedVersionIds(tx: Executor, studyKey: string, surveyKey: string)
 export async function publishSurveyVersion(
   db: Database,
   input: SurveyChange & { survey: unknown; newSurvey?: boolean; surveyKey?: string },
-  ctx: Pick<DomainContext, "clock">,
+  ctx: ClockContext,
 ): Promise<SurveyVersion> {
   const upload = readSurveyDefinition(input.survey);
   if (input.surveyKey !== undefined && upload.surveyKey !== input.surveyKey) {
@@ -279,7 +279,7 @@ export interface UnpublishedSurvey {
 export async function unpublishSurvey(
   db: Database,
   input: SurveyChange & { surveyKey: string; idempotent?: boolean },
-  ctx: Pick<DomainContext, "clock">,
+  ctx: ClockContext,
 ): Promise<UnpublishedSurvey> {
   await getStudy(db, input.studyKey);
   const at = new Date(ctx.clock());
@@ -338,7 +338,7 @@ export interface DeletedSurveyVersion {
 export async function deleteSurveyVersion(
   db: Database,
   input: SurveyChange & { surveyKey: string; versionId: string },
-  ctx: Pick<DomainContext, "clock">,
+  ctx: ClockContext,
 ): Promise<DeletedSurveyVersion> {
   await getStudy(db, input.studyKey);
   const at = new Date(ctx.clock());

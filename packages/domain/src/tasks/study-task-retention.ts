@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import { studyTaskRetention, type Database, type Executor } from "@studyflow/db";
-import { recordAudit } from "../admin/audit";
+import { recordAudit } from "../foundation/audit";
 import { Invalid } from "../errors";
 import { getStudy } from "../studies/study-repository";
 

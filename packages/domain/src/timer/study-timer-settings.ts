@@ -1,6 +1,6 @@
 import { eq, sql } from "drizzle-orm";
 import { studyTimers, type Database, type Executor } from "@studyflow/db";
-import { recordAudit } from "../admin/audit";
+import { recordAudit } from "../foundation/audit";
 import { lockStudyBulkTasks } from "../bulk/plan-task";
 import { Invalid } from "../errors";
 import { getStudy } from "../studies/study-repository";

@@ -16,7 +16,7 @@ import { hashPassword } from "../accounts/passwords";
 import { normalizeEmail } from "../accounts/password-reset";
 import { forgetCached } from "../cache/read-cache";
 import { mainProfileValues } from "../user-account/main-profile";
-import { recordAudit } from "./audit";
+import { recordAudit } from "../foundation/audit";
 import { invalidRulesError } from "../rules/rule-issues";
 import { Invalid } from "../errors";
 import { storeRules } from "../rules/study-rules";
