@@ -16,11 +16,11 @@ import {
   type TaskRow,
 } from "@studyflow/domain";
 import { createTaskQueue, createRedisConnection, queueTask } from "@studyflow/queue";
-import type { CliContext } from "../command-definition";
+import { defineCommand, type CliContext } from "../command-definition";
 import { fieldLines } from "../output";
 import { createProgressReporter, progressModeFor, type ProgressStream } from "../progress";
 import { jsonObject, studyKey, switchFlag, text } from "../flag-values";
-import { UPLOADED_BY } from "../command-support";
+import { UPLOADED_BY, requireStudy } from "../command-support";
 import { UsageError } from "../failures";
 
 /**
@@ -137,6 +137,60 @@ export const selectionRequest = (input: SelectionOptions) => ({
   ...(input.sort === undefined ? {} : { sort: input.sort }),
   gzip: input.gzip,
 });
+
+/** The selection as `selectionRequest` gives it to the domain. */
+export type SelectionRequest = ReturnType<typeof selectionRequest>;
+
+/**
+ * What sets one export command apart from the others: its own flags and values (between --study
+ * and the selection flags), the request they make, and the domain function that records its task.
+ */
+export interface ExportCommandSpec<Shape extends z.ZodRawShape, Request> {
+  name: string;
+  summary: string;
+  flags: () => Option[];
+  selection: SelectionHelp;
+  values: Shape;
+  request: (values: z.output<z.ZodObject<Shape>>) => Request;
+  record: (
+    db: CliContext["database"]["db"],
+    studyKey: string,
+    request: Request & SelectionRequest,
+    createdBy: string,
+  ) => Promise<TaskRow>;
+}
+
+/** The input of a command `defineExportCommand` made: the start options, the selection and its own request. */
+export type ExportInput<Request> = StartOptions & SelectionOptions & { request: Request };
+
+/**
+ * An export command: `--study`, its own flags, the selection flags and the start flags; it checks
+ * the study exists, records the task as the operator and starts it (startExport).
+ */
+export function defineExportCommand<Shape extends z.ZodRawShape, Request>(spec: ExportCommandSpec<Shape, Request>) {
+  const schema = z.object({ ...spec.values, ...selectionValues, ...startValues });
+  return defineCommand({
+    name: spec.name,
+    summary: spec.summary,
+    flags: () => [studyFlag(), ...spec.flags(), ...selectionFlags(spec.selection), ...startFlags()],
+    values: schema.transform((values): ExportInput<Request> => ({
+      ...startInput(values as StartValues & SelectionValues),
+      request: spec.request(values as z.output<z.ZodObject<Shape>>),
+    })),
+    uses: "database",
+    run: async (ctx: ExportContext, input: ExportInput<Request>) => {
+      await requireStudy(ctx.database.db, input.studyKey);
+      return startExport(ctx, input, () =>
+        spec.record(
+          ctx.database.db,
+          input.studyKey,
+          { ...input.request, ...selectionRequest(input) },
+          OPERATOR.subject,
+        ),
+      );
+    },
+  });
+}
 
 /** Following stopped by Ctrl-C; the message says what became of the task. Exit code 2. */
 export class FollowInterrupted extends Error {
