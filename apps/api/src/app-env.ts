@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import { Unauthorized } from "@studyflow/domain";
 import type { Context } from "hono";
 import type { ManagementPrincipal, ParticipantPrincipal } from "./auth/principals";
+import type { RequestJson } from "./middleware/request-json";
 
 /** Per-request variables set by middleware. */
 export interface AppEnv {
@@ -18,6 +19,8 @@ export interface AppEnv {
     requestLogger?: Logger;
     management?: ManagementPrincipal;
     participant?: ParticipantPrincipal;
+    /** The body parsed once (middleware/request-json.ts), shared by every reader of the request. */
+    requestJson?: RequestJson;
   };
 }
 

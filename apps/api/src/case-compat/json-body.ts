@@ -5,6 +5,7 @@ import { jsonInputProblem } from "@studyflow/engine";
 import type { AppEnv } from "../app-env";
 import { errorBody } from "../errors";
 import { MAX_JSON_DEPTH } from "../middleware/input-boundary";
+import { replaceRequestJson, requestJson } from "../middleware/request-json";
 import { matchKeysToSchema } from "./key-matching";
 
 /**
@@ -15,31 +16,21 @@ import { matchKeysToSchema } from "./key-matching";
  * boundary skips bodies that do not call themselves JSON), its keys are matched to the schema's
  * case-insensitively (see key-matching.ts), and the request goes on as application/json with the
  * matched body, so the route's own zod validator checks it and the OpenAPI document shows it.
+ * The body is parsed once (requestJson); the validator takes the matched value without parsing.
  * The body-size limit ran before this (app.ts).
  */
 export function caseJsonReader(schema: z.ZodType): MiddlewareHandler<AppEnv> {
   return createMiddleware<AppEnv>(async (c, next) => {
-    const text = await c.req.text();
-    if (text.trim() === "") return c.json(errorBody("body: required (a JSON document)"), 400);
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      return c.json(errorBody("body: not valid JSON"), 400);
-    }
-    const problem = jsonInputProblem(parsed, "body", {
+    const body = await requestJson(c);
+    if (body.kind === "blank") return c.json(errorBody("body: required (a JSON document)"), 400);
+    if (body.kind === "invalid") return c.json(errorBody("body: not valid JSON"), 400);
+    const problem = jsonInputProblem(body.value, "body", {
       maxDepth: MAX_JSON_DEPTH,
       tooDeep: `body is nested deeper than ${MAX_JSON_DEPTH} levels`,
     });
     if (problem) return c.json(errorBody(problem), 400);
-    const matched = JSON.stringify(matchKeysToSchema(parsed, schema));
-    const headers = new Headers(c.req.raw.headers);
-    headers.set("content-type", "application/json");
-    headers.delete("content-length");
-    headers.delete("transfer-encoding");
-    c.req.raw = new Request(c.req.raw.url, { method: c.req.method, headers, body: matched });
-    // the parsed original (input boundary, the read above) must not be what the validator sees
-    c.req.bodyCache = {};
+    c.req.raw.headers.set("content-type", "application/json");
+    replaceRequestJson(c, matchKeysToSchema(body.value, schema));
     await next();
   });
 }

@@ -17,6 +17,7 @@ import {
 import type { AppEnv } from "../app-env";
 import type { AppDeps } from "../deps";
 import { domainContext } from "../domain-context";
+import { requestJson } from "./request-json";
 
 // Safe retries: a client that sends `Idempotency-Key: <its own unique value>` with a write may send
 // the same request again (a dropped connection, a timeout) and gets the first answer back, with
@@ -82,12 +83,9 @@ function defaultScope(c: Context<AppEnv>): string {
 }
 
 async function requestBody(c: Context<AppEnv>): Promise<unknown> {
-  const text = await c.req.text();
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return text; // not JSON: the route's validator answers it; the fingerprint takes the text
-  }
+  const body = await requestJson(c);
+  // not JSON: the route's validator answers it; the fingerprint takes the text
+  return body.kind === "json" ? body.value : body.text;
 }
 
 export interface IdempotencyOptions {

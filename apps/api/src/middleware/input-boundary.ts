@@ -3,6 +3,7 @@ import { createMiddleware } from "hono/factory";
 import { inputTextProblem, jsonInputProblem } from "@studyflow/engine";
 import type { AppEnv } from "../app-env";
 import { errorBody } from "../errors";
+import { requestJson } from "./request-json";
 
 /**
  * The deepest JSON nesting a body may have. The deepest legitimate bodies are rule sets: the
@@ -78,17 +79,12 @@ export function inputBoundary(options: InputBoundaryOptions = {}) {
       isJson(c.req.header("content-type")) &&
       options.bodyLeftToRoute?.(c) !== true
     ) {
-      // Read and parsed once: hono keeps the parsed body, which the route's validator then takes.
-      let body: unknown;
-      try {
-        body = await c.req.json();
-      } catch {
-        body = undefined;
-      }
+      // Parsed once for the whole request: every later reader, the route's validator too, takes this parse.
+      const body = await requestJson(c);
       const bodyProblem =
-        body === undefined
+        body.kind !== "json"
           ? null
-          : jsonInputProblem(body, "body", {
+          : jsonInputProblem(body.value, "body", {
               maxDepth: MAX_JSON_DEPTH,
               tooDeep: `body is nested deeper than ${MAX_JSON_DEPTH} levels`,
             });

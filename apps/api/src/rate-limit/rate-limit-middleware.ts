@@ -3,6 +3,7 @@ import { createMiddleware } from "hono/factory";
 import type { z } from "zod";
 import { RateLimited, Unavailable } from "@studyflow/domain";
 import type { AppEnv } from "../app-env";
+import { requestJson } from "../middleware/request-json";
 import type { RateLimitCheck, RateLimiter } from "./redis-sliding-window";
 
 /*
@@ -67,12 +68,10 @@ export async function acceptedInput<Json extends z.ZodType>(
   const mediaType = c.req.header("content-type")?.split(";")[0]?.trim() ?? "";
   let raw: unknown = {};
   if (JSON_MEDIA_TYPE.test(mediaType)) {
-    try {
-      // Hono caches the parsed body: the route's validator reads the same one.
-      raw = await c.req.json();
-    } catch {
-      return { accepted: false };
-    }
+    // The request's one parse, which the route's validator takes too.
+    const body = await requestJson(c);
+    if (body.kind !== "json") return { accepted: false };
+    raw = body.value;
   }
   const parsed = await input.json.safeParseAsync(raw);
   return parsed.success ? { accepted: true, body: parsed.data } : { accepted: false };

@@ -1,0 +1,54 @@
+import type { Context, HonoRequest } from "hono";
+import type { AppEnv } from "../app-env";
+
+/** A request's body as JSON: parsed, blank, or not JSON (`text` is what arrived). */
+export type RequestJson =
+  | { readonly kind: "json"; readonly value: unknown; readonly text: string }
+  | { readonly kind: "blank"; readonly text: string }
+  | { readonly kind: "invalid"; readonly text: string };
+
+const notJson = () => Promise.reject(new SyntaxError("the body is not valid JSON"));
+
+/**
+ * Makes `parsed` the body every later reader of this request sees: the shared record and hono's
+ * `c.req.json()`, through which the route's validator reads the body (hono parses the body's text
+ * again on every `json()` call; the validator takes this parse instead).
+ */
+function share(c: Context<AppEnv>, parsed: RequestJson): RequestJson {
+  c.set("requestJson", parsed);
+  c.req.json = (() => (parsed.kind === "json" ? Promise.resolve(parsed.value) : notJson())) as HonoRequest["json"];
+  return parsed;
+}
+
+/**
+ * The request's body parsed as JSON, once per request, whatever its Content-Type: the input
+ * boundary, the CASE body reader, a rate limit that validates the body, the idempotency
+ * fingerprint and the route's validator all share this one parse. The body must be bounded
+ * before (limitBodySize).
+ */
+export async function requestJson(c: Context<AppEnv>): Promise<RequestJson> {
+  const known = c.get("requestJson");
+  if (known) return known;
+  const text = await c.req.text();
+  if (text.trim() === "") return share(c, { kind: "blank", text });
+  try {
+    return share(c, { kind: "json", value: JSON.parse(text) as unknown, text });
+  } catch {
+    return share(c, { kind: "invalid", text });
+  }
+}
+
+/**
+ * Replaces the body later readers see with `value` (the CASE body reader's key-matched body), as
+ * if it had arrived so. Its text is made only for a reader that asks for text (rare).
+ */
+export function replaceRequestJson(c: Context<AppEnv>, value: unknown): void {
+  let text: string | undefined;
+  share(c, {
+    kind: "json",
+    value,
+    get text() {
+      return (text ??= JSON.stringify(value));
+    },
+  });
+}
