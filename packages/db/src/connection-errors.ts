@@ -51,3 +51,19 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   }
   return false;
 }
+
+/** SQLSTATE 23505: an insert or update ran into a unique index. */
+const UNIQUE_VIOLATION = "23505";
+
+/**
+ * Whether `error` is a unique violation, as the driver reports it or as the query builder wraps
+ * it (drizzle puts the driver's error in `cause`); with `constraint`, of that index only. The
+ * domain turns one into the Conflict it means; nothing above the domain needs to know the code.
+ */
+export function isUniqueViolation(error: unknown, constraint?: string): boolean {
+  for (let current = error; current instanceof Error; current = current.cause) {
+    const { code, constraint_name: name } = current as { code?: unknown; constraint_name?: unknown };
+    if (code === UNIQUE_VIOLATION) return constraint === undefined || name === constraint;
+  }
+  return false;
+}
