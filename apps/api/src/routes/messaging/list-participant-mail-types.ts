@@ -1,8 +1,9 @@
-import { z, type OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { participantMailCoverage } from "@studyflow/domain";
-import { managementOf, type AppEnv } from "../../app-env";
-import { caseRoute } from "../../case-compat";
+import { managementOf } from "../../app-env";
 import type { AppDeps } from "../../deps";
+import type { ApiRouter } from "../create-router";
+import { defineRoute } from "../define-route";
 import { errorResponses } from "../openapi-errors";
 import { jsonContent, MANAGEMENT_SECURITY } from "../schemas";
 import { assertMessaging } from "./schemas";
@@ -28,9 +29,9 @@ const participantMailType = z
  * whether the instance has a global e-mail template of it and in which languages, so an operator
  * sees which mails still go out as studyflow's built-in ones.
  */
-export function registerParticipantMailTypes(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
+export function registerListParticipantMailTypes(router: ApiRouter, deps: AppDeps) {
   const db = deps.database.db;
-  caseRoute(
+  defineRoute(
     router,
     {
       method: "get",
@@ -43,6 +44,7 @@ export function registerParticipantMailTypes(router: OpenAPIHono<AppEnv>, deps: 
         "default; a type without one goes out as studyflow's built-in mail (English or German, a neutral subject). " +
         "Requires permission `messaging/global-email-templates/*` (admins always pass).",
       security: MANAGEMENT_SECURITY,
+      bothSlashes: true,
       responses: {
         200: jsonContent(z.object({ types: z.array(participantMailType) }), "the types, CASE's first"),
         ...errorResponses([401, 403]),

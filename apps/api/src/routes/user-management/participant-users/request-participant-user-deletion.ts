@@ -1,4 +1,4 @@
-import { z, type OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import {
   Invalid,
   NotFound,
@@ -6,23 +6,24 @@ import {
   findParticipantAccountByEmail,
   requestAccountDeletion,
 } from "@studyflow/domain";
-import { managementOf, type AppEnv } from "../../app-env";
-import { caseRoute } from "../../case-compat";
-import type { AppDeps } from "../../deps";
+import { managementOf } from "../../../app-env";
+import type { AppDeps } from "../../../deps";
 import { accountDeletionSchema, presentAccountDeletion } from "@studyflow/presenters/participant-account";
-import { errorResponses } from "../openapi-errors";
-import { queueDeletionJob } from "../participant-users/deletion-queue";
-import { MANAGEMENT_SECURITY, jsonContent, messageSchema } from "../schemas";
-import { TAGS, now } from "./shared";
+import type { ApiRouter } from "../../create-router";
+import { defineRoute } from "../../define-route";
+import { errorResponses } from "../../openapi-errors";
+import { queueDeletionJob } from "../../participant-users/deletion-queue";
+import { MANAGEMENT_SECURITY, jsonContent, messageSchema } from "../../schemas";
+import { TAGS, now } from "../user-management-contract";
 
 /** POST /participant-users/request-deletion: case-admin's "delete participant user" by e-mail address. */
-export function registerRequestParticipantUserDeletion(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
+export function registerRequestParticipantUserDeletion(router: ApiRouter, deps: AppDeps) {
   const db = deps.database.db;
-  caseRoute(
+  defineRoute(
     router,
     {
       method: "post",
-      path: "/participant-users/request-deletion",
+      path: "/request-deletion",
       tags: TAGS,
       summary: "Delete a participant account by e-mail address (CASE)",
       description:
@@ -32,8 +33,7 @@ export function registerRequestParticipantUserDeletion(router: OpenAPIHono<AppEn
         "case-backend deletes at once. No account with the address: 400 `user could not be deleted`, as " +
         "case-backend answers it. Audited.",
       security: MANAGEMENT_SECURITY,
-      body: z.object({ email: z.string().max(320) }),
-      bothSlashes: false,
+      caseBody: z.object({ email: z.string().max(320) }),
       responses: {
         200: jsonContent(messageSchema.extend({ deletion: accountDeletionSchema }), "the deletion, started"),
         ...errorResponses([400, 401, 403], { 403: "the caller lacks users/*/delete-users" }),

@@ -1,0 +1,39 @@
+import { deleteEmailTemplate } from "@studyflow/domain";
+import { managementOf } from "../../../../app-env";
+import type { AppDeps } from "../../../../deps";
+import type { ApiRouter } from "../../../create-router";
+import { defineRoute } from "../../../define-route";
+import { errorResponses } from "../../../openapi-errors";
+import { jsonContent, MANAGEMENT_SECURITY, messageSchema } from "../../../schemas";
+import { GLOBAL_EMAIL_TEMPLATES_PERMISSION } from "../../permission-texts";
+import { assertMessaging, messageTypeParam } from "../../schemas";
+
+export function registerDeleteGlobalEmailTemplate(router: ApiRouter, deps: AppDeps) {
+  const db = deps.database.db;
+  defineRoute(
+    router,
+    {
+      method: "delete",
+      path: "/{messageType}",
+      tags: ["messaging"],
+      summary: "Delete a global e-mail template (CASE)",
+      description:
+        "Answers the same whether or not the type had a template, as case-backend does. A deletion is audited " +
+        "(`email-template.delete`). " +
+        GLOBAL_EMAIL_TEMPLATES_PERMISSION,
+      security: MANAGEMENT_SECURITY,
+      request: { params: messageTypeParam },
+      bothSlashes: true,
+      responses: {
+        200: jsonContent(messageSchema, '`{"message": "template deleted"}`'),
+        ...errorResponses([400, 401, 403]),
+      },
+    },
+    async (c) => {
+      const who = managementOf(c);
+      await assertMessaging(db, who, "global-email-templates");
+      await deleteEmailTemplate(db, null, c.req.valid("param").messageType, who.subject);
+      return c.json({ message: "template deleted" }, 200);
+    },
+  );
+}

@@ -1,0 +1,33 @@
+import { listGlobalEmailTemplates } from "@studyflow/domain";
+import { managementOf } from "../../../../app-env";
+import type { AppDeps } from "../../../../deps";
+import type { ApiRouter } from "../../../create-router";
+import { defineRoute } from "../../../define-route";
+import { errorResponses } from "../../../openapi-errors";
+import { jsonContent, MANAGEMENT_SECURITY } from "../../../schemas";
+import { GLOBAL_EMAIL_TEMPLATES_PERMISSION } from "../../permission-texts";
+import { assertMessaging, emailTemplatesAnswer } from "../../schemas";
+
+export function registerListGlobalEmailTemplates(router: ApiRouter, deps: AppDeps) {
+  const db = deps.database.db;
+  defineRoute(
+    router,
+    {
+      method: "get",
+      path: "/",
+      tags: ["messaging"],
+      summary: "List the global e-mail templates (CASE)",
+      description: GLOBAL_EMAIL_TEMPLATES_PERMISSION,
+      security: MANAGEMENT_SECURITY,
+      bothSlashes: true,
+      responses: {
+        200: jsonContent(emailTemplatesAnswer, "the templates, by message type"),
+        ...errorResponses([401, 403]),
+      },
+    },
+    async (c) => {
+      await assertMessaging(db, managementOf(c), "global-email-templates");
+      return c.json({ templates: await listGlobalEmailTemplates(db) }, 200);
+    },
+  );
+}
