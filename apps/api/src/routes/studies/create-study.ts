@@ -1,4 +1,4 @@
-import { z, type OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import {
   Conflict,
   assertPermission,
@@ -7,9 +7,10 @@ import {
   getStudyOverview,
   updateStudy,
 } from "@studyflow/domain";
-import { managementOf, type AppEnv } from "../../app-env";
-import { caseRoute } from "../../case-compat/case-route";
+import { managementOf } from "../../app-env";
 import type { AppDeps } from "../../deps";
+import type { ApiRouter } from "../create-router";
+import { defineRoute } from "../define-route";
 import { caseAdminStudySchema, presentCaseAdminStudy } from "@studyflow/presenters/case-study";
 import { errorResponses } from "../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent, keyString } from "../schemas";
@@ -22,13 +23,14 @@ const isUniqueViolation = (error: unknown): boolean =>
   error instanceof Error &&
   ((error as { code?: unknown }).code === "23505" || isUniqueViolation((error as { cause?: unknown }).cause));
 
-export function registerCreateStudy(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
+export function registerCreateStudy(router: ApiRouter, deps: AppDeps) {
   const db = deps.database.db;
-  caseRoute(
+  defineRoute(
     router,
     {
       method: "post",
       path: "/",
+      bothSlashes: true,
       tags: ["studies"],
       summary: "Create a study (CASE)",
       description:
@@ -37,7 +39,7 @@ export function registerCreateStudy(router: OpenAPIHono<AppEnv>, deps: AppDeps) 
         `server; studyflow asks for at least ${MIN_STUDY_SECRET_LENGTH} characters (case-backend: 5). Recorded in ` +
         "the audit log (`study.create`). Requires `create-study` for study `*`.",
       security: MANAGEMENT_SECURITY,
-      body: z.object({
+      caseBody: z.object({
         studyKey: keyString("studyKey"),
         secretKey: z
           .string({ error: "secretKey: required" })

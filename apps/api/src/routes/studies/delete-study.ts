@@ -1,19 +1,19 @@
-import { z, type OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { assertStudyPermission, deleteStudy, removeStudyFiles } from "@studyflow/domain";
-import { managementOf, type AppEnv } from "../../app-env";
-import { caseRoute } from "../../case-compat/case-route";
+import { managementOf } from "../../app-env";
 import type { AppDeps } from "../../deps";
+import type { ApiRouter } from "../create-router";
+import { defineRoute } from "../define-route";
 import { errorResponses } from "../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent, studyKeyParam } from "../schemas";
 
-export function registerDeleteStudy(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
+export function registerDeleteStudy(router: ApiRouter, deps: AppDeps) {
   const db = deps.database.db;
-  caseRoute(
+  defineRoute(
     router,
     {
       method: "delete",
       path: "/{studyKey}",
-      bothSlashes: false,
       tags: ["studies"],
       summary: "Delete a study and everything it holds (CASE)",
       description:

@@ -1,20 +1,20 @@
-import { z, type OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { assertStudyVisible, caseStudyStats, getStudyOverview } from "@studyflow/domain";
-import { managementOf, type AppEnv } from "../../app-env";
-import { caseRoute } from "../../case-compat/case-route";
+import { managementOf } from "../../app-env";
 import type { AppDeps } from "../../deps";
+import type { ApiRouter } from "../create-router";
+import { defineRoute } from "../define-route";
 import { caseAdminStudySchema, presentCaseAdminStudy } from "@studyflow/presenters/case-study";
 import { errorResponses } from "../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent, studyKeyParam } from "../schemas";
 
-export function registerGetStudy(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
+export function registerGetStudy(router: ApiRouter, deps: AppDeps) {
   const db = deps.database.db;
-  caseRoute(
+  defineRoute(
     router,
     {
       method: "get",
       path: "/{studyKey}",
-      bothSlashes: false,
       tags: ["studies"],
       summary: "A study (CASE Study document)",
       description:

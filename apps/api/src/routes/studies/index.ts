@@ -1,33 +1,32 @@
 import type { AppDeps } from "../../deps";
 import { managementAuth } from "../../middleware/auth";
+import { createRouter } from "../create-router";
 import { createCodeListsRouter } from "./code-lists";
-import { createMessageTemplatesRouter } from "./message-templates";
-import { createSubscriptionsRouter } from "./subscriptions";
-import { createTimerRouter } from "./timer";
-import { registerDailyExportConfig } from "./daily-export-config";
+import { registerCreateStudy } from "./create-study";
+import { createDailyExportConfigRouter } from "./daily-export-config";
+import { registerDeleteStudy } from "./delete-study";
 import { registerGetParticipantCounts } from "./get-participant-counts";
 import { registerGetStudy } from "./get-study";
 import { registerListAuditLog } from "./list-audit-log";
 import { registerListMessages } from "./list-messages";
 import { registerListRuleFailures } from "./list-rule-failures";
 import { registerListStudies } from "./list-studies";
+import { createMessageTemplatesRouter } from "./message-templates";
+import { registerNotificationSubscriptions } from "./notification-subscriptions";
+import { registerStudyPermissions } from "./permissions";
 import { createRulesRouter } from "./rules";
-import { registerTaskRetention } from "./task-retention";
-import { registerTrackAccount } from "./track-account";
-import { registerUpdateStudy } from "./update-study";
-import { createVariablesRouter } from "./variables";
+import { registerSetDisplayProps } from "./set-display-props";
+import { registerSetFileUploadConfig } from "./set-file-upload-config";
+import { registerSetIsDefault } from "./set-is-default";
+import { registerSetStudyStatus } from "./set-study-status";
+import { registerSetTrackAccount } from "./set-track-account";
 import { createStudyCodeListRouter } from "./study-code-list";
 import { createStudyCountersRouter } from "./study-counters";
-// case-admin's study routes (CASE §3a)
-import { registerCreateStudy } from "./create-study";
-import { registerDeleteStudy } from "./delete-study";
-import { registerDisplayProps } from "./display-props";
-import { registerFileUploadConfig } from "./file-upload-config";
-import { registerIsDefault } from "./is-default";
-import { registerNotificationSubscriptions } from "./notification-subscriptions";
-import { registerStudyPermissions } from "./study-permissions";
-import { registerStudyStatus } from "./study-status";
-import { createRouter } from "../create-router";
+import { createSubscriptionsRouter } from "./subscriptions";
+import { createTaskRetentionRouter } from "./task-retention";
+import { createTimerRouter } from "./timer";
+import { registerUpdateStudy } from "./update-study";
+import { createVariablesRouter } from "./variables";
 
 /**
  * Studies and their configuration: properties and status, code lists, variables, rules versions,
@@ -35,25 +34,24 @@ import { createRouter } from "../create-router";
  * it before a 404 would tell what exists; the sub-routers mounted here are covered by it.
  */
 export function createStudiesRouter(deps: AppDeps) {
-  const router = createRouter();
-  router.use(managementAuth(deps));
+  const router = createRouter(managementAuth(deps));
   registerListStudies(router, deps);
   registerGetStudy(router, deps);
   registerGetParticipantCounts(router, deps);
   registerUpdateStudy(router, deps);
-  registerTrackAccount(router, deps);
-  registerDailyExportConfig(router, deps);
-  registerTaskRetention(router, deps);
+  registerSetTrackAccount(router, deps);
+  router.route("/:studyKey/daily-export-config", createDailyExportConfigRouter(deps));
+  router.route("/:studyKey/task-retention", createTaskRetentionRouter(deps));
   registerListRuleFailures(router, deps);
   registerListAuditLog(router, deps);
   registerListMessages(router, deps);
   // case-admin's study routes (CASE §3a)
   registerCreateStudy(router, deps);
   registerDeleteStudy(router, deps);
-  registerStudyStatus(router, deps);
-  registerDisplayProps(router, deps);
-  registerIsDefault(router, deps);
-  registerFileUploadConfig(router, deps);
+  registerSetStudyStatus(router, deps);
+  registerSetDisplayProps(router, deps);
+  registerSetIsDefault(router, deps);
+  registerSetFileUploadConfig(router, deps);
   registerNotificationSubscriptions(router, deps);
   registerStudyPermissions(router, deps);
   router.route("/:studyKey/code-lists", createCodeListsRouter(deps));

@@ -1,7 +1,9 @@
-import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { assertStudyPermission, listStudyMessages, type StudyMessage } from "@studyflow/domain";
-import { managementOf, type AppEnv } from "../../app-env";
+import { managementOf } from "../../app-env";
 import type { AppDeps } from "../../deps";
+import type { ApiRouter } from "../create-router";
+import { defineRoute } from "../define-route";
 import { errorResponses } from "../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent, studyKeyParam } from "../schemas";
 import { nextCursorField, pageQuery } from "./page-query";
@@ -34,41 +36,43 @@ function presentStudyMessage(message: StudyMessage): z.infer<typeof studyMessage
   };
 }
 
-const route = createRoute({
-  method: "get",
-  path: "/{studyKey}/messages",
-  tags: ["studies"],
-  summary: "The e-mails a study caused and where their delivery stands; newest first",
-  description:
-    "Participant messages (due `ADD_MESSAGE` messages, `SEND_MESSAGE_NOW`) and researcher notifications, with " +
-    "their status, attempts and the reason of the last failure: `status=failed` lists what did not go out (no " +
-    "template for the message type, no recipient, refused by the mail server). Never the address or the " +
-    "payload. Pages with `limit` and `cursor`. Requires `read-rule-failures`.",
-  security: MANAGEMENT_SECURITY,
-  request: {
-    params: studyKeyParam,
-    query: pageQuery.extend({ status: z.enum(MESSAGE_STATUSES).optional() }),
-  },
-  responses: {
-    200: jsonContent(
-      z.object({ messages: z.array(studyMessageSchema), nextCursor: nextCursorField }),
-      "a page of the study's e-mails",
-    ),
-    ...errorResponses([400, 401, 403, 404], { 400: "bad status, limit or cursor", 404: "study not found" }),
-  },
-});
-
-export function registerListMessages(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
+export function registerListMessages(router: ApiRouter, deps: AppDeps) {
   const db = deps.database.db;
-  router.openapi(route, async (c) => {
-    const { studyKey } = c.req.valid("param");
-    const { limit, cursor, status } = c.req.valid("query");
-    await assertStudyPermission(db, managementOf(c), studyKey, "read-rule-failures");
-    const page = await listStudyMessages(db, studyKey, {
-      limit,
-      ...(cursor === undefined ? {} : { cursor }),
-      ...(status === undefined ? {} : { status }),
-    });
-    return c.json({ messages: page.items.map(presentStudyMessage), nextCursor: page.nextCursor }, 200);
-  });
+  defineRoute(
+    router,
+    {
+      method: "get",
+      path: "/{studyKey}/messages",
+      tags: ["studies"],
+      summary: "The e-mails a study caused and where their delivery stands; newest first",
+      description:
+        "Participant messages (due `ADD_MESSAGE` messages, `SEND_MESSAGE_NOW`) and researcher notifications, with " +
+        "their status, attempts and the reason of the last failure: `status=failed` lists what did not go out (no " +
+        "template for the message type, no recipient, refused by the mail server). Never the address or the " +
+        "payload. Pages with `limit` and `cursor`. Requires `read-rule-failures`.",
+      security: MANAGEMENT_SECURITY,
+      request: {
+        params: studyKeyParam,
+        query: pageQuery.extend({ status: z.enum(MESSAGE_STATUSES).optional() }),
+      },
+      responses: {
+        200: jsonContent(
+          z.object({ messages: z.array(studyMessageSchema), nextCursor: nextCursorField }),
+          "a page of the study's e-mails",
+        ),
+        ...errorResponses([400, 401, 403, 404], { 400: "bad status, limit or cursor", 404: "study not found" }),
+      },
+    },
+    async (c) => {
+      const { studyKey } = c.req.valid("param");
+      const { limit, cursor, status } = c.req.valid("query");
+      await assertStudyPermission(db, managementOf(c), studyKey, "read-rule-failures");
+      const page = await listStudyMessages(db, studyKey, {
+        limit,
+        ...(cursor === undefined ? {} : { cursor }),
+        ...(status === undefined ? {} : { status }),
+      });
+      return c.json({ messages: page.items.map(presentStudyMessage), nextCursor: page.nextCursor }, 200);
+    },
+  );
 }

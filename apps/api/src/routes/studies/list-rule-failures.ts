@@ -1,7 +1,9 @@
-import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { Invalid, assertStudyPermission, getStudy, listRuleFailures } from "@studyflow/domain";
-import { managementOf, type AppEnv } from "../../app-env";
+import { managementOf } from "../../app-env";
 import type { AppDeps } from "../../deps";
+import type { ApiRouter } from "../create-router";
+import { defineRoute } from "../define-route";
 import { presentRuleFailure, ruleFailureSchema } from "@studyflow/presenters/rule-failure";
 import { errorResponses } from "../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent, studyKeyParam } from "../schemas";
@@ -30,61 +32,63 @@ const isoInstant = (name: string) =>
     .optional()
     .openapi({ example: "2026-11-01T00:00:00Z" });
 
-const route = createRoute({
-  method: "get",
-  path: "/{studyKey}/rule-failures",
-  tags: ["studies"],
-  summary: "Rule failures of a study's participant events and bulk tasks, most recent first",
-  description:
-    "Every rule that failed for a participant: the event, the rules version, the rule's index, the JSON path of " +
-    "the failing expression and the message. Requires `read-rule-failures`.",
-  security: MANAGEMENT_SECURITY,
-  request: {
-    params: studyKeyParam,
-    query: z.object({
-      participantId: z.string().min(1).max(200).optional(),
-      eventType: z.enum(["ENTER", "SUBMIT", "LEAVE", "MERGE", "CUSTOM", "TIMER"]).optional(),
-      taskId: z.uuid({ error: "taskId must be a task id" }).optional(),
-      since: isoInstant("since"),
-      limit: z.coerce.number().int().min(1).max(MAX_PAGE).default(DEFAULT_PAGE),
-      cursor: z.string().max(200).optional().openapi({ description: "nextCursor of the previous page" }),
-    }),
-  },
-  responses: {
-    200: jsonContent(
-      z.object({
-        ruleFailures: z.array(ruleFailureSchema),
-        nextCursor: z.string().nullable().openapi({ description: "null on the last page" }),
-      }),
-      "a page of rule failures",
-    ),
-    ...errorResponses([400, 401, 403, 404], { 404: "study not found" }),
-  },
-});
-
-export function registerListRuleFailures(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
+export function registerListRuleFailures(router: ApiRouter, deps: AppDeps) {
   const db = deps.database.db;
-  router.openapi(route, async (c) => {
-    const { studyKey } = c.req.valid("param");
-    const query = c.req.valid("query");
-    await assertStudyPermission(db, managementOf(c), studyKey, "read-rule-failures");
-    await getStudy(db, studyKey);
-    const rows = await listRuleFailures(db, {
-      studyKey,
-      ...(query.participantId === undefined ? {} : { participantId: query.participantId }),
-      ...(query.eventType === undefined ? {} : { eventType: query.eventType }),
-      ...(query.taskId === undefined ? {} : { taskId: query.taskId }),
-      ...(query.since === undefined ? {} : { since: new Date(query.since) }),
-      ...(query.cursor === undefined ? {} : { before: decodeCursor(query.cursor) }),
-      limit: query.limit,
-    });
-    const last = rows.at(-1);
-    return c.json(
-      {
-        ruleFailures: rows.map(presentRuleFailure),
-        nextCursor: rows.length === query.limit && last ? encodeCursor(last) : null,
+  defineRoute(
+    router,
+    {
+      method: "get",
+      path: "/{studyKey}/rule-failures",
+      tags: ["studies"],
+      summary: "Rule failures of a study's participant events and bulk tasks, most recent first",
+      description:
+        "Every rule that failed for a participant: the event, the rules version, the rule's index, the JSON path of " +
+        "the failing expression and the message. Requires `read-rule-failures`.",
+      security: MANAGEMENT_SECURITY,
+      request: {
+        params: studyKeyParam,
+        query: z.object({
+          participantId: z.string().min(1).max(200).optional(),
+          eventType: z.enum(["ENTER", "SUBMIT", "LEAVE", "MERGE", "CUSTOM", "TIMER"]).optional(),
+          taskId: z.uuid({ error: "taskId must be a task id" }).optional(),
+          since: isoInstant("since"),
+          limit: z.coerce.number().int().min(1).max(MAX_PAGE).default(DEFAULT_PAGE),
+          cursor: z.string().max(200).optional().openapi({ description: "nextCursor of the previous page" }),
+        }),
       },
-      200,
-    );
-  });
+      responses: {
+        200: jsonContent(
+          z.object({
+            ruleFailures: z.array(ruleFailureSchema),
+            nextCursor: z.string().nullable().openapi({ description: "null on the last page" }),
+          }),
+          "a page of rule failures",
+        ),
+        ...errorResponses([400, 401, 403, 404], { 404: "study not found" }),
+      },
+    },
+    async (c) => {
+      const { studyKey } = c.req.valid("param");
+      const query = c.req.valid("query");
+      await assertStudyPermission(db, managementOf(c), studyKey, "read-rule-failures");
+      await getStudy(db, studyKey);
+      const rows = await listRuleFailures(db, {
+        studyKey,
+        ...(query.participantId === undefined ? {} : { participantId: query.participantId }),
+        ...(query.eventType === undefined ? {} : { eventType: query.eventType }),
+        ...(query.taskId === undefined ? {} : { taskId: query.taskId }),
+        ...(query.since === undefined ? {} : { since: new Date(query.since) }),
+        ...(query.cursor === undefined ? {} : { before: decodeCursor(query.cursor) }),
+        limit: query.limit,
+      });
+      const last = rows.at(-1);
+      return c.json(
+        {
+          ruleFailures: rows.map(presentRuleFailure),
+          nextCursor: rows.length === query.limit && last ? encodeCursor(last) : null,
+        },
+        200,
+      );
+    },
+  );
 }

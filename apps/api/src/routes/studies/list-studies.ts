@@ -1,19 +1,21 @@
-import { z, type OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { caseStudyStats, listVisibleStudies } from "@studyflow/domain";
-import { managementOf, type AppEnv } from "../../app-env";
-import { caseRoute } from "../../case-compat/case-route";
+import { managementOf } from "../../app-env";
 import type { AppDeps } from "../../deps";
+import type { ApiRouter } from "../create-router";
+import { defineRoute } from "../define-route";
 import { caseAdminStudySchema, presentCaseAdminStudy } from "@studyflow/presenters/case-study";
 import { errorResponses } from "../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent } from "../schemas";
 
-export function registerListStudies(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
+export function registerListStudies(router: ApiRouter, deps: AppDeps) {
   const db = deps.database.db;
-  caseRoute(
+  defineRoute(
     router,
     {
       method: "get",
       path: "/",
+      bothSlashes: true,
       tags: ["studies"],
       summary: "The studies the caller may see (CASE Study documents)",
       description:

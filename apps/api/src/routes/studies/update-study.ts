@@ -1,4 +1,4 @@
-import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { isTimeZoneName } from "@studyflow/engine";
 import {
   LANGUAGE_CODE,
@@ -8,8 +8,10 @@ import {
   isCalendarDate,
   updateStudy,
 } from "@studyflow/domain";
-import { managementOf, type AppEnv } from "../../app-env";
+import { managementOf } from "../../app-env";
 import type { AppDeps } from "../../deps";
+import type { ApiRouter } from "../create-router";
+import { defineRoute } from "../define-route";
 import { presentStudy, studySchema } from "@studyflow/presenters/study";
 import { errorResponses } from "../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonBody, jsonContent, studyKeyParam } from "../schemas";
@@ -91,41 +93,43 @@ const studyChangeSchema = z
   .refine((change) => Object.keys(change).length > 0, "give at least one field to change")
   .openapi("StudyChange");
 
-const route = createRoute({
-  method: "patch",
-  path: "/{studyKey}",
-  tags: ["studies"],
-  summary: "Change a study's properties, rule settings or status",
-  description:
-    "Properties: `name` and `description` per language code, `tags`, `startDate` (YYYY-MM-DD), `systemDefaultStudy`. Rule settings: " +
-    "`timeZone` (IANA name, for the calendar functions of the rules), `strictRules` and `unknownSurveyVersion`; `trackAccount`. An absent field stays as " +
-    "it is, a given one replaces the whole value (a name map replaces every language), null removes it.\n\n" +
-    "`status: inactive` closes the study to participants: every participant event answers 409 and changes " +
-    "nothing (entering, leaving, submitting a response, from the participant app or through " +
-    "`POST /v1/studies/{studyKey}/participants/{participantID}/responses`, merging a temporary participant and " +
-    "registering one). Events already running finish first: the change waits for them. Management goes on: " +
-    "this configuration, rules uploads, reading participants' data and rule failures, and bulk run-actions " +
-    "tasks, which still apply rules to every participant.\n\n" +
-    "Each kind of change is recorded in the audit log (`study.props.update`, `study.config.update`, " +
-    "`study.status.update`, `study.track-account.update`) with the values before and after. Requires `update-study-props`.",
-  security: MANAGEMENT_SECURITY,
-  request: { params: studyKeyParam, body: jsonBody(studyChangeSchema) },
-  responses: {
-    200: jsonContent(z.object({ study: studySchema }), "the study after the change"),
-    ...errorResponses([400, 401, 403, 404], {
-      400: "an invalid or unknown field (the message names it), or no field at all",
-      404: "study not found",
-    }),
-  },
-});
-
-export function registerUpdateStudy(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
+export function registerUpdateStudy(router: ApiRouter, deps: AppDeps) {
   const db = deps.database.db;
-  router.openapi(route, async (c) => {
-    const { studyKey } = c.req.valid("param");
-    const who = managementOf(c);
-    await assertStudyPermission(db, who, studyKey, "update-study-props");
-    const study = await updateStudy(db, studyKey, c.req.valid("json"), who.subject);
-    return c.json({ study: presentStudy(study) }, 200);
-  });
+  defineRoute(
+    router,
+    {
+      method: "patch",
+      path: "/{studyKey}",
+      tags: ["studies"],
+      summary: "Change a study's properties, rule settings or status",
+      description:
+        "Properties: `name` and `description` per language code, `tags`, `startDate` (YYYY-MM-DD), `systemDefaultStudy`. Rule settings: " +
+        "`timeZone` (IANA name, for the calendar functions of the rules), `strictRules` and `unknownSurveyVersion`; `trackAccount`. An absent field stays as " +
+        "it is, a given one replaces the whole value (a name map replaces every language), null removes it.\n\n" +
+        "`status: inactive` closes the study to participants: every participant event answers 409 and changes " +
+        "nothing (entering, leaving, submitting a response, from the participant app or through " +
+        "`POST /v1/studies/{studyKey}/participants/{participantID}/responses`, merging a temporary participant and " +
+        "registering one). Events already running finish first: the change waits for them. Management goes on: " +
+        "this configuration, rules uploads, reading participants' data and rule failures, and bulk run-actions " +
+        "tasks, which still apply rules to every participant.\n\n" +
+        "Each kind of change is recorded in the audit log (`study.props.update`, `study.config.update`, " +
+        "`study.status.update`, `study.track-account.update`) with the values before and after. Requires `update-study-props`.",
+      security: MANAGEMENT_SECURITY,
+      request: { params: studyKeyParam, body: jsonBody(studyChangeSchema) },
+      responses: {
+        200: jsonContent(z.object({ study: studySchema }), "the study after the change"),
+        ...errorResponses([400, 401, 403, 404], {
+          400: "an invalid or unknown field (the message names it), or no field at all",
+          404: "study not found",
+        }),
+      },
+    },
+    async (c) => {
+      const { studyKey } = c.req.valid("param");
+      const who = managementOf(c);
+      await assertStudyPermission(db, who, studyKey, "update-study-props");
+      const study = await updateStudy(db, studyKey, c.req.valid("json"), who.subject);
+      return c.json({ study: presentStudy(study) }, 200);
+    },
+  );
 }

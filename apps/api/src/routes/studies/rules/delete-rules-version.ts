@@ -1,19 +1,21 @@
-import { z, type OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { assertStudyPermission, deleteRulesVersion } from "@studyflow/domain";
-import { managementOf, type AppEnv } from "../../../app-env";
-import { caseRoute } from "../../../case-compat/case-route";
+import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
+import type { ApiRouter } from "../../create-router";
+import { defineRoute } from "../../define-route";
 import { errorResponses } from "../../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent } from "../../schemas";
 import { rulesVersionIdParams } from "./rules-version-id";
 
-export function registerDeleteRulesVersion(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
+export function registerDeleteRulesVersion(router: ApiRouter, deps: AppDeps) {
   const db = deps.database.db;
-  caseRoute(
+  defineRoute(
     router,
     {
       method: "delete",
       path: "/versions/{id}",
+      bothSlashes: true,
       tags: ["rules"],
       summary: "Delete one rules version",
       description:

@@ -1,20 +1,22 @@
-import { z, type OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { assertStudyPermission, getRulesVersion } from "@studyflow/domain";
-import { managementOf, type AppEnv } from "../../../app-env";
-import { caseRoute } from "../../../case-compat/case-route";
+import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
+import type { ApiRouter } from "../../create-router";
+import { defineRoute } from "../../define-route";
 import { caseStudyRulesSchema, presentCaseStudyRules } from "@studyflow/presenters/case-study-rules";
 import { errorResponses } from "../../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent } from "../../schemas";
 import { rulesVersionIdParams } from "./rules-version-id";
 
-export function registerGetCaseRulesVersion(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
+export function registerGetCaseRulesVersion(router: ApiRouter, deps: AppDeps) {
   const db = deps.database.db;
-  caseRoute(
+  defineRoute(
     router,
     {
       method: "get",
       path: "/versions/{id}",
+      bothSlashes: true,
       tags: ["rules"],
       summary: "One rules version with its rules (CASE)",
       description: "Requires `read-study-config` or `manage-rules`.",

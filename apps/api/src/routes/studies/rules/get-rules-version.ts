@@ -1,38 +1,42 @@
-import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { assertStudyPermission, getRulesVersion } from "@studyflow/domain";
-import { managementOf, type AppEnv } from "../../../app-env";
+import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
+import type { ApiRouter } from "../../create-router";
+import { defineRoute } from "../../define-route";
 import { presentRulesVersion, rulesVersionSchema } from "@studyflow/presenters/study";
 import { errorResponses } from "../../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent, studyKeyParam } from "../../schemas";
 
-const route = createRoute({
-  method: "get",
-  path: "/{version}",
-  tags: ["rules"],
-  summary: "One rules version with its rules",
-  description: "`current` is the highest version, the one participant events run. Requires `manage-rules`.",
-  security: MANAGEMENT_SECURITY,
-  request: {
-    params: studyKeyParam.extend({
-      version: z
-        .string()
-        .regex(/^(current|[1-9]\d{0,8})$/, "version must be a version number or current")
-        .openapi({ param: { name: "version", in: "path" }, example: "current" }),
-    }),
-  },
-  responses: {
-    200: jsonContent(rulesVersionSchema, "the rules version"),
-    ...errorResponses([400, 401, 403, 404], { 404: "study or version not found, or no rules yet" }),
-  },
-});
-
-export function registerGetRulesVersion(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
+export function registerGetRulesVersion(router: ApiRouter, deps: AppDeps) {
   const db = deps.database.db;
-  router.openapi(route, async (c) => {
-    const { studyKey, version } = c.req.valid("param");
-    await assertStudyPermission(db, managementOf(c), studyKey, "manage-rules");
-    const stored = await getRulesVersion(db, studyKey, version === "current" ? "current" : Number(version));
-    return c.json(presentRulesVersion(stored), 200);
-  });
+  defineRoute(
+    router,
+    {
+      method: "get",
+      path: "/{version}",
+      tags: ["rules"],
+      summary: "One rules version with its rules",
+      description: "`current` is the highest version, the one participant events run. Requires `manage-rules`.",
+      security: MANAGEMENT_SECURITY,
+      request: {
+        params: studyKeyParam.extend({
+          version: z
+            .string()
+            .regex(/^(current|[1-9]\d{0,8})$/, "version must be a version number or current")
+            .openapi({ param: { name: "version", in: "path" }, example: "current" }),
+        }),
+      },
+      responses: {
+        200: jsonContent(rulesVersionSchema, "the rules version"),
+        ...errorResponses([400, 401, 403, 404], { 404: "study or version not found, or no rules yet" }),
+      },
+    },
+    async (c) => {
+      const { studyKey, version } = c.req.valid("param");
+      await assertStudyPermission(db, managementOf(c), studyKey, "manage-rules");
+      const stored = await getRulesVersion(db, studyKey, version === "current" ? "current" : Number(version));
+      return c.json(presentRulesVersion(stored), 200);
+    },
+  );
 }

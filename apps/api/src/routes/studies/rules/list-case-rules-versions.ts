@@ -1,19 +1,21 @@
-import { z, type OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { assertStudyPermission, listRulesVersions } from "@studyflow/domain";
-import { managementOf, type AppEnv } from "../../../app-env";
-import { caseRoute } from "../../../case-compat/case-route";
+import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
+import type { ApiRouter } from "../../create-router";
+import { defineRoute } from "../../define-route";
 import { caseRulesVersionListedSchema, presentCaseRulesListed } from "@studyflow/presenters/case-study-rules";
 import { errorResponses } from "../../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent, studyKeyParam } from "../../schemas";
 
-export function registerListCaseRulesVersions(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
+export function registerListCaseRulesVersions(router: ApiRouter, deps: AppDeps) {
   const db = deps.database.db;
-  caseRoute(
+  defineRoute(
     router,
     {
       method: "get",
       path: "/versions",
+      bothSlashes: true,
       tags: ["rules"],
       summary: "A study's rules versions, newest (current) first, without their rules (CASE)",
       description:

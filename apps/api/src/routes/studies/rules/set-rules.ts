@@ -1,19 +1,20 @@
-import { type OpenAPIHono } from "@hono/zod-openapi";
 import { assertStudyPermission, getRulesVersion, setStudyRules } from "@studyflow/domain";
-import { managementOf, type AppEnv } from "../../../app-env";
-import { caseRoute } from "../../../case-compat/case-route";
+import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
+import type { ApiRouter } from "../../create-router";
+import { defineRoute } from "../../define-route";
 import { presentRulesVersionSummary, rulesVersionSummarySchema } from "@studyflow/presenters/study";
 import { errorResponses } from "../../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent, messageSchema, ruleSetBody, studyKeyParam } from "../../schemas";
 
-export function registerSetRules(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
+export function registerSetRules(router: ApiRouter, deps: AppDeps) {
   const db = deps.database.db;
-  caseRoute(
+  defineRoute(
     router,
     {
       method: "post",
       path: "/",
+      bothSlashes: true,
       tags: ["rules"],
       summary: "Store a rule set as the study's next rules version",
       description:
@@ -23,7 +24,7 @@ export function registerSetRules(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
         "Recorded in the audit log (`rules.set`). Requires `update-study-rules` (or `manage-rules`).",
       security: MANAGEMENT_SECURITY,
       request: { params: studyKeyParam },
-      body: ruleSetBody,
+      caseBody: ruleSetBody,
       responses: {
         200: jsonContent(messageSchema.merge(rulesVersionSummarySchema), "the stored version"),
         ...errorResponses([400, 401, 403, 404], {

@@ -1,8 +1,9 @@
-import { z, type OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { MAX_CODES_PER_ADD, addStudyCodesReportingErrors, assertStudyPermission } from "@studyflow/domain";
-import { managementOf, type AppEnv } from "../../../app-env";
-import { caseRoute } from "../../../case-compat";
+import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
+import type { ApiRouter } from "../../create-router";
+import { defineRoute } from "../../define-route";
 import { errorResponses } from "../../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent, studyKeyParam } from "../../schemas";
 
@@ -20,13 +21,14 @@ const addCodesBody = z
   })
   .openapi("StudyCodeListAdd");
 
-export function registerAddCodes(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
+export function registerAddCodes(router: ApiRouter, deps: AppDeps) {
   const db = deps.database.db;
-  caseRoute(
+  defineRoute(
     router,
     {
       method: "post",
       path: "/codes",
+      bothSlashes: true,
       tags: ["code-lists"],
       summary: "Add codes to a code list (CASE)",
       description:
@@ -36,7 +38,7 @@ export function registerAddCodes(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
         "counts). Requires `manage-study-code-lists`.",
       security: MANAGEMENT_SECURITY,
       request: { params: studyKeyParam },
-      body: addCodesBody,
+      caseBody: addCodesBody,
       responses: {
         200: jsonContent(z.object({ errors: z.array(z.string()) }), "codes added; those not added named"),
         ...errorResponses([400, 401, 403, 404], { 400: "no listKey, or codes not a list of strings" }),

@@ -1,7 +1,7 @@
 import type { AppDeps } from "../../../deps";
 import { registerAddCodes } from "./add-codes";
 import { registerListCodes } from "./list-codes";
-import { registerListCodeListKeys } from "./list-keys";
+import { registerListCodeListKeys } from "./list-code-list-keys";
 import { registerRemoveCodes } from "./remove-codes";
 import { createRouter } from "../../create-router";
 

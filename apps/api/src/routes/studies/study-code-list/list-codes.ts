@@ -1,9 +1,10 @@
-import { z, type OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { assertStudyPermission, countStudyCodes, listStudyCodeEntries } from "@studyflow/domain";
-import { managementOf, type AppEnv } from "../../../app-env";
-import { caseRoute } from "../../../case-compat";
+import { managementOf } from "../../../app-env";
 import { caseOffset, casePageQuery, casePagination, casePaginationSchema } from "../../../case-compat/pagination";
 import type { AppDeps } from "../../../deps";
+import type { ApiRouter } from "../../create-router";
+import { defineRoute } from "../../define-route";
 import { errorResponses } from "../../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent, studyKeyParam } from "../../schemas";
 import { READ_CODE_LISTS, listKeyQuery } from "./code-list-query";
@@ -18,13 +19,14 @@ const codeEntrySchema = z
   })
   .openapi("StudyCodeListEntry");
 
-export function registerListCodes(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
+export function registerListCodes(router: ApiRouter, deps: AppDeps) {
   const db = deps.database.db;
-  caseRoute(
+  defineRoute(
     router,
     {
       method: "get",
       path: "/codes",
+      bothSlashes: true,
       tags: ["code-lists"],
       summary: "A page of a code list's codes (CASE)",
       description:

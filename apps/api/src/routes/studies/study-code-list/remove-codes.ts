@@ -1,20 +1,22 @@
-import { z, type OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { assertStudyPermission, removeStudyCode, removeStudyCodeList } from "@studyflow/domain";
-import { managementOf, type AppEnv } from "../../../app-env";
-import { caseRoute } from "../../../case-compat";
+import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
+import type { ApiRouter } from "../../create-router";
+import { defineRoute } from "../../define-route";
 import { errorResponses } from "../../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent, studyKeyParam } from "../../schemas";
 import { successSchema } from "../variables/variable-params";
 import { listKeyQuery } from "./code-list-query";
 
-export function registerRemoveCodes(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
+export function registerRemoveCodes(router: ApiRouter, deps: AppDeps) {
   const db = deps.database.db;
-  caseRoute(
+  defineRoute(
     router,
     {
       method: "delete",
       path: "/codes",
+      bothSlashes: true,
       tags: ["code-lists"],
       summary: "Remove a code, or a whole code list (CASE)",
       description:

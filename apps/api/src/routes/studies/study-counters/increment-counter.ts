@@ -1,19 +1,20 @@
-import type { OpenAPIHono } from "@hono/zod-openapi";
 import { assertStudyPermission, incrementStudyCounter } from "@studyflow/domain";
-import { managementOf, type AppEnv } from "../../../app-env";
-import { caseRoute } from "../../../case-compat";
+import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
+import type { ApiRouter } from "../../create-router";
+import { defineRoute } from "../../define-route";
 import { errorResponses } from "../../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent } from "../../schemas";
 import { counterParams, counterValueSchema } from "./counter-params";
 
-export function registerIncrementCounter(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
+export function registerIncrementCounter(router: ApiRouter, deps: AppDeps) {
   const db = deps.database.db;
-  caseRoute(
+  defineRoute(
     router,
     {
       method: "put",
       path: "/{scope}",
+      bothSlashes: true,
       tags: ["study-counters"],
       summary: "Increment a study counter (CASE)",
       description:

@@ -1,8 +1,9 @@
-import { z, type OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { assertStudyPermission, listStudyCounters } from "@studyflow/domain";
-import { managementOf, type AppEnv } from "../../../app-env";
-import { caseRoute } from "../../../case-compat";
+import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
+import type { ApiRouter } from "../../create-router";
+import { defineRoute } from "../../define-route";
 import { errorResponses } from "../../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent, studyKeyParam } from "../../schemas";
 
@@ -10,13 +11,14 @@ const studyCounterSchema = z
   .object({ studyKey: z.string(), scope: z.string(), value: z.number().int() })
   .openapi("StudyCounter");
 
-export function registerListCounters(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
+export function registerListCounters(router: ApiRouter, deps: AppDeps) {
   const db = deps.database.db;
-  caseRoute(
+  defineRoute(
     router,
     {
       method: "get",
       path: "/",
+      bothSlashes: true,
       tags: ["study-counters"],
       summary: "A study's counters (CASE)",
       description: "By scope. Requires `read-study-config` or `manage-study-counters`.",

@@ -1,20 +1,21 @@
-import type { OpenAPIHono } from "@hono/zod-openapi";
 import { assertStudyPermission, removeStudyCounter } from "@studyflow/domain";
-import { managementOf, type AppEnv } from "../../../app-env";
-import { caseRoute } from "../../../case-compat";
+import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
+import type { ApiRouter } from "../../create-router";
+import { defineRoute } from "../../define-route";
 import { errorResponses } from "../../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent } from "../../schemas";
 import { successSchema } from "../variables/variable-params";
 import { counterParams } from "./counter-params";
 
-export function registerRemoveCounter(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
+export function registerRemoveCounter(router: ApiRouter, deps: AppDeps) {
   const db = deps.database.db;
-  caseRoute(
+  defineRoute(
     router,
     {
       method: "delete",
       path: "/{scope}",
+      bothSlashes: true,
       tags: ["study-counters"],
       summary: "Remove a study counter (CASE)",
       description:

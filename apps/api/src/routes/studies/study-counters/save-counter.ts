@@ -1,19 +1,21 @@
-import { z, type OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { assertStudyPermission, saveStudyCounter } from "@studyflow/domain";
-import { managementOf, type AppEnv } from "../../../app-env";
-import { caseRoute } from "../../../case-compat";
+import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
+import type { ApiRouter } from "../../create-router";
+import { defineRoute } from "../../define-route";
 import { errorResponses } from "../../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent } from "../../schemas";
 import { counterParams, counterValueSchema } from "./counter-params";
 
-export function registerSaveCounter(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
+export function registerSaveCounter(router: ApiRouter, deps: AppDeps) {
   const db = deps.database.db;
-  caseRoute(
+  defineRoute(
     router,
     {
       method: "post",
       path: "/{scope}",
+      bothSlashes: true,
       tags: ["study-counters"],
       summary: "Set a study counter (CASE)",
       description:
@@ -21,7 +23,7 @@ export function registerSaveCounter(router: OpenAPIHono<AppEnv>, deps: AppDeps) 
         "before). Requires `manage-study-counters`.",
       security: MANAGEMENT_SECURITY,
       request: { params: counterParams },
-      body: z
+      caseBody: z
         .object({
           value: z
             .number({ error: "value: must be a whole number" })

@@ -1,12 +1,14 @@
-import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import {
   MAX_TIMER_INTERVAL_SECONDS,
   MIN_TIMER_INTERVAL_SECONDS,
   assertStudyPermission,
   updateStudyTimer,
 } from "@studyflow/domain";
-import { managementOf, type AppEnv } from "../../../app-env";
+import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
+import type { ApiRouter } from "../../create-router";
+import { defineRoute } from "../../define-route";
 import { presentStudyTimer, studyTimerEnvelope } from "@studyflow/presenters/task";
 import { errorResponses } from "../../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonBody, jsonContent, studyKeyParam } from "../../schemas";
@@ -38,39 +40,41 @@ const timerChange = z
   })
   .openapi("StudyTimerChange");
 
-const route = createRoute({
-  method: "put",
-  path: "/",
-  tags: ["study-timer"],
-  summary: "Set a study's timer schedule, or pause and resume it",
-  description:
-    "Ticks fall due at the start of each slot: `floor((now - offset) / interval) * interval + offset`. An absent " +
-    "field stays as it is; `intervalSeconds: null` returns to the default (TIMER_INTERVAL_SECONDS). Paused, the study gets no " +
-    "tick from the moment this answers (a running tick goes on; cancel it through its task); resumed, the " +
-    "current slot's tick comes at the next scan if it has not run. Every change is recorded in the audit log " +
-    "(`timer.schedule.update`, `timer.pause`, `timer.resume`). Requires `manage-timer`.",
-  security: MANAGEMENT_SECURITY,
-  request: { params: studyKeyParam, body: jsonBody(timerChange) },
-  responses: {
-    200: jsonContent(studyTimerEnvelope, "the study's timer after the change"),
-    ...errorResponses([400, 401, 403, 404], {
-      400: "an empty change, a value out of range, an offset not below the interval, an unknown field",
-      404: "study not found",
-    }),
-  },
-});
-
-export function registerUpdateTimer(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
+export function registerUpdateTimer(router: ApiRouter, deps: AppDeps) {
   const db = deps.database.db;
   const clock = deps.clock ?? Date.now;
-  router.openapi(route, async (c) => {
-    const { studyKey } = c.req.valid("param");
-    const who = managementOf(c);
-    await assertStudyPermission(db, who, studyKey, "manage-timer");
-    const state = await updateStudyTimer(db, studyKey, c.req.valid("json"), who.subject, {
-      now: clock(),
-      defaultIntervalSeconds: deps.config.TIMER_INTERVAL_SECONDS,
-    });
-    return c.json({ timer: presentStudyTimer(state) }, 200);
-  });
+  defineRoute(
+    router,
+    {
+      method: "put",
+      path: "/",
+      tags: ["study-timer"],
+      summary: "Set a study's timer schedule, or pause and resume it",
+      description:
+        "Ticks fall due at the start of each slot: `floor((now - offset) / interval) * interval + offset`. An absent " +
+        "field stays as it is; `intervalSeconds: null` returns to the default (TIMER_INTERVAL_SECONDS). Paused, the study gets no " +
+        "tick from the moment this answers (a running tick goes on; cancel it through its task); resumed, the " +
+        "current slot's tick comes at the next scan if it has not run. Every change is recorded in the audit log " +
+        "(`timer.schedule.update`, `timer.pause`, `timer.resume`). Requires `manage-timer`.",
+      security: MANAGEMENT_SECURITY,
+      request: { params: studyKeyParam, body: jsonBody(timerChange) },
+      responses: {
+        200: jsonContent(studyTimerEnvelope, "the study's timer after the change"),
+        ...errorResponses([400, 401, 403, 404], {
+          400: "an empty change, a value out of range, an offset not below the interval, an unknown field",
+          404: "study not found",
+        }),
+      },
+    },
+    async (c) => {
+      const { studyKey } = c.req.valid("param");
+      const who = managementOf(c);
+      await assertStudyPermission(db, who, studyKey, "manage-timer");
+      const state = await updateStudyTimer(db, studyKey, c.req.valid("json"), who.subject, {
+        now: clock(),
+        defaultIntervalSeconds: deps.config.TIMER_INTERVAL_SECONDS,
+      });
+      return c.json({ timer: presentStudyTimer(state) }, 200);
+    },
+  );
 }

@@ -1,19 +1,21 @@
-import { z, type OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { assertStudyPermission, createStudyVariable } from "@studyflow/domain";
-import { managementOf, type AppEnv } from "../../../app-env";
-import { caseRoute } from "../../../case-compat";
+import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
+import type { ApiRouter } from "../../create-router";
+import { defineRoute } from "../../define-route";
 import { errorResponses } from "../../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent, studyKeyParam } from "../../schemas";
 import { createVariableBody } from "./variable-bodies";
 
-export function registerCreateVariable(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
+export function registerCreateVariable(router: ApiRouter, deps: AppDeps) {
   const db = deps.database.db;
-  caseRoute(
+  defineRoute(
     router,
     {
       method: "post",
       path: "/",
+      bothSlashes: true,
       tags: ["study-variables"],
       summary: "Define a study variable (CASE)",
       description:
@@ -23,7 +25,7 @@ export function registerCreateVariable(router: OpenAPIHono<AppEnv>, deps: AppDep
         "Requires `manage-study-variables`. A key in use is 409 (case-backend: 500).",
       security: MANAGEMENT_SECURITY,
       request: { params: studyKeyParam },
-      body: createVariableBody,
+      caseBody: createVariableBody,
       responses: {
         200: jsonContent(z.object({ id: z.string() }), "the variable's id (its key)"),
         ...errorResponses([400, 401, 403, 404, 409], {

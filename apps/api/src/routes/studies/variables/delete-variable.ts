@@ -1,19 +1,20 @@
-import type { OpenAPIHono } from "@hono/zod-openapi";
 import { assertStudyPermission, deleteStudyVariable } from "@studyflow/domain";
-import { managementOf, type AppEnv } from "../../../app-env";
-import { caseRoute } from "../../../case-compat";
+import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
+import type { ApiRouter } from "../../create-router";
+import { defineRoute } from "../../define-route";
 import { errorResponses } from "../../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent } from "../../schemas";
 import { successSchema, variableParams } from "./variable-params";
 
-export function registerDeleteVariable(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
+export function registerDeleteVariable(router: ApiRouter, deps: AppDeps) {
   const db = deps.database.db;
-  caseRoute(
+  defineRoute(
     router,
     {
       method: "delete",
       path: "/{key}",
+      bothSlashes: true,
       tags: ["study-variables"],
       summary: "Delete a study variable (CASE)",
       description:

@@ -1,20 +1,21 @@
-import type { OpenAPIHono } from "@hono/zod-openapi";
 import { assertStudyPermission, updateStudyVariableDescription } from "@studyflow/domain";
-import { managementOf, type AppEnv } from "../../../app-env";
-import { caseRoute } from "../../../case-compat";
+import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
+import type { ApiRouter } from "../../create-router";
+import { defineRoute } from "../../define-route";
 import { errorResponses } from "../../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent, messageSchema } from "../../schemas";
 import { describeVariableBody } from "./variable-bodies";
 import { variableParams } from "./variable-params";
 
-export function registerDescribeVariable(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
+export function registerDescribeVariable(router: ApiRouter, deps: AppDeps) {
   const db = deps.database.db;
-  caseRoute(
+  defineRoute(
     router,
     {
       method: "put",
       path: "/{key}",
+      bothSlashes: true,
       tags: ["study-variables"],
       summary: "Describe a study variable (CASE)",
       description:
@@ -23,7 +24,7 @@ export function registerDescribeVariable(router: OpenAPIHono<AppEnv>, deps: AppD
         "(`variable.describe`). Requires `manage-study-variables`.",
       security: MANAGEMENT_SECURITY,
       request: { params: variableParams },
-      body: describeVariableBody,
+      caseBody: describeVariableBody,
       responses: {
         200: jsonContent(messageSchema, "description updated"),
         ...errorResponses([400, 401, 403, 404], { 404: "study or variable not found" }),

@@ -1,20 +1,22 @@
-import { z, type OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { assertStudyPermission, readStudyVariable } from "@studyflow/domain";
-import { managementOf, type AppEnv } from "../../../app-env";
-import { caseRoute } from "../../../case-compat";
+import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
+import type { ApiRouter } from "../../create-router";
+import { defineRoute } from "../../define-route";
 import { presentStudyVariable, studyVariableSchema } from "@studyflow/presenters/study";
 import { errorResponses } from "../../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent } from "../../schemas";
 import { READ_VARIABLES, variableParams } from "./variable-params";
 
-export function registerGetVariable(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
+export function registerGetVariable(router: ApiRouter, deps: AppDeps) {
   const db = deps.database.db;
-  caseRoute(
+  defineRoute(
     router,
     {
       method: "get",
       path: "/{key}",
+      bothSlashes: true,
       tags: ["study-variables"],
       summary: "One study variable (CASE)",
       description:

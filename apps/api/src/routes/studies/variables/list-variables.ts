@@ -1,20 +1,22 @@
-import { z, type OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { assertStudyPermission, listStudyVariables } from "@studyflow/domain";
-import { managementOf, type AppEnv } from "../../../app-env";
-import { caseRoute } from "../../../case-compat";
+import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
+import type { ApiRouter } from "../../create-router";
+import { defineRoute } from "../../define-route";
 import { presentStudyVariable, studyVariableSchema } from "@studyflow/presenters/study";
 import { errorResponses } from "../../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent, studyKeyParam } from "../../schemas";
 import { READ_VARIABLES } from "./variable-params";
 
-export function registerListVariables(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
+export function registerListVariables(router: ApiRouter, deps: AppDeps) {
   const db = deps.database.db;
-  caseRoute(
+  defineRoute(
     router,
     {
       method: "get",
       path: "/",
+      bothSlashes: true,
       tags: ["study-variables"],
       summary: "A study's variables with their types, values and descriptions (CASE)",
       description: "By key. Requires `read-study-config` or `manage-study-variables`.",

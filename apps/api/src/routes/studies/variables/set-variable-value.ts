@@ -1,20 +1,21 @@
-import type { OpenAPIHono } from "@hono/zod-openapi";
 import { assertStudyPermission, updateStudyVariableValue } from "@studyflow/domain";
-import { managementOf, type AppEnv } from "../../../app-env";
-import { caseRoute } from "../../../case-compat";
+import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
+import type { ApiRouter } from "../../create-router";
+import { defineRoute } from "../../define-route";
 import { errorResponses } from "../../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent, messageSchema } from "../../schemas";
 import { variableValueBody } from "./variable-bodies";
 import { variableParams } from "./variable-params";
 
-export function registerSetVariableValue(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
+export function registerSetVariableValue(router: ApiRouter, deps: AppDeps) {
   const db = deps.database.db;
-  caseRoute(
+  defineRoute(
     router,
     {
       method: "put",
       path: "/{key}/value",
+      bothSlashes: true,
       tags: ["study-variables"],
       summary: "Set a study variable's value (CASE)",
       description:
@@ -24,7 +25,7 @@ export function registerSetVariableValue(router: OpenAPIHono<AppEnv>, deps: AppD
         "before). Requires `manage-study-variables`.",
       security: MANAGEMENT_SECURITY,
       request: { params: variableParams },
-      body: variableValueBody,
+      caseBody: variableValueBody,
       responses: {
         200: jsonContent(messageSchema, "value updated"),
         ...errorResponses([400, 401, 403, 404], {

@@ -1,9 +1,10 @@
-import { z, type OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { assertStudyPermission, invalidRulesError, setParticipantFileUploadRule } from "@studyflow/domain";
 import { validateExpression } from "@studyflow/engine";
-import { managementOf, type AppEnv } from "../../app-env";
-import { caseRoute } from "../../case-compat/case-route";
+import { managementOf } from "../../app-env";
 import type { AppDeps } from "../../deps";
+import type { ApiRouter } from "../create-router";
+import { defineRoute } from "../define-route";
 import { errorResponses } from "../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent, messageSchema, studyKeyParam } from "../schemas";
 
@@ -16,13 +17,14 @@ const comparison = (left: number, right: number) => ({
   ],
 });
 
-export function registerFileUploadConfig(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
+export function registerSetFileUploadConfig(router: ApiRouter, deps: AppDeps) {
   const db = deps.database.db;
-  caseRoute(
+  defineRoute(
     router,
     {
       method: "put",
       path: "/{studyKey}/file-upload-config",
+      bothSlashes: true,
       tags: ["studies"],
       summary: "Set which participant file uploads a study accepts (CASE)",
       description:
@@ -31,7 +33,7 @@ export function registerFileUploadConfig(router: OpenAPIHono<AppEnv>, deps: AppD
         "(`study.config.update`). Requires `update-study-props`.",
       security: MANAGEMENT_SECURITY,
       request: { params: studyKeyParam },
-      body: z.object({
+      caseBody: z.object({
         simplifiedAllowedUpload: z.boolean().optional(),
         expression: z.unknown().optional(),
       }),

@@ -1,18 +1,20 @@
-import { z, type OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { STUDY_STATUSES, assertStudyPermission, updateStudy } from "@studyflow/domain";
-import { managementOf, type AppEnv } from "../../app-env";
-import { caseRoute } from "../../case-compat/case-route";
+import { managementOf } from "../../app-env";
 import type { AppDeps } from "../../deps";
+import type { ApiRouter } from "../create-router";
+import { defineRoute } from "../define-route";
 import { errorResponses } from "../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent, messageSchema, studyKeyParam } from "../schemas";
 
-export function registerStudyStatus(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
+export function registerSetStudyStatus(router: ApiRouter, deps: AppDeps) {
   const db = deps.database.db;
-  caseRoute(
+  defineRoute(
     router,
     {
       method: "put",
       path: "/{studyKey}/status",
+      bothSlashes: true,
       tags: ["studies"],
       summary: "Set a study's status (CASE)",
       description:
@@ -21,7 +23,7 @@ export function registerStudyStatus(router: OpenAPIHono<AppEnv>, deps: AppDeps) 
         "(`study.status.update`). Requires `update-study-status` (`update-study-props` also grants it).",
       security: MANAGEMENT_SECURITY,
       request: { params: studyKeyParam },
-      body: z.object({ status: z.enum(STUDY_STATUSES, { error: "status: must be active or inactive" }) }),
+      caseBody: z.object({ status: z.enum(STUDY_STATUSES, { error: "status: must be active or inactive" }) }),
       responses: {
         200: jsonContent(messageSchema, "the status is set"),
         ...errorResponses([400, 401, 403, 404], { 404: "study not found" }),

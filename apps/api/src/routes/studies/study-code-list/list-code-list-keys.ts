@@ -1,19 +1,21 @@
-import { z, type OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { assertStudyPermission, listStudyCodeListKeys } from "@studyflow/domain";
-import { managementOf, type AppEnv } from "../../../app-env";
-import { caseRoute } from "../../../case-compat";
+import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
+import type { ApiRouter } from "../../create-router";
+import { defineRoute } from "../../define-route";
 import { errorResponses } from "../../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent, studyKeyParam } from "../../schemas";
 import { READ_CODE_LISTS } from "./code-list-query";
 
-export function registerListCodeListKeys(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
+export function registerListCodeListKeys(router: ApiRouter, deps: AppDeps) {
   const db = deps.database.db;
-  caseRoute(
+  defineRoute(
     router,
     {
       method: "get",
       path: "/list-keys",
+      bothSlashes: true,
       tags: ["code-lists"],
       summary: "The keys of a study's code lists (CASE)",
       description: "Lists that hold codes, in key order. Requires `read-study-config` or `manage-study-code-lists`.",

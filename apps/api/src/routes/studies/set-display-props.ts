@@ -1,8 +1,9 @@
-import { z, type OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { assertStudyPermission, setCaseDisplayProps } from "@studyflow/domain";
-import { managementOf, type AppEnv } from "../../app-env";
-import { caseRoute } from "../../case-compat/case-route";
+import { managementOf } from "../../app-env";
 import type { AppDeps } from "../../deps";
+import type { ApiRouter } from "../create-router";
+import { defineRoute } from "../define-route";
 import { errorResponses } from "../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent, messageSchema, studyKeyParam } from "../schemas";
 
@@ -20,13 +21,14 @@ const localised = z
   .nullish()
   .transform((list) => list ?? []);
 
-export function registerDisplayProps(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
+export function registerSetDisplayProps(router: ApiRouter, deps: AppDeps) {
   const db = deps.database.db;
-  caseRoute(
+  defineRoute(
     router,
     {
       method: "put",
       path: "/{studyKey}/display-props",
+      bothSlashes: true,
       tags: ["studies"],
       summary: "Replace a study's name, description and tags (CASE)",
       description:
@@ -36,7 +38,7 @@ export function registerDisplayProps(router: OpenAPIHono<AppEnv>, deps: AppDeps)
         "`update-study-props`.",
       security: MANAGEMENT_SECURITY,
       request: { params: studyKeyParam },
-      body: z.object({
+      caseBody: z.object({
         name: localised,
         description: localised,
         tags: z

@@ -1,18 +1,20 @@
-import { z, type OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { assertStudyPermission, getStudyOverview, updateStudy } from "@studyflow/domain";
-import { managementOf, type AppEnv } from "../../app-env";
-import { caseRoute } from "../../case-compat/case-route";
+import { managementOf } from "../../app-env";
 import type { AppDeps } from "../../deps";
+import type { ApiRouter } from "../create-router";
+import { defineRoute } from "../define-route";
 import { errorResponses } from "../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent, messageSchema, studyKeyParam } from "../schemas";
 
-export function registerTrackAccount(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
+export function registerSetTrackAccount(router: ApiRouter, deps: AppDeps) {
   const db = deps.database.db;
-  caseRoute(
+  defineRoute(
     router,
     {
       method: "put",
       path: "/{studyKey}/track-account",
+      bothSlashes: true,
       tags: ["studies"],
       summary: "Switch account tracking on or off for a study",
       description:
@@ -23,7 +25,7 @@ export function registerTrackAccount(router: OpenAPIHono<AppEnv>, deps: AppDeps)
         "`update-study-props`.",
       security: MANAGEMENT_SECURITY,
       request: { params: studyKeyParam },
-      body: z.object({ trackAccount: z.boolean({ error: "trackAccount must be a boolean" }).optional() }),
+      caseBody: z.object({ trackAccount: z.boolean({ error: "trackAccount must be a boolean" }).optional() }),
       responses: {
         200: jsonContent(messageSchema, "the resulting value of the flag"),
         ...errorResponses([400, 401, 403, 404], {

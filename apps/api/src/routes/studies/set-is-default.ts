@@ -1,18 +1,20 @@
-import { z, type OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { assertStudyPermission, updateStudy } from "@studyflow/domain";
-import { managementOf, type AppEnv } from "../../app-env";
-import { caseRoute } from "../../case-compat/case-route";
+import { managementOf } from "../../app-env";
 import type { AppDeps } from "../../deps";
+import type { ApiRouter } from "../create-router";
+import { defineRoute } from "../define-route";
 import { errorResponses } from "../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent, messageSchema, studyKeyParam } from "../schemas";
 
-export function registerIsDefault(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
+export function registerSetIsDefault(router: ApiRouter, deps: AppDeps) {
   const db = deps.database.db;
-  caseRoute(
+  defineRoute(
     router,
     {
       method: "put",
       path: "/{studyKey}/is-default",
+      bothSlashes: true,
       tags: ["studies"],
       summary: "Make a study the system default study, or not (CASE)",
       description:
@@ -20,7 +22,7 @@ export function registerIsDefault(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
         "study. Audited (`study.props.update`). Requires `update-study-props`.",
       security: MANAGEMENT_SECURITY,
       request: { params: studyKeyParam },
-      body: z.object({ isDefault: z.boolean({ error: "isDefault: must be a boolean" }) }),
+      caseBody: z.object({ isDefault: z.boolean({ error: "isDefault: must be a boolean" }) }),
       responses: {
         200: jsonContent(messageSchema, "the flag is set"),
         ...errorResponses([400, 401, 403, 404], { 404: "study not found" }),
