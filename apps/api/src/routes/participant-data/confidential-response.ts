@@ -6,7 +6,7 @@ import {
   caseConfidentialEntrySchema,
   presentCaseConfidentialEntries,
 } from "@studyflow/presenters/case-confidential-response";
-import { findConfidentialResponses } from "../case-management/data-exporter/confidential-responses-query";
+import { findConfidentialResponses } from "../studies/data-exporter/confidential-responses-query";
 import { errorResponses } from "../openapi-errors";
 import { PARTICIPANT_SECURITY, jsonContent } from "../schemas";
 import { FORBIDDEN_PROFILE, pidKeyQuery, studyParams } from "./profile-query";

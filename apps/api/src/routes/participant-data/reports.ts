@@ -3,8 +3,8 @@ import { assertProfileOfUser, listOwnReports, parseCaseJsonParam } from "@studyf
 import { participantOf, type AppEnv } from "../../app-env";
 import { caseJsonQueryParam, casePageQuery, casePaginationSchema } from "../../case-compat";
 import type { AppDeps } from "../../deps";
-import { paginationOf } from "../case-management/data-explorer/explorer-query";
-import { caseReportSchema, presentCaseReport } from "../case-management/data-explorer/present";
+import { paginationOf } from "../studies/data-explorer/explorer-query";
+import { caseReportSchema, presentCaseReport } from "../studies/data-explorer/present";
 import { errorResponses } from "../openapi-errors";
 import { PARTICIPANT_SECURITY, jsonContent } from "../schemas";
 import { FORBIDDEN_PROFILE, pidQuery, studyParams } from "./profile-query";

@@ -2,12 +2,12 @@ import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { assertProfileOfUser, listOwnResponses } from "@studyflow/domain";
 import { participantOf, type AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
-import { toExplorerQuery } from "../case-management/data-explorer/explorer-query";
+import { toExplorerQuery } from "../studies/data-explorer/explorer-query";
 import {
   presentResponsePage,
   responseListQuery,
   responsePageSchema,
-} from "../case-management/data-explorer/response-page";
+} from "../studies/data-explorer/response-page";
 import { errorResponses } from "../openapi-errors";
 import { PARTICIPANT_SECURITY, jsonContent } from "../schemas";
 import { FORBIDDEN_PROFILE, pidQuery, studyParams } from "./profile-query";

@@ -3,7 +3,7 @@ import { assertProfileOfUser, openOwnParticipantFile, type FileStore } from "@st
 import { participantOf, type AppEnv } from "../../../app-env";
 import { openapiBothSlashes } from "../../../case-compat";
 import type { AppDeps } from "../../../deps";
-import { sendFile } from "../../case-management/download";
+import { sendFile } from "../../download";
 import { errorResponses } from "../../openapi-errors";
 import { PARTICIPANT_SECURITY } from "../../schemas";
 import { fileParams, pidQuery } from "./file-info";

@@ -1,0 +1,88 @@
+import { Readable, pipeline } from "node:stream";
+import { createGunzip } from "node:zlib";
+import type { Context } from "hono";
+import type { AppEnv } from "../app-env";
+
+/** Longest file name offered to the browser; longer names are cut (keeping the extension). */
+const MAX_FILE_NAME_LENGTH = 150;
+
+/**
+ * A file name that is safe in a Content-Disposition header and on every file system: letters,
+ * digits, '.', '_' and '-' only (anything else becomes '_'), no leading dot, bounded length.
+ *
+ * These are all HTTP token characters, so the header carries the name unquoted
+ * (`attachment; filename=responses_x.csv`), exactly as case-backend sends it: case-admin reads the
+ * name with `split('filename=')[1]` and would keep quotes as part of the downloaded file's name.
+ */
+export function safeFileName(name: string, fallback = "export"): string {
+  let safe = name.replace(/[^A-Za-z0-9._-]/g, "_").replace(/^\.+/, "");
+  if (safe.length > MAX_FILE_NAME_LENGTH) {
+    const dot = safe.lastIndexOf(".");
+    const extension = dot > 0 && safe.length - dot <= 10 ? safe.slice(dot) : "";
+    safe = safe.slice(0, MAX_FILE_NAME_LENGTH - extension.length) + extension;
+  }
+  return safe === "" ? fallback : safe;
+}
+
+export function attachmentHeader(fileName: string): string {
+  return `attachment; filename=${safeFileName(fileName)}`;
+}
+
+/** A stored file as the file store opens it: its bytes as a stream, never whole in memory. */
+export interface DownloadFile {
+  fileName: string;
+  contentType: string;
+  /** "gzip": the stored bytes are gzip members; size counts the stored (compressed) bytes. */
+  contentEncoding?: "gzip" | undefined;
+  size: number;
+  body: Readable;
+}
+
+const knownSize = (size: number) => Number.isSafeInteger(size) && size >= 0;
+
+function acceptsGzip(c: Context<AppEnv>): boolean {
+  const accept = c.req.header("Accept-Encoding") ?? "";
+  return accept.split(",").some((part) => {
+    const [coding, ...params] = part.trim().toLowerCase().split(";");
+    if (coding !== "gzip" && coding !== "*") return false;
+    const q = params.map((p) => p.trim()).find((p) => p.startsWith("q="));
+    return q === undefined || Number(q.slice(2)) > 0;
+  });
+}
+
+/**
+ * Streams a file as an attachment. The Node stream becomes a web stream that pulls one chunk at a
+ * time as the socket drains (backpressure), so a download of any size holds only a chunk or two.
+ *
+ * A gzip file goes out as stored with `Content-Encoding: gzip` (and its stored size as
+ * Content-Length) to clients that accept gzip — browsers, fetch and case-admin's proxy do and
+ * decompress on the fly — and is decompressed on the way out for the few that do not (curl without
+ * --compressed), so every client gets the file the task describes.
+ */
+export function sendFile(c: Context<AppEnv>, file: DownloadFile): Response {
+  const name = file.contentEncoding === "gzip" ? file.fileName.replace(/\.gz$/i, "") : file.fileName;
+  const headers: Record<string, string> = {
+    "Content-Type": file.contentType,
+    "Content-Disposition": attachmentHeader(name),
+    // The body is the stored file; a cache between us and the researcher must not keep study data.
+    "Cache-Control": "private, no-store",
+    "X-Content-Type-Options": "nosniff",
+  };
+  let body: Readable = file.body;
+  if (file.contentEncoding === "gzip") {
+    headers["Vary"] = "Accept-Encoding";
+    if (acceptsGzip(c)) {
+      headers["Content-Encoding"] = "gzip";
+      if (knownSize(file.size)) headers["Content-Length"] = String(file.size);
+    } else {
+      // pipeline destroys the store's stream when the gunzip side ends early (client gone) or fails.
+      body = pipeline(file.body, createGunzip(), () => undefined);
+    }
+  } else if (knownSize(file.size)) {
+    headers["Content-Length"] = String(file.size);
+  }
+  // A client that goes away cancels the web stream, which destroys the Node stream (and with it
+  // the store's read): no query is left running for nobody.
+  const stream = Readable.toWeb(body) as ReadableStream<Uint8Array>;
+  return c.body(stream, 200, headers);
+}

@@ -1,0 +1,42 @@
+import { ExplorerPageCache } from "@studyflow/domain";
+import type { AppDeps } from "../../../deps";
+import { managementAuth } from "../../../middleware/auth";
+import { registerDeleteResponse } from "./delete-response";
+import { registerDeleteResponses } from "./delete-responses";
+import { registerGetParticipant } from "./get-participant";
+import { registerGetReport } from "./get-report";
+import { registerGetResponse } from "./get-response";
+import { registerListParticipants } from "./list-participants";
+import { registerListReportKeys } from "./list-report-keys";
+import { registerListReports } from "./list-reports";
+import { registerListResponses } from "./list-responses";
+import { registerDeleteParticipantFile } from "./delete-participant-file";
+import { registerGetParticipantFile } from "./get-participant-file";
+import { registerListParticipantFiles } from "./list-participant-files";
+import { createRouter } from "../../create-router";
+
+/**
+ * case-backend's data-explorer group at its paths and in its shapes, so case-admin's explorer pages
+ * work unchanged: a study's responses (flat, as exported), participants and reports, paged and
+ * filtered as CASE pages and filters them, and the deletes of responses. Mounted at
+ * /v1/studies/{studyKey}/data-explorer.
+ */
+export function createDataExplorerRouter(deps: AppDeps) {
+  const router = createRouter(managementAuth(deps));
+  // one per app: page boundaries and counts of the explorer's queries (see ExplorerPageCache)
+  const cache = new ExplorerPageCache(deps.clock ? { now: deps.clock } : {});
+  registerListResponses(router, deps, cache);
+  registerDeleteResponses(router, deps, cache);
+  registerGetResponse(router, deps);
+  registerDeleteResponse(router, deps, cache);
+  registerListParticipants(router, deps, cache);
+  registerGetParticipant(router, deps);
+  // before /reports/{reportID}, which would take "keys" for an id
+  registerListReportKeys(router, deps);
+  registerListReports(router, deps, cache);
+  registerGetReport(router, deps);
+  registerListParticipantFiles(router, deps);
+  registerGetParticipantFile(router, deps);
+  registerDeleteParticipantFile(router, deps);
+  return router;
+}

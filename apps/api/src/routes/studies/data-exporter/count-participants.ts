@@ -1,0 +1,42 @@
+import { z } from "@hono/zod-openapi";
+import { assertStudyPermission, countParticipants, getStudy, parseCaseJsonParam } from "@studyflow/domain";
+import { managementOf } from "../../../app-env";
+import type { AppDeps } from "../../../deps";
+import type { ApiRouter } from "../../create-router";
+import { defineRoute } from "../../define-route";
+import { errorResponses } from "../../openapi-errors";
+import { MANAGEMENT_SECURITY, jsonContent, studyKeyParam } from "../../schemas";
+import { EXPORT_GROUPS } from "./export-groups";
+import { filterQuery } from "./participant-filter-query";
+
+const group = EXPORT_GROUPS.participants;
+
+export function registerCountParticipants(router: ApiRouter, deps: AppDeps) {
+  const db = deps.database.db;
+  defineRoute(
+    router,
+    {
+      method: "get",
+      path: "/participants/count",
+      tags: ["data-exporter"],
+      summary: "Count the participants an export would hold (CASE)",
+      description: `Participants matching \`filter\`. Requires \`${group.permission}\`.`,
+      security: MANAGEMENT_SECURITY,
+      request: { params: studyKeyParam, query: z.object({ filter: filterQuery }) },
+      responses: {
+        200: jsonContent(z.object({ count: z.number().int() }), "how many"),
+        ...errorResponses([400, 401, 403, 404], {
+          400: "filter not JSON, or an unknown field or operator",
+          404: "study not found",
+        }),
+      },
+    },
+    async (c) => {
+      const { studyKey } = c.req.valid("param");
+      await assertStudyPermission(db, managementOf(c), studyKey, group.permission);
+      const filter = parseCaseJsonParam("filter", c.req.valid("query").filter);
+      await getStudy(db, studyKey);
+      return c.json({ count: await countParticipants(db, studyKey, filter === undefined ? {} : { filter }) }, 200);
+    },
+  );
+}

@@ -1,0 +1,59 @@
+import { z } from "@hono/zod-openapi";
+import { assertStudyPermission, runRulesOnParticipant } from "@studyflow/domain";
+import { managementOf } from "../../../app-env";
+import type { AppDeps } from "../../../deps";
+import { domainContext } from "../../../domain-context";
+import type { ApiRouter } from "../../create-router";
+import { defineRoute } from "../../define-route";
+import { errorResponses } from "../../openapi-errors";
+import { MANAGEMENT_SECURITY, jsonContent } from "../../schemas";
+import { participantParams, participantRunResultSchema, rulesField, validatedRules } from "./case-rules";
+
+export function registerRunOnParticipant(router: ApiRouter, deps: AppDeps) {
+  defineRoute(
+    router,
+    {
+      method: "post",
+      path: "/participants/{participantID}",
+      tags: ["run-actions"],
+      summary: "Run rule actions on one participant, at once (CASE)",
+      description:
+        "Runs the rules on the participant with a CUSTOM event, whatever its status, in one transaction, and " +
+        "answers when done: `participantCount` (0 when the id names no participant), `duration` in seconds and " +
+        "`ruleResults` (per rule, 1 when it changed the state). A rule that fails at run time leaves the " +
+        "participant as it was: 422, the failure recorded among the study's rule failures. Audited " +
+        "(`run-actions.participant`). Requires `run-study-action`.",
+      security: MANAGEMENT_SECURITY,
+      request: { params: participantParams },
+      caseBody: z.object({ rules: rulesField }),
+      responses: {
+        200: jsonContent(participantRunResultSchema, "the rules ran"),
+        ...errorResponses([400, 401, 403, 404, 409, 422], {
+          400: "invalid body or invalid rules (the message names the JSON path)",
+          404: "study not found",
+          409: "the participant was changed by another request at the same time; retry",
+          422: "a rule failed on the participant; nothing was written",
+        }),
+      },
+    },
+    async (c) => {
+      const { studyKey, participantID } = c.req.valid("param");
+      const who = managementOf(c);
+      await assertStudyPermission(deps.database.db, who, studyKey, "run-study-action");
+      const rules = validatedRules(c.req.valid("json").rules);
+      const result = await runRulesOnParticipant(
+        deps.database.db,
+        { studyKey, participantId: participantID, rules, actor: who.subject },
+        domainContext(deps),
+      );
+      return c.json(
+        {
+          participantCount: result.participantCount,
+          duration: result.durationSeconds,
+          ruleResults: result.changedPerRule,
+        },
+        200,
+      );
+    },
+  );
+}

@@ -1,0 +1,26 @@
+import type { AppDeps } from "../../../deps";
+import { managementAuth } from "../../../middleware/auth";
+import { registerDeleteSurveyVersion } from "./delete-survey-version";
+import { registerGetSurveyVersion } from "./get-survey-version";
+import { registerListSurveyVersions } from "./list-survey-versions";
+import { registerListSurveys } from "./list-surveys";
+import { registerUnpublishSurvey } from "./unpublish-survey";
+import { registerUploadSurvey } from "./upload-survey";
+import { registerUploadSurveyVersion } from "./upload-survey-version";
+import { createRouter } from "../../create-router";
+
+/**
+ * Survey definitions of a study, managed by researchers, at case-backend's paths and in its shapes
+ * (case-admin's survey pages): create, upload a version, list, fetch, unpublish, delete a version.
+ */
+export function createSurveysRouter(deps: AppDeps) {
+  const router = createRouter(managementAuth(deps));
+  registerUploadSurvey(router, deps);
+  registerListSurveys(router, deps);
+  registerListSurveyVersions(router, deps);
+  registerGetSurveyVersion(router, deps);
+  registerUnpublishSurvey(router, deps);
+  registerUploadSurveyVersion(router, deps);
+  registerDeleteSurveyVersion(router, deps);
+  return router;
+}
