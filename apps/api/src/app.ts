@@ -12,14 +12,13 @@ import { inputBoundary } from "./middleware/input-boundary";
 import { httpMetrics } from "./middleware/metrics";
 import { requestId } from "./middleware/request-id";
 import { createRedisRateLimiter } from "./rate-limit";
+import { createAuthRouter } from "./routes/auth";
 import { createDataExplorerRouter } from "./routes/studies/data-explorer";
 import { createDataExporterRouter } from "./routes/studies/data-exporter";
 import { createExportConfigRouter } from "./routes/studies/export-config";
 import { createHealthRouter } from "./routes/health";
-import { createManagementAuthRouter } from "./routes/management-auth";
 import { createMessagingRouter } from "./routes/messaging";
 import { registerOpenApi } from "./routes/openapi";
-import { createParticipantAuthRouter } from "./routes/participant-auth";
 import { createParticipantDataRouter } from "./routes/participant-data";
 import { isParticipantFileUpload } from "./routes/participant-data/files";
 import { createParticipantUsersRouter } from "./routes/participant-users";
@@ -72,9 +71,7 @@ export function createApp(appDeps: AppDeps, metrics: ApiMetrics = createApiMetri
   // The one place paths get their prefix. Each router brings its own auth, which runs for every
   // path below its prefix (an unknown one too: 401 before 404).
   app.route("/", createHealthRouter(deps));
-  app.route("/v1/auth", createParticipantAuthRouter(deps, limiter));
-  // case-admin's sign-in shares the prefix; its paths are not the participant routes' (see its index.ts)
-  app.route("/v1/auth", createManagementAuthRouter(deps, limiter));
+  app.route("/v1/auth", createAuthRouter(deps, limiter));
   app.route("/v1/password-reset", createPasswordResetRouter(deps, limiter));
   app.route("/v1/user", createUserRouter(deps, limiter));
   app.route("/v1/unsubscribe-newsletter", createNewsletterRouter(deps, limiter));

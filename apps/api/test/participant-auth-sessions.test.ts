@@ -11,7 +11,7 @@ import {
   revokeSession,
   revokeUserSessions,
 } from "@studyflow/domain";
-import { sessionTokenSettings } from "../src/routes/participant-auth/session-settings";
+import { sessionTokenSettings } from "../src/routes/auth/participant-session-settings";
 import { createTestApp, type TestApp } from "./test-app";
 
 /** The session helpers other routes build on, and participantAuth's session check. */

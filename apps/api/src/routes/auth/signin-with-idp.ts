@@ -1,14 +1,15 @@
-import { type OpenAPIHono, z } from "@hono/zod-openapi";
-import type { AppEnv } from "../../app-env";
+import { z } from "@hono/zod-openapi";
 import { SIGNIN_SECRET_HEADER, requireSignInProof } from "../../auth/signin-proof";
-import { checkInstanceId, caseRoute } from "../../case-compat";
+import { checkInstanceId } from "../../case-compat";
 import { addressKeys } from "../../client-address";
 import type { AppDeps } from "../../deps";
 import { failureRateLimits, type RateLimiter } from "../../rate-limit";
+import type { ApiRouter } from "../create-router";
+import { defineRoute } from "../define-route";
 import { errorResponses } from "../openapi-errors";
 import { jsonContent } from "../schemas";
 import { signInManagementUser } from "@studyflow/domain";
-import { answerForSession, nowOf, secretBoxOf, sessionAnswerSchema } from "./session-answer";
+import { answerForSession, nowOf, secretBoxOf, sessionAnswerSchema } from "./management-session-answer";
 
 /** Go reads an absent or null string as "": so do we. */
 const text = (max: number) =>
@@ -44,7 +45,7 @@ const PROOF_FAILURE_TIERS = [
   { limit: 60, windowSeconds: 60 * 60 },
 ] as const;
 
-export function registerSignInWithIdp(router: OpenAPIHono<AppEnv>, deps: AppDeps, limiter: RateLimiter) {
+export function registerSignInWithIdp(router: ApiRouter, deps: AppDeps, limiter: RateLimiter) {
   const box = secretBoxOf(deps.config);
   const proofFailures = failureRateLimits(
     limiter,
@@ -56,7 +57,7 @@ export function registerSignInWithIdp(router: OpenAPIHono<AppEnv>, deps: AppDeps
       keys: (c) => addressKeys(c),
     })),
   );
-  caseRoute(
+  defineRoute(
     router,
     {
       method: "post",
@@ -75,7 +76,7 @@ export function registerSignInWithIdp(router: OpenAPIHono<AppEnv>, deps: AppDeps
       security: [],
       middleware: [proofFailures, requireSignInProof(deps.config)],
       bothSlashes: true,
-      body: signInBody,
+      caseBody: signInBody,
       responses: {
         200: jsonContent(sessionAnswerSchema, "signed in"),
         ...errorResponses([400, 401, 429, 503], {

@@ -1,11 +1,12 @@
-import { type OpenAPIHono, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { and, asc, eq } from "drizzle-orm";
 import { SUBJECT_TYPES, appRoles, permissions } from "@studyflow/db";
-import { managementOf, type AppEnv } from "../../app-env";
-import { caseRoute } from "../../case-compat";
+import { managementOf } from "../../app-env";
 import type { AppDeps } from "../../deps";
 import { managementAuth } from "../../middleware/auth";
 import { casePermissionSchema, presentCasePermission } from "@studyflow/presenters/case-permission";
+import type { ApiRouter } from "../create-router";
+import { defineRoute } from "../define-route";
 import { errorResponses } from "../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent } from "../schemas";
 
@@ -29,8 +30,8 @@ const myPermissionsSchema = z
   })
   .openapi("CaseMyPermissions");
 
-export function registerMyPermissions(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
-  caseRoute(
+export function registerMyPermissions(router: ApiRouter, deps: AppDeps) {
+  defineRoute(
     router,
     {
       method: "get",
@@ -44,6 +45,7 @@ export function registerMyPermissions(router: OpenAPIHono<AppEnv>, deps: AppDeps
         "than null.",
       security: MANAGEMENT_SECURITY,
       middleware: [managementAuth(deps)],
+      bothSlashes: true,
       responses: {
         200: jsonContent(myPermissionsSchema, "the caller's rights"),
         ...errorResponses([401]),

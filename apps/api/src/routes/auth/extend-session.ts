@@ -1,4 +1,4 @@
-import { type OpenAPIHono, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import {
   Forbidden,
   Unauthorized,
@@ -7,14 +7,21 @@ import {
   recordAudit,
   rotateManagementSession,
 } from "@studyflow/domain";
-import { managementOf, type AppEnv } from "../../app-env";
+import { managementOf } from "../../app-env";
 import { caseAdminProvider } from "../../auth/idp-refresh";
-import { caseRoute } from "../../case-compat";
 import type { AppDeps } from "../../deps";
 import { managementAuth } from "../../middleware/auth";
+import type { ApiRouter } from "../create-router";
+import { defineRoute } from "../define-route";
 import { errorResponses } from "../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent } from "../schemas";
-import { answerForSession, nowOf, secretBoxOf, sessionAnswerSchema, sessionOfRequest } from "./session-answer";
+import {
+  answerForSession,
+  nowOf,
+  secretBoxOf,
+  sessionAnswerSchema,
+  sessionOfRequest,
+} from "./management-session-answer";
 
 const extendBody = z.object({
   renewToken: z
@@ -25,10 +32,10 @@ const extendBody = z.object({
     .openapi({ description: "the provider's new refresh token; empty keeps the one the session holds" }),
 });
 
-export function registerExtendSession(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
+export function registerExtendSession(router: ApiRouter, deps: AppDeps) {
   const box = secretBoxOf(deps.config);
   const provider = caseAdminProvider(deps.config);
-  caseRoute(
+  defineRoute(
     router,
     {
       method: "post",
@@ -47,7 +54,8 @@ export function registerExtendSession(router: OpenAPIHono<AppEnv>, deps: AppDeps
         "no sign-in session (the CLI's, an external provider's) and API keys: 403.",
       security: MANAGEMENT_SECURITY,
       middleware: [managementAuth(deps)],
-      body: extendBody,
+      bothSlashes: true,
+      caseBody: extendBody,
       responses: {
         200: jsonContent(sessionAnswerSchema, "the session's new token"),
         ...errorResponses([400, 401, 403, 404, 503], {

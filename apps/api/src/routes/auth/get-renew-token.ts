@@ -1,12 +1,13 @@
-import { type OpenAPIHono, z } from "@hono/zod-openapi";
-import { managementOf, type AppEnv } from "../../app-env";
-import { caseRoute } from "../../case-compat";
+import { z } from "@hono/zod-openapi";
+import { managementOf } from "../../app-env";
 import type { AppDeps } from "../../deps";
 import { managementAuth } from "../../middleware/auth";
+import type { ApiRouter } from "../create-router";
+import { defineRoute } from "../define-route";
 import { errorResponses } from "../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent } from "../schemas";
 import { renewTokenOfSession } from "@studyflow/domain";
-import { nowOf, secretBoxOf } from "./session-answer";
+import { nowOf, secretBoxOf } from "./management-session-answer";
 
 const sessionParam = z.object({
   sessionID: z
@@ -22,9 +23,9 @@ const renewTokenSchema = z
   })
   .openapi("ManagementRenewToken");
 
-export function registerRenewToken(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
+export function registerGetRenewToken(router: ApiRouter, deps: AppDeps) {
   const box = secretBoxOf(deps.config);
-  caseRoute(
+  defineRoute(
     router,
     {
       method: "get",
@@ -36,6 +37,7 @@ export function registerRenewToken(router: OpenAPIHono<AppEnv>, deps: AppDeps) {
         "Only the session's own user: another user's session is 403, an unknown or ended one 404 (case-backend: 500).",
       security: MANAGEMENT_SECURITY,
       middleware: [managementAuth(deps)],
+      bothSlashes: true,
       request: { params: sessionParam },
       responses: {
         200: jsonContent(renewTokenSchema, "the refresh token"),

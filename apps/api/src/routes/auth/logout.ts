@@ -1,0 +1,55 @@
+import { z } from "@hono/zod-openapi";
+import { and, count, eq, isNull } from "drizzle-orm";
+import { refreshTokens } from "@studyflow/db";
+import { forgetCached, revokeSession } from "@studyflow/domain";
+import { participantOf } from "../../app-env";
+import type { AppDeps } from "../../deps";
+import { participantAuth } from "../../middleware/auth";
+import type { ApiRouter } from "../create-router";
+import { defineRoute } from "../define-route";
+import { errorResponses } from "../openapi-errors";
+import { PARTICIPANT_SECURITY, jsonContent } from "../schemas";
+
+export function registerLogout(router: ApiRouter, deps: AppDeps) {
+  const db = deps.database.db;
+  const clock = deps.clock ?? Date.now;
+  defineRoute(
+    router,
+    {
+      method: "post",
+      path: "/logout",
+      tags: ["participant auth"],
+      summary: "Sign out of this session",
+      description:
+        "case-backend's logout: the session's refresh tokens stop renewing, and this access token (every access " +
+        "token of the session) is refused from now on, on every API replica. Other sessions stay signed in. A token " +
+        "without a session (minted by the operator CLI) has nothing to end: tokensRevoked is 0. A genuine, " +
+        "unexpired token of a session or account that has already ended (signed out elsewhere, the account " +
+        "deleted) answers 200 with tokensRevoked 0, as case-backend does: there is nothing left to sign out of.",
+      security: PARTICIPANT_SECURITY,
+      middleware: [participantAuth(deps, { acceptEnded: true })],
+      responses: {
+        200: jsonContent(z.object({ message: z.string(), tokensRevoked: z.number().int() }), "signed out"),
+        ...errorResponses([401]),
+      },
+    },
+    async (c) => {
+      const { sessionId, ended } = participantOf(c);
+      if (ended) return c.json({ message: "already signed out", tokensRevoked: 0 }, 200);
+      let tokensRevoked = 0;
+      if (sessionId) {
+        tokensRevoked = await db.transaction(async (tx) => {
+          const [open] = await tx
+            .select({ n: count() })
+            .from(refreshTokens)
+            .where(and(eq(refreshTokens.sessionId, sessionId), isNull(refreshTokens.usedAt)));
+          await revokeSession(tx, sessionId, "logout", new Date(clock()));
+          return open?.n ?? 0;
+        });
+        // after the commit too: a request that read the session meanwhile must not keep it open here
+        forgetCached(db, "session", sessionId);
+      }
+      return c.json({ message: "logout successful", tokensRevoked }, 200);
+    },
+  );
+}
