@@ -15,7 +15,7 @@ import {
   type ScalarParticipantFieldName,
   type participants,
 } from "@studyflow/db";
-import { syncMessageSchedule } from "../messages/message-schedule";
+import { syncMessageSchedule } from "../participants/message-schedule";
 
 // @studyflow/db cannot import the engine, so its field table and the engine's ParticipantState are
 // tied together here: a field added to one and not the other fails to compile.

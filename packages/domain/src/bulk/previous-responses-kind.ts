@@ -7,7 +7,7 @@ import { BATCH_SIZE, CHUNK_SIZE, MAX_REPORTED_ERRORS } from "./bulk-tuning";
 import { replayResponses } from "./participant-rule-run";
 import { writeResultFile, type RunActionsResult } from "./result-store";
 import { planParticipantChunks } from "./run-actions-kind";
-import type { BatchTally, TaskKindDefinition } from "./task-kind";
+import type { BatchTally, TaskKindDefinition } from "../tasks/task-kind";
 
 /** Thrown inside a participant's savepoint to roll back its replay when a rule failed. */
 class ReplayRejected extends Error {

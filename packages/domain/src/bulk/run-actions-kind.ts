@@ -32,7 +32,7 @@ import {
 import { renderPrefilter } from "./prefilter-sql";
 import { runPushdownBatch } from "./pushdown-sql";
 import { writeResultFile, type RunActionsResult } from "./result-store";
-import { VersionConflict, type BatchTally, type ChunkBatchStep, type TaskKindDefinition } from "./task-kind";
+import { VersionConflict, type BatchTally, type ChunkBatchStep, type TaskKindDefinition } from "../tasks/task-kind";
 
 /**
  * A bulk run's event for one participant. Its confidential id is an HMAC, and few rules read it

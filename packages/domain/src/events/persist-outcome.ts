@@ -1,6 +1,7 @@
 import { and, eq } from "drizzle-orm";
 import type { Report, SideEffect } from "@studyflow/engine";
 import { confidentialResponses, outgoingMessages, reports, researcherMessages, type Executor } from "@studyflow/db";
+import { SEND_MESSAGE_NOW_VALIDITY_MS } from "../rules/message-refusal";
 
 // The persist steps of every participant event, shared by the one-participant pipeline
 // (apply-event.ts) and the bulk batch path (bulk/process-chunk.ts).
@@ -12,13 +13,6 @@ export interface ReportsOfEvent {
   responseId?: string | null;
   reports: readonly Report[];
 }
-
-/**
- * How long a SEND_MESSAGE_NOW message stays worth sending: a day, as on the reference platform.
- * After a mail outage the outbox marks it expired rather than sending "now" days late. A due
- * scheduled message gets the same day from when it enters the outbox.
- */
-export const SEND_MESSAGE_NOW_VALIDITY_MS = 24 * 3_600_000;
 
 /**
  * Persists what the rules produced besides the state, in the event's transaction and in order.

@@ -13,7 +13,7 @@ import { recordAudit } from "../foundation/audit";
 import { Invalid, NotFound } from "../errors";
 import { getStudy } from "../studies/study-repository";
 import type { FileStore } from "../files/file-store";
-import type { TaskRow } from "../tasks/task-service";
+import type { TaskRow } from "../tasks/task-row";
 import { GUARD_FORMULAS_DEFAULT, invalidFrom } from "./export-request";
 import { checkResponseExportRequest, recordResponseExportTask, responseFileOptionsSchema } from "./response-export";
 import { openStoredFile, type OpenedFile } from "./task-file";

@@ -2,9 +2,9 @@ import { eq } from "drizzle-orm";
 import type { SQL } from "drizzle-orm";
 import type { ExportFormatter } from "@studyflow/case-export";
 import { storedFiles, type Executor } from "@studyflow/db";
-import type { BatchTally, TaskKindDefinition } from "../bulk/task-kind";
+import type { BatchTally, TaskKindDefinition } from "../tasks/task-kind";
 import { FOOTER_PART, HEADER_PART, separatorPart, type FileStore, type StoredFileRow } from "../files/file-store";
-import type { TaskRow } from "../tasks/task-service";
+import type { TaskRow } from "../tasks/task-row";
 import { countSelection, readSelection, selectionBoundaries, type ExportSelection } from "./export-keyset";
 import { EXPORT_BATCH_SIZE, EXPORT_CHUNK_SIZE } from "./export-tuning";
 

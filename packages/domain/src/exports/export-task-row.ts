@@ -1,5 +1,5 @@
 import { tasks, type Executor } from "@studyflow/db";
-import type { TaskRow } from "../tasks/task-service";
+import type { TaskRow } from "../tasks/task-row";
 
 /** What an export's task row holds when it is recorded; the rest starts as the table's defaults. */
 export type ExportTaskValues = Required<

@@ -5,7 +5,7 @@ import { participants, type Database, type Executor, type ParticipantExportInput
 import { translateCaseFilter, translateCaseSort } from "../case-filter/index";
 import { Invalid } from "../errors";
 import { getStudy } from "../studies/study-repository";
-import type { TaskRow } from "../tasks/task-service";
+import type { TaskRow } from "../tasks/task-row";
 import { countSelection, jsonValue, textValue, type ExportSelection } from "./export-keyset";
 import { exportKind, exportTimestamp } from "./export-kind";
 import { invalidFrom } from "./export-request";

@@ -5,7 +5,7 @@ import { reports, tasks, type Database, type Executor, type ReportExportInput } 
 import { translateCaseFilter, translateCaseSort } from "../case-filter/index";
 import { Invalid } from "../errors";
 import { getStudy } from "../studies/study-repository";
-import type { TaskRow } from "../tasks/task-service";
+import type { TaskRow } from "../tasks/task-row";
 import { countSelection, jsonValue, textValue, type ExportSelection } from "./export-keyset";
 import { exportKind, exportTimestamp, fileNamePart } from "./export-kind";
 import { GUARD_FORMULAS_DEFAULT, invalidFrom } from "./export-request";

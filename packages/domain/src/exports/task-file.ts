@@ -3,7 +3,7 @@ import { and, eq, sql } from "drizzle-orm";
 import { storedFiles, taskChunks, type Database, type Executor } from "@studyflow/db";
 import { Conflict, NotFound } from "../errors";
 import type { FileStore, StoredFileRow } from "../files/file-store";
-import type { TaskRow } from "../tasks/task-service";
+import type { TaskRow } from "../tasks/task-row";
 
 export interface OpenedFile {
   fileName: string;

@@ -8,11 +8,10 @@ import {
   type Database,
   type Executor,
 } from "@studyflow/db";
-import { SEND_MESSAGE_NOW_VALIDITY_MS } from "../events/persist-outcome";
 import { confidentialIdOf } from "../participants/participant-ids";
 import { saveParticipantState, toEngineState, type ParticipantRow } from "../participants/participant-repository";
-import { hasMessageTemplate, noTemplateError } from "./message-refusal";
-import { scheduleOf } from "./message-schedule";
+import { SEND_MESSAGE_NOW_VALIDITY_MS, hasMessageTemplate, noTemplateError } from "../rules/message-refusal";
+import { scheduleOf } from "../participants/message-schedule";
 
 /**
  * Schedule rows taken per transaction. Each message costs a few statements (outbox row, state

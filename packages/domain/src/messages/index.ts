@@ -1,4 +1,4 @@
-// Participant messages: templates, due scheduled messages into the outbox, the due-time index.
+// Participant messages: templates, due scheduled messages into the outbox.
 export {
   DEFAULT_TEMPLATE_LANGUAGE,
   MAX_TEMPLATE_BODY_LENGTH,
@@ -28,14 +28,6 @@ export {
   renderParticipantMessage,
   type ParticipantMessageToRender,
 } from "./participant-message-mail";
-export {
-  scheduleChanges,
-  scheduleOf,
-  syncMessageSchedule,
-  type MessagesWrite,
-  type ScheduleEntry,
-} from "./message-schedule";
-export { hasMessageTemplate, messageRefusalFor, noTemplateError } from "./message-refusal";
 export {
   DUE_MESSAGES_PER_TRANSACTION,
   dueScheduleRows,

@@ -1,5 +1,5 @@
 import type { Executor } from "@studyflow/db";
-import { noTemplateError } from "../messages/message-refusal";
+import { noTemplateError } from "../rules/message-refusal";
 import { SCHEDULED_EMAIL_TEMPLATE } from "../messages/scheduled-emails";
 import { renderParticipantMessage } from "../messages/participant-message-mail";
 import { RESEARCHER_NOTIFICATION_TEMPLATE, renderResearcherNotification } from "../notifications/notification-mail";

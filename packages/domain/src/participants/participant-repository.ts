@@ -9,7 +9,8 @@ import {
   type StoredParticipantMessage,
 } from "@studyflow/db";
 import { Conflict, NotFound } from "../errors";
-import { syncMessageSchedule } from "../messages/message-schedule";
+import { getActiveStudy, type StudyRow } from "../studies/study-repository";
+import { syncMessageSchedule } from "./message-schedule";
 
 export type ParticipantRow = typeof participants.$inferSelect;
 
@@ -97,6 +98,22 @@ export async function lockParticipantForEvent(
   if (!raw) return undefined;
   if (raw.study_state !== "active") throw new Conflict(`study "${studyKey}" is not active`);
   return participantFromRaw(raw);
+}
+
+/**
+ * Locks the participant of an event together with its active study (one round trip). When it is
+ * not found, the study's own errors come first (not found, not active), then `notFound`.
+ */
+export async function lockEventParticipant(
+  tx: Executor,
+  study: StudyRow,
+  participantId: string,
+  notFound: () => Error,
+): Promise<ParticipantRow> {
+  const row = await lockParticipantForEvent(tx, study.key, participantId);
+  if (row) return row;
+  await getActiveStudy(tx, study.key);
+  throw notFound();
 }
 
 export async function lockParticipantOrThrow(tx: Executor, studyKey: string, participantId: string) {

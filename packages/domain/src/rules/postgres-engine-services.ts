@@ -1,8 +1,7 @@
 import { and, desc, eq, gt, lt, sql } from "drizzle-orm";
 import type { EngineServices, OldResponsesQuery, StudyVariable, SurveyResponse } from "@studyflow/engine";
 import { studyCodeLists, studyCounters, studyVariables, surveyResponses, type Executor } from "@studyflow/db";
-import { SEND_MESSAGE_NOW_VALIDITY_MS } from "../events/persist-outcome";
-import { messageRefusalFor } from "../messages/message-refusal";
+import { SEND_MESSAGE_NOW_VALIDITY_MS, messageRefusalFor } from "./message-refusal";
 
 /** Calls an external service of the study's configuration; absent means none are configured. */
 export type ExternalServiceCaller = (serviceName: string, route: string, body: unknown) => Promise<unknown>;

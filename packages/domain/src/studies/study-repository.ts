@@ -2,7 +2,6 @@ import { eq } from "drizzle-orm";
 import { studies, type Executor } from "@studyflow/db";
 import type { ReadCache } from "../cache/read-cache";
 import { Conflict, NotFound } from "../errors";
-import { lockParticipantForEvent, type ParticipantRow } from "../participants/participant-repository";
 
 export type StudyRow = typeof studies.$inferSelect;
 
@@ -33,20 +32,4 @@ export async function studyForEvent(tx: Executor, studyKey: string, cache: ReadC
   const study = cache ? await cache.get("study", studyKey, load) : await load();
   if (!study) throw new NotFound(`study "${studyKey}" not found`);
   return study;
-}
-
-/**
- * Locks the participant of an event together with its active study (one round trip). When it is
- * not found, the study's own errors come first (not found, not active), then `notFound`.
- */
-export async function lockEventParticipant(
-  tx: Executor,
-  study: StudyRow,
-  participantId: string,
-  notFound: () => Error,
-): Promise<ParticipantRow> {
-  const row = await lockParticipantForEvent(tx, study.key, participantId);
-  if (row) return row;
-  await getActiveStudy(tx, study.key);
-  throw notFound();
 }

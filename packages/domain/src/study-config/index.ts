@@ -58,5 +58,12 @@ export {
   saveStudyCounter,
   type StudyCounter,
 } from "./study-counters";
-export { getRulesVersion, listRulesVersions, type RulesVersion, type RulesVersionSummary } from "./rules-versions";
+export {
+  deleteRulesVersion,
+  getRulesVersion,
+  listRulesVersions,
+  type DeletedRulesVersion,
+  type RulesVersion,
+  type RulesVersionSummary,
+} from "./rules-versions";
 export { listAuditLog, type AuditLogEntry } from "./audit-log";

@@ -3,7 +3,7 @@ import { tasks, type Executor, type TaskKind } from "@studyflow/db";
 import type { ManagementSubject } from "../access/permissions";
 import { getStudy } from "../studies/study-repository";
 import { newestFirst, type Page } from "../study-config/page-cursor";
-import type { TaskRow } from "./task-service";
+import type { TaskRow } from "./task-row";
 
 export interface TaskListQuery {
   limit: number;

@@ -1,7 +1,7 @@
 import { and, eq } from "drizzle-orm";
 import type { EventType } from "@studyflow/engine";
 import { studyRules, type Executor, type RunActionsInput, type TimerTickInput } from "@studyflow/db";
-import type { TaskRow } from "./task-service";
+import type { TaskRow } from "./task-row";
 
 /** Who a timer tick's task names as its creator. */
 export const TIMER_TASK_CREATOR = "study-timer";

@@ -12,6 +12,7 @@ import {
 import type { ManagementSubject } from "../access/permissions";
 import { Conflict, Forbidden, NotFound, Unavailable } from "../errors";
 import { getStudy } from "../studies/study-repository";
+import type { TaskRow } from "./task-row";
 import { isTimerTask } from "./task-rules";
 export {
   TASK_RETENTION_DEFAULTS,
@@ -32,7 +33,7 @@ export {
   type StudyPruneCount,
 } from "./prune-finished-tasks";
 
-export type TaskRow = typeof tasks.$inferSelect;
+export type { TaskRow } from "./task-row";
 
 export {
   TIMER_TASK_CREATOR,

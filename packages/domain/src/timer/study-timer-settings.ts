@@ -1,7 +1,7 @@
 import { eq, sql } from "drizzle-orm";
 import { studyTimers, type Database, type Executor } from "@studyflow/db";
 import { recordAudit } from "../foundation/audit";
-import { lockStudyBulkTasks } from "../bulk/plan-task";
+import { lockStudyBulkTasks } from "../task-pipeline/plan-task";
 import { Invalid } from "../errors";
 import { getStudy } from "../studies/study-repository";
 import type { TimerTaskRow } from "../tasks/task-rules";

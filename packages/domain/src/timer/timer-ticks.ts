@@ -1,7 +1,7 @@
 import { and, desc, eq, inArray, sql } from "drizzle-orm";
 import { rulesHandleEvent } from "@studyflow/engine";
 import { studyRules, tasks, type Database, type Executor, type TimerTickInput } from "@studyflow/db";
-import { lockStudyBulkTasks, skipReason } from "../bulk/plan-task";
+import { lockStudyBulkTasks, skipReason } from "../task-pipeline/plan-task";
 import { Invalid } from "../errors";
 import { decodePageCursor, encodePageCursor, invalidCursor, type Page } from "../study-config/page-cursor";
 import { getStudy } from "../studies/study-repository";

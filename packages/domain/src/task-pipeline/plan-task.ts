@@ -2,7 +2,7 @@ import { and, eq, inArray, sql } from "drizzle-orm";
 import { taskChunks, tasks, type Database, type Executor } from "@studyflow/db";
 import type { FileStore } from "../files/file-store";
 import { createPostgresFileStore } from "../files/postgres-file-store";
-import type { TaskRow } from "../tasks/task-service";
+import type { TaskRow } from "../tasks/task-row";
 import { PARTICIPANT_WRITING_KINDS, taskKindOf } from "./task-kinds";
 
 export interface PlannedChunk {

@@ -2,7 +2,7 @@ import type { Database, Executor, TaskKind, taskChunks } from "@studyflow/db";
 import type { DomainContext } from "../events/event-runner";
 import type { RuleFailureRecord } from "../events/rule-failures";
 import type { FileStore } from "../files/file-store";
-import type { TaskRow } from "../tasks/task-service";
+import type { TaskRow } from "./task-row";
 
 /**
  * Where a batch's rules ran: in the database as one statement, or in the engine over read rows;

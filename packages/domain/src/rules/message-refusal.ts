@@ -10,6 +10,13 @@ import { messageTemplates, outgoingMessages, type Executor } from "@studyflow/db
  * outbox when it renders) fail the message with the same reason.
  */
 
+/**
+ * How long a SEND_MESSAGE_NOW message stays worth sending: a day, as on the reference platform.
+ * After a mail outage the outbox marks it expired rather than sending "now" days late. A due
+ * scheduled message gets the same day from when it enters the outbox.
+ */
+export const SEND_MESSAGE_NOW_VALIDITY_MS = 24 * 3_600_000;
+
 /** Why a participant message of a type without any template was not sent (the outbox's last_error). */
 export function noTemplateError(studyKey: string, messageType: string): string {
   return (

@@ -2,11 +2,17 @@ import { eq } from "drizzle-orm";
 import { rawClientOf, tasks, type Database, type Executor } from "@studyflow/db";
 import type { RuleFailureRecord } from "../events/rule-failures";
 import { createPostgresFileStore } from "../files/postgres-file-store";
-import { MAX_REPORTED_ERRORS } from "./bulk-tuning";
-import { VersionConflict, type BatchOutcome, type BatchTally, type ChunkRunOptions, type RawChunk } from "./task-kind";
+import { MAX_REPORTED_ERRORS } from "../bulk/bulk-tuning";
+import {
+  VersionConflict,
+  type BatchOutcome,
+  type BatchTally,
+  type ChunkRunOptions,
+  type RawChunk,
+} from "../tasks/task-kind";
 import { taskKindOf } from "./task-kinds";
 
-export type { BatchRunner, ChunkRunOptions } from "./task-kind";
+export type { BatchRunner, ChunkRunOptions } from "../tasks/task-kind";
 
 export type ChunkOutcome = "done" | "canceled" | "stopped";
 

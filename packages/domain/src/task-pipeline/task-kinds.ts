@@ -2,9 +2,9 @@ import type { TaskKind } from "@studyflow/db";
 import { participantExportKind } from "../exports/participant-export";
 import { reportExportKind } from "../exports/report-export";
 import { responseExportKind } from "../exports/response-export";
-import { previousResponsesKind } from "./previous-responses-kind";
-import { runActionsKind, timerTickKind } from "./run-actions-kind";
-import type { TaskKindDefinition, TaskKindTable } from "./task-kind";
+import { previousResponsesKind } from "../bulk/previous-responses-kind";
+import { runActionsKind, timerTickKind } from "../bulk/run-actions-kind";
+import type { TaskKindDefinition, TaskKindTable } from "../tasks/task-kind";
 
 /**
  * Every task kind the chunk pipeline runs, by the name stored in tasks.kind. A new kind is one file

@@ -1,7 +1,7 @@
 import type { Executor, StudyConfig } from "@studyflow/db";
 import { Invalid } from "../errors";
-import type { RuleFailureRecord } from "../events/rule-failures";
-import { surveyVersionStanding } from "./survey-versions";
+import type { RuleFailureRecord } from "./rule-failures";
+import { surveyVersionStanding } from "../surveys/survey-versions";
 
 /** What a study does with a response whose versionId names no uploaded version of its survey. */
 export type UnknownSurveyVersionPolicy = NonNullable<StudyConfig["unknownSurveyVersion"]>;

@@ -2,8 +2,8 @@ import { eq } from "drizzle-orm";
 import { researcherSubscriptions, type Executor } from "@studyflow/db";
 import { recordAudit } from "../foundation/audit";
 import { Invalid } from "../errors";
-import { messageTypeProblem, subscriptionEmail, type SubscriptionInput } from "../notifications/subscriptions";
-import { getStudy } from "./study-repository";
+import { messageTypeProblem, subscriptionEmail, type SubscriptionInput } from "./subscriptions";
+import { getStudy } from "../studies/study-repository";
 
 /** Most subscriptions a study holds: each one is a mail per notification. */
 export const MAX_STUDY_SUBSCRIPTIONS = 500;

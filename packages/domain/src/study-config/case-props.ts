@@ -3,7 +3,7 @@ import { studies, studyParticipantCounts, studyStats, surveyResponses, type Exec
 import { recordAudit } from "../foundation/audit";
 import { forgetCached } from "../cache/read-cache";
 import { Invalid, NotFound } from "../errors";
-import { checkStudyChange, STUDY_PROPERTY_LIMITS } from "../study-config/study-properties";
+import { checkStudyChange, STUDY_PROPERTY_LIMITS } from "./study-properties";
 
 /**
  * A study's display properties and statistics in CASE's terms (the Study document case-admin
