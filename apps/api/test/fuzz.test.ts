@@ -16,7 +16,7 @@ import {
   str,
 } from "./fixtures";
 import { MAX_BODY_BYTES } from "../src/middleware/body-size";
-import { UPLOAD_FORM_OVERHEAD_BYTES } from "../src/routes/participant-data/files";
+import { UPLOAD_FORM_OVERHEAD_BYTES } from "../src/routes/study-service/participant-data/files";
 import { createTestApp, type TestApp } from "./test-app";
 
 /*

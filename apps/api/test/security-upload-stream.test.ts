@@ -5,7 +5,7 @@ import { count, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { participantFiles, storedFileParts, storedFiles } from "@studyflow/db";
 import { UPLOAD_PART_BYTES, setParticipantFileUploadRule } from "@studyflow/domain";
-import { UPLOAD_FORM_OVERHEAD_BYTES } from "../src/routes/participant-data/files";
+import { UPLOAD_FORM_OVERHEAD_BYTES } from "../src/routes/study-service/participant-data/files";
 import { bearer, insertParticipant, num, participantIdOf, participantUser, setupStudy } from "./fixtures";
 import { startProbedServer, type ProbedServer } from "./probed-server";
 import { createTestApp, type TestApp } from "./test-app";

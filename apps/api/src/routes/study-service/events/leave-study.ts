@@ -1,0 +1,53 @@
+import { z } from "@hono/zod-openapi";
+import { assertProfileOfUser, leaveStudy } from "@studyflow/domain";
+import { participantOf } from "../../../app-env";
+import { caseJsonBody } from "../../../case-compat";
+import type { AppDeps } from "../../../deps";
+import { answerOnce, idempotencyKey, idempotencyKeyHeaders } from "../../../middleware/idempotency";
+import { assignedSurveysEnvelope, presentAssignedSurveys } from "@studyflow/presenters/participant";
+import { presentWarnings, warningsField } from "@studyflow/presenters/rule-failure";
+import type { ApiRouter } from "../../create-router";
+import { defineRoute } from "../../define-route";
+import { errorResponses } from "../../openapi-errors";
+import { PARTICIPANT_SECURITY, jsonContent, profileIdField, studyKeyParam } from "../../schemas";
+
+const body = caseJsonBody(z.object({ profileID: profileIdField }));
+
+export function registerLeaveStudy(router: ApiRouter, deps: AppDeps) {
+  const db = deps.database.db;
+  defineRoute(
+    router,
+    {
+      middleware: [body.middleware, idempotencyKey()],
+      method: "post",
+      path: "/{studyKey}/leave",
+      tags: ["study-events"],
+      summary: "A profile leaves a study",
+      description: "Status becomes `exited`, then the LEAVE rules run; confidential responses are removed.",
+      security: PARTICIPANT_SECURITY,
+      request: { params: studyKeyParam, headers: idempotencyKeyHeaders, body: body.body },
+      responses: {
+        200: jsonContent(assignedSurveysEnvelope.extend(warningsField), "the surveys after the LEAVE rules"),
+        ...errorResponses([400, 401, 403, 404, 409, 422], {
+          400: "invalid body",
+          404: "study or participant not found",
+          409: "study or participant not active",
+        }),
+      },
+    },
+    async (c) => {
+      const { studyKey } = c.req.valid("param");
+      const { userId } = participantOf(c);
+      const profile = await assertProfileOfUser(db, userId, c.req.valid("json").profileID);
+      return answerOnce(
+        c,
+        deps,
+        (ctx) => leaveStudy(db, { studyKey, profileId: profile.id }, ctx),
+        (result) => ({
+          assignedSurveys: presentAssignedSurveys(result.participant),
+          warnings: presentWarnings(result.warnings),
+        }),
+      );
+    },
+  );
+}

@@ -1,0 +1,42 @@
+import { assertProfileOfUser, deleteOwnParticipantFile, type FileStore } from "@studyflow/domain";
+import { participantOf } from "../../../../app-env";
+import type { AppDeps } from "../../../../deps";
+import type { ApiRouter } from "../../../create-router";
+import { defineRoute } from "../../../define-route";
+import { errorResponses } from "../../../openapi-errors";
+import { PARTICIPANT_SECURITY, jsonContent, messageSchema } from "../../../schemas";
+import { fileParams, pidQuery } from "./file-info";
+
+export function registerDeleteParticipantFile(router: ApiRouter, deps: AppDeps, fileStore: FileStore) {
+  const db = deps.database.db;
+  defineRoute(
+    router,
+    {
+      method: "delete",
+      path: "/{studyKey}/files/{fileID}",
+      tags: ["participant-data"],
+      summary: "Delete a participant file (CASE)",
+      description:
+        "Removes the file's record and its bytes in one transaction; answers 200 with a message, as case-backend. " +
+        "Another participant's file is not found.",
+      security: PARTICIPANT_SECURITY,
+      request: { params: fileParams, query: pidQuery },
+      responses: {
+        200: jsonContent(messageSchema, "deleted"),
+        ...errorResponses([400, 401, 403, 404, 409], {
+          400: "pid missing",
+          403: "the profile is not the signed-in user's",
+          404: "study not found, or no such file of this profile's participant",
+          409: "study not active",
+        }),
+      },
+      bothSlashes: true,
+    },
+    async (c) => {
+      const { studyKey, fileID } = c.req.valid("param");
+      const profile = await assertProfileOfUser(db, participantOf(c).userId, c.req.valid("query").pid);
+      await deleteOwnParticipantFile(db, fileStore, studyKey, profile.id, fileID);
+      return c.json({ message: "file deleted successfully" }, 200);
+    },
+  );
+}

@@ -1,0 +1,27 @@
+import type { AppDeps } from "../../../deps";
+import { participantAuth } from "../../../middleware/auth";
+import { registerGetStudy } from "./get-study";
+import { registerListParticipating } from "./list-participating";
+import { registerListStudies } from "./list-studies";
+import { registerGetVariable } from "./get-variable";
+import { registerListVariables } from "./list-variables";
+import { createRouter } from "../../create-router";
+
+/**
+ * case-backend's study routes of the participant API under /v1/study-service/studies: the public
+ * study list, one study and its variables (no token, as in case-backend), and the studies the
+ * signed-in user's profiles take part in (participant token).
+ */
+export function createStudyServiceStudiesRouter(deps: AppDeps) {
+  // Public but for /participating: its token is checked for the path itself, every method, as before the
+  // operations below are matched (401 before 404).
+  const router = createRouter();
+  router.use("/participating", participantAuth(deps));
+  registerListStudies(router, deps);
+  // before /{studyKey}, which would take "participating" for a study key
+  registerListParticipating(router, deps);
+  registerGetStudy(router, deps);
+  registerListVariables(router, deps);
+  registerGetVariable(router, deps);
+  return router;
+}
