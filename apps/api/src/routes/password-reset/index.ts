@@ -1,8 +1,8 @@
 import type { AppDeps } from "../../deps";
 import type { RateLimiter } from "../../rate-limit";
-import { registerPasswordResetInfos } from "./get-infos";
-import { registerInitiatePasswordReset } from "./initiate";
-import { registerResetPassword } from "./reset";
+import { registerPasswordResetInfos } from "./password-reset-infos";
+import { registerInitiatePasswordReset } from "./initiate-password-reset";
+import { registerResetPassword } from "./reset-password";
 import { createRouter } from "../create-router";
 
 /**

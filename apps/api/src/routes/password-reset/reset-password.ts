@@ -1,10 +1,11 @@
-import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { PASSWORD_RULE_DESCRIPTION, hashResetToken, resetPassword } from "@studyflow/domain";
-import type { AppEnv } from "../../app-env";
 import { addressKeys } from "../../client-address";
 import { caseJsonBody } from "../../case-compat";
 import type { AppDeps } from "../../deps";
 import { rateLimit, type RateLimiter } from "../../rate-limit";
+import type { ApiRouter } from "../create-router";
+import { defineRoute } from "../define-route";
 import { errorResponses } from "../openapi-errors";
 import { jsonContent, messageSchema } from "../schemas";
 
@@ -27,26 +28,6 @@ const resetRequest = z
   .openapi("PasswordResetRequest");
 
 const resetBody = caseJsonBody(resetRequest, "The token from the reset link and the new password");
-
-const route = createRoute({
-  method: "post",
-  path: "/reset",
-  tags: ["password reset"],
-  summary: "Set a new password with a reset token",
-  description:
-    "Consumes the single-use token from the reset e-mail and sets the new password. Every participant " +
-    "session ends (refresh tokens and access tokens issued before stop working at once), the address counts as " +
-    "confirmed, and the account can sign in with the new password. A rejected password leaves the token usable.",
-  middleware: [resetBody.middleware],
-  request: { body: resetBody.body },
-  responses: {
-    200: jsonContent(messageSchema, "the password is changed"),
-    ...errorResponses([400, 413, 429, 500], {
-      400: "invalid request body; an unknown, expired or used token (one message for all); or a password that breaks the rule",
-      429: "too many attempts from this address or with this token",
-    }),
-  },
-});
 
 /** Counted before the handler, so a refused attempt touches no table; per address first, then per token. */
 function resetLimits(limiter: RateLimiter) {
@@ -73,11 +54,33 @@ function resetLimits(limiter: RateLimiter) {
   ];
 }
 
-export function registerResetPassword(router: OpenAPIHono<AppEnv>, deps: AppDeps, limiter: RateLimiter) {
+export function registerResetPassword(router: ApiRouter, deps: AppDeps, limiter: RateLimiter) {
   const clock = deps.clock ?? Date.now;
-  router.openapi({ ...route, middleware: [resetBody.middleware, ...resetLimits(limiter)] }, async (c) => {
-    const { token, newPassword } = c.req.valid("json");
-    await resetPassword(deps.database.db, { token, newPassword, now: new Date(clock()) });
-    return c.json({ message: "password reset successful" }, 200);
-  });
+  defineRoute(
+    router,
+    {
+      method: "post",
+      path: "/reset",
+      tags: ["password reset"],
+      summary: "Set a new password with a reset token",
+      description:
+        "Consumes the single-use token from the reset e-mail and sets the new password. Every participant " +
+        "session ends (refresh tokens and access tokens issued before stop working at once), the address counts as " +
+        "confirmed, and the account can sign in with the new password. A rejected password leaves the token usable.",
+      request: { body: resetBody.body },
+      middleware: [resetBody.middleware, ...resetLimits(limiter)],
+      responses: {
+        200: jsonContent(messageSchema, "the password is changed"),
+        ...errorResponses([400, 413, 429, 500], {
+          400: "invalid request body; an unknown, expired or used token (one message for all); or a password that breaks the rule",
+          429: "too many attempts from this address or with this token",
+        }),
+      },
+    },
+    async (c) => {
+      const { token, newPassword } = c.req.valid("json");
+      await resetPassword(deps.database.db, { token, newPassword, now: new Date(clock()) });
+      return c.json({ message: "password reset successful" }, 200);
+    },
+  );
 }

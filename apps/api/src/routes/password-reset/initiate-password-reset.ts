@@ -1,11 +1,12 @@
 import { createHash } from "node:crypto";
-import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { initiatePasswordReset, normalizeEmail } from "@studyflow/domain";
-import type { AppEnv } from "../../app-env";
 import { addressKeys } from "../../client-address";
 import { caseJsonBody, checkInstanceId } from "../../case-compat";
 import type { AppDeps } from "../../deps";
 import { rateLimit, type RateLimiter } from "../../rate-limit";
+import type { ApiRouter } from "../create-router";
+import { defineRoute } from "../define-route";
 import { errorResponses } from "../openapi-errors";
 import { jsonContent, messageSchema } from "../schemas";
 
@@ -36,28 +37,6 @@ const initiateRequest = z
 
 const initiateBody = caseJsonBody(initiateRequest, "The account's address");
 
-const route = createRoute({
-  method: "post",
-  path: "/initiate",
-  tags: ["password reset"],
-  summary: "E-mail a password-reset link",
-  description:
-    "Sends a single-use reset link to the address if it belongs to an account. The answer is the same " +
-    "whether or not it does (case-backend answers an unknown address with a 500), after the same database " +
-    "work (one statement that writes the token and the mail only for a known address). The mailed link is " +
-    "RESET_PASSWORD_URL with `?token=…` appended: point it at the participant app's page (tekenradar: " +
-    "https://<app>/link/password-reset).",
-  middleware: [initiateBody.middleware],
-  request: { body: initiateBody.body },
-  responses: {
-    200: jsonContent(messageSchema, "accepted; a link is sent if the address has an account"),
-    ...errorResponses([400, 413, 429, 500], {
-      400: "invalid request body or e-mail address",
-      429: "too many requests from this address or for this e-mail",
-    }),
-  },
-});
-
 /** Per address first, then per e-mail; a request refused by the first does not count against the second. */
 function initiateLimits(limiter: RateLimiter) {
   const shared = {
@@ -83,17 +62,42 @@ function initiateLimits(limiter: RateLimiter) {
   ];
 }
 
-export function registerInitiatePasswordReset(router: OpenAPIHono<AppEnv>, deps: AppDeps, limiter: RateLimiter) {
+export function registerInitiatePasswordReset(router: ApiRouter, deps: AppDeps, limiter: RateLimiter) {
   const clock = deps.clock ?? Date.now;
-  router.openapi({ ...route, middleware: [initiateBody.middleware, ...initiateLimits(limiter)] }, async (c) => {
-    const { email, instanceID } = c.req.valid("json");
-    checkInstanceId(deps.config, instanceID);
-    await initiatePasswordReset(deps.database.db, {
-      email: normalizeEmail(email),
-      now: new Date(clock()),
-      ttlSeconds: deps.config.RESET_TOKEN_TTL_SECONDS,
-      resetUrl: deps.config.RESET_PASSWORD_URL,
-    });
-    return c.json({ message: INITIATED_MESSAGE }, 200);
-  });
+  defineRoute(
+    router,
+    {
+      method: "post",
+      path: "/initiate",
+      tags: ["password reset"],
+      summary: "E-mail a password-reset link",
+      description:
+        "Sends a single-use reset link to the address if it belongs to an account. The answer is the same " +
+        "whether or not it does (case-backend answers an unknown address with a 500), after the same database " +
+        "work (one statement that writes the token and the mail only for a known address). The mailed link is " +
+        "RESET_PASSWORD_URL with `?token=…` appended: point it at the participant app's page (tekenradar: " +
+        "https://<app>/link/password-reset).",
+      request: { body: initiateBody.body },
+      // the limits read the body, which the CASE reader makes JSON first
+      middleware: [initiateBody.middleware, ...initiateLimits(limiter)],
+      responses: {
+        200: jsonContent(messageSchema, "accepted; a link is sent if the address has an account"),
+        ...errorResponses([400, 413, 429, 500], {
+          400: "invalid request body or e-mail address",
+          429: "too many requests from this address or for this e-mail",
+        }),
+      },
+    },
+    async (c) => {
+      const { email, instanceID } = c.req.valid("json");
+      checkInstanceId(deps.config, instanceID);
+      await initiatePasswordReset(deps.database.db, {
+        email: normalizeEmail(email),
+        now: new Date(clock()),
+        ttlSeconds: deps.config.RESET_TOKEN_TTL_SECONDS,
+        resetUrl: deps.config.RESET_PASSWORD_URL,
+      });
+      return c.json({ message: INITIATED_MESSAGE }, 200);
+    },
+  );
 }
