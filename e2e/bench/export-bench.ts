@@ -38,7 +38,7 @@ import { measureExportStages, type StageFigures } from "./export-stages";
 import { startWorkerProcesses, stopWorkerProcesses, type WorkerProcess } from "./worker-processes";
 import { createDb, runMigrations } from "@studyflow/db";
 import { grantPermission, mintManagementToken } from "@studyflow/domain";
-import { RUN_ACTIONS_QUEUE, createRedisConnection } from "@studyflow/queue";
+import { TASKS_QUEUE, createRedisConnection } from "@studyflow/queue";
 import { createApp } from "@studyflow/api";
 import { loadConfig } from "@studyflow/api/config";
 
@@ -242,7 +242,7 @@ async function main() {
   const db = createDb(url, { max: 4 });
   const apiDb = createDb(url, { max: 10 });
   const redis = createRedisConnection(redisUrl, "producer");
-  const queue = new Queue(RUN_ACTIONS_QUEUE, { connection: createRedisConnection(redisUrl, "producer"), prefix });
+  const queue = new Queue(TASKS_QUEUE, { connection: createRedisConnection(redisUrl, "producer"), prefix });
   let server: ReturnType<typeof serve> | undefined;
   let workers: WorkerProcess[] = [];
   try {

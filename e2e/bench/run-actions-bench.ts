@@ -32,7 +32,7 @@ import { createBenchDatabase } from "./bench-database";
 import { createDb, runMigrations, tasks } from "@studyflow/db";
 import { confidentialIdOf, createStudy, grantPermission, mintManagementToken } from "@studyflow/domain";
 import { applyRules, compileRules, type Expression } from "@studyflow/engine";
-import { RUN_ACTIONS_QUEUE, createRedisConnection } from "@studyflow/queue";
+import { TASKS_QUEUE, createRedisConnection } from "@studyflow/queue";
 import { createApp } from "@studyflow/api";
 import { loadConfig } from "@studyflow/api/config";
 import { benchTimerTick, type TimerTickFigures } from "./timer-tick-bench";
@@ -320,7 +320,7 @@ async function main() {
   let workers: WorkerProcess[] = [];
   let server: ReturnType<typeof serve> | undefined;
   const redis = createRedisConnection(redisUrl, "producer");
-  const queue = new Queue(RUN_ACTIONS_QUEUE, { connection: createRedisConnection(redisUrl, "producer"), prefix });
+  const queue = new Queue(TASKS_QUEUE, { connection: createRedisConnection(redisUrl, "producer"), prefix });
   try {
     await runMigrations(url);
     console.log(`seeding ${fmt(N)} participants…`);

@@ -10,7 +10,7 @@ import { eq } from "drizzle-orm";
 import { tasks, type DbHandle } from "@studyflow/db";
 import { lastTimerTick, setStudyRules, startDueTimerTicks } from "@studyflow/domain";
 import type { Expression } from "@studyflow/engine";
-import { runActionsJobOptions, taskJobId, taskJobName, type RunActionsJob } from "@studyflow/queue";
+import { taskJobOptions, taskJobId, taskJobName, type TaskJob } from "@studyflow/queue";
 
 const str = (value: string) => ({ dtype: "str", str: value });
 const num = (value: number) => ({ dtype: "num", num: value });
@@ -88,8 +88,8 @@ export async function benchTimerTick(
     now: Date.now(),
     defaultIntervalSeconds: 3_600,
     enqueue: async (taskId) => {
-      const job: RunActionsJob = { kind: "task", taskId };
-      await queue.add(taskJobName("timer"), job, { ...runActionsJobOptions, jobId: taskJobId(taskId) });
+      const job: TaskJob = { kind: "task", taskId };
+      await queue.add(taskJobName("timer"), job, { ...taskJobOptions, jobId: taskJobId(taskId) });
     },
   });
   // A worker that scans for itself may have recorded the tick first; it is the same tick.

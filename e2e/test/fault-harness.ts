@@ -12,13 +12,7 @@ import type postgres from "postgres";
 import { participants, reports, taskChunks, tasks, type Database } from "@studyflow/db";
 import { createRunActionsTask, updateStudyTimer, type TaskRow } from "@studyflow/domain";
 import type { Expression } from "@studyflow/engine";
-import {
-  RUN_ACTIONS_QUEUE,
-  TIMER_QUEUE,
-  createRedisConnection,
-  runActionsJobOptions,
-  taskJobId,
-} from "@studyflow/queue";
+import { TASKS_QUEUE, TIMER_QUEUE, createRedisConnection, taskJobOptions, taskJobId } from "@studyflow/queue";
 import { testRedisUrl } from "@studyflow/testkit";
 
 export const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -184,16 +178,12 @@ export async function waitForRedisClients(admin: Redis, name: string, count: num
 /** A BullMQ producer on `prefix`, as the API enqueues run-actions tasks. */
 export function runActionsProducer(prefix: string) {
   const connection = createRedisConnection(testRedisUrl, "producer");
-  const queue = new Queue(RUN_ACTIONS_QUEUE, { connection, prefix });
+  const queue = new Queue(TASKS_QUEUE, { connection, prefix });
   return {
     queue,
     createTask: async (db: Database, studyKey: string, rules: Expression[]) =>
       createRunActionsTask(db, { studyKey, rules, dryRun: false, createdBy: "fault-test" }, async (taskId) => {
-        await queue.add(
-          RUN_ACTIONS_QUEUE,
-          { kind: "task", taskId },
-          { ...runActionsJobOptions, jobId: taskJobId(taskId) },
-        );
+        await queue.add(TASKS_QUEUE, { kind: "task", taskId }, { ...taskJobOptions, jobId: taskJobId(taskId) });
       }),
     close: async () => {
       await queue.close();

@@ -12,7 +12,7 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEV_MANAGEMENT_JWT_SECRET } from "@studyflow/config";
 import { tasks } from "@studyflow/db";
-import { RUN_ACTIONS_QUEUE } from "@studyflow/queue";
+import { TASKS_QUEUE } from "@studyflow/queue";
 import {
   addSyntheticParticipants,
   createStudy,
@@ -69,7 +69,7 @@ describe("Redis connections of the API and a worker killed", () => {
   const apiName = `sf-fault-api-${prefix}`;
   const workerName = `sf-fault-worker-${prefix}`;
   /** BullMQ names its Worker's blocking connection itself, `<prefix>:<base64 of the queue name>`. */
-  const workerBlockingName = `${prefix}:${Buffer.from(RUN_ACTIONS_QUEUE).toString("base64")}`;
+  const workerBlockingName = `${prefix}:${Buffer.from(TASKS_QUEUE).toString("base64")}`;
 
   beforeAll(async () => {
     database = await createTestDatabase();

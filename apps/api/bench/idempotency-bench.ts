@@ -14,7 +14,7 @@ import { Queue } from "bullmq";
 import { pino } from "pino";
 import { createDb, runMigrations } from "@studyflow/db";
 import { createStudy, createUserWithProfiles, mintParticipantToken, setStudyRules } from "@studyflow/domain";
-import { RUN_ACTIONS_QUEUE, createRedisConnection } from "@studyflow/queue";
+import { TASKS_QUEUE, createRedisConnection } from "@studyflow/queue";
 import { call, onEvent, str } from "@studyflow/testkit";
 import { createApp } from "../src/app";
 import { loadConfig } from "../src/config";
@@ -39,7 +39,7 @@ const config = loadConfig({
 });
 const database = createDb(databaseUrl, { max: config.DATABASE_POOL_SIZE });
 const redis = createRedisConnection(config.REDIS_URL, "producer");
-const queue = new Queue(RUN_ACTIONS_QUEUE, { connection: redis, prefix: `sf-bench-idem-${process.pid}` });
+const queue = new Queue(TASKS_QUEUE, { connection: redis, prefix: `sf-bench-idem-${process.pid}` });
 
 try {
   await runMigrations(databaseUrl);

@@ -11,7 +11,7 @@ import { Queue } from "bullmq";
 import { Hono, type MiddlewareHandler } from "hono";
 import { pino } from "pino";
 import { createDb } from "@studyflow/db";
-import { RUN_ACTIONS_QUEUE, createRedisConnection } from "@studyflow/queue";
+import { TASKS_QUEUE, createRedisConnection } from "@studyflow/queue";
 import { createApp } from "../src/app";
 import type { AppEnv } from "../src/app-env";
 import { resolveClientAddress } from "../src/client-address";
@@ -54,7 +54,7 @@ const config = loadConfig({
 });
 const database = createDb(config.DATABASE_URL, { max: 1 });
 const redis = createRedisConnection(config.REDIS_URL, "producer");
-const queue = new Queue(RUN_ACTIONS_QUEUE, { connection: redis, prefix: `sf-bench-mw-${process.pid}` });
+const queue = new Queue(TASKS_QUEUE, { connection: redis, prefix: `sf-bench-mw-${process.pid}` });
 // production logging, into the void: the cost of formatting a line is what counts here
 const logger = pino({ level: "info" }, pino.destination("/dev/null"));
 

@@ -15,7 +15,7 @@ import { Queue } from "bullmq";
 import { pino } from "pino";
 import { createDb, profiles, runMigrations, users } from "@studyflow/db";
 import { PASSWORD_HASH_PARAMETERS, hashPassword, verifyPassword } from "@studyflow/domain";
-import { RUN_ACTIONS_QUEUE, createRedisConnection } from "@studyflow/queue";
+import { TASKS_QUEUE, createRedisConnection } from "@studyflow/queue";
 import { createApp } from "../src/app";
 import { loadConfig } from "../src/config";
 import { createBenchDatabase } from "./bench-database";
@@ -41,7 +41,7 @@ const config = loadConfig({
 });
 const database = createDb(databaseUrl, { max: config.DATABASE_POOL_SIZE });
 const redis = createRedisConnection(config.REDIS_URL, "producer");
-const queue = new Queue(RUN_ACTIONS_QUEUE, { connection: redis, prefix: `sf-bench-signin-${process.pid}` });
+const queue = new Queue(TASKS_QUEUE, { connection: redis, prefix: `sf-bench-signin-${process.pid}` });
 const app = createApp({ config, database, redis, runActionsQueue: queue, logger: pino({ level: "silent" }) });
 
 /** Runs `operation` `count` times, `CONCURRENCY` at a time; returns operations per second. */

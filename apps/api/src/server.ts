@@ -3,7 +3,7 @@ import { Queue } from "bullmq";
 import type { RedisOptions } from "ioredis";
 import { createDb } from "@studyflow/db";
 import { ReadCache, listenForCacheChanges, type ExternalServiceCaller } from "@studyflow/domain";
-import { RUN_ACTIONS_QUEUE, createRedisConnection, logConnectionErrors } from "@studyflow/queue";
+import { TASKS_QUEUE, createRedisConnection, logConnectionErrors } from "@studyflow/queue";
 import { createApp } from "./app";
 import { startSignInMtlsServer, type SignInMtlsServer } from "./auth/signin-mtls-server";
 import type { ApiConfig } from "./config";
@@ -44,7 +44,7 @@ export function startApiServer(options: ApiServerOptions): ApiServer {
     logConnectionErrors(createRedisConnection(config.REDIS_URL, "producer", options.redisOptions), logger, role);
   const redis = redisConnection("rate limits and task streams");
   const queueConnection = redisConnection("job queue");
-  const runActionsQueue = new Queue(RUN_ACTIONS_QUEUE, { connection: queueConnection, prefix: config.QUEUE_PREFIX });
+  const runActionsQueue = new Queue(TASKS_QUEUE, { connection: queueConnection, prefix: config.QUEUE_PREFIX });
   runActionsQueue.on("error", (error) => logger.warn({ err: error }, "job queue error"));
 
   const readCache = new ReadCache();

@@ -20,7 +20,7 @@ import {
   str,
 } from "./fixtures";
 import { caseResponse, caseSurvey, uploadSurvey } from "./survey-fixtures";
-import { RUN_ACTIONS_QUEUE } from "@studyflow/queue";
+import { TASKS_QUEUE } from "@studyflow/queue";
 import { createApp } from "../src/app";
 import { createTestApp, type TestApp } from "./test-app";
 
@@ -220,7 +220,7 @@ describe("data-exporter export tasks (CASE)", () => {
   it("answers the recorded task when the job queue refuses it (the sweeper queues it later)", async () => {
     // a queue whose Redis cannot be reached and which does not wait for it
     const unreachable = new Redis({ port: 1, lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0 });
-    const queue = new Queue(RUN_ACTIONS_QUEUE, { connection: unreachable, prefix: t.config.QUEUE_PREFIX });
+    const queue = new Queue(TASKS_QUEUE, { connection: unreachable, prefix: t.config.QUEUE_PREFIX });
     queue.on("error", () => undefined);
     try {
       const app = createApp({ ...t.deps, runActionsQueue: queue });

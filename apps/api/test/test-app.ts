@@ -3,7 +3,7 @@ import { pino } from "pino";
 import { ConfigError } from "@studyflow/config";
 import { createDb, type DbHandle } from "@studyflow/db";
 import { ReadCache, externalServiceCallerFromConfig, listenForCacheChanges } from "@studyflow/domain";
-import { RUN_ACTIONS_QUEUE, createRedisConnection } from "@studyflow/queue";
+import { TASKS_QUEUE, createRedisConnection } from "@studyflow/queue";
 import {
   createTestDatabase,
   createTestRedis,
@@ -92,7 +92,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   });
   const redis = createRedisConnection(config.REDIS_URL, "producer");
   const queueConnection = createRedisConnection(config.REDIS_URL, "producer");
-  const runActionsQueue = new Queue(RUN_ACTIONS_QUEUE, { connection: queueConnection, prefix });
+  const runActionsQueue = new Queue(TASKS_QUEUE, { connection: queueConnection, prefix });
   let now: number | undefined;
   // As the server entry does: EXTERNAL_SERVICES_FILE in `env` configures the rules' external services.
   const externalServices = await externalServiceCallerFromConfig(config);

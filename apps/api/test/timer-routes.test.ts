@@ -10,7 +10,7 @@ import {
   processChunk,
   startDueTimerTicks,
 } from "@studyflow/domain";
-import { runActionsJobOptions, taskJobId, taskJobName } from "@studyflow/queue";
+import { taskJobOptions, taskJobId, taskJobName } from "@studyflow/queue";
 import { bearer, call, managementToken, onEvent, postJson, researcher, setupStudy, str } from "./fixtures";
 import { loadConfig } from "../src/config";
 import { createTestApp, type TestApp } from "./test-app";
@@ -47,7 +47,7 @@ describe("study timer routes", () => {
         await t.deps.runActionsQueue.add(
           taskJobName("timer"),
           { kind: "task", taskId },
-          { ...runActionsJobOptions, jobId: taskJobId(taskId) },
+          { ...taskJobOptions, jobId: taskJobId(taskId) },
         );
       },
     });

@@ -6,7 +6,7 @@ import type { Queue } from "bullmq";
 import type { Hono } from "hono";
 import { basicAuth } from "hono/basic-auth";
 import type { Logger } from "pino";
-import { MAINTENANCE_QUEUE, OUTBOX_QUEUE, RUN_ACTIONS_QUEUE, TIMER_QUEUE } from "@studyflow/queue";
+import { MAINTENANCE_QUEUE, OUTBOX_QUEUE, TASKS_QUEUE, TIMER_QUEUE } from "@studyflow/queue";
 import type { WorkerConfig } from "./config";
 
 /** Where the queue dashboard lives on the worker's health/admin port. */
@@ -38,8 +38,8 @@ export function dashboardCredentials(
 
 /** What each queue holds, shown under its name on the dashboard. */
 export const QUEUE_DESCRIPTIONS: Readonly<Record<string, string>> = {
-  [RUN_ACTIONS_QUEUE]:
-    "bulk tasks: a job per task and per key-range chunk; researchers' runs are named run-actions, study timer ticks timer-tick",
+  [TASKS_QUEUE]:
+    "bulk tasks: a job per task and a task-chunk job per key-range chunk; researchers' runs are named run-actions, study timer ticks timer-tick, exports by their kind",
   [MAINTENANCE_QUEUE]: "housekeeping schedules: stale tasks, expired temporary participants",
   [OUTBOX_QUEUE]: "e-mail delivery rounds of the outbox",
   [TIMER_QUEUE]: "study timer scans: each records the ticks that fell due and queues them as timer-tick jobs",

@@ -17,9 +17,11 @@ import {
   ACCOUNT_DELETION_QUEUE,
   ACCOUNT_LIFECYCLE_QUEUE,
   MAINTENANCE_QUEUE,
+  LEGACY_TASKS_QUEUE,
   OUTBOX_QUEUE,
-  RUN_ACTIONS_QUEUE,
+  TASKS_QUEUE,
   TIMER_QUEUE,
+  moveLegacyTaskJobs,
 } from "@studyflow/queue";
 import { createWorkerMetrics, type WorkerMetrics } from "./metrics";
 import { createOutboxProcessor } from "./outbox/outbox-delivery";
@@ -28,7 +30,7 @@ import { createAccountDeletionProcessor } from "./processors/account-deletion";
 import { createAccountLifecycleProcessor } from "./processors/account-lifecycle";
 import { syncAccountLifecycleSchedules } from "./schedules/account-lifecycle";
 import { createMaintenanceProcessor } from "./processors/maintenance";
-import { createRunActionsProcessor, failTaskOfFailedJob } from "./processors/run-actions";
+import { createTaskProcessor, failTaskOfFailedJob } from "./processors/tasks";
 import { createStudyTimerProcessor } from "./processors/study-timer";
 import {
   ACCOUNT_DELETION_SCHEDULES,
@@ -93,7 +95,7 @@ export interface WorkerRuntimeDeps {
   /**
    * The study timer (TIMER_INTERVAL_SECONDS, TIMER_SCAN_INTERVAL_MS): its scan schedule and a
    * consumer of its queue. Absent: this process runs no scans; it still runs the ticks' tasks,
-   * which are ordinary bulk tasks on the run-actions queue.
+   * which are ordinary bulk tasks on the tasks queue.
    */
   timer?: { defaultIntervalSeconds: number; scanEveryMs: number };
   /**
@@ -111,11 +113,13 @@ interface Consumer {
 }
 
 export interface WorkerRuntime {
-  /** The run-actions worker and queue. */
+  /** The tasks worker and queue. */
   worker: Worker;
   queue: Queue;
-  /** Every queue this runtime consumes (run-actions, maintenance, outbox, study-timer), for the dashboard. */
+  /** Every queue this runtime consumes (tasks, maintenance, outbox, study-timer), for the dashboard. */
   queues: Queue[];
+  /** Resolves with how many jobs of the legacy task queue this start moved onto the tasks queue. */
+  legacyJobsMoved: Promise<number>;
   /** Resolves once the cluster schedules this runtime keeps are in place. */
   schedulesReady: Promise<void>;
   /** This runtime's registry, for GET /metrics on the health/admin port. */
@@ -126,12 +130,25 @@ export interface WorkerRuntime {
 
 export function startWorkerRuntime(deps: WorkerRuntimeDeps): WorkerRuntime {
   let closing = false;
-  const queue = new Queue(RUN_ACTIONS_QUEUE, { connection: deps.producerConnection, prefix: deps.prefix });
+  const queue = new Queue(TASKS_QUEUE, { connection: deps.producerConnection, prefix: deps.prefix });
   // Filled below with every queue this runtime consumes; metrics read it at scrape time.
   const queues: Queue[] = [queue];
   const metrics = createWorkerMetrics({ database: deps.database, queues, logger: deps.logger });
   const files = createFileStore(deps.database.db, { backend: deps.fileStore ?? "postgres", directory: deps.resultDir });
-  const processor = createRunActionsProcessor({
+  // Jobs an earlier release queued under the old name would otherwise wait there for good.
+  const legacyJobsMoved = moveLegacyTaskJobs(deps.producerConnection, deps.prefix, queue).then(
+    (moved) => {
+      if (moved > 0) {
+        deps.logger.info({ moved, from: LEGACY_TASKS_QUEUE, to: TASKS_QUEUE }, "moved the legacy task queue's jobs");
+      }
+      return moved;
+    },
+    (error: unknown) => {
+      deps.logger.error({ err: error, queue: LEGACY_TASKS_QUEUE }, "could not move the legacy task queue's jobs");
+      return 0;
+    },
+  );
+  const processor = createTaskProcessor({
     database: deps.database,
     queue,
     files,
@@ -153,7 +170,7 @@ export function startWorkerRuntime(deps: WorkerRuntimeDeps): WorkerRuntime {
     ...(deps.chunkSize ? { chunkSize: deps.chunkSize } : {}),
     ...(deps.bulkWritesInDatabase === false ? { writesInDatabase: false } : {}),
   });
-  const worker = new Worker(RUN_ACTIONS_QUEUE, processor, {
+  const worker = new Worker(TASKS_QUEUE, processor, {
     connection: deps.connection,
     prefix: deps.prefix,
     concurrency: deps.concurrency,
@@ -188,7 +205,7 @@ export function startWorkerRuntime(deps: WorkerRuntimeDeps): WorkerRuntime {
       MAINTENANCE_QUEUE,
       createMaintenanceProcessor({
         database: deps.database,
-        runActionsQueue: queue,
+        taskQueue: queue,
         logger: deps.logger,
         temporaryParticipantRetentionSeconds:
           deps.temporaryParticipantRetentionSeconds ?? DEFAULT_TEMP_RETENTION_SECONDS,
@@ -266,12 +283,12 @@ export function startWorkerRuntime(deps: WorkerRuntimeDeps): WorkerRuntime {
   }
   if (deps.timer) {
     // One scan at a time per process: a scan is a query and a few inserts; the ticks' work runs
-    // on the run-actions queue.
+    // on the tasks queue.
     const timerQueue = consume(
       TIMER_QUEUE,
       createStudyTimerProcessor({
         database: deps.database,
-        runActionsQueue: queue,
+        taskQueue: queue,
         logger: deps.logger,
         defaultIntervalSeconds: deps.timer.defaultIntervalSeconds,
         onTick: (outcome) => metrics.timerTicks.inc({ outcome }),
@@ -290,6 +307,7 @@ export function startWorkerRuntime(deps: WorkerRuntimeDeps): WorkerRuntime {
     worker,
     queue,
     queues,
+    legacyJobsMoved,
     schedulesReady,
     metrics,
     close: async (timeoutMs) => {
@@ -305,6 +323,7 @@ export function startWorkerRuntime(deps: WorkerRuntimeDeps): WorkerRuntime {
         return await Promise.race([stopped, deadline]);
       } finally {
         clearTimeout(timer);
+        await legacyJobsMoved;
         await Promise.all([queue.close(), ...consumers.map((consumer) => consumer.queue.close())]);
       }
     },

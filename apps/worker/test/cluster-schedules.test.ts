@@ -10,7 +10,13 @@ import {
   publishSurveyVersion,
   setDailyExportConfig,
 } from "@studyflow/domain";
-import { ACCOUNT_DELETION_QUEUE, MAINTENANCE_QUEUE, OUTBOX_QUEUE, createRedisConnection } from "@studyflow/queue";
+import {
+  ACCOUNT_DELETION_QUEUE,
+  MAINTENANCE_QUEUE,
+  OUTBOX_QUEUE,
+  TASKS_QUEUE,
+  createRedisConnection,
+} from "@studyflow/queue";
 import { testRedisUrl } from "@studyflow/testkit";
 import {
   DAILY_EXPORTS_EVERY_MS,
@@ -121,7 +127,7 @@ describe("periodic work runs on cluster-wide BullMQ job schedulers", () => {
     expect((await outbox.getJobSchedulers()).map((s) => [s.key, s.every])).toEqual([["deliver-due-messages", 60_000]]);
     // Both replicas' queues show on the dashboard and in metrics.
     expect(replicas[0]!.queues.map((queue) => queue.name)).toEqual([
-      "run-actions",
+      TASKS_QUEUE,
       MAINTENANCE_QUEUE,
       ACCOUNT_DELETION_QUEUE,
       OUTBOX_QUEUE,
@@ -187,6 +193,6 @@ describe("periodic work runs on cluster-wide BullMQ job schedulers", () => {
     const runtime = harness.start({ maintenance: false });
     await runtime.schedulesReady;
     // account deletions are participants' requests, not housekeeping: every runtime takes them
-    expect(runtime.queues.map((queue) => queue.name)).toEqual(["run-actions", ACCOUNT_DELETION_QUEUE]);
+    expect(runtime.queues.map((queue) => queue.name)).toEqual([TASKS_QUEUE, ACCOUNT_DELETION_QUEUE]);
   });
 });

@@ -2,7 +2,7 @@ import type { Redis } from "ioredis";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { addSyntheticParticipants } from "@studyflow/domain";
-import { RUN_ACTIONS_QUEUE, createRedisConnection } from "@studyflow/queue";
+import { TASKS_QUEUE, createRedisConnection } from "@studyflow/queue";
 import { testRedisUrl } from "@studyflow/testkit";
 import { DASHBOARD_PATH, dashboardCredentials, type DashboardCredentials } from "../src/dashboard";
 import { createHealthApp } from "../src/health";
@@ -77,15 +77,11 @@ describe("worker metrics and queue dashboard on the health/admin app", () => {
 
     expect(text).toContain("# TYPE studyflow_queue_jobs gauge");
     for (const state of QUEUE_STATES) {
-      expect(
-        sample(text, `studyflow_queue_jobs{queue="${RUN_ACTIONS_QUEUE}",state="${state}"}`),
-      ).toBeGreaterThanOrEqual(0);
+      expect(sample(text, `studyflow_queue_jobs{queue="${TASKS_QUEUE}",state="${state}"}`)).toBeGreaterThanOrEqual(0);
     }
     // The task job and its chunk jobs have all finished.
-    expect(sample(text, `studyflow_queue_jobs{queue="${RUN_ACTIONS_QUEUE}",state="completed"}`)).toBeGreaterThanOrEqual(
-      2,
-    );
-    expect(sample(text, `studyflow_queue_jobs{queue="${RUN_ACTIONS_QUEUE}",state="waiting"}`)).toBe(0);
+    expect(sample(text, `studyflow_queue_jobs{queue="${TASKS_QUEUE}",state="completed"}`)).toBeGreaterThanOrEqual(2);
+    expect(sample(text, `studyflow_queue_jobs{queue="${TASKS_QUEUE}",state="waiting"}`)).toBe(0);
 
     expect(text).toContain("process_resident_memory_bytes");
   });
@@ -98,7 +94,7 @@ describe("worker metrics and queue dashboard on the health/admin app", () => {
       const text = await (await appWith().request("/metrics")).text();
       expect(sample(text, 'studyflow_tasks{status="queued"}')).toBe((before ?? 0) + 1);
       // A paused queue keeps its jobs in "paused", which is not among the reported states.
-      expect(sample(text, `studyflow_queue_jobs{queue="${RUN_ACTIONS_QUEUE}",state="active"}`)).toBe(0);
+      expect(sample(text, `studyflow_queue_jobs{queue="${TASKS_QUEUE}",state="active"}`)).toBe(0);
     } finally {
       await h.queue.resume();
     }
@@ -131,7 +127,7 @@ describe("worker metrics and queue dashboard on the health/admin app", () => {
     const api = await app.request(`${DASHBOARD_PATH}/api/queues`, { headers });
     expect(api.status).toBe(200);
     const body = (await api.json()) as { queues: { name: string }[] };
-    expect(body.queues.map((queue) => queue.name)).toContain(RUN_ACTIONS_QUEUE);
+    expect(body.queues.map((queue) => queue.name)).toContain(TASKS_QUEUE);
 
     const asset = await app.request(`${DASHBOARD_PATH}/static/favicon-32x32.png`, { headers });
     expect(asset.status).toBe(200);

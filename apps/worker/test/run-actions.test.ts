@@ -2,7 +2,7 @@ import { and, eq, inArray, sql } from "drizzle-orm";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { participants, reports, ruleFailures, studyCounters, taskChunks, tasks } from "@studyflow/db";
 import { addSyntheticParticipants, submitResponse } from "@studyflow/domain";
-import { RUN_ACTIONS_QUEUE } from "@studyflow/queue";
+import { TASKS_QUEUE } from "@studyflow/queue";
 import { sweepStaleTasks } from "../src/processors/stale-task-sweeper";
 import {
   call,
@@ -295,7 +295,7 @@ describe("bulk run-actions in the worker", () => {
     await studyWithRules(h, "bad");
     const runtime = h.start();
     const row = await h.insertTaskRow("bad");
-    await h.queue.add(RUN_ACTIONS_QUEUE, { kind: "chunk", taskId: row.id, chunkIndex: -4 }, { attempts: 1 });
+    await h.queue.add(TASKS_QUEUE, { kind: "chunk", taskId: row.id, chunkIndex: -4 }, { attempts: 1 });
     const failed = await h.waitForTask(row.id, ["failed"]);
     expect(failed.error).toBe("the task's job payload was invalid");
     expect(runtime.worker.isRunning()).toBe(true);
@@ -307,7 +307,7 @@ describe("bulk run-actions in the worker", () => {
     const row = await h.insertTaskRow("doomed", { status: "in_progress" });
     // A chunk job for a chunk that was never planned: every attempt fails the same way.
     const job = await h.queue.add(
-      RUN_ACTIONS_QUEUE,
+      TASKS_QUEUE,
       { kind: "chunk", taskId: row.id, chunkIndex: 0 },
       { attempts: 3, backoff: { type: "fixed", delay: 20 } },
     );

@@ -3,7 +3,7 @@ import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { tasks } from "@studyflow/db";
 import { addSyntheticParticipants } from "@studyflow/domain";
-import { ACCOUNT_DELETION_QUEUE, RUN_ACTIONS_QUEUE, TIMER_QUEUE, createRedisConnection } from "@studyflow/queue";
+import { ACCOUNT_DELETION_QUEUE, TASKS_QUEUE, TIMER_QUEUE, createRedisConnection } from "@studyflow/queue";
 import { onEvent, testRedisUrl } from "@studyflow/testkit";
 import { call, createWorkerHarness, str, studyWithRules, type WorkerHarness } from "./worker-harness";
 
@@ -41,11 +41,7 @@ describe("the study timer runs on a cluster-wide BullMQ job scheduler", () => {
     expect((await timerQueue.getJobSchedulers()).map((s) => [s.key, s.every])).toEqual([
       ["start-due-timer-ticks", SCAN_EVERY_MS],
     ]);
-    expect(replicas[0]!.queues.map((queue) => queue.name)).toEqual([
-      RUN_ACTIONS_QUEUE,
-      ACCOUNT_DELETION_QUEUE,
-      TIMER_QUEUE,
-    ]);
+    expect(replicas[0]!.queues.map((queue) => queue.name)).toEqual([TASKS_QUEUE, ACCOUNT_DELETION_QUEUE, TIMER_QUEUE]);
 
     const ticksOf = () =>
       h.database.db
@@ -90,6 +86,6 @@ describe("the study timer runs on a cluster-wide BullMQ job scheduler", () => {
   it("a runtime without the timer keeps no timer schedule and consumes no timer queue", async () => {
     const runtime = h.start();
     await runtime.schedulesReady;
-    expect(runtime.queues.map((queue) => queue.name)).toEqual([RUN_ACTIONS_QUEUE, ACCOUNT_DELETION_QUEUE]);
+    expect(runtime.queues.map((queue) => queue.name)).toEqual([TASKS_QUEUE, ACCOUNT_DELETION_QUEUE]);
   });
 });

@@ -13,7 +13,7 @@ import {
   type RunActionsResult,
   type StartedTick,
 } from "@studyflow/domain";
-import { runActionsJobOptions, taskJobId, taskJobName, type RunActionsJob } from "@studyflow/queue";
+import { taskJobOptions, taskJobId, taskJobName, type TaskJob } from "@studyflow/queue";
 import { onEvent } from "@studyflow/testkit";
 import type { WorkerRuntime } from "../src/runtime";
 import { call, createWorkerHarness, exp, onCustom, str, studyWithRules, type WorkerHarness } from "./worker-harness";
@@ -53,8 +53,8 @@ describe("study timer ticks on the bulk pipeline", () => {
       defaultIntervalSeconds,
       enqueue: async (taskId) => {
         if (options.queue === false) return;
-        const job: RunActionsJob = { kind: "task", taskId };
-        await h.queue.add(taskJobName("timer"), job, { ...runActionsJobOptions, jobId: taskJobId(taskId) });
+        const job: TaskJob = { kind: "task", taskId };
+        await h.queue.add(taskJobName("timer"), job, { ...taskJobOptions, jobId: taskJobId(taskId) });
       },
     });
   const ticksOf = (studyKey: string) =>

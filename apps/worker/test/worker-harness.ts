@@ -13,13 +13,7 @@ import {
   type TaskRow,
 } from "@studyflow/domain";
 import type { Expression } from "@studyflow/engine";
-import {
-  RUN_ACTIONS_QUEUE,
-  createRedisConnection,
-  runActionsJobOptions,
-  taskJobId,
-  type RunActionsJob,
-} from "@studyflow/queue";
+import { TASKS_QUEUE, createRedisConnection, taskJobOptions, taskJobId, type TaskJob } from "@studyflow/queue";
 import {
   createTestDatabase,
   deletePrefix,
@@ -56,7 +50,7 @@ export async function createWorkerHarness(): Promise<WorkerHarness> {
   const prefix = uniqueQueuePrefix();
   const resultDir = await mkdtemp(path.join(tmpdir(), "sf-worker-results-"));
   const producer = createRedisConnection(testRedisUrl, "producer");
-  const queue = new Queue(RUN_ACTIONS_QUEUE, { connection: producer, prefix });
+  const queue = new Queue(TASKS_QUEUE, { connection: producer, prefix });
   const runtimes: WorkerRuntime[] = [];
   const connections: { disconnect: () => void }[] = [producer];
 
@@ -90,8 +84,8 @@ export async function createWorkerHarness(): Promise<WorkerHarness> {
         database.db,
         { studyKey, rules, dryRun, createdBy: "tester" },
         async (taskId) => {
-          const job: RunActionsJob = { kind: "task", taskId };
-          await queue.add(RUN_ACTIONS_QUEUE, job, { ...runActionsJobOptions, jobId: taskJobId(taskId) });
+          const job: TaskJob = { kind: "task", taskId };
+          await queue.add(TASKS_QUEUE, job, { ...taskJobOptions, jobId: taskJobId(taskId) });
         },
       );
       return task.id;

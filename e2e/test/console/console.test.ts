@@ -16,7 +16,7 @@ import {
   startDueTimerTicks,
   updateStudy,
 } from "@studyflow/domain";
-import { runActionsJobOptions, taskJobId, taskJobName } from "@studyflow/queue";
+import { taskJobOptions, taskJobId, taskJobName } from "@studyflow/queue";
 import { STRONG_PASSWORD, exp, onEvent } from "@studyflow/testkit";
 import { createTestApp, type TestApp } from "@studyflow/api/testing";
 import { call, onCustom, startWorkerBesideApi, str } from "@studyflow/worker/testing";
@@ -110,7 +110,7 @@ describe("the console in a browser", () => {
         await t.deps.runActionsQueue.add(
           taskJobName("timer"),
           { kind: "task", taskId },
-          { ...runActionsJobOptions, jobId: taskJobId(taskId) },
+          { ...taskJobOptions, jobId: taskJobId(taskId) },
         );
       },
     });

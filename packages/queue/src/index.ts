@@ -1,4 +1,4 @@
-export * from "./run-actions";
+export * from "./task-jobs";
 export * from "./connection";
 export * from "./scheduled-work";
 export * from "./task-queue";

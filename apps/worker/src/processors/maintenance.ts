@@ -20,8 +20,8 @@ import { sweepStaleTasks } from "./stale-task-sweeper";
 
 export interface MaintenanceProcessorDeps {
   database: DbHandle;
-  /** The run-actions queue, whose jobs the stale-task sweep looks up and re-queues. */
-  runActionsQueue: Queue;
+  /** The tasks queue, whose jobs the stale-task sweep looks up and re-queues. */
+  taskQueue: Queue;
   logger: Logger;
   clock?: () => number;
   /** Age after which temporary participants are removed. */
@@ -53,7 +53,7 @@ export function createMaintenanceProcessor(deps: MaintenanceProcessorDeps): Proc
       case "sweep-stale-tasks":
         return sweepStaleTasks({
           database: deps.database,
-          queue: deps.runActionsQueue,
+          queue: deps.taskQueue,
           logger: deps.logger,
           clock,
         });
@@ -70,7 +70,7 @@ export function createMaintenanceProcessor(deps: MaintenanceProcessorDeps): Proc
       case "start-daily-exports": {
         const started = await startDailyExports(deps.database.db, {
           now: clock(),
-          queue: (task) => queueTask(deps.runActionsQueue, task),
+          queue: (task) => queueTask(deps.taskQueue, task),
         });
         for (const daily of started) {
           if (daily.skipped) deps.logger.warn(daily, "daily export skipped");

@@ -7,7 +7,7 @@ import { queueTask, timerJobSchema } from "@studyflow/queue";
 export interface StudyTimerProcessorDeps {
   database: DbHandle;
   /** Where a tick's task job goes: ticks run on the bulk pipeline like any task. */
-  runActionsQueue: Queue;
+  taskQueue: Queue;
   logger: Logger;
   clock?: () => number;
   /** TIMER_INTERVAL_SECONDS: the interval of studies without their own. */
@@ -28,7 +28,7 @@ export function createStudyTimerProcessor(deps: StudyTimerProcessorDeps): Proces
     const started = await startDueTimerTicks(deps.database.db, {
       now: clock(),
       defaultIntervalSeconds: deps.defaultIntervalSeconds,
-      enqueue: (taskId) => queueTask(deps.runActionsQueue, { id: taskId, kind: "timer" }),
+      enqueue: (taskId) => queueTask(deps.taskQueue, { id: taskId, kind: "timer" }),
     });
     for (const tick of started) {
       deps.onTick?.(tick.status);

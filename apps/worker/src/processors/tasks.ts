@@ -12,15 +12,9 @@ import {
   type FileStore,
   type RuleFailureRecord,
 } from "@studyflow/domain";
-import {
-  RUN_ACTIONS_QUEUE,
-  chunkJobId,
-  runActionsJobOptions,
-  runActionsJobSchema,
-  type RunActionsJob,
-} from "@studyflow/queue";
+import { TASK_CHUNK_JOB_NAME, chunkJobId, taskJobOptions, taskJobSchema, type TaskJob } from "@studyflow/queue";
 
-export interface RunActionsProcessorDeps {
+export interface TaskProcessorDeps {
   database: DbHandle;
   /** Producer of the chunk jobs a task is split into. */
   queue: Queue;
@@ -64,11 +58,11 @@ export function taskIdOf(data: unknown): string | null {
  * chunk; a chunk job runs its range, and whoever finishes the last chunk writes the result (a
  * result document, or an export's file) and completes the task.
  */
-export function createRunActionsProcessor(deps: RunActionsProcessorDeps): Processor {
+export function createTaskProcessor(deps: TaskProcessorDeps): Processor {
   const db = deps.database.db;
   const clock = deps.clock ?? Date.now;
 
-  async function runTaskJob(job: Job, data: Extract<RunActionsJob, { kind: "task" }>, token: string | undefined) {
+  async function runTaskJob(job: Job, data: Extract<TaskJob, { kind: "task" }>, token: string | undefined) {
     const planned = await planTask(db, data.taskId, deps.chunkSize, deps.files);
     if (planned.status === "ended") return { skipped: "task is gone or has ended" };
     if (planned.status === "skipped") {
@@ -93,16 +87,16 @@ export function createRunActionsProcessor(deps: RunActionsProcessorDeps): Proces
     // Deterministic ids: a planner that runs again adds no second job for a chunk already queued.
     await deps.queue.addBulk(
       pending.map((chunk) => ({
-        name: RUN_ACTIONS_QUEUE,
-        data: { kind: "chunk", taskId: data.taskId, chunkIndex: chunk.chunkIndex } satisfies RunActionsJob,
-        opts: { ...runActionsJobOptions, jobId: chunkJobId(data.taskId, chunk.chunkIndex) },
+        name: TASK_CHUNK_JOB_NAME,
+        data: { kind: "chunk", taskId: data.taskId, chunkIndex: chunk.chunkIndex } satisfies TaskJob,
+        opts: { ...taskJobOptions, jobId: chunkJobId(data.taskId, chunk.chunkIndex) },
       })),
     );
     deps.logger.info({ taskId: data.taskId, jobId: job.id, chunks: planned.chunks.length }, "task planned");
     return { chunks: planned.chunks.length };
   }
 
-  async function runChunkJob(job: Job, data: Extract<RunActionsJob, { kind: "chunk" }>, token: string | undefined) {
+  async function runChunkJob(job: Job, data: Extract<TaskJob, { kind: "chunk" }>, token: string | undefined) {
     // processChunk reports the running total of this attempt; the hook wants each batch's share.
     let reported = 0;
     const outcome = await processChunk(db, data.taskId, data.chunkIndex, {
@@ -133,7 +127,7 @@ export function createRunActionsProcessor(deps: RunActionsProcessorDeps): Proces
   }
 
   return async (job, token) => {
-    const parsed = runActionsJobSchema.safeParse(job.data);
+    const parsed = taskJobSchema.safeParse(job.data);
     if (!parsed.success) {
       const taskId = taskIdOf(job.data);
       if (taskId) await failTask(db, taskId, "the task's job payload was invalid", clock);
@@ -175,7 +169,7 @@ async function isTaskLive(db: DbHandle["db"], taskId: string): Promise<boolean> 
  * is failed with the reason, so no task is left in_progress.
  */
 export async function failTaskOfFailedJob(
-  deps: Pick<RunActionsProcessorDeps, "database" | "clock">,
+  deps: Pick<TaskProcessorDeps, "database" | "clock">,
   job: Job | undefined,
   error: Error,
 ): Promise<void> {
