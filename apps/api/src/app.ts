@@ -28,7 +28,8 @@ import { createRunActionsRouter } from "./routes/studies/run-actions";
 import { createStudiesRouter } from "./routes/studies";
 import { createStudyServiceRouter } from "./routes/study-service";
 import { createSurveysRouter } from "./routes/studies/surveys";
-import { createNewsletterRouter, createUserRouter } from "./routes/user";
+import { createNewsletterRouter } from "./routes/unsubscribe-newsletter";
+import { createUserRouter } from "./routes/user";
 import { createUserManagementRouter } from "./routes/user-management";
 import { createRouter } from "./routes/create-router";
 

@@ -21,7 +21,8 @@ import {
 import type { AppEnv } from "../src/app-env";
 import { createRedisRateLimiter } from "../src/rate-limit";
 import { registerOpenApi } from "../src/routes/openapi";
-import { createNewsletterRouter, createUserRouter } from "../src/routes/user";
+import { createNewsletterRouter } from "../src/routes/unsubscribe-newsletter";
+import { createUserRouter } from "../src/routes/user";
 import { createTestApp, type TestApp } from "./test-app";
 
 const NOW = Date.UTC(2026, 5, 1, 12, 0, 0);

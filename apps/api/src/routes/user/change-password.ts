@@ -1,9 +1,11 @@
-import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { changePassword } from "@studyflow/domain";
-import { participantOf, type AppEnv } from "../../app-env";
+import { participantOf } from "../../app-env";
 import { caseJsonBody } from "../../case-compat";
 import type { AppDeps } from "../../deps";
 import type { RateLimiter } from "../../rate-limit";
+import type { ApiRouter } from "../create-router";
+import { defineRoute } from "../define-route";
 import { errorResponses } from "../openapi-errors";
 import { PARTICIPANT_SECURITY, jsonContent, messageSchema } from "../schemas";
 import { limitWrongPasswords } from "./password-attempts";
@@ -19,42 +21,44 @@ const body = caseJsonBody(
   "`oldPassword` (the current one) and `newPassword`",
 );
 
-const route = createRoute({
-  method: "post",
-  path: "/password",
-  tags: ["user"],
-  summary: "Change the account's password (CASE)",
-  description:
-    "The new password must meet the password policy (400 naming `newPassword`); a wrong `oldPassword` is a 401, " +
-    "as case-backend answers, and counts towards a per-account limit (429 with Retry-After). Then every other " +
-    "session of the account is signed out (this one stays; a token without a session signs out everywhere), " +
-    "open password-reset links stop working, and a notice is mailed.",
-  security: PARTICIPANT_SECURITY,
-  request: { body: body.body },
-  responses: {
-    200: jsonContent(messageSchema, "the password is changed"),
-    ...errorResponses([400, 401, 409, 429], {
-      400: "invalid body, or the new password does not meet the policy",
-      401: "wrong oldPassword (or no valid token)",
-      409: "the account signs in through an external provider, or its password changed meanwhile",
-    }),
-  },
-});
-
-export function registerChangePassword(router: OpenAPIHono<AppEnv>, deps: AppDeps, limiter: RateLimiter) {
+export function registerChangePassword(router: ApiRouter, deps: AppDeps, limiter: RateLimiter) {
   const db = deps.database.db;
-  // the body is read (any Content-Type) before the limit looks at the request
-  const middleware = [body.middleware, limitWrongPasswords(limiter)];
-  router.openapi({ ...route, middleware }, async (c) => {
-    const { oldPassword, newPassword } = c.req.valid("json");
-    const { userId, sessionId } = participantOf(c);
-    await changePassword(db, {
-      userId,
-      oldPassword,
-      newPassword,
-      now: new Date((deps.clock ?? Date.now)()),
-      ...(sessionId === undefined ? {} : { sessionId }),
-    });
-    return c.json({ message: "password changed" }, 200);
-  });
+  defineRoute(
+    router,
+    {
+      method: "post",
+      path: "/password",
+      tags: ["user"],
+      summary: "Change the account's password (CASE)",
+      description:
+        "The new password must meet the password policy (400 naming `newPassword`); a wrong `oldPassword` is a 401, " +
+        "as case-backend answers, and counts towards a per-account limit (429 with Retry-After). Then every other " +
+        "session of the account is signed out (this one stays; a token without a session signs out everywhere), " +
+        "open password-reset links stop working, and a notice is mailed.",
+      security: PARTICIPANT_SECURITY,
+      request: { body: body.body },
+      // the body is read (any Content-Type) before the limit looks at the request
+      middleware: [body.middleware, limitWrongPasswords(limiter)],
+      responses: {
+        200: jsonContent(messageSchema, "the password is changed"),
+        ...errorResponses([400, 401, 409, 429], {
+          400: "invalid body, or the new password does not meet the policy",
+          401: "wrong oldPassword (or no valid token)",
+          409: "the account signs in through an external provider, or its password changed meanwhile",
+        }),
+      },
+    },
+    async (c) => {
+      const { oldPassword, newPassword } = c.req.valid("json");
+      const { userId, sessionId } = participantOf(c);
+      await changePassword(db, {
+        userId,
+        oldPassword,
+        newPassword,
+        now: new Date((deps.clock ?? Date.now)()),
+        ...(sessionId === undefined ? {} : { sessionId }),
+      });
+      return c.json({ message: "password changed" }, 200);
+    },
+  );
 }

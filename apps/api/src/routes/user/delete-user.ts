@@ -1,12 +1,12 @@
-import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import type { MiddlewareHandler } from "hono";
+import { z } from "@hono/zod-openapi";
 import { createMiddleware } from "hono/factory";
 import { assertRecentlyAuthenticated, requestAccountDeletion } from "@studyflow/domain";
 import { participantOf, type AppEnv } from "../../app-env";
-import { caseJsonBody, openapiBothSlashes } from "../../case-compat";
 import type { AppDeps } from "../../deps";
 import { participantAuth } from "../../middleware/auth";
 import { rateLimit, type RateLimiter } from "../../rate-limit";
+import type { ApiRouter } from "../create-router";
+import { defineRoute } from "../define-route";
 import { errorResponses } from "../openapi-errors";
 import { queueDeletionJob } from "../participant-users/deletion-queue";
 import { PARTICIPANT_SECURITY, jsonContent, submittedResponseSchema } from "../schemas";
@@ -24,8 +24,6 @@ const deleteUserBody = z.object({
   }),
 });
 
-const caseBody = caseJsonBody(deleteUserBody, "optional: an empty body is `{}`");
-
 /** An empty DELETE body is `{}`: the CASE app always sends one, other clients may not. */
 const emptyBodyIsEmptyObject = createMiddleware<AppEnv>(async (c, next) => {
   if ((await c.req.text()).trim() === "") {
@@ -38,35 +36,8 @@ const emptyBodyIsEmptyObject = createMiddleware<AppEnv>(async (c, next) => {
   await next();
 });
 
-const deleteUserRoute = (middleware: readonly MiddlewareHandler<AppEnv>[]) =>
-  createRoute({
-    method: "delete",
-    path: "/",
-    tags: ["user"],
-    summary: "Delete the signed-in participant's account (case-backend's DELETE /v1/user)",
-    description:
-      "Needs a recent proof of identity: the token's session was signed into (password) or had an e-mail OTP " +
-      "verified within ACCOUNT_DELETION_REAUTH_SECONDS (default 1 h), or the body carries the current `password`; " +
-      "otherwise 401 asking to sign in again (case-backend asks for nothing more than a token). Then, in one " +
-      "transaction, the account is marked for deletion, every session ends (this token too), and the deletion " +
-      "task is recorded and queued: every participant of every profile leaves each study through its LEAVE " +
-      "rules and ends as `accountDeleted` with its confidential responses removed, then the account is removed. " +
-      "Answers 200 `{message}` as case-backend does once the deletion is under way; asking again while it runs " +
-      "answers the same.",
-    security: PARTICIPANT_SECURITY,
-    middleware: [...middleware, emptyBodyIsEmptyObject, caseBody.middleware],
-    request: { body: caseBody.body },
-    responses: {
-      200: jsonContent(z.object({ message: z.string() }), "the deletion is under way"),
-      ...errorResponses([400, 401, 404, 429], {
-        401: "no valid token, or no recent sign-in and no (or a wrong) password",
-        404: "the account no longer exists",
-      }),
-    },
-  });
-
 /** DELETE /v1/user: re-authenticated, then the durable deletion task (see the route's description). */
-export function registerDeleteUser(router: OpenAPIHono<AppEnv>, deps: AppDeps, limiter: RateLimiter) {
+export function registerDeleteUser(router: ApiRouter, deps: AppDeps, limiter: RateLimiter) {
   const auth = participantAuth(deps);
   // The user router may authenticate every route already; the token is verified once either way.
   const authOnce = createMiddleware<AppEnv>(async (c, next) => (c.get("participant") ? next() : auth(c, next)));
@@ -77,24 +48,53 @@ export function registerDeleteUser(router: OpenAPIHono<AppEnv>, deps: AppDeps, l
     count: { failures: [401] },
     message: "too many wrong passwords; sign in again instead",
   });
-  const route = deleteUserRoute([authOnce, passwordAttempts]);
   const now = () => new Date((deps.clock ?? Date.now)());
-  openapiBothSlashes(router, route, async (c) => {
-    const principal = participantOf(c);
-    const body = c.req.valid("json");
-    await assertRecentlyAuthenticated(deps.database.db, {
-      userId: principal.userId,
-      sessionId: principal.sessionId,
-      password: body.password,
-      now: now(),
-      maxAgeSeconds: deps.config.ACCOUNT_DELETION_REAUTH_SECONDS,
-    });
-    const { deletion } = await requestAccountDeletion(deps.database.db, {
-      userId: principal.userId,
-      now: now(),
-      ...(body.exitSurveyResponse ? { exitSurveyResponse: body.exitSurveyResponse } : {}),
-    });
-    await queueDeletionJob(deps, deletion.id);
-    return c.json({ message: "user deleted" }, 200);
-  });
+  defineRoute(
+    router,
+    {
+      method: "delete",
+      path: "/",
+      tags: ["user"],
+      summary: "Delete the signed-in participant's account (case-backend's DELETE /v1/user)",
+      description:
+        "Needs a recent proof of identity: the token's session was signed into (password) or had an e-mail OTP " +
+        "verified within ACCOUNT_DELETION_REAUTH_SECONDS (default 1 h), or the body carries the current `password`; " +
+        "otherwise 401 asking to sign in again (case-backend asks for nothing more than a token). Then, in one " +
+        "transaction, the account is marked for deletion, every session ends (this token too), and the deletion " +
+        "task is recorded and queued: every participant of every profile leaves each study through its LEAVE " +
+        "rules and ends as `accountDeleted` with its confidential responses removed, then the account is removed. " +
+        "Answers 200 `{message}` as case-backend does once the deletion is under way; asking again while it runs " +
+        "answers the same.",
+      security: PARTICIPANT_SECURITY,
+      middleware: [authOnce, passwordAttempts, emptyBodyIsEmptyObject],
+      caseBody: deleteUserBody,
+      bodyDescription: "optional: an empty body is `{}`",
+      bothSlashes: true,
+      responses: {
+        200: jsonContent(z.object({ message: z.string() }), "the deletion is under way"),
+        ...errorResponses([400, 401, 404, 429], {
+          401: "no valid token, or no recent sign-in and no (or a wrong) password",
+          404: "the account no longer exists",
+        }),
+      },
+    },
+    async (c) => {
+      const principal = participantOf(c);
+      const body = c.req.valid("json");
+      await assertRecentlyAuthenticated(deps.database.db, {
+        userId: principal.userId,
+        sessionId: principal.sessionId,
+        password: body.password,
+        now: now(),
+        maxAgeSeconds: deps.config.ACCOUNT_DELETION_REAUTH_SECONDS,
+      });
+      const { deletion } = await requestAccountDeletion(deps.database.db, {
+        userId: principal.userId,
+        now: now(),
+        ...(body.exitSurveyResponse ? { exitSurveyResponse: body.exitSurveyResponse } : {}),
+      });
+      await queueDeletionJob(deps, deletion.id);
+      return c.json({ message: "user deleted" }, 200);
+    },
+  );
 }
