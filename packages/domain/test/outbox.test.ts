@@ -14,7 +14,8 @@ import {
 } from "../src/outbox/outbox-repository";
 import { resolveRecipient } from "../src/outbox/resolve-recipient";
 import { mailLanguage } from "../src/mail/mail-document";
-import { ACCOUNT_DELETED_TEMPLATE, renderMail } from "../src/outbox/templates";
+import { ACCOUNT_DELETED_TEMPLATE } from "../src/participant-accounts/account-message-types";
+import { renderMail } from "../src/outbox/templates";
 import { UndeliverableMessage } from "../src/mail/undeliverable-message";
 import { createStudy } from "../src/study-setup/study-setup";
 

@@ -13,7 +13,7 @@ import {
   hashPassword,
   passwordHashNeedsUpgrade,
   verifyPassword,
-} from "../src/accounts/passwords";
+} from "../src/participant-accounts/passwords";
 
 /** Words in an order that never repeats, cut to `bytes` (ASCII): long and not predictable. */
 function passphrase(bytes: number): string {
@@ -156,7 +156,7 @@ describe("password policy (NIST SP 800-63B: length, blocklist, no repetition or 
   });
 
   it("ships a blocklist of a few thousand entries, each long enough to need it, with its source stated", () => {
-    const text = readFileSync(new URL("../src/accounts/common-passwords.txt", import.meta.url), "utf8");
+    const text = readFileSync(new URL("../src/participant-accounts/common-passwords.txt", import.meta.url), "utf8");
     expect(text).toMatch(/SecLists/);
     const entries = text
       .split("\n")

@@ -4,7 +4,7 @@ import { confidentialResponses, outgoingMessages, reports, researcherMessages, t
 import { SEND_MESSAGE_NOW_VALIDITY_MS } from "../rules/message-refusal";
 
 // The persist steps of every participant event, shared by the one-participant pipeline
-// (apply-event.ts) and the bulk batch path (bulk/process-chunk.ts).
+// (apply-event.ts) and the bulk batch path (task-pipeline/process-chunk.ts).
 
 export interface ReportsOfEvent {
   studyKey: string;

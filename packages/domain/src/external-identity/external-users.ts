@@ -2,10 +2,10 @@ import { createHash, randomBytes } from "node:crypto";
 import { and, eq } from "drizzle-orm";
 import { z } from "zod";
 import { profiles, users, type Database, type Executor } from "@studyflow/db";
-import { hashPassword } from "../accounts/passwords";
-import { normalizeEmail } from "../accounts/password-reset";
+import { hashPassword } from "../participant-accounts/passwords";
+import { normalizeEmail } from "../participant-accounts/password-reset";
 import { Unauthorized } from "../errors";
-import { mainProfileValues } from "../user-account/main-profile";
+import { mainProfileValues } from "../participant-accounts/main-profile";
 
 /** Who an external OpenID provider says the caller is, from a verified token. */
 export interface ExternalIdentity {

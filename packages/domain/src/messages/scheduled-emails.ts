@@ -10,7 +10,7 @@ import {
   type ScheduledEmailTemplate,
   type ScheduledEmailType,
 } from "@studyflow/db";
-import { createAccountToken } from "../accounts/account-tokens";
+import { createAccountToken } from "../participant-accounts/account-tokens";
 import { recordAudit } from "../foundation/audit";
 import { Invalid, NotFound } from "../errors";
 import {

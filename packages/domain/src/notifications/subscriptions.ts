@@ -1,7 +1,7 @@
 import { and, asc, eq } from "drizzle-orm";
 import { z } from "zod";
 import { researcherSubscriptions, type Executor } from "@studyflow/db";
-import { normalizeEmail } from "../accounts/password-reset";
+import { normalizeEmail } from "../participant-accounts/password-reset";
 import { recordAudit } from "../foundation/audit";
 import { Invalid, NotFound } from "../errors";
 import { getStudy } from "../studies/study-repository";

@@ -1,7 +1,7 @@
 import { and, asc, eq, gt, inArray, isNull, lt, lte, or, sql } from "drizzle-orm";
 import { outgoingMessages, type Database, type Executor } from "@studyflow/db";
 import { payloadWithoutSecrets } from "./secret-payload-fields";
-import { ACCOUNT_DELETED_TEMPLATE } from "./templates";
+import { ACCOUNT_DELETED_TEMPLATE } from "../participant-accounts/account-message-types";
 
 export type OutboxMessage = typeof outgoingMessages.$inferSelect;
 

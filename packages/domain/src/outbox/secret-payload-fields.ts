@@ -15,15 +15,18 @@ import { SCHEDULED_EMAIL_TEMPLATE } from "../messages/scheduled-emails";
  * of the e-mail-change notices, the values of study messages (what a study's template shows).
  */
 export const SECRET_PAYLOAD_FIELDS: Readonly<Record<string, readonly string[]>> = {
-  /** The reset link, with its token (accounts/password-reset.ts). */
+  /** The reset link, with its token (participant-accounts/password-reset.ts). */
   "password-reset": ["resetUrl"],
-  /** The sign-up confirmation link, which also signs in (participant-auth/sign-in.ts). */
+  /** The sign-up confirmation link, which also signs in (participant-sign-in/sign-in.ts). */
   "verify-email": ["verifyUrl"],
-  /** The reminder to confirm an address: the same link, and its token as CASE's templates take it (account-lifecycle/). */
+  /**
+   * The reminder to confirm an address: the same link, and its token as CASE's templates take it
+   * (participant-accounts/lifecycle/).
+   */
   registration: ["verifyUrl", "token"],
-  /** The link that makes a new address the account's (user-account/change-email.ts). */
+  /** The link that makes a new address the account's (participant-accounts/change-email.ts). */
   "email-change-verify": ["verifyUrl"],
-  /** The sign-in code (participant-auth/sign-in.ts). */
+  /** The sign-in code (participant-sign-in/sign-in.ts). */
   "otp-code": ["code"],
   /**
    * A scheduled e-mail as rendered for its reader: it holds their newsletter unsubscribe token or

@@ -1,5 +1,6 @@
-import { renderSignInMail } from "../participant-auth/mail-templates";
-import { renderLifecycleMail } from "../account-lifecycle/lifecycle-mails";
+import { ACCOUNT_DELETED_TEMPLATE } from "../participant-accounts/account-message-types";
+import { renderSignInMail } from "../participant-accounts/sign-in-mails";
+import { renderLifecycleMail } from "../participant-accounts/lifecycle/lifecycle-mails";
 import { escapeHtml, htmlDocument, mailLanguage, type MailLanguage, type RenderedMail } from "../mail/mail-document";
 import { UndeliverableMessage } from "../mail/undeliverable-message";
 
@@ -133,9 +134,6 @@ function emailChangeRequested(language: MailLanguage, payload: Record<string, un
   return { subject, text: `${lines.join("\n\n")}\n`, html: htmlDocument(language, lines.map(paragraph)) };
 }
 
-/** CASE's message type of the confirmation that an account was deleted. */
-export const ACCOUNT_DELETED_TEMPLATE = "account-deleted";
-
 const ACCOUNT_DELETED: Record<MailLanguage, { subject: string; lines: string[] }> = {
   en: {
     subject: "Your account was deleted",
@@ -192,7 +190,7 @@ export function renderMail(template: string, language: string | null, payload: R
     case ACCOUNT_DELETED_TEMPLATE:
       return accountDeleted(chosen);
     default:
-      // the sign-in mails (participant-auth/mail-templates.ts), the account lifecycle's (account-lifecycle/)
+      // the sign-in mails (participant-accounts/sign-in-mails.ts), the account lifecycle's (participant-accounts/lifecycle/)
       return (
         renderSignInMail(template, chosen, payload) ??
         renderLifecycleMail(template, chosen, payload) ??

@@ -1,10 +1,10 @@
 import { count, eq } from "drizzle-orm";
 import { profiles, users, type Database, type Executor } from "@studyflow/db";
 import { recordAudit } from "../foundation/audit";
-import { accountDeletionOfUser } from "../account-deletion/deletion-status";
-import type { AccountDeletionRow } from "../account-deletion/request-deletion";
+import { accountDeletionOfUser } from "./deletion/deletion-status";
+import type { AccountDeletionRow } from "./deletion/request-deletion";
 import { Conflict, NotFound } from "../errors";
-import { revokeUserSessions } from "../participant-auth/session-revocation";
+import { revokeUserSessions } from "../participant-sessions/session-revocation";
 
 /** A participant account as operators see it: its state, never a hash or a token. */
 export interface ParticipantAccountSummary {

@@ -3,7 +3,7 @@ import { auditLog, type Executor } from "@studyflow/db";
 import { getStudy } from "../studies/study-repository";
 import { newestFirst, type Page } from "./page-cursor";
 
-/** One recorded management change of a study (see admin/audit.ts for who writes them). */
+/** One recorded management change of a study (see foundation/audit.ts for who writes them). */
 export interface AuditLogEntry {
   id: number;
   actor: string;

@@ -5,7 +5,7 @@ import { forgetCached } from "../cache/read-cache";
 import { Conflict, NotFound } from "../errors";
 import { getStudy } from "../studies/study-repository";
 
-/** A stored rules version without its rules. New versions are stored by setStudyRules (admin/study-setup). */
+/** A stored rules version without its rules. New versions are stored by setStudyRules (study-setup/). */
 export interface RulesVersionSummary {
   version: number;
   uploadedBy: string;

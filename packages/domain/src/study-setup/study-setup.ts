@@ -12,10 +12,10 @@ import {
   type StudyConfig,
   type StudyStatus,
 } from "@studyflow/db";
-import { hashPassword } from "../accounts/passwords";
-import { normalizeEmail } from "../accounts/password-reset";
+import { hashPassword } from "../participant-accounts/passwords";
+import { normalizeEmail } from "../participant-accounts/password-reset";
 import { forgetCached } from "../cache/read-cache";
-import { mainProfileValues } from "../user-account/main-profile";
+import { mainProfileValues } from "../participant-accounts/main-profile";
 import { recordAudit } from "../foundation/audit";
 import { invalidRulesError } from "../rules/rule-issues";
 import { Invalid } from "../errors";

@@ -96,9 +96,9 @@ export interface FinalizedTask {
 }
 
 /**
- * One kind of task on the chunk pipeline. The loop (process-chunk.ts) owns the key range, the
- * chunk lock, the checkpoint, progress, cancel and shutdown; a kind supplies its planning, its
- * batch step and its finalisation.
+ * One kind of task on the chunk pipeline. The loop (task-pipeline/process-chunk.ts) owns the key
+ * range, the chunk lock, the checkpoint, progress, cancel and shutdown; a kind supplies its
+ * planning, its batch step and its finalisation.
  */
 export interface TaskKindDefinition {
   /**

@@ -11,12 +11,12 @@ import {
   type Database,
   type Executor,
 } from "@studyflow/db";
-import { recordAudit } from "../foundation/audit";
-import { NotFound } from "../errors";
-import { storeResponse } from "../events/store-response";
-import { SUBMITTED_BY_PARTICIPANT, type SubmittedResponse } from "../events/submit-response";
-import { participantIdsForProfile } from "../participants/participant-ids";
-import { revokeUserSessions } from "../participant-auth/session-revocation";
+import { recordAudit } from "../../foundation/audit";
+import { NotFound } from "../../errors";
+import { storeResponse } from "../../events/store-response";
+import { SUBMITTED_BY_PARTICIPANT, type SubmittedResponse } from "../../events/submit-response";
+import { participantIdsForProfile } from "../../participants/participant-ids";
+import { revokeUserSessions } from "../../participant-sessions/session-revocation";
 
 export type AccountDeletionRow = typeof accountDeletions.$inferSelect;
 

@@ -10,20 +10,19 @@ import {
   type Database,
   type Executor,
 } from "@studyflow/db";
-import { recordAudit } from "../foundation/audit";
-import { NotFound } from "../errors";
-import { ACCOUNT_DELETED_TEMPLATE } from "../outbox/templates";
-import { ACCOUNT_DELETED_AFTER_INACTIVITY_TEMPLATE } from "../account-lifecycle/lifecycle-mails";
-import { inEventTransaction, type DomainContext } from "../events/event-runner";
-import { nowSeconds } from "../foundation/clock";
-import { leaveLockedParticipant } from "../events/leave-study";
-import { RulesRejectedEvent } from "../events/rule-failures";
+import { recordAudit } from "../../foundation/audit";
+import { NotFound } from "../../errors";
+import { ACCOUNT_DELETED_AFTER_INACTIVITY_TEMPLATE, ACCOUNT_DELETED_TEMPLATE } from "../account-message-types";
+import { inEventTransaction, type DomainContext } from "../../events/event-runner";
+import { nowSeconds } from "../../foundation/clock";
+import { leaveLockedParticipant } from "../../events/leave-study";
+import { RulesRejectedEvent } from "../../events/rule-failures";
 import {
   lockParticipant,
   lockParticipantForEvent,
   saveParticipantState,
   toEngineState,
-} from "../participants/participant-repository";
+} from "../../participants/participant-repository";
 import { deletionScope, type DeletionTarget } from "./deletion-targets";
 
 /** CASE's status of a participant whose account was deleted: no more events, kept for the data. */

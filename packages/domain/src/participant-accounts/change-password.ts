@@ -1,10 +1,10 @@
 import { and, eq } from "drizzle-orm";
 import { outgoingMessages, users, type Database } from "@studyflow/db";
-import { retireAccountLinks } from "../accounts/account-tokens";
-import { checkPasswordRule, hashPassword, verifyPassword } from "../accounts/passwords";
+import { retireAccountLinks } from "./account-tokens";
+import { checkPasswordRule, hashPassword, verifyPassword } from "./passwords";
 import { forgetCached } from "../cache/read-cache";
 import { Conflict, Invalid, NotFound, Unauthorized } from "../errors";
-import { revokeUserSessions } from "../participant-auth/session-revocation";
+import { revokeUserSessions } from "../participant-sessions/session-revocation";
 
 /** One message for a wrong current password, on every route that asks for it. */
 export const WRONG_PASSWORD_MESSAGE = "wrong password";

@@ -11,7 +11,18 @@ import {
 import { mintParticipantToken } from "../access/tokens";
 import { forgetCached, readCacheOf } from "../cache/read-cache";
 import { Unauthorized } from "../errors";
-import type { SessionRevocationReason } from "./session-revocation";
+
+/** Why sessions ended, as their rows record it. */
+export type SessionRevocationReason =
+  | "logout"
+  | "refresh-reuse"
+  | "password-change"
+  | "password-reset"
+  | "email-change"
+  | "operator"
+  | "account-locked"
+  | "account-deleted"
+  | "profile-removed";
 
 /** How long tokens and sessions live; the API takes them from its configuration. */
 export interface SessionTokenSettings {

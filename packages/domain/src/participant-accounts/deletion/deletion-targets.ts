@@ -1,6 +1,6 @@
 import { and, asc, eq, inArray } from "drizzle-orm";
 import { participants, profiles, studies, type Executor } from "@studyflow/db";
-import { participantIdsForProfile } from "../participants/participant-ids";
+import { participantIdsForProfile } from "../../participants/participant-ids";
 
 /** One participant of a deleted account: a profile's participant in one study. */
 export interface DeletionTarget {

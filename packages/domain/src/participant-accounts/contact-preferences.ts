@@ -1,6 +1,6 @@
 import { eq, not } from "drizzle-orm";
 import { users, type Executor } from "@studyflow/db";
-import { peekAccountToken } from "../accounts/account-tokens";
+import { peekAccountToken } from "./account-tokens";
 import { Invalid, NotFound, Unauthorized } from "../errors";
 
 export interface ContactPreferenceChanges {

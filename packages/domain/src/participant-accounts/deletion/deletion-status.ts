@@ -1,6 +1,6 @@
 import { and, asc, eq, inArray, lt, ne } from "drizzle-orm";
 import { accountDeletions, type Executor } from "@studyflow/db";
-import { NotFound } from "../errors";
+import { NotFound } from "../../errors";
 import { deletionScope } from "./deletion-targets";
 import type { AccountDeletionRow } from "./request-deletion";
 

@@ -1,7 +1,7 @@
 import { and, eq } from "drizzle-orm";
 import { participantSessions, users, type Executor } from "@studyflow/db";
-import { verifyPassword } from "../accounts/passwords";
-import { Unauthorized } from "../errors";
+import { verifyPassword } from "../passwords";
+import { Unauthorized } from "../../errors";
 
 /** What DELETE /v1/user answers when the caller has not proven itself recently. */
 export const REAUTHENTICATION_REQUIRED_MESSAGE =

@@ -15,14 +15,19 @@ import {
   createAccountToken,
   hashAccountToken,
   retireAccountTokens,
-} from "../accounts/account-tokens";
-import { normalizeEmail } from "../accounts/password-reset";
-import { checkPasswordRule, hashPassword, passwordHashNeedsUpgrade, verifyPassword } from "../accounts/passwords";
+} from "../participant-accounts/account-tokens";
+import { normalizeEmail } from "../participant-accounts/password-reset";
+import {
+  checkPasswordRule,
+  hashPassword,
+  passwordHashNeedsUpgrade,
+  verifyPassword,
+} from "../participant-accounts/passwords";
 import { forgetCached } from "../cache/read-cache";
 import { Invalid, RateLimited, Unauthorized } from "../errors";
-import type { ProfileRow, UserRow } from "../user-account/case-user";
-import { mainProfileValues } from "../user-account/main-profile";
-import { revokeUserSessions } from "./session-revocation";
+import type { ProfileRow, UserRow } from "../participant-accounts/case-user";
+import { mainProfileValues } from "../participant-accounts/main-profile";
+import { revokeUserSessions } from "../participant-sessions/session-revocation";
 
 /** One answer for an unknown address and a wrong password (CASE's wording). */
 export const INVALID_CREDENTIALS_MESSAGE = "invalid email or password";

@@ -1,18 +1,7 @@
 import { and, eq, isNull, ne, sql } from "drizzle-orm";
 import { participantSessions, users, type Executor } from "@studyflow/db";
 import { forgetCached } from "../cache/read-cache";
-import { announceSessionChanges } from "./sessions";
-
-export type SessionRevocationReason =
-  | "logout"
-  | "refresh-reuse"
-  | "password-change"
-  | "password-reset"
-  | "email-change"
-  | "operator"
-  | "account-locked"
-  | "account-deleted"
-  | "profile-removed";
+import { announceSessionChanges, type SessionRevocationReason } from "./sessions";
 
 export interface RevokeUserSessionsOptions {
   now: Date;

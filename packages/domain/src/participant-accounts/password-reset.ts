@@ -4,7 +4,7 @@ import { eq, sql } from "drizzle-orm";
 import type { AnyPgColumn } from "drizzle-orm/pg-core";
 import { executePrepared, outgoingMessages, passwordResetTokens, users, type Database } from "@studyflow/db";
 import { Invalid } from "../errors";
-import { revokeUserSessions } from "../participant-auth/session-revocation";
+import { revokeUserSessions } from "../participant-sessions/session-revocation";
 import {
   accountTokenLink,
   consumeAccountToken,

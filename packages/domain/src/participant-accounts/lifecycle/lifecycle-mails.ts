@@ -1,12 +1,10 @@
-import { renderSignInMail } from "../participant-auth/mail-templates";
-import { escapeHtml, htmlDocument, type MailLanguage, type RenderedMail } from "../mail/mail-document";
+import { renderSignInMail } from "../sign-in-mails";
+import { escapeHtml, htmlDocument, type MailLanguage, type RenderedMail } from "../../mail/mail-document";
 import {
   ACCOUNT_DELETED_AFTER_INACTIVITY_TEMPLATE,
   ACCOUNT_INACTIVITY_TEMPLATE,
   REGISTRATION_TEMPLATE,
-} from "./lifecycle-message-types";
-
-export * from "./lifecycle-message-types";
+} from "../account-message-types";
 
 function mail(language: MailLanguage, subject: string, lines: string[]): RenderedMail {
   return {

@@ -1,9 +1,9 @@
 import { and, asc, eq, gt, isNotNull, isNull, lte, notIlike, or, sql, type SQL } from "drizzle-orm";
 import { outgoingMessages, participantSessions, users, type Database, type Executor } from "@studyflow/db";
-import { accountTokenLink, createAccountToken, linkValidForHours } from "../accounts/account-tokens";
-import { sweepInBatches } from "../foundation/batched-sweep";
-import { requestAccountDeletionIn } from "../account-deletion/request-deletion";
-import { ACCOUNT_INACTIVITY_TEMPLATE, REGISTRATION_TEMPLATE } from "./lifecycle-message-types";
+import { accountTokenLink, createAccountToken, linkValidForHours } from "../account-tokens";
+import { sweepInBatches } from "../../foundation/batched-sweep";
+import { requestAccountDeletionIn } from "../deletion/request-deletion";
+import { ACCOUNT_INACTIVITY_TEMPLATE, REGISTRATION_TEMPLATE } from "../account-message-types";
 
 /**
  * The account lifecycle as case-backend's user-management job runs it; each step is off until its

@@ -1,12 +1,7 @@
 import { eq } from "drizzle-orm";
 import { outgoingMessages, users, type Database } from "@studyflow/db";
-import {
-  accountTokenLink,
-  createAccountToken,
-  linkValidForHours,
-  retireAccountTokens,
-} from "../accounts/account-tokens";
-import { normalizeEmail } from "../accounts/password-reset";
+import { accountTokenLink, createAccountToken, linkValidForHours, retireAccountTokens } from "./account-tokens";
+import { normalizeEmail } from "./password-reset";
 import { Invalid } from "../errors";
 import { accountForPasswordCheck, assertCurrentPassword } from "./change-password";
 
