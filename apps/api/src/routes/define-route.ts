@@ -48,8 +48,8 @@ export type DefinedRoute<D extends RouteDefinition<z.ZodType | undefined>> = Omi
 /** The path a route is also served at when it serves both trailing-slash forms. */
 function slashTwin(path: string): string {
   // A router's root ("/") is its mount point itself (/v1/user): its slashed twin (/v1/user/) is a
-  // pattern that matches only an empty rest.
-  if (path === "/") return "/:trailingSlash{/?}";
+  // parameter that matches only an empty rest (not "/", which would serve /v1/user// too).
+  if (path === "/") return "/:trailingSlash{.{0}}";
   return path.endsWith("/") ? path.slice(0, -1) : `${path}/`;
 }
 
