@@ -4,11 +4,14 @@ import { managementOf, type AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
 import { managementAuth } from "../../middleware/auth";
 import type { RateLimiter } from "../../rate-limit";
-import { registerAccountActions } from "./account-actions";
+import { createRouter } from "../create-router";
+import { createAccountDeletionsRouter } from "./deletions";
 import { registerDeleteParticipantUser } from "./delete-participant-user";
 import { registerFindParticipantUser } from "./find-participant-user";
-import { registerAccountDeletions } from "./account-deletions";
-import { createRouter } from "../create-router";
+import { registerGetParticipantUser } from "./get-participant-user";
+import { registerLockParticipantUser } from "./lock-participant-user";
+import { registerSignOutParticipantUser } from "./sign-out-participant-user";
+import { registerUnlockParticipantUser } from "./unlock-participant-user";
 
 /** Participant accounts are the instance's, not a study's: only admins manage them. */
 const adminOnly = createMiddleware<AppEnv>(async (c, next) => {
@@ -23,13 +26,15 @@ const adminOnly = createMiddleware<AppEnv>(async (c, next) => {
  */
 export function createParticipantUsersRouter(deps: AppDeps, limiter: RateLimiter) {
   void limiter;
-  const router = createRouter();
-  router.use(managementAuth(deps));
+  const router = createRouter(managementAuth(deps));
   router.use(adminOnly);
   // before /{id}: "deletions" is no account id
-  registerAccountDeletions(router, deps);
+  router.route("/deletions", createAccountDeletionsRouter(deps));
   registerFindParticipantUser(router, deps);
-  registerAccountActions(router, deps);
+  registerGetParticipantUser(router, deps);
+  registerLockParticipantUser(router, deps);
+  registerUnlockParticipantUser(router, deps);
+  registerSignOutParticipantUser(router, deps);
   registerDeleteParticipantUser(router, deps);
   return router;
 }
