@@ -19,6 +19,8 @@ import { createRouter } from "../../create-router";
 export function createParticipantDataRouter(deps: AppDeps, limiter: RateLimiter) {
   const router = createRouter(participantAuth(deps));
   registerSurveyWithContext(router, deps);
+  // below /{studyKey}, so on this router: one mounted at /:studyKey/files would serve its root's slashed
+  // twin through a pattern that also takes …/files//
   registerParticipantFiles(router, deps, limiter);
   registerListSurveys(router, deps);
   registerParticipantState(router, deps);

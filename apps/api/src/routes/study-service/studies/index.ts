@@ -13,8 +13,7 @@ import { createRouter } from "../../create-router";
  * signed-in user's profiles take part in (participant token).
  */
 export function createStudyServiceStudiesRouter(deps: AppDeps) {
-  // Public but for /participating: its token is checked for the path itself, every method, as before the
-  // operations below are matched (401 before 404).
+  // Public but for /participating, whose token is checked for the path whatever the method (401 before 404)
   const router = createRouter();
   router.use("/participating", participantAuth(deps));
   registerListStudies(router, deps);
