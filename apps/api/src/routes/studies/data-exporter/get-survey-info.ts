@@ -21,6 +21,31 @@ import { goBoolQuery } from "./case-query";
 /** Unix seconds, as the export formatters take times. */
 const seconds = (at: Date) => Math.floor(at.getTime() / 1000);
 
+/** Which survey, in which format and language. */
+const surveyInfoQuery = z.object({
+  surveyKey: z
+    .string()
+    .optional()
+    .openapi({
+      description: "the survey (required)",
+      example: "weekly",
+      param: { name: "surveyKey", in: "query" },
+    }),
+  format: z
+    .enum(["json", "csv"], { error: 'format must be "json" or "csv"' })
+    .optional()
+    .openapi({ description: "default json" }),
+  language: z
+    .string()
+    .max(35, "language is longer than 35 characters")
+    .optional()
+    .openapi({ description: "language code of titles and labels (default en)", example: "de" }),
+  shortKeys: goBoolQuery("shortKeys", "item keys without the survey key prefix (default false)"),
+});
+
+/** CASE's survey-info JSON. */
+const surveyInfoSchema = z.object({ key: z.string(), versions: z.array(z.unknown()) }).openapi("CaseSurveyInfo");
+
 export function registerGetSurveyInfo(router: ApiRouter, deps: AppDeps) {
   const db = deps.database.db;
   defineRoute(
@@ -37,33 +62,14 @@ export function registerGetSurveyInfo(router: ApiRouter, deps: AppDeps) {
       security: MANAGEMENT_SECURITY,
       request: {
         params: studyKeyParam,
-        query: z.object({
-          surveyKey: z
-            .string()
-            .optional()
-            .openapi({
-              description: "the survey (required)",
-              example: "weekly",
-              param: { name: "surveyKey", in: "query" },
-            }),
-          format: z
-            .enum(["json", "csv"], { error: 'format must be "json" or "csv"' })
-            .optional()
-            .openapi({ description: "default json" }),
-          language: z
-            .string()
-            .max(35, "language is longer than 35 characters")
-            .optional()
-            .openapi({ description: "language code of titles and labels (default en)", example: "de" }),
-          shortKeys: goBoolQuery("shortKeys", "item keys without the survey key prefix (default false)"),
-        }),
+        query: surveyInfoQuery,
       },
       responses: {
         200: {
           description: "the codebook file",
           content: {
             "application/json": {
-              schema: z.object({ key: z.string(), versions: z.array(z.unknown()) }).openapi("CaseSurveyInfo"),
+              schema: surveyInfoSchema,
             },
             "text/csv": { schema: z.string() },
           },

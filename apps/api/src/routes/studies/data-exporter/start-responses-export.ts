@@ -43,6 +43,39 @@ const commaList = (name: string, max: number) =>
       return items;
     });
 
+/** The export's options: all in the query, as case-admin sends them. */
+const responsesExportQuery = z.object({
+  surveyKey: z.string().max(200).optional().openapi({ description: "the survey (required)", example: "weekly" }),
+  format: z
+    .enum(["wide", "long", "json"], { error: 'format must be "wide", "long" or "json"' })
+    .optional()
+    .openapi({ description: "wide (default) and long are CSV; json is CASE's JSON export" }),
+  questionOptionSep: z
+    .string()
+    .max(10, "questionOptionSep is longer than 10 characters")
+    .optional()
+    .openapi({
+      description: `between a question key and its option in column names (default "${DEFAULT_QUESTION_OPTION_SEP}")`,
+    }),
+  shortKeys: goBoolQuery("shortKeys", "column names without the survey key prefix (default false)"),
+  extraContextColumns: commaList("extraContextColumns", MAX_EXTRA_COLUMNS).openapi({
+    type: "string",
+    description: "comma-separated keys of the responses' context to add as columns",
+    example: "engineVersion,language",
+  }),
+  includeMeta: commaList("includeMeta", META_FLAGS.length).openapi({
+    type: "string",
+    description: `studyflow's addition: comma-separated per-question meta columns to add: ${META_FLAGS.join(", ")}`,
+  }),
+  filter: caseJsonQuery(
+    "filter",
+    'CASE\'s Mongo-style filter, e.g. {"$and":[{"arrivedAt":{"$gt":1780000000}},{"arrivedAt":{"$lt":1780600000}}]}',
+  ),
+  sort: caseJsonQuery("sort", 'e.g. {"submittedAt":-1}; by submittedAt or arrivedAt (default CASE\'s order)'),
+  gzip: gzipQuery,
+  guardFormulas: guardFormulasQuery,
+});
+
 export function registerStartResponsesExport(router: ApiRouter, deps: AppDeps) {
   const db = deps.database.db;
   defineRoute(
@@ -63,41 +96,7 @@ export function registerStartResponsesExport(router: ApiRouter, deps: AppDeps) {
       security: MANAGEMENT_SECURITY,
       request: {
         params: studyKeyParam,
-        query: z.object({
-          surveyKey: z
-            .string()
-            .max(200)
-            .optional()
-            .openapi({ description: "the survey (required)", example: "weekly" }),
-          format: z
-            .enum(["wide", "long", "json"], { error: 'format must be "wide", "long" or "json"' })
-            .optional()
-            .openapi({ description: "wide (default) and long are CSV; json is CASE's JSON export" }),
-          questionOptionSep: z
-            .string()
-            .max(10, "questionOptionSep is longer than 10 characters")
-            .optional()
-            .openapi({
-              description: `between a question key and its option in column names (default "${DEFAULT_QUESTION_OPTION_SEP}")`,
-            }),
-          shortKeys: goBoolQuery("shortKeys", "column names without the survey key prefix (default false)"),
-          extraContextColumns: commaList("extraContextColumns", MAX_EXTRA_COLUMNS).openapi({
-            type: "string",
-            description: "comma-separated keys of the responses' context to add as columns",
-            example: "engineVersion,language",
-          }),
-          includeMeta: commaList("includeMeta", META_FLAGS.length).openapi({
-            type: "string",
-            description: `studyflow's addition: comma-separated per-question meta columns to add: ${META_FLAGS.join(", ")}`,
-          }),
-          filter: caseJsonQuery(
-            "filter",
-            'CASE\'s Mongo-style filter, e.g. {"$and":[{"arrivedAt":{"$gt":1780000000}},{"arrivedAt":{"$lt":1780600000}}]}',
-          ),
-          sort: caseJsonQuery("sort", 'e.g. {"submittedAt":-1}; by submittedAt or arrivedAt (default CASE\'s order)'),
-          gzip: gzipQuery,
-          guardFormulas: guardFormulasQuery,
-        }),
+        query: responsesExportQuery,
       },
       responses: {
         200: jsonContent(startExportAnswer, "the task, recorded and queued; or `{error}` when no response matches"),

@@ -25,6 +25,23 @@ const includeFlag = (name: string, what: string) =>
     .optional()
     .openapi({ description: `include ${what} (default false)` });
 
+/** Which parts the file holds. */
+const exportConfigQuery = z.object({
+  config: includeFlag("config", "the study document"),
+  surveys: includeFlag("surveys", "the current version of each survey"),
+  rules: includeFlag("rules", "the current rules"),
+});
+
+/** The file: the parts asked for, with the time it was made. */
+const studyConfigExportSchema = z
+  .object({
+    exportedAt: z.string().openapi({ format: "date-time" }),
+    config: z.record(z.string(), z.unknown()).optional(),
+    rules: z.record(z.string(), z.unknown()).optional(),
+    surveys: z.array(z.record(z.string(), z.unknown())).optional(),
+  })
+  .openapi("CaseStudyConfigExport");
+
 /** GET /v1/studies/{studyKey}/export-config: the study's configuration as one downloadable JSON file. */
 export function registerExportStudyConfig(router: ApiRouter, deps: AppDeps) {
   const db = deps.database.db;
@@ -44,25 +61,14 @@ export function registerExportStudyConfig(router: ApiRouter, deps: AppDeps) {
       security: MANAGEMENT_SECURITY,
       request: {
         params: studyKeyParam,
-        query: z.object({
-          config: includeFlag("config", "the study document"),
-          surveys: includeFlag("surveys", "the current version of each survey"),
-          rules: includeFlag("rules", "the current rules"),
-        }),
+        query: exportConfigQuery,
       },
       responses: {
         200: {
           description: "the configuration file",
           content: {
             "application/json": {
-              schema: z
-                .object({
-                  exportedAt: z.string().openapi({ format: "date-time" }),
-                  config: z.record(z.string(), z.unknown()).optional(),
-                  rules: z.record(z.string(), z.unknown()).optional(),
-                  surveys: z.array(z.record(z.string(), z.unknown())).optional(),
-                })
-                .openapi("CaseStudyConfigExport"),
+              schema: studyConfigExportSchema,
             },
           },
         },
