@@ -2,7 +2,7 @@ import type { AppDeps } from "../../../deps";
 import { participantAuth } from "../../../middleware/auth";
 import type { RateLimiter } from "../../../rate-limit";
 import { registerConfidentialResponse } from "./confidential-response";
-import { registerParticipantFiles } from "./files";
+import { createParticipantFilesRouter } from "./files";
 import { registerLinkingCode } from "./linking-code";
 import { registerListSurveys } from "./list-surveys";
 import { registerParticipantState } from "./participant-state";
@@ -19,9 +19,7 @@ import { createRouter } from "../../create-router";
 export function createParticipantDataRouter(deps: AppDeps, limiter: RateLimiter) {
   const router = createRouter(participantAuth(deps));
   registerSurveyWithContext(router, deps);
-  // below /{studyKey}, so on this router: one mounted at /:studyKey/files would serve its root's slashed
-  // twin through a pattern that also takes …/files//
-  registerParticipantFiles(router, deps, limiter);
+  router.route("/:studyKey/files", createParticipantFilesRouter(deps, limiter));
   registerListSurveys(router, deps);
   registerParticipantState(router, deps);
   registerSubmissionHistory(router, deps);

@@ -13,7 +13,7 @@ export function registerDeleteParticipantFile(router: ApiRouter, deps: AppDeps, 
     router,
     {
       method: "delete",
-      path: "/{studyKey}/files/{fileID}",
+      path: "/{fileID}",
       tags: ["participant-data"],
       summary: "Delete a participant file (CASE)",
       description:

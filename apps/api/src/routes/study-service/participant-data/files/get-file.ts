@@ -15,7 +15,7 @@ export function registerGetParticipantFile(router: ApiRouter, deps: AppDeps, fil
     router,
     {
       method: "get",
-      path: "/{studyKey}/files/{fileID}",
+      path: "/{fileID}",
       tags: ["participant-data"],
       summary: "Download a participant file (CASE)",
       description:

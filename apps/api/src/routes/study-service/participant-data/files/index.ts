@@ -1,7 +1,7 @@
 import { createFileStore } from "@studyflow/domain";
 import type { AppDeps } from "../../../../deps";
 import type { RateLimiter } from "../../../../rate-limit";
-import type { ApiRouter } from "../../../create-router";
+import { createRouter } from "../../../create-router";
 import { registerDeleteParticipantFile } from "./delete-file";
 import { registerGetParticipantFile } from "./get-file";
 import { registerListParticipantFiles } from "./list-files";
@@ -11,10 +11,12 @@ export { isParticipantFileUpload, UPLOAD_FORM_OVERHEAD_BYTES } from "./upload-fi
 
 /**
  * case-backend's participant files under /{studyKey}/files: upload, list, download, delete. The
- * participant-data router checks the participant token. The bytes go to the shared file store,
- * the one export files use (deps.fileStore, or the store EXPORT_FILE_STORE names).
+ * bytes go to the shared file store, the one export files use (deps.fileStore, or the store
+ * EXPORT_FILE_STORE names).
  */
-export function registerParticipantFiles(router: ApiRouter, deps: AppDeps, limiter: RateLimiter) {
+export function createParticipantFilesRouter(deps: AppDeps, limiter: RateLimiter) {
+  // the participant-data router it is mounted in checks the participant token
+  const router = createRouter();
   const fileStore =
     deps.fileStore ??
     createFileStore(deps.database.db, { backend: deps.config.EXPORT_FILE_STORE, directory: deps.config.RESULT_DIR });
@@ -22,4 +24,5 @@ export function registerParticipantFiles(router: ApiRouter, deps: AppDeps, limit
   registerListParticipantFiles(router, deps);
   registerGetParticipantFile(router, deps, fileStore);
   registerDeleteParticipantFile(router, deps, fileStore);
+  return router;
 }

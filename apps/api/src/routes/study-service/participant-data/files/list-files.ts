@@ -15,7 +15,7 @@ export function registerListParticipantFiles(router: ApiRouter, deps: AppDeps) {
     router,
     {
       method: "get",
-      path: "/{studyKey}/files",
+      path: "/",
       tags: ["participant-data"],
       summary: "A page of a profile's participant files (CASE)",
       description:

@@ -126,7 +126,7 @@ export function registerUploadParticipantFile(
     {
       middleware: [multipartOnly, uploadLimit, uploadBodyLimit],
       method: "post",
-      path: "/{studyKey}/files",
+      path: "/",
       tags: ["participant-data"],
       summary: "Upload a participant file (CASE)",
       description:
