@@ -37,8 +37,8 @@ import {
   MAINTENANCE_SCHEDULES,
   outboxSchedule,
   studyTimerSchedule,
-  upsertSchedules,
 } from "./schedules/cluster-schedules";
+import { upsertSchedules } from "./schedules/upsert-schedules";
 
 /**
  * Lock duration: a job's lock is renewed every lockDuration/2 by a timer, which runs whenever the

@@ -6,7 +6,7 @@ import { accountDeletions, auditLog, outgoingMessages, participantSessions, user
 import { createUserWithProfiles, type AccountLifecycleSettings } from "@studyflow/domain";
 import { ACCOUNT_LIFECYCLE_QUEUE, createRedisConnection } from "@studyflow/queue";
 import { testRedisUrl } from "@studyflow/testkit";
-import { upsertSchedules } from "../src/schedules/cluster-schedules";
+import { upsertSchedules } from "../src/schedules/upsert-schedules";
 import { createWorkerHarness, type WorkerHarness } from "./worker-harness";
 
 const DAY = 86_400;

@@ -14,7 +14,7 @@ import {
 import { MAINTENANCE_QUEUE, createRedisConnection } from "@studyflow/queue";
 import { createTestDatabase, testRedisUrl, uniqueQueuePrefix, type TestDatabase } from "@studyflow/testkit";
 import { runOutboxOnce } from "../src/outbox/outbox-delivery";
-import { upsertSchedules } from "../src/schedules/cluster-schedules";
+import { upsertSchedules } from "../src/schedules/upsert-schedules";
 import {
   FIRE_SCHEDULED_EMAILS_EVERY_MS,
   runScheduledEmailsRound,

@@ -1,7 +1,7 @@
 import type { Queue } from "bullmq";
 import { lifecycleStepEnabled, type AccountLifecycleSettings } from "@studyflow/domain";
 import type { AccountLifecycleJob } from "@studyflow/queue";
-import { upsertSchedules, type ClusterSchedule } from "./cluster-schedules";
+import { upsertSchedules, type ClusterSchedule } from "./upsert-schedules";
 
 /**
  * How often each account lifecycle round runs. Its times are days to a year and each account is

@@ -1,19 +1,6 @@
-import type { Queue } from "bullmq";
-import {
-  scheduledJobOptions,
-  type AccountDeletionJob,
-  type MaintenanceJob,
-  type OutboxJob,
-  type TimerJob,
-} from "@studyflow/queue";
+import type { AccountDeletionJob, MaintenanceJob, OutboxJob, TimerJob } from "@studyflow/queue";
 import { scheduledEmailsSchedule } from "./scheduled-emails";
-
-/** One BullMQ job scheduler: `every` milliseconds, one job with `data`, taken by one worker of the cluster. */
-export interface ClusterSchedule<T> {
-  id: string;
-  every: number;
-  data: T;
-}
+import type { ClusterSchedule } from "./upsert-schedules";
 
 /**
  * How often a stale task is looked for. Running chunks touch their task every batch (~50 ms) and
@@ -124,17 +111,3 @@ export const ACCOUNT_DELETION_SCHEDULES: readonly ClusterSchedule<AccountDeletio
     data: { kind: "sweep-account-deletions" },
   },
 ];
-
-/**
- * Creates or updates the schedules. Every replica does this at start; a scheduler id is unique
- * per queue, so however many replicas start, each schedule exists once.
- */
-export async function upsertSchedules<T>(queue: Queue, schedules: readonly ClusterSchedule<T>[]): Promise<void> {
-  for (const schedule of schedules) {
-    await queue.upsertJobScheduler(
-      schedule.id,
-      { every: schedule.every },
-      { name: schedule.id, data: schedule.data, opts: scheduledJobOptions },
-    );
-  }
-}

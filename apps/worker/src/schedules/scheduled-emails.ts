@@ -2,7 +2,7 @@ import type { Logger } from "pino";
 import type { Database } from "@studyflow/db";
 import { fireDueScheduledEmails, type ScheduledEmailsRound } from "@studyflow/domain";
 import type { MaintenanceJob } from "@studyflow/queue";
-import type { ClusterSchedule } from "./cluster-schedules";
+import type { ClusterSchedule } from "./upsert-schedules";
 
 /** The job of case-admin's scheduled e-mails (maintenance queue): one round of due schedules. */
 export type ScheduledEmailsJob = Extract<MaintenanceJob, { kind: "fire-scheduled-emails" }>;
