@@ -6,7 +6,7 @@ import { Invalid, Unavailable, signInManagementUser } from "@studyflow/domain";
 import type { AppEnv } from "../../app-env";
 import { claimAt, claimHolds } from "../../middleware/auth";
 import { ATTEMPT_TTL_SECONDS, takeAttempt } from "./attempt-cookie";
-import type { ConsoleSignIn } from "./index";
+import type { ConsoleSignIn } from "./sign-in";
 import { describeGrantFailure } from "./provider";
 
 /** A claim as text of at most `max` characters ("" when absent or not text), as the user row keeps it. */

@@ -2,20 +2,12 @@ import { Hono } from "hono";
 import { SecretBox } from "@studyflow/domain";
 import type { AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
-import { consoleSessions, type ConsoleSessions } from "../session-cookie";
+import { consoleSessions } from "../../auth/console-session-cookie";
 import { registerCallback } from "./callback";
 import { registerLogin } from "./login";
-import { consoleProvider, type ConsoleProvider } from "./provider";
+import { consoleProvider } from "./provider";
 import { registerSession } from "./session";
-
-/** What the sign-in routes share: the provider, the session cookie and the key sealing the attempt. */
-export interface ConsoleSignIn {
-  deps: AppDeps;
-  provider: ConsoleProvider;
-  sessions: ConsoleSessions;
-  box: SecretBox;
-  now: () => Date;
-}
+import type { ConsoleSignIn } from "./sign-in";
 
 /**
  * The console's OpenID Connect sign-in below /console/oidc: plain Hono routes for the browser,

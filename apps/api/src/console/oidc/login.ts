@@ -2,7 +2,7 @@ import type { Hono } from "hono";
 import * as oidc from "openid-client";
 import type { AppEnv } from "../../app-env";
 import { saveAttempt } from "./attempt-cookie";
-import type { ConsoleSignIn } from "./index";
+import type { ConsoleSignIn } from "./sign-in";
 
 /** A console page to come back to: a fragment such as `#/studies/flu/run`, nothing else (no other address). */
 const RETURN_FRAGMENT = /^#\/[A-Za-z0-9\-._~!$&'()*+,;=:@/%]{0,500}$/;

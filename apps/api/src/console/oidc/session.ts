@@ -7,7 +7,7 @@ import {
   userOfOpenManagementSession,
 } from "@studyflow/domain";
 import type { AppEnv } from "../../app-env";
-import type { ConsoleSignIn } from "./index";
+import type { ConsoleSignIn } from "./sign-in";
 
 /**
  * GET /console/oidc/session: who the session cookie signs in ({subject, displayName, email,
