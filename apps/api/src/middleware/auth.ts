@@ -20,7 +20,7 @@ import { API_KEY_HEADER } from "../auth/service-keys";
 import { VerifiedTokens } from "../auth/verified-tokens";
 import type { AppDeps } from "../deps";
 import { isManagementSessionOpen, managementUserStanding, userOfOpenManagementSession } from "@studyflow/domain";
-import { consoleSessions } from "../console/session-cookie";
+import { consoleSessions } from "../auth/console-session-cookie";
 
 /** Clock skew tolerated between token issuer and this server. */
 const CLOCK_TOLERANCE_SECONDS = 30;
