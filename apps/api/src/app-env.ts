@@ -2,7 +2,12 @@ import type { Logger } from "pino";
 import { Unauthorized } from "@studyflow/domain";
 import type { Context } from "hono";
 import type { ManagementPrincipal, ParticipantPrincipal } from "./auth/principals";
-import type { RequestJson } from "./middleware/request-json";
+
+/** A request's body as JSON: parsed, blank, or not JSON (`text` is what arrived). */
+export type RequestJson =
+  | { readonly kind: "json"; readonly value: unknown; readonly text: string }
+  | { readonly kind: "blank"; readonly text: string }
+  | { readonly kind: "invalid"; readonly text: string };
 
 /** Per-request variables set by middleware. */
 export interface AppEnv {

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { handleError } from "../src/errors";
 import { limitBodySize } from "../src/middleware/body-size";
 import { inputBoundary } from "../src/middleware/input-boundary";
-import { requestJson } from "../src/middleware/request-json";
+import { requestJson } from "../src/request-json";
 import { createRouter } from "../src/routes/create-router";
 import { defineRoute } from "../src/routes/define-route";
 

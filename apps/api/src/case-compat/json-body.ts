@@ -5,7 +5,7 @@ import { jsonInputProblem } from "@studyflow/engine";
 import type { AppEnv } from "../app-env";
 import { errorBody } from "../errors";
 import { MAX_JSON_DEPTH } from "../middleware/input-boundary";
-import { replaceRequestJson, requestJson } from "../middleware/request-json";
+import { replaceRequestJson, requestJson } from "../request-json";
 import { matchKeysToSchema } from "./key-matching";
 
 /**

@@ -17,7 +17,7 @@ import {
 import type { AppEnv } from "../app-env";
 import type { AppDeps } from "../deps";
 import { domainContext } from "../domain-context";
-import { requestJson } from "./request-json";
+import { requestJson } from "../request-json";
 
 // Safe retries: a client that sends `Idempotency-Key: <its own unique value>` with a write may send
 // the same request again (a dropped connection, a timeout) and gets the first answer back, with

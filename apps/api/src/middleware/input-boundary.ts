@@ -3,7 +3,7 @@ import { createMiddleware } from "hono/factory";
 import { inputTextProblem, jsonInputProblem } from "@studyflow/engine";
 import type { AppEnv } from "../app-env";
 import { errorBody } from "../errors";
-import { requestJson } from "./request-json";
+import { requestJson } from "../request-json";
 
 /**
  * The deepest JSON nesting a body may have. The deepest legitimate bodies are rule sets: the

@@ -3,7 +3,7 @@ import { createMiddleware } from "hono/factory";
 import type { z } from "zod";
 import { RateLimited, Unavailable } from "@studyflow/domain";
 import type { AppEnv } from "../app-env";
-import { requestJson } from "../middleware/request-json";
+import { requestJson } from "../request-json";
 import type { RateLimitCheck, RateLimiter } from "./redis-sliding-window";
 
 /*

@@ -1,11 +1,5 @@
 import type { Context, HonoRequest } from "hono";
-import type { AppEnv } from "../app-env";
-
-/** A request's body as JSON: parsed, blank, or not JSON (`text` is what arrived). */
-export type RequestJson =
-  | { readonly kind: "json"; readonly value: unknown; readonly text: string }
-  | { readonly kind: "blank"; readonly text: string }
-  | { readonly kind: "invalid"; readonly text: string };
+import type { AppEnv, RequestJson } from "./app-env";
 
 const notJson = () => Promise.reject(new SyntaxError("the body is not valid JSON"));
 
