@@ -340,7 +340,7 @@ async function main() {
       config,
       database: apiDb,
       redis,
-      runActionsQueue: queue,
+      taskQueue: queue,
       logger: pino({ level: "silent" }),
     });
     const port = await new Promise<number>((resolve) => {

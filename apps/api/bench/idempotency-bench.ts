@@ -52,7 +52,7 @@ try {
     [onEvent("SUBMIT", call("UPDATE_FLAG", str("submitted"), str("yes")), call("INIT_REPORT", str("weekly")))],
     "bench",
   );
-  const app = createApp({ config, database, redis, runActionsQueue: queue, logger: pino({ level: "silent" }) });
+  const app = createApp({ config, database, redis, taskQueue: queue, logger: pino({ level: "silent" }) });
 
   const clients: { token: string; profileID: string }[] = [];
   for (let index = 0; index < CONCURRENCY; index++) {

@@ -65,7 +65,7 @@ const variants: [string, Fetch][] = [
   ["+ body size limit", plainWith(limitBodySize(2 * 1024 * 1024))],
   ["+ input boundary", plainWith(inputBoundary())],
   ["+ client address", plainWith(resolveClientAddress(1))],
-  ["studyflow (createApp)", createApp({ config, database, redis, runActionsQueue: queue, logger }).fetch],
+  ["studyflow (createApp)", createApp({ config, database, redis, taskQueue: queue, logger }).fetch],
 ];
 
 try {

@@ -42,7 +42,7 @@ const config = loadConfig({
 const database = createDb(databaseUrl, { max: config.DATABASE_POOL_SIZE });
 const redis = createRedisConnection(config.REDIS_URL, "producer");
 const queue = new Queue(TASKS_QUEUE, { connection: redis, prefix: `sf-bench-signin-${process.pid}` });
-const app = createApp({ config, database, redis, runActionsQueue: queue, logger: pino({ level: "silent" }) });
+const app = createApp({ config, database, redis, taskQueue: queue, logger: pino({ level: "silent" }) });
 
 /** Runs `operation` `count` times, `CONCURRENCY` at a time; returns operations per second. */
 async function throughput(count: number, operation: (index: number) => Promise<void>): Promise<number> {

@@ -11,7 +11,7 @@ export interface AppDeps {
   database: DbHandle;
   /** Producer connection: rate limits and readiness. */
   redis: Redis;
-  runActionsQueue: Queue;
+  taskQueue: Queue;
   logger: Logger;
   /** Milliseconds since the epoch; injectable so tests can move time. */
   clock?: () => number;

@@ -44,8 +44,8 @@ export function startApiServer(options: ApiServerOptions): ApiServer {
     logConnectionErrors(createRedisConnection(config.REDIS_URL, "producer", options.redisOptions), logger, role);
   const redis = redisConnection("rate limits and task streams");
   const queueConnection = redisConnection("job queue");
-  const runActionsQueue = new Queue(TASKS_QUEUE, { connection: queueConnection, prefix: config.QUEUE_PREFIX });
-  runActionsQueue.on("error", (error) => logger.warn({ err: error }, "job queue error"));
+  const taskQueue = new Queue(TASKS_QUEUE, { connection: queueConnection, prefix: config.QUEUE_PREFIX });
+  taskQueue.on("error", (error) => logger.warn({ err: error }, "job queue error"));
 
   const readCache = new ReadCache();
   const cacheListener = listenForCacheChanges(config.DATABASE_URL, readCache, (error) =>
@@ -58,7 +58,7 @@ export function startApiServer(options: ApiServerOptions): ApiServer {
       database,
       readCache,
       redis,
-      runActionsQueue,
+      taskQueue,
       logger,
       ...(options.callExternalService ? { callExternalService: options.callExternalService } : {}),
     },
@@ -112,7 +112,7 @@ export function startApiServer(options: ApiServerOptions): ApiServer {
       metricsServer?.then((started) => started.close()),
       signInServer?.then((started) => started.close()),
     ]);
-    await Promise.allSettled([runActionsQueue.close(), database.close(5), cacheListener.stop()]);
+    await Promise.allSettled([taskQueue.close(), database.close(5), cacheListener.stop()]);
     redis.disconnect();
     queueConnection.disconnect();
   }

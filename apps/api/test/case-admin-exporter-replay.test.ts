@@ -313,7 +313,7 @@ describe("case-admin's exporter and data-explorer, replayed", () => {
     const dayEnd = Math.floor(FROM / 86_400) * 86_400 + 86_400;
     const [started] = await startDailyExports(t.database.db, {
       now: (dayEnd + 3_600) * 1000,
-      queue: (task) => queueTask(t.deps.runActionsQueue, task),
+      queue: (task) => queueTask(t.deps.taskQueue, task),
     });
     const day = new Date((dayEnd - 86_400) * 1000).toISOString().slice(0, 10);
     const deadline = Date.now() + 60_000;

@@ -132,7 +132,7 @@ describe("data-exporter export tasks (CASE)", () => {
         resultFile: "",
       });
       expect(task).not.toHaveProperty("error");
-      expect(await t.deps.runActionsQueue.getJob(task.id as string)).toBeTruthy();
+      expect(await t.deps.taskQueue.getJob(task.id as string)).toBeTruthy();
       const [row] = await t.database.db
         .select()
         .from(tasks)
@@ -223,7 +223,7 @@ describe("data-exporter export tasks (CASE)", () => {
     const queue = new Queue(TASKS_QUEUE, { connection: unreachable, prefix: t.config.QUEUE_PREFIX });
     queue.on("error", () => undefined);
     try {
-      const app = createApp({ ...t.deps, runActionsQueue: queue });
+      const app = createApp({ ...t.deps, taskQueue: queue });
       const res = await app.request(`${base}/responses?surveyKey=weekly`, {
         method: "POST",
         headers: bearer(owner.token),

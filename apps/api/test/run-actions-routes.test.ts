@@ -49,7 +49,7 @@ describe("run-actions task routes", () => {
       error: "",
     });
     expect(new Date(task.createdAt).toISOString()).toBe(task.createdAt);
-    const job = await t.deps.runActionsQueue.getJob(task.id);
+    const job = await t.deps.taskQueue.getJob(task.id);
     expect(job?.data).toEqual({ kind: "task", taskId: task.id });
     const [row] = await t.database.db.select().from(tasks).where(eq(tasks.id, task.id));
     expect(row?.input).toEqual({ rules, dryRun: false });

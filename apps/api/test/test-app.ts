@@ -92,7 +92,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   });
   const redis = createRedisConnection(config.REDIS_URL, "producer");
   const queueConnection = createRedisConnection(config.REDIS_URL, "producer");
-  const runActionsQueue = new Queue(TASKS_QUEUE, { connection: queueConnection, prefix });
+  const taskQueue = new Queue(TASKS_QUEUE, { connection: queueConnection, prefix });
   let now: number | undefined;
   // As the server entry does: EXTERNAL_SERVICES_FILE in `env` configures the rules' external services.
   const externalServices = await externalServiceCallerFromConfig(config);
@@ -104,7 +104,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     config,
     database: override ?? database,
     redis,
-    runActionsQueue,
+    taskQueue,
     logger: pino({ level: "silent" }),
     clock: () => now ?? Date.now(),
   };
@@ -122,7 +122,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     close: async () => {
       externalServices?.close();
       await cacheListener.stop();
-      await runActionsQueue.close();
+      await taskQueue.close();
       await deletePrefix(redis, prefix);
       redis.disconnect();
       queueConnection.disconnect();

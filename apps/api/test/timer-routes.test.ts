@@ -44,7 +44,7 @@ describe("study timer routes", () => {
       now,
       defaultIntervalSeconds: 3_600,
       enqueue: async (taskId) => {
-        await t.deps.runActionsQueue.add(
+        await t.deps.taskQueue.add(
           taskJobName("timer"),
           { kind: "task", taskId },
           { ...taskJobOptions, jobId: taskJobId(taskId) },

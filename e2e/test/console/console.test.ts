@@ -107,7 +107,7 @@ describe("the console in a browser", () => {
       now: Date.now(),
       defaultIntervalSeconds: 3_600,
       enqueue: async (taskId) => {
-        await t.deps.runActionsQueue.add(
+        await t.deps.taskQueue.add(
           taskJobName("timer"),
           { kind: "task", taskId },
           { ...taskJobOptions, jobId: taskJobId(taskId) },
@@ -333,7 +333,7 @@ describe("the console in a browser", () => {
   it("cancels a run", async () => {
     // The queue hands out no job meanwhile (a paused queue, unlike a paused worker, holds back a
     // job added while a worker waits), so the run is surely still queued when it is canceled.
-    await t.deps.runActionsQueue.pause();
+    await t.deps.taskQueue.pause();
     try {
       await open(`#/studies/${STUDY}/run`);
       await page.locator("#rules-text").fill(JSON.stringify(runRules));
@@ -349,7 +349,7 @@ describe("the console in a browser", () => {
       expect(await view.getByRole("button", { name: "Cancel task" }).isHidden()).toBe(true);
       await screenshot(page, "canceled");
     } finally {
-      await t.deps.runActionsQueue.resume();
+      await t.deps.taskQueue.resume();
     }
   });
 

@@ -202,7 +202,7 @@ describe("the console's participants and exports pages", () => {
     );
     const [daily] = await startDailyExports(db, {
       now: (FIRST_DAY + 86_400) * 1000,
-      queue: (task) => queueTask(t.deps.runActionsQueue, task),
+      queue: (task) => queueTask(t.deps.taskQueue, task),
     });
     expect(daily?.task).toBeDefined();
     for (let deadline = Date.now() + 20_000; ;) {

@@ -67,7 +67,7 @@ describe("case-admin run actions (replayed as case-admin sends them)", () => {
       expect(answer.status).toBe(200);
       expect(answer.failed).toBe(false);
       expect(answer.body.task).toMatchObject({ status: "queued", createdBy: runner.subject, targetCount: 2 });
-      const job = await t.deps.runActionsQueue.getJob(answer.body.task.id as string);
+      const job = await t.deps.taskQueue.getJob(answer.body.task.id as string);
       expect(job?.data).toEqual({ kind: "task", taskId: answer.body.task.id });
     });
 

@@ -54,7 +54,7 @@ export async function startExport(
   if ((await steps.count()) === 0) return c.json({ error: `no ${group.noun} to export` }, 200);
   const task = await steps.create();
   try {
-    await queueTask(deps.runActionsQueue, task);
+    await queueTask(deps.taskQueue, task);
   } catch (error) {
     loggerOf(c).warn({ err: error, taskId: task.id }, "export task recorded but not queued; the sweeper will queue it");
   }

@@ -19,6 +19,6 @@ export async function startRuleTask(
   await assertStudyPermission(deps.database.db, who, studyKey, "run-study-action");
   const queued = task(validatedRules(rules));
   return createQueuedRuleTask(deps.database.db, { studyKey, createdBy: who.subject }, queued, (taskId) =>
-    queueTask(deps.runActionsQueue, { id: taskId, kind: queued.kind }),
+    queueTask(deps.taskQueue, { id: taskId, kind: queued.kind }),
   );
 }
