@@ -16,3 +16,4 @@ export {
   listOwnResponses,
   getOwnLinkingCode,
 } from "./own-data";
+export { findConfidentialResponses, type ConfidentialResponseRecord } from "./confidential-responses";

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { Invalid, assertStudyPermission } from "@studyflow/domain";
+import { Invalid, assertStudyPermission, findConfidentialResponses } from "@studyflow/domain";
 import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import {
@@ -10,7 +10,6 @@ import type { ApiRouter } from "../../create-router";
 import { defineRoute } from "../../define-route";
 import { errorResponses } from "../../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent, studyKeyParam } from "../../schemas";
-import { findConfidentialResponses } from "./confidential-responses-query";
 
 /**
  * Participants per request. case-admin sends the ids pasted into a text box; a few thousand is a

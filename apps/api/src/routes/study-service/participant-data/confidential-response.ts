@@ -1,12 +1,12 @@
 import { z } from "@hono/zod-openapi";
-import { assertProfileOfUser, getStudy, participantIdOfProfile } from "@studyflow/domain";
+import { assertProfileOfUser, findConfidentialResponses, getStudy, participantIdOfProfile } from "@studyflow/domain";
 import { participantOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import {
   caseConfidentialEntrySchema,
   presentCaseConfidentialEntries,
 } from "@studyflow/presenters/case-confidential-response";
-import { findConfidentialResponses } from "../../studies/data-exporter/confidential-responses-query";
+
 import type { ApiRouter } from "../../create-router";
 import { defineRoute } from "../../define-route";
 import { errorResponses } from "../../openapi-errors";

@@ -1,6 +1,7 @@
 import { and, asc, eq, inArray } from "drizzle-orm";
 import { confidentialResponses, type Executor } from "@studyflow/db";
-import { confidentialIdOf, getStudy } from "@studyflow/domain";
+import { confidentialIdOf } from "../participants/participant-ids";
+import { getStudy } from "../studies/study-repository";
 
 /** A stored confidential response with the participant id it was asked for. */
 export interface ConfidentialResponseRecord {
