@@ -20,7 +20,7 @@ import {
 } from "./fixtures";
 import type { AppEnv } from "../src/app-env";
 import { createRedisRateLimiter } from "../src/rate-limit";
-import { registerOpenApi } from "../src/routes/openapi";
+import { registerOpenApi } from "../src/routes/docs";
 import { createNewsletterRouter } from "../src/routes/unsubscribe-newsletter";
 import { createUserRouter } from "../src/routes/user";
 import { createTestApp, type TestApp } from "./test-app";

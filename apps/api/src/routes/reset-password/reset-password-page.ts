@@ -1,8 +1,7 @@
 import { createHash } from "node:crypto";
-import { Hono } from "hono";
 import { PASSWORD_MIN_CHARACTERS, PASSWORD_RULE_DESCRIPTION } from "@studyflow/domain";
-import type { AppEnv } from "../../app-env";
-import { pageHeaders } from "../../middleware/page-headers";
+import type { ApiRouter } from "../create-router";
+import { defineRoute } from "../define-route";
 
 /** The policy's own words (packages/domain/src/accounts/passwords.ts), as HTML text. */
 const RULE_HTML = PASSWORD_RULE_DESCRIPTION.replace(
@@ -68,7 +67,7 @@ const sha256 = (text: string) => `'sha256-${createHash("sha256").update(text, "u
  * page dressed up by someone else); the form posts nowhere (the script sends it), so a password
  * never ends up in an address.
  */
-const PAGE_CSP = {
+export const PAGE_CSP = {
   defaultSrc: ["'none'"],
   scriptSrc: [sha256(SCRIPT)],
   styleSrc: [sha256(STYLE)],
@@ -78,17 +77,20 @@ const PAGE_CSP = {
   frameAncestors: ["'none'"],
 };
 
-/**
- * A router of its own: RESET_PASSWORD_URL points at /reset-password, outside /v1/password-reset.
- * A page for people, no part of the API document (a plain Hono route, not an openapi one).
- */
-export function createResetPasswordPageRouter() {
-  const router = new Hono<AppEnv>();
-  router.use(pageHeaders(PAGE_CSP));
-  router.get("/", (c) => {
-    // nor may a cache keep the page under an address that holds a token
-    c.header("Cache-Control", "no-store");
-    return c.html(PAGE);
-  });
-  return router;
+/** The page the reset e-mail links to: for people, no part of the API document (hidden). */
+export function registerResetPasswordPage(router: ApiRouter) {
+  defineRoute(
+    router,
+    {
+      method: "get",
+      path: "/",
+      hide: true,
+      responses: { 200: { description: "the page" } },
+    },
+    (c) => {
+      // nor may a cache keep the page under an address that holds a token
+      c.header("Cache-Control", "no-store");
+      return c.html(PAGE);
+    },
+  );
 }
