@@ -12,7 +12,7 @@ import { defineRoute } from "../../../define-route";
 import { errorResponses } from "../../../openapi-errors";
 import { PARTICIPANT_SECURITY, jsonContent, profileIdField, studyKeyParam } from "../../../schemas";
 import { fileInfoSchema, presentFileInfo } from "./file-info";
-import { UPLOAD_FORM_LIMITS, readMultipartUpload } from "./multipart-upload";
+import { UPLOAD_FORM_LIMITS, readMultipartUpload, type MultipartUploadLimits } from "./multipart-upload";
 
 /**
  * Bytes a multipart upload carries besides the file: boundaries, part headers, the profileID
@@ -99,21 +99,18 @@ function profileIdOf(fields: ReadonlyMap<string, string>): string {
   return parsed.data;
 }
 
-export function registerUploadParticipantFile(
-  router: ApiRouter,
-  deps: AppDeps,
-  limiter: RateLimiter,
-  fileStore: FileStore,
-) {
-  const db = deps.database.db;
+/** The bounds of an upload: the file's (PARTICIPANT_FILE_MAX_BYTES) and the body's, the form's framing included. */
+function uploadLimits(deps: AppDeps): MultipartUploadLimits {
   const maxBytes = deps.config.PARTICIPANT_FILE_MAX_BYTES;
-  const tooLargeMessage = `file: the upload is larger than the ${maxBytes} bytes allowed`;
-  const bodyBytes = maxBytes + UPLOAD_FORM_OVERHEAD_BYTES;
-  // Read by nothing before the handler: the participant is authenticated (the router's
-  // middleware), the body a form, the upload within the hourly limit, its declared length within
-  // the bound; the handler then reads the body as it arrives.
-  const uploadBodyLimit = declaredLengthWithin(bodyBytes, tooLargeMessage);
-  const uploadLimit = rateLimit(limiter, {
+  return {
+    fileBytes: maxBytes,
+    bodyBytes: maxBytes + UPLOAD_FORM_OVERHEAD_BYTES,
+    tooLargeMessage: `file: the upload is larger than the ${maxBytes} bytes allowed`,
+  };
+}
+
+function hourlyUploadLimit(limiter: RateLimiter) {
+  return rateLimit(limiter, {
     name: "participant-file-upload",
     limit: UPLOADS_PER_HOUR,
     windowSeconds: 3_600,
@@ -121,10 +118,27 @@ export function registerUploadParticipantFile(
     message: `too many uploads: at most ${UPLOADS_PER_HOUR} an hour`,
     keys: (c) => [`user:${participantOf(c).userId}`],
   });
+}
+
+export function registerUploadParticipantFile(
+  router: ApiRouter,
+  deps: AppDeps,
+  limiter: RateLimiter,
+  fileStore: FileStore,
+) {
+  const db = deps.database.db;
+  const limits = uploadLimits(deps);
   defineRoute(
     router,
     {
-      middleware: [multipartOnly, uploadLimit, uploadBodyLimit],
+      // Read by nothing before the handler: the participant is authenticated (the router's
+      // middleware), the body a form, the upload within the hourly limit, its declared length within
+      // the bound; the handler then reads the body as it arrives.
+      middleware: [
+        multipartOnly,
+        hourlyUploadLimit(limiter),
+        declaredLengthWithin(limits.bodyBytes, limits.tooLargeMessage),
+      ],
       method: "post",
       path: "/",
       tags: ["participant-data"],
@@ -166,11 +180,7 @@ export function registerUploadParticipantFile(
     },
     async (c) => {
       const { studyKey } = c.req.valid("param");
-      const form = await readMultipartUpload(c.req.raw.body, c.req.header("content-type") ?? "", {
-        fileBytes: maxBytes,
-        bodyBytes,
-        tooLargeMessage,
-      });
+      const form = await readMultipartUpload(c.req.raw.body, c.req.header("content-type") ?? "", limits);
       const profileID = profileIdOf(form.fields);
       if (form.file === null) throw new Invalid("form.file: file is required: one file part");
       const profile = await assertProfileOfUser(db, participantOf(c).userId, profileID);
@@ -181,7 +191,7 @@ export function registerUploadParticipantFile(
           studyKey,
           profileId: profile.id,
           bytes: form.file,
-          limits: { maxBytes, contentTypes: deps.config.PARTICIPANT_FILE_TYPES },
+          limits: { maxBytes: limits.fileBytes, contentTypes: deps.config.PARTICIPANT_FILE_TYPES },
         },
         domainContext(deps),
       );
