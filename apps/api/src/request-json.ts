@@ -34,9 +34,17 @@ export async function requestJson(c: Context<AppEnv>): Promise<RequestJson> {
 
 /**
  * Replaces the body later readers see with `value` (the CASE body reader's key-matched body), as
- * if it had arrived so. Its text is made only for a reader that asks for text (rare).
+ * if it had arrived so as application/json: the route's validator reads JSON bodies of that type
+ * only. The request the server received is left as it arrived (a wrapper around the app, an access
+ * log, sees what the client sent); the route goes on with a copy of its head. The text is made
+ * only for a reader that asks for text (rare).
  */
 export function replaceRequestJson(c: Context<AppEnv>, value: unknown): void {
+  const headers = new Headers(c.req.raw.headers);
+  headers.set("content-type", "application/json");
+  headers.delete("content-length");
+  headers.delete("transfer-encoding");
+  c.req.raw = new Request(c.req.raw.url, { method: c.req.method, headers });
   let text: string | undefined;
   share(c, {
     kind: "json",

@@ -59,6 +59,17 @@ describe("a request's body is parsed once", () => {
     });
   }
 
+  it("the request the server received keeps the Content-Type it arrived with", async () => {
+    const request = new Request("http://localhost/things", {
+      method: "POST",
+      body: JSON.stringify({ studyKey: "s1", items: [] }),
+      headers: { "content-type": "text/plain;charset=UTF-8" },
+    });
+    const response = await app().fetch(request);
+    expect(response.status).toBe(200);
+    expect(request.headers.get("content-type")).toBe("text/plain;charset=UTF-8");
+  });
+
   it("a body that is no JSON is refused once, naming the body", async () => {
     const response = await app().request("/things", {
       method: "POST",

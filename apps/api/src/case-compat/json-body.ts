@@ -29,7 +29,6 @@ export function caseJsonReader(schema: z.ZodType): MiddlewareHandler<AppEnv> {
       tooDeep: `body is nested deeper than ${MAX_JSON_DEPTH} levels`,
     });
     if (problem) return c.json(errorBody(problem), 400);
-    c.req.raw.headers.set("content-type", "application/json");
     replaceRequestJson(c, matchKeysToSchema(body.value, schema));
     await next();
   });

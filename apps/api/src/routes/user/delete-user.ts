@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { createMiddleware } from "hono/factory";
 import { assertRecentlyAuthenticated, requestAccountDeletion } from "@studyflow/domain";
 import { participantOf, type AppEnv } from "../../app-env";
+import { replaceRequestJson, requestJson } from "../../request-json";
 import type { AppDeps } from "../../deps";
 import { participantAuth } from "../../middleware/auth";
 import { rateLimit, type RateLimiter } from "../../rate-limit";
@@ -26,12 +27,8 @@ const deleteUserBody = z.object({
 
 /** An empty DELETE body is `{}`: the CASE app always sends one, other clients may not. */
 const emptyBodyIsEmptyObject = createMiddleware<AppEnv>(async (c, next) => {
-  if ((await c.req.text()).trim() === "") {
-    const headers = new Headers(c.req.raw.headers);
-    headers.set("content-type", "application/json");
-    headers.delete("content-length");
-    c.req.raw = new Request(c.req.raw.url, { method: c.req.method, headers, body: "{}" });
-    c.req.bodyCache = {};
+  if ((await requestJson(c)).kind === "blank") {
+    replaceRequestJson(c, {});
   }
   await next();
 });
