@@ -69,7 +69,7 @@ export interface TimerTickFigures {
 }
 
 /**
- * One tick over the study's `count` participants. `queue` is the run-actions queue the workers
+ * One tick over the study's `count` participants. `queue` is the tasks queue the workers
  * consume; `readResult` fetches the tick's result document (through the API's task route).
  */
 export async function benchTimerTick(

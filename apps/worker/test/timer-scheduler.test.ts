@@ -67,7 +67,7 @@ describe("the study timer runs on a cluster-wide BullMQ job scheduler", () => {
     }
     expect(await scans()).toBeGreaterThanOrEqual(before + 3);
     expect(await ticksOf()).toHaveLength(1);
-    // The tick's task job is named apart on the run-actions queue (the dashboard lists it so).
+    // The tick's task job is named apart on the tasks queue (the dashboard lists it so).
     expect((await h.queue.getJob(ticks[0]!.id))?.name).toBe("timer-tick");
     const recorded = (await timerQueue.getJobs(["completed"]))
       .map((job) => job.returnvalue as { ticks: { studyKey: string; status: string }[] })

@@ -42,7 +42,7 @@ export type OutboxJob = z.infer<typeof outboxJobSchema>;
 /**
  * The study timer's scans. A queue of its own, consumed by workers that run the timer: one job
  * scheduler whose every job records the ticks that have fallen due (timer/ in the domain) and
- * queues each one's task on the run-actions queue, where the ticks run like any bulk task.
+ * queues each one's task on the tasks queue, where the ticks run like any bulk task.
  */
 export const TIMER_QUEUE = "study-timer";
 
