@@ -157,7 +157,7 @@ describe("service account API keys", () => {
 
   it("revoking an unknown or malformed id is NotFound", async () => {
     for (const id of ["00000000-0000-4000-8000-000000000000", "not-a-uuid"]) {
-      await expect(revokeApiKey(database.db, id, "operator")).rejects.toThrow(NotFound);
+      await expect(revokeApiKey(database.db, id, "operator", new Date())).rejects.toThrow(NotFound);
     }
   });
 });

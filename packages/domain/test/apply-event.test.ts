@@ -10,6 +10,7 @@ import {
   setMessageTemplate,
   setStudyRules,
   submitResponse,
+  systemClock,
 } from "@studyflow/domain";
 import { call, createTestDatabase, exp, num, onEvent, str, type TestDatabase } from "@studyflow/testkit";
 
@@ -50,6 +51,7 @@ describe("applyEvent through submit and leave", () => {
       database.db,
       { studyKey: "s", messageType: "thank-you", language: "en", subject: "Thanks", body: "Thank you." },
       "test",
+      { clock: systemClock },
     );
   });
   afterAll(async () => {

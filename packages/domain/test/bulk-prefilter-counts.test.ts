@@ -16,6 +16,7 @@ import {
   processChunk,
   type BatchRunner,
   type RunActionsResult,
+  systemClock,
 } from "@studyflow/domain";
 import type { Expression } from "@studyflow/engine";
 import { call, createTestDatabase, exp, num, str, type TestDatabase } from "@studyflow/testkit";
@@ -59,10 +60,13 @@ describe("bulk runs over the prefilter's rows", () => {
   });
 
   async function startTask(rules: Expression[], dryRun = false) {
-    const task = await createRunActionsTask(database.db, { studyKey, rules, dryRun, createdBy: "test" }, () =>
-      Promise.resolve(),
+    const task = await createRunActionsTask(
+      database.db,
+      { studyKey, rules, dryRun, createdBy: "test" },
+      () => Promise.resolve(),
+      { clock: systemClock },
     );
-    const planned = await planTask(database.db, task.id, 200);
+    const planned = await planTask(database.db, task.id, { clock: systemClock, chunkSize: 200 });
     if (planned.status !== "planned") throw new Error(`not planned: ${planned.status}`);
     return { taskId: task.id, chunks: planned.chunks.map((chunk) => chunk.chunkIndex) };
   }

@@ -24,6 +24,7 @@ import {
   type DailyExportConfigInput,
   type FileStore,
   type TaskRow,
+  systemClock,
 } from "@studyflow/domain";
 import { createTestDatabase, type TestDatabase } from "@studyflow/testkit";
 
@@ -68,7 +69,7 @@ describe("daily exports and retention", () => {
   afterAll(() => database.drop());
 
   async function run(task: TaskRow) {
-    const planned = await planTask(database.db, task.id);
+    const planned = await planTask(database.db, task.id, { clock: systemClock });
     if (planned.status !== "planned") throw new Error("not planned");
     for (const chunk of planned.chunks)
       await processChunk(database.db, task.id, chunk.chunkIndex, { clock: () => NOW });
@@ -79,7 +80,9 @@ describe("daily exports and retention", () => {
 
   it("validates the configuration and stores nothing on a bad one", async () => {
     await expect(
-      setDailyExportConfig(database.db, "a", { surveyKeys: ["weekly", "nope"], options, enabled: true }, "r"),
+      setDailyExportConfig(database.db, "a", { surveyKeys: ["weekly", "nope"], options, enabled: true }, "r", {
+        clock: systemClock,
+      }),
     ).rejects.toThrow(new Invalid('surveyKeys.1: no survey "nope" in study "a"'));
     await expect(
       setDailyExportConfig(
@@ -87,17 +90,24 @@ describe("daily exports and retention", () => {
         "a",
         { surveyKeys: ["weekly"], options: { ...options, format: "xml" as "wide" }, enabled: true },
         "r",
+        { clock: systemClock },
       ),
     ).rejects.toThrow(/^options\.format: /);
     await expect(
-      setDailyExportConfig(database.db, "missing", { surveyKeys: [], options, enabled: true }, "r"),
+      setDailyExportConfig(database.db, "missing", { surveyKeys: [], options, enabled: true }, "r", {
+        clock: systemClock,
+      }),
     ).rejects.toBeInstanceOf(NotFound);
     expect(await getDailyExportConfig(database.db, "a")).toBeNull();
   });
 
   it("exports each chosen survey of each study once per day, however many workers start them at once", async () => {
-    await setDailyExportConfig(database.db, "a", { surveyKeys: ["weekly", "intake"], options, enabled: true }, "r");
-    await setDailyExportConfig(database.db, "b", { surveyKeys: ["weekly"], options, enabled: false }, "r");
+    await setDailyExportConfig(database.db, "a", { surveyKeys: ["weekly", "intake"], options, enabled: true }, "r", {
+      clock: systemClock,
+    });
+    await setDailyExportConfig(database.db, "b", { surveyKeys: ["weekly"], options, enabled: false }, "r", {
+      clock: systemClock,
+    });
     expect(await getDailyExportConfig(database.db, "a")).toMatchObject({
       surveyKeys: ["weekly", "intake"],
       enabled: true,
@@ -108,7 +118,9 @@ describe("daily exports and retention", () => {
       queued.push(task);
       return Promise.resolve();
     };
-    const rounds = await Promise.all([1, 2, 3, 4].map(() => startDailyExports(database.db, { now: NOW, queue })));
+    const rounds = await Promise.all(
+      [1, 2, 3, 4].map(() => startDailyExports(database.db, { clock: systemClock, now: NOW, queue })),
+    );
     expect(
       rounds
         .flat()
@@ -117,7 +129,7 @@ describe("daily exports and retention", () => {
     ).toEqual(["a/intake/2031-03-09", "a/weekly/2031-03-09"]);
     expect(queued).toHaveLength(2);
     // later the same day: nothing new
-    expect(await startDailyExports(database.db, { now: NOW + 3_600_000, queue })).toEqual([]);
+    expect(await startDailyExports(database.db, { clock: systemClock, now: NOW + 3_600_000, queue })).toEqual([]);
     expect(await database.db.$count(dailyExports)).toBe(2);
 
     const weekly = queued.find((task) => (task.input as { surveyKey: string }).surveyKey === "weekly")!;
@@ -140,7 +152,11 @@ describe("daily exports and retention", () => {
   });
 
   it("removes export files past retention, daily ones later than a task's, and says so on download", async () => {
-    const adhoc = await run(await createResponseExportTask(database.db, "a", { surveyKey: "weekly", ...options }, "r"));
+    const adhoc = await run(
+      await createResponseExportTask(database.db, "a", { surveyKey: "weekly", ...options }, "r", {
+        clock: systemClock,
+      }),
+    );
     const retention = { taskExportDays: 30, dailyExportDays: 90 };
     // files are stamped with the database's clock when they are created
     const created = Date.now();

@@ -7,7 +7,7 @@ import { and, asc, desc, eq, sql } from "drizzle-orm";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { participants } from "@studyflow/db";
-import { ExplorerPageCache, createStudy, listExplorerParticipants } from "@studyflow/domain";
+import { ExplorerPageCache, createStudy, listExplorerParticipants, systemClock } from "@studyflow/domain";
 import { createTestDatabase, type TestDatabase } from "@studyflow/testkit";
 
 const STUDY = "paging";
@@ -84,7 +84,7 @@ describe("explorer pages equal skip-and-limit pages, whatever the cache remember
         fc.array(fc.integer({ min: 1, max: 12 }), { minLength: 1, maxLength: 12 }),
         async (sort, filter, limit, pages) => {
           const expected = await fullOrder(sort, filter);
-          const cache = new ExplorerPageCache();
+          const cache = new ExplorerPageCache({ clock: systemClock });
           for (const page of pages) {
             const result = await listExplorerParticipants(t.db, STUDY, { sort, filter, page, limit }, cache);
             const served = expected.length < limit ? 1 : page;
@@ -102,7 +102,7 @@ describe("explorer pages equal skip-and-limit pages, whatever the cache remember
 
   it("forgets a study's pages and counts after a delete, and entries expire", async () => {
     let now = 0;
-    const cache = new ExplorerPageCache({ ttlMs: 1_000, now: () => now });
+    const cache = new ExplorerPageCache({ ttlMs: 1_000, clock: () => now });
     let loads = 0;
     const load = () => {
       loads += 1;
@@ -124,7 +124,7 @@ describe("explorer pages equal skip-and-limit pages, whatever the cache remember
   });
 
   it("drops the least recently used query beyond maxEntries", () => {
-    const cache = new ExplorerPageCache({ maxEntries: 2 });
+    const cache = new ExplorerPageCache({ clock: systemClock, maxEntries: 2 });
     cache.remember("a", STUDY, 0, [1]);
     cache.remember("b", STUDY, 0, [2]);
     expect(cache.nearestBoundary("a", STUDY, 0)).toBeDefined();

@@ -32,6 +32,7 @@ import {
   type FileStore,
   type ResponseExportRequest,
   type TaskRow,
+  systemClock,
 } from "@studyflow/domain";
 import { createTestDatabase, type TestDatabase } from "@studyflow/testkit";
 
@@ -114,7 +115,7 @@ describe("the formula guard on export tasks", () => {
 
   /** Runs the task one row per batch, stopping after the first batch and resuming, as a restarted worker. */
   async function run(created: TaskRow): Promise<string> {
-    const planned = await planTask(database.db, created.id, 100, store);
+    const planned = await planTask(database.db, created.id, { clock: systemClock, chunkSize: 100, files: store });
     if (planned.status !== "planned") throw new Error(`not planned: ${planned.status}`);
     const options = { clock: () => NOW_MS, batchSize: 1, files: store };
     let asked = 0;
@@ -159,7 +160,9 @@ describe("the formula guard on export tasks", () => {
 
   for (const format of ["wide", "long"] as const) {
     it(`${format}: guards each formula by default, in every batch of a resumed task; numbers stay`, async () => {
-      const created = await createResponseExportTask(database.db, STUDY, request(format), "researcher");
+      const created = await createResponseExportTask(database.db, STUDY, request(format), "researcher", {
+        clock: systemClock,
+      });
       expect((created.input as ResponseExportInput).guardFormulas).toBe(true);
       const text = await run(created);
       for (const attack of TEXTS.slice(0, 4)) {
@@ -176,6 +179,7 @@ describe("the formula guard on export tasks", () => {
         STUDY,
         request(format, { guardFormulas: false }),
         "researcher",
+        { clock: systemClock },
       );
       expect((created.input as ResponseExportInput).guardFormulas).toBe(false);
       expect(await run(created)).toBe(await caseBytes(format, created));
@@ -183,7 +187,9 @@ describe("the formula guard on export tasks", () => {
   }
 
   it("a task recorded before the guard existed (no guardFormulas in its input) goes on unguarded", async () => {
-    const created = await createResponseExportTask(database.db, STUDY, request("wide"), "researcher");
+    const created = await createResponseExportTask(database.db, STUDY, request("wide"), "researcher", {
+      clock: systemClock,
+    });
     await database.db.execute(sql`update tasks set input = input - 'guardFormulas' where id = ${created.id}`);
     const [old] = await database.db.select().from(tasks).where(eq(tasks.id, created.id));
     expect(old!.input).not.toHaveProperty("guardFormulas");
@@ -206,7 +212,13 @@ describe("the formula guard on export tasks", () => {
   it("refuses a guardFormulas that is no boolean, recording nothing", async () => {
     const before = await database.db.$count(tasks);
     await expect(
-      createResponseExportTask(database.db, STUDY, request("wide", { guardFormulas: "no" as unknown as boolean }), "r"),
+      createResponseExportTask(
+        database.db,
+        STUDY,
+        request("wide", { guardFormulas: "no" as unknown as boolean }),
+        "r",
+        { clock: systemClock },
+      ),
     ).rejects.toThrow(Invalid);
     await expect(
       createReportExportTask(database.db, STUDY, { gzip: false, guardFormulas: 0 as unknown as boolean }, "r"),
@@ -223,13 +235,16 @@ describe("the formula guard on export tasks", () => {
       includeMeta: NO_META,
       gzip: false,
     };
-    const on = await setDailyExportConfig(database.db, STUDY, { surveyKeys: ["notes"], options, enabled: true }, "r");
+    const on = await setDailyExportConfig(database.db, STUDY, { surveyKeys: ["notes"], options, enabled: true }, "r", {
+      clock: systemClock,
+    });
     expect(on.options.guardFormulas).toBe(true);
     const off = await setDailyExportConfig(
       database.db,
       STUDY,
       { surveyKeys: ["notes"], options: { ...options, guardFormulas: false }, enabled: true },
       "r",
+      { clock: systemClock },
     );
     expect(off.options.guardFormulas).toBe(false);
     const queued: TaskRow[] = [];
@@ -237,7 +252,7 @@ describe("the formula guard on export tasks", () => {
       queued.push(task);
       return Promise.resolve();
     };
-    await startDailyExports(database.db, { now: NOW_MS, queue });
+    await startDailyExports(database.db, { clock: systemClock, now: NOW_MS, queue });
     expect(queued.map((task) => (task.input as ResponseExportInput).guardFormulas)).toEqual([false]);
 
     // settings saved before the guard existed lack the key: their next day's export is guarded
@@ -247,7 +262,7 @@ describe("the formula guard on export tasks", () => {
     const [stored] = await database.db.select().from(dailyExportConfigs).where(eq(dailyExportConfigs.studyKey, STUDY));
     expect(stored!.options).not.toHaveProperty("guardFormulas");
     expect((await getDailyExportConfig(database.db, STUDY))?.options.guardFormulas).toBe(true);
-    await startDailyExports(database.db, { now: NOW_MS + 86_400_000, queue });
+    await startDailyExports(database.db, { clock: systemClock, now: NOW_MS + 86_400_000, queue });
     expect(queued.map((task) => (task.input as ResponseExportInput).guardFormulas)).toEqual([false, true]);
   });
 });

@@ -45,6 +45,7 @@ import {
   type FileStore,
   type ResponseExportRequest,
   type TaskRow,
+  systemClock,
 } from "@studyflow/domain";
 import { createTestDatabase, type TestDatabase } from "@studyflow/testkit";
 
@@ -166,7 +167,7 @@ describe("export tasks", () => {
 
   /** Plans the task into chunks of `chunkSize`, runs each in batches of `batchSize`, stopping after the first batch once. */
   async function runExport(task: TaskRow, store: FileStore, chunkSize = 10, batchSize = 4) {
-    const planned = await planTask(database.db, task.id, chunkSize, store);
+    const planned = await planTask(database.db, task.id, { clock: systemClock, chunkSize, files: store });
     if (planned.status !== "planned") throw new Error(`not planned: ${planned.status}`);
     for (const { chunkIndex } of planned.chunks) {
       let asked = 0;
@@ -233,7 +234,9 @@ describe("export tasks", () => {
   for (const format of ["wide", "long", "json"] as const) {
     for (const gzip of [false, true]) {
       it(`writes a ${format} response export${gzip ? ", gzip," : ""} chunk by chunk as one file`, async () => {
-        const created = await createResponseExportTask(database.db, STUDY, request({ format, gzip }), "researcher");
+        const created = await createResponseExportTask(database.db, STUDY, request({ format, gzip }), "researcher", {
+          clock: systemClock,
+        });
         expect(created).toMatchObject({ status: "queued", kind: "export-responses", targetCount: RESPONSES });
         expect(created.fileType).toBe(format === "json" ? "application/json" : "text/csv");
         const { task, chunks } = await runExport(created, postgresStore);
@@ -252,8 +255,14 @@ describe("export tasks", () => {
   }
 
   it("keeps json valid when the first chunks turn out empty: the separator before the first row is dropped", async () => {
-    const created = await createResponseExportTask(database.db, STUDY, request({ format: "json" }), "researcher");
-    const planned = await planTask(database.db, created.id, 10, postgresStore);
+    const created = await createResponseExportTask(database.db, STUDY, request({ format: "json" }), "researcher", {
+      clock: systemClock,
+    });
+    const planned = await planTask(database.db, created.id, {
+      clock: systemClock,
+      chunkSize: 10,
+      files: postgresStore,
+    });
     if (planned.status !== "planned") throw new Error("not planned");
     // chunk 0 and 1 find nothing: their rows move to another survey key after planning
     const moved = await database.db.execute<{ id: string }>(sql`
@@ -284,7 +293,9 @@ describe("export tasks", () => {
 
   it("writes the same bytes through the filesystem backend", async () => {
     const store = createFileStore(database.db, { backend: "filesystem", directory });
-    const created = await createResponseExportTask(database.db, STUDY, request({ format: "json", gzip: true }), "r");
+    const created = await createResponseExportTask(database.db, STUDY, request({ format: "json", gzip: true }), "r", {
+      clock: systemClock,
+    });
     const { task } = await runExport(created, store, 7, 3);
     const { text } = await download(task, store);
     expect(text).toBe(await expectedResponses(task.input as ResponseExportInput));
@@ -299,6 +310,7 @@ describe("export tasks", () => {
       STUDY,
       request({ format: "long", sort: { submittedAt: -1 } }),
       "researcher",
+      { clock: systemClock },
     );
     const { task } = await runExport(created, postgresStore, 8, 5);
     const { text } = await download(task, postgresStore);
@@ -309,7 +321,9 @@ describe("export tasks", () => {
     const filter = { participantID: { $in: ["p000000001", "p000000002"] } };
     const count = await countResponses(database.db, STUDY, { surveyKey: "intake", filter });
     expect(count).toBe(6);
-    const created = await createResponseExportTask(database.db, STUDY, request({ format: "json", filter }), "r");
+    const created = await createResponseExportTask(database.db, STUDY, request({ format: "json", filter }), "r", {
+      clock: systemClock,
+    });
     expect(created.targetCount).toBe(count);
     const { task } = await runExport(created, postgresStore, 2, 1);
     const { text } = await download(task, postgresStore);
@@ -385,7 +399,9 @@ describe("export tasks", () => {
         arrivedAt: 10 + i,
       })),
     );
-    const created = await createResponseExportTask(database.db, "tracked", request({ format: "json" }), "r");
+    const created = await createResponseExportTask(database.db, "tracked", request({ format: "json" }), "r", {
+      clock: systemClock,
+    });
     expect((created.input as ResponseExportInput).accountColumns).toBe(true);
     const { task } = await runExport(created, postgresStore, 2, 1);
     const { text } = await download(task, postgresStore);
@@ -433,14 +449,32 @@ describe("export tasks", () => {
     const before = await database.db.$count(tasks);
     const cases: [() => Promise<unknown>, RegExp][] = [
       [
-        () => createResponseExportTask(database.db, STUDY, request({ surveyKey: "nope" }), "r"),
+        () => createResponseExportTask(database.db, STUDY, request({ surveyKey: "nope" }), "r", { clock: systemClock }),
         /^surveyKey: no survey "nope" in study "exp"/,
       ],
-      [() => createResponseExportTask(database.db, STUDY, request({ format: "xml" as "wide" }), "r"), /^format: /],
-      [() => createResponseExportTask(database.db, STUDY, request({ filter: { $where: "1" } }), "r"), /^filter: /],
-      [() => createResponseExportTask(database.db, STUDY, request({ sort: { key: 1 } }), "r"), /^sort: /],
       [
-        () => createResponseExportTask(database.db, STUDY, request({ extraContextColumns: [""] }), "r"),
+        () =>
+          createResponseExportTask(database.db, STUDY, request({ format: "xml" as "wide" }), "r", {
+            clock: systemClock,
+          }),
+        /^format: /,
+      ],
+      [
+        () =>
+          createResponseExportTask(database.db, STUDY, request({ filter: { $where: "1" } }), "r", {
+            clock: systemClock,
+          }),
+        /^filter: /,
+      ],
+      [
+        () => createResponseExportTask(database.db, STUDY, request({ sort: { key: 1 } }), "r", { clock: systemClock }),
+        /^sort: /,
+      ],
+      [
+        () =>
+          createResponseExportTask(database.db, STUDY, request({ extraContextColumns: [""] }), "r", {
+            clock: systemClock,
+          }),
         /^extraContextColumns/,
       ],
       [() => createParticipantExportTask(database.db, STUDY, { sort: { enteredAt: -1 }, gzip: false }, "r"), /^sort: /],
@@ -454,20 +488,27 @@ describe("export tasks", () => {
       expect(error).toBeInstanceOf(Invalid);
       expect((error as Error).message).toMatch(message);
     }
-    await expect(createResponseExportTask(database.db, "missing", request(), "r")).rejects.toBeInstanceOf(NotFound);
+    await expect(
+      createResponseExportTask(database.db, "missing", request(), "r", { clock: systemClock }),
+    ).rejects.toBeInstanceOf(NotFound);
     expect(await database.db.$count(tasks)).toBe(before);
   });
 
   it("stops a canceled export after the batch in flight; its file cannot be downloaded", async () => {
-    const created = await createResponseExportTask(database.db, STUDY, request(), "researcher");
-    const planned = await planTask(database.db, created.id, 100, postgresStore);
+    const created = await createResponseExportTask(database.db, STUDY, request(), "researcher", { clock: systemClock });
+    const planned = await planTask(database.db, created.id, {
+      clock: systemClock,
+      chunkSize: 100,
+      files: postgresStore,
+    });
     if (planned.status !== "planned") throw new Error("not planned");
     let batches = 0;
     const outcome = await processChunk(database.db, created.id, 0, {
       clock: () => NOW_MS,
       batchSize: 5,
       onBatch: async () => {
-        if (++batches === 2) await cancelTask(database.db, created, { subject: "researcher", isAdmin: false });
+        if (++batches === 2)
+          await cancelTask(database.db, created, { subject: "researcher", isAdmin: false }, { clock: systemClock });
       },
     });
     expect(outcome).toBe("canceled");

@@ -8,7 +8,13 @@ import { fileURLToPath } from "node:url";
 import { count, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { participantMessageSchedule, participants } from "@studyflow/db";
-import { createStudy, dueScheduleRows, queueDueParticipantMessages, setMessageTemplate } from "@studyflow/domain";
+import {
+  createStudy,
+  dueScheduleRows,
+  queueDueParticipantMessages,
+  setMessageTemplate,
+  systemClock,
+} from "@studyflow/domain";
 import { createTestDatabase, type TestDatabase } from "@studyflow/testkit";
 
 const PARTICIPANTS = Number(process.env.MESSAGE_SCHEDULE_BENCH_PARTICIPANTS ?? 200_000);
@@ -135,6 +141,7 @@ describe(`the due-message query at ${PARTICIPANTS.toLocaleString("en")} particip
       database.db,
       { studyKey: "bench", messageType: "weekly", language: "en", subject: "Weekly", body: "Hello" },
       "test",
+      { clock: systemClock },
     );
     const [round, ms] = await timed(() => queueDueParticipantMessages(database.db, NOW * 1000, LIMIT));
     expect(round).toMatchObject({ claimed: LIMIT, queued: LIMIT, busy: 0, stale: 0 });

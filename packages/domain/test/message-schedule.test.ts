@@ -10,6 +10,7 @@ import {
   scheduleOf,
   setStudyRules,
   submitResponse,
+  systemClock,
 } from "@studyflow/domain";
 import type { Expression, ParticipantMessage } from "@studyflow/engine";
 import { call, createTestDatabase, exp, num, onEvent, str, type TestDatabase } from "@studyflow/testkit";
@@ -160,8 +161,9 @@ describe("the due-time index follows participants' messages", () => {
       database.db,
       { studyKey: "s", rules, dryRun: false, createdBy: "test" },
       () => Promise.resolve(),
+      { clock: systemClock },
     );
-    const plan = await planTask(database.db, task.id);
+    const plan = await planTask(database.db, task.id, { clock: systemClock });
     if (plan.status !== "planned") throw new Error(`task not planned: ${plan.status}`);
     for (const chunk of plan.chunks) {
       // small batches: several batch statements, each with its own index statement

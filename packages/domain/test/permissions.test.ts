@@ -14,6 +14,7 @@ import {
   studyResource,
   type ManagementSubject,
   type PermissionRequest,
+  systemClock,
 } from "@studyflow/domain";
 import { createTestDatabase, type TestDatabase } from "@studyflow/testkit";
 
@@ -150,7 +151,7 @@ describe("permissions", () => {
   it("decides as case-backend does, with sf's names as aliases (from the database)", checkAll);
 
   it("answers the same from the read cache, and forgets a subject's grants when they change", async () => {
-    attachReadCache(database.db, new ReadCache());
+    attachReadCache(database.db, new ReadCache({ clock: systemClock }));
     await checkAll();
     await checkAll();
     await expect(assertStudyPermission(database.db, person("legacy"), "s1", "manage-rules")).rejects.toThrow(

@@ -11,6 +11,7 @@ import {
   studyVariableValue,
   updateStudy,
   updateStudySettings,
+  systemClock,
 } from "@studyflow/domain";
 import { createTestDatabase, type TestDatabase } from "@studyflow/testkit";
 
@@ -92,7 +93,9 @@ describe("study configuration changes and their audit entries", () => {
   it("defines a variable once when requests race, the others setting it", async () => {
     const results = await Promise.all(
       [10, 20, 30, 40, 50].map((value) =>
-        setStudyVariable(database.db, "flu-watch", "kitStock", { type: "int", value }, `researcher-${value}`),
+        setStudyVariable(database.db, "flu-watch", "kitStock", { type: "int", value }, `researcher-${value}`, {
+          clock: systemClock,
+        }),
       ),
     );
     expect(results.filter((result) => result.created)).toHaveLength(1);
@@ -118,18 +121,24 @@ describe("study configuration changes and their audit entries", () => {
     // PostgreSQL stores no NUL in text, so this actor's audit entry fails after the change itself
     const unwritable = "operator\u0000";
     await expect(
-      setStudyVariable(database.db, "flu-watch", "recruiting", { type: "boolean", value: true }, unwritable),
+      setStudyVariable(database.db, "flu-watch", "recruiting", { type: "boolean", value: true }, unwritable, {
+        clock: systemClock,
+      }),
     ).rejects.toThrow();
     await expect(addStudyCodes(database.db, "flu-watch", "welcome", ["W-1"], unwritable)).rejects.toThrow();
-    await expect(updateStudy(database.db, "flu-watch", { status: "inactive" }, unwritable)).rejects.toThrow();
+    await expect(
+      updateStudy(database.db, "flu-watch", { status: "inactive" }, unwritable, { clock: systemClock }),
+    ).rejects.toThrow();
     expect(await database.db.select().from(studyVariables).where(eq(studyVariables.key, "recruiting"))).toEqual([]);
     expect(await database.db.select().from(studyCodeLists).where(eq(studyCodeLists.listKey, "welcome"))).toEqual([]);
     expect(await audited("study.status.update")).toEqual([]);
   });
 
   it("audits updateStudySettings (study:configure) under the actor given, the CLI's by default", async () => {
-    await updateStudySettings(database.db, "flu-watch", { strictRules: true }, "operator-cli");
-    await updateStudySettings(database.db, "flu-watch", { timeZone: "Europe/Amsterdam" }, "researcher-ana");
+    await updateStudySettings(database.db, "flu-watch", { strictRules: true }, "operator-cli", { clock: systemClock });
+    await updateStudySettings(database.db, "flu-watch", { timeZone: "Europe/Amsterdam" }, "researcher-ana", {
+      clock: systemClock,
+    });
     const entries = await audited("study.config.update");
     expect(entries.map((e) => [e.actor, e.details])).toEqual([
       ["operator-cli", { strictRules: { from: null, to: true } }],

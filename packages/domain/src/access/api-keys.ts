@@ -52,7 +52,7 @@ export interface CreateApiKeyInput {
   expiresAt?: Date;
   /** Who created it (recorded on the key and in the audit log). */
   createdBy: string;
-  now?: Date;
+  now: Date;
 }
 
 export interface CreatedApiKey {
@@ -94,7 +94,7 @@ const withoutHash = ({
   ...key
 }: typeof apiKeys.$inferSelect): ApiKey => key;
 
-function expiryOf(input: CreateApiKeyInput, now: Date): Date {
+function expiryOf(input: Pick<CreateApiKeyInput, "expiresAt" | "expiresInDays">, now: Date): Date {
   if (input.expiresAt !== undefined && input.expiresInDays !== undefined) {
     throw new Invalid("give the key's lifetime in days or its expiry date, not both");
   }
@@ -120,7 +120,7 @@ function checkedLength(value: string, name: string, maxLength: number): string {
 
 /** Creates a key for `subject` and returns it, the one time it is ever shown. */
 export async function createApiKey(db: Database, input: CreateApiKeyInput): Promise<CreatedApiKey> {
-  const now = input.now ?? new Date();
+  const { now } = input;
   // The subject is kept as given: it must equal the subject of its permission grants exactly.
   if (input.subject.trim() === "") throw new Invalid("subject must not be empty");
   const subject = checkedLength(input.subject, "subject", MAX_SUBJECT_LENGTH);
@@ -174,7 +174,7 @@ export function apiKeyStatus(key: Pick<ApiKey, "expiresAt" | "revokedAt">, now: 
 }
 
 /** Ends a key at once. Revoking it twice is a Conflict: the first revocation stands. */
-export async function revokeApiKey(db: Database, id: string, by: string, now = new Date()): Promise<ApiKey> {
+export async function revokeApiKey(db: Database, id: string, by: string, now: Date): Promise<ApiKey> {
   if (!UUID_PATTERN.test(id)) throw new NotFound(`no api key "${id}"`);
   const revokedKey = await db.transaction(async (tx) => {
     const [revoked] = await tx
@@ -213,7 +213,7 @@ export async function revokeApiKey(db: Database, id: string, by: string, now = n
  * index, so no secret is compared in code: what a lookup's timing could tell is about the hash,
  * which says nothing about keys an attacker does not already have.
  */
-export async function verifyApiKey(db: Executor, key: string, now = new Date()): Promise<ApiKeySubject> {
+export async function verifyApiKey(db: Executor, key: string, now: Date): Promise<ApiKeySubject> {
   // A string that cannot be a key is refused without a query.
   if (!KEY_PATTERN.test(key)) throw new ApiKeyRejected("invalid");
   const keyHash = hashApiKey(key);
@@ -269,7 +269,7 @@ export interface CreateServiceAccountApiKeyInput {
   expiresAt?: Date;
   label?: string;
   createdBy: string;
-  now?: Date;
+  now: Date;
   /**
    * Seals a copy for the creator's first key list (API_KEY_REVEAL_WINDOW_MS): the API passes its
    * MANAGEMENT_SECRETS_KEY box, since case-admin shows a new key only from that list. Absent (the
@@ -289,18 +289,11 @@ export async function createServiceAccountApiKey(
   db: Database,
   input: CreateServiceAccountApiKeyInput,
 ): Promise<CreatedApiKey & { apiKey: ServiceAccountApiKey }> {
-  const now = input.now ?? new Date();
+  const { now } = input;
   const label = checkedLength(input.label?.trim() ?? "", "label", MAX_LABEL_LENGTH);
   let expiresAt: Date;
   try {
-    expiresAt = expiryOf(
-      {
-        subject: input.serviceAccountId,
-        createdBy: input.createdBy,
-        ...(input.expiresAt === undefined ? {} : { expiresAt: input.expiresAt }),
-      },
-      now,
-    );
+    expiresAt = expiryOf(input.expiresAt === undefined ? {} : { expiresAt: input.expiresAt }, now);
   } catch (error) {
     if (error instanceof Invalid) throw new Invalid(`expiresAt: ${error.message}`);
     throw error;
@@ -400,7 +393,7 @@ export async function deleteServiceAccountApiKey(
   serviceAccountId: string,
   keyId: string,
   by: string,
-  now = new Date(),
+  now: Date,
 ): Promise<void> {
   if (!UUID_PATTERN.test(serviceAccountId) || !UUID_PATTERN.test(keyId)) {
     throw new NotFound(`the service account has no api key "${keyId}"`);

@@ -14,11 +14,12 @@ export interface ManagementTokenInput {
   secret: string;
   /** Lifetime in seconds. */
   ttlSeconds?: number;
-  now?: number;
+  /** When it is issued, in milliseconds since the epoch. */
+  now: number;
 }
 
 export function mintManagementToken(input: ManagementTokenInput): Promise<string> {
-  const iat = Math.floor((input.now ?? Date.now()) / 1000);
+  const iat = Math.floor(input.now / 1000);
   return new SignJWT({ typ: MANAGEMENT_TOKEN_TYPE, admin: input.isAdmin })
     .setProtectedHeader({ alg: "HS256", typ: "JWT" })
     .setSubject(input.subject)
@@ -34,7 +35,8 @@ export interface ParticipantTokenInput {
   tokenVersion: number;
   secret: string;
   ttlSeconds?: number;
-  now?: number;
+  /** When it is issued, in milliseconds since the epoch. */
+  now: number;
   /**
    * The sign-in session the token belongs to (`sid`): signing out of it ends the token at once.
    * Tokens an operator mints (CLI `token:participant`) have none and end only by expiry or a
@@ -47,7 +49,7 @@ export interface ParticipantTokenInput {
 export const SESSION_ID_CLAIM = "sid";
 
 export function mintParticipantToken(input: ParticipantTokenInput): Promise<string> {
-  const iat = Math.floor((input.now ?? Date.now()) / 1000);
+  const iat = Math.floor(input.now / 1000);
   const claims: Record<string, unknown> = { typ: PARTICIPANT_TOKEN_TYPE, tv: input.tokenVersion };
   if (input.sessionId !== undefined) claims[SESSION_ID_CLAIM] = input.sessionId;
   return new SignJWT(claims)

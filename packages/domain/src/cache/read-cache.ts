@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import postgres from "postgres";
 import { CACHE_CHANNEL, CACHE_TOPICS, type CacheTopic, type Executor } from "@studyflow/db";
+import type { ClockContext } from "../foundation/clock";
 
 /**
  * The rows every request of a busy API reads and almost never sees change: study rows, the
@@ -26,7 +27,7 @@ export class ReadCache {
   private readonly waiters = new Map<string, () => void>();
   private listeningWaiters: (() => void)[] = [];
 
-  constructor(private readonly options: { maxEntriesPerTopic?: number; maxAgeMs?: number; now?: () => number } = {}) {}
+  constructor(private readonly options: ClockContext & { maxEntriesPerTopic?: number; maxAgeMs?: number }) {}
 
   /**
    * The kept value of `key`, or what `load` finds, kept for the next request when it is not
@@ -34,7 +35,7 @@ export class ReadCache {
    */
   async get<V>(topic: CacheTopic, key: string, load: () => Promise<V | undefined>): Promise<V | undefined> {
     const store = this.stores.get(topic)!;
-    const now = (this.options.now ?? Date.now)();
+    const now = this.options.clock();
     const kept = store.get(key);
     if (kept && now - kept.at < (this.options.maxAgeMs ?? 60_000)) return kept.value as V;
     const generation = this.generation;

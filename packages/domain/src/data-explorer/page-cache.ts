@@ -1,3 +1,5 @@
+import type { ClockContext } from "../foundation/clock";
+
 /**
  * What the data explorer remembers between page requests of one query (a study, a filter and an
  * order), so that deep pages stay fast: the keys at page boundaries, from which a later page seeks
@@ -9,7 +11,7 @@
  * it since (a page may be shifted by those rows), and totalCount may lag by as many rows, for at
  * most the entry's life. A delete through the explorer forgets its study's entries at once.
  */
-export interface ExplorerPageCacheOptions {
+export interface ExplorerPageCacheOptions extends ClockContext {
   /**
    * How long a query's boundaries and count are kept after they were learned.
    * @defaultValue 30 000 ms: long enough for a researcher paging through a result, short enough
@@ -22,7 +24,6 @@ export interface ExplorerPageCacheOptions {
    * MAX_BOUNDARIES keys.
    */
   maxEntries?: number;
-  now?: () => number;
 }
 
 /** Boundaries kept per query: 1 000 pages of any size, a few hundred kilobytes at most. */
@@ -42,10 +43,10 @@ export class ExplorerPageCache {
   private readonly maxEntries: number;
   private readonly now: () => number;
 
-  constructor(options: ExplorerPageCacheOptions = {}) {
+  constructor(options: ExplorerPageCacheOptions) {
     this.ttlMs = options.ttlMs ?? 30_000;
     this.maxEntries = options.maxEntries ?? 500;
-    this.now = options.now ?? Date.now;
+    this.now = options.clock;
   }
 
   private entry(key: string, studyKey: string, create: boolean): Entry | undefined {

@@ -79,7 +79,7 @@ export type StudyForRules = Pick<StudyRow, "key" | "config">;
 
 export function engineEnvFor(tx: Executor, study: StudyForRules, ctx: DomainContext): EngineEnv {
   return {
-    services: createPostgresEngineServices(tx, study.key, ctx.callExternalService, ctx.clock),
+    services: createPostgresEngineServices(tx, study.key, ctx.clock, ctx.callExternalService),
     clock: ctx.clock,
     random: secureRandom,
     newId: newMessageId,

@@ -10,6 +10,7 @@ import {
   type Executor,
 } from "@studyflow/db";
 import { recordAudit } from "../foundation/audit";
+import type { ClockContext } from "../foundation/clock";
 import { Invalid, NotFound } from "../errors";
 import { getStudy } from "../studies/study-repository";
 import type { FileStore } from "../files/file-store";
@@ -56,6 +57,7 @@ export async function setDailyExportConfig(
   studyKey: string,
   input: DailyExportConfigInput,
   updatedBy: string,
+  ctx: ClockContext,
 ): Promise<DailyExportConfig> {
   const parsed = configSchema.safeParse(input);
   if (!parsed.success) throw invalidFrom(parsed.error);
@@ -75,7 +77,13 @@ export async function setDailyExportConfig(
     if (unknown >= 0) {
       throw new Invalid(`surveyKeys.${unknown}: no survey "${surveyKeys[unknown]}" in study "${studyKey}"`);
     }
-    const values = { surveyKeys, options: config.options, enabled: config.enabled, updatedBy, updatedAt: new Date() };
+    const values = {
+      surveyKeys,
+      options: config.options,
+      enabled: config.enabled,
+      updatedBy,
+      updatedAt: new Date(ctx.clock()),
+    };
     const [row] = await tx
       .insert(dailyExportConfigs)
       .values({ studyKey, ...values })
@@ -124,7 +132,7 @@ export interface StartedDailyExport {
  */
 export async function startDailyExports(
   db: Database,
-  options: { now: number; queue: (task: TaskRow) => Promise<void> },
+  options: ClockContext & { now: number; queue: (task: TaskRow) => Promise<void> },
 ): Promise<StartedDailyExport[]> {
   const { day, from, to } = previousDay(options.now);
   const configs = await db.select().from(dailyExportConfigs).where(eq(dailyExportConfigs.enabled, true));
@@ -147,6 +155,7 @@ export async function startDailyExports(
               config.studyKey,
               { ...checked, arrivedWindow: { from, to } },
               DAILY_EXPORT_CREATOR,
+              options,
             );
           });
           await tx.update(dailyExports).set({ taskId: task.id }).where(eq(dailyExports.id, claimed.id));

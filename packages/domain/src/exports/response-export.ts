@@ -11,6 +11,7 @@ import {
 } from "@studyflow/db";
 import { translateCaseFilter, translateCaseSort } from "../case-filter/index";
 import { Invalid } from "../errors";
+import { nowSeconds, type ClockContext } from "../foundation/clock";
 import { getStudy } from "../studies/study-repository";
 import type { TaskRow } from "../tasks/task-row";
 import { countSelection, jsonValue, textValue, type ExportSelection } from "./export-keyset";
@@ -206,9 +207,10 @@ export async function createResponseExportTask(
   studyKey: string,
   request: ResponseExportRequest,
   createdBy: string,
+  ctx: ClockContext,
 ): Promise<TaskRow> {
   const checked = checkResponseExportRequest(request);
-  return db.transaction((tx) => recordResponseExportTask(tx, studyKey, checked, createdBy));
+  return db.transaction((tx) => recordResponseExportTask(tx, studyKey, checked, createdBy, ctx));
 }
 
 /** A request whose options, filter and sort passed; what recordResponseExportTask takes. */
@@ -234,6 +236,7 @@ export async function recordResponseExportTask(
   studyKey: string,
   request: CheckedResponseExportRequest,
   createdBy: string,
+  ctx: ClockContext,
 ): Promise<TaskRow> {
   const { options, order } = request;
   const study = await getStudy(tx, studyKey);
@@ -248,7 +251,7 @@ export async function recordResponseExportTask(
     includeMeta: options.includeMeta,
     order,
     accountColumns: study.trackAccount,
-    now: Math.floor(Date.now() / 1000),
+    now: nowSeconds(ctx),
     gzip: options.gzip,
     guardFormulas: options.guardFormulas,
     ...(request.filter === undefined ? {} : { filter: request.filter }),

@@ -55,7 +55,7 @@ export async function removeManagementUser(
   db: Database,
   id: string,
   by: string,
-  now = new Date(),
+  now: Date,
 ): Promise<{ sessions: number; permissions: number; appRoles: number }> {
   if (id === by) throw new Invalid("user cannot delete itself");
   if (!isUserId(id)) throw new NotFound(`no management user "${id}"`);
@@ -105,7 +105,7 @@ export async function grantManagementUserPermission(
   userId: string,
   input: NewPermission,
   by: string,
-  now = new Date(),
+  now: Date,
 ): Promise<PermissionRow> {
   const row = await db.transaction(async (tx) => {
     const [user] = isUserId(userId)
@@ -128,7 +128,7 @@ export async function revokeManagementUserPermission(
   userId: string,
   permissionId: string,
   by: string,
-  now = new Date(),
+  now: Date,
 ): Promise<void> {
   await deleteSubjectPermission(db, userSubject(userId), permissionId, by, now);
 }
@@ -139,7 +139,7 @@ export async function setManagementUserPermissionLimiter(
   permissionId: string,
   limiter: PermissionLimiter | null,
   by: string,
-  now = new Date(),
+  now: Date,
 ): Promise<PermissionRow> {
   return updateSubjectPermissionLimiter(db, userSubject(userId), permissionId, limiter, by, now);
 }

@@ -98,7 +98,7 @@ export async function addManagementUserAppRole(
   userId: string,
   templateId: string,
   by: string,
-  now = new Date(),
+  now: Date,
 ): Promise<{ appRole: AppRoleRow; granted: number }> {
   const result = await db.transaction(async (tx) => {
     if (!(await userExists(tx, userId))) throw new Invalid("user not found");
@@ -170,7 +170,7 @@ export async function removeManagementUserAppRole(
   userId: string,
   appRoleId: string,
   by: string,
-  now = new Date(),
+  now: Date,
 ): Promise<void> {
   if (!UUID_PATTERN.test(appRoleId)) throw new NotFound(`the user has no app role "${appRoleId}"`);
   await db.transaction(async (tx) => {
@@ -207,12 +207,7 @@ export async function listAppRoles(db: Executor): Promise<AppRoleRow[]> {
  * Removes every app role of an app, whoever holds it; the app's templates and the permissions the
  * roles granted stay (as case-backend). An app without roles is done already.
  */
-export async function deleteAppRolesForApp(
-  db: Database,
-  appName: string,
-  by: string,
-  now = new Date(),
-): Promise<number> {
+export async function deleteAppRolesForApp(db: Database, appName: string, by: string, now: Date): Promise<number> {
   const app = checkedName(appName, "appName");
   return db.transaction(async (tx) => {
     const removed = await removeRolesOfApp(tx, app);
@@ -250,7 +245,7 @@ export async function createAppRoleTemplate(
   db: Database,
   input: AppRoleTemplateInput,
   by: string,
-  now = new Date(),
+  now: Date,
 ): Promise<AppRoleTemplateRow> {
   const template = checkedTemplate(input);
   return db.transaction(async (tx) => {
@@ -275,7 +270,7 @@ export async function updateAppRoleTemplate(
   id: string,
   input: AppRoleTemplateInput,
   by: string,
-  now = new Date(),
+  now: Date,
 ): Promise<AppRoleTemplateRow> {
   const template = checkedTemplate(input);
   try {
@@ -312,7 +307,7 @@ export async function updateAppRoleTemplate(
 }
 
 /** Deletes a template and every app role of its app and role, in one transaction. */
-export async function deleteAppRoleTemplate(db: Database, id: string, by: string, now = new Date()): Promise<number> {
+export async function deleteAppRoleTemplate(db: Database, id: string, by: string, now: Date): Promise<number> {
   if (!UUID_PATTERN.test(id)) throw new NotFound(`no app role template "${id}"`);
   return db.transaction(async (tx) => {
     const [template] = await tx.delete(appRoleTemplates).where(eq(appRoleTemplates.id, id)).returning();
@@ -344,7 +339,7 @@ export async function deleteAppRoleTemplatesForApp(
   db: Database,
   appName: string,
   by: string,
-  now = new Date(),
+  now: Date,
 ): Promise<{ templates: number; appRoles: number }> {
   const app = checkedName(appName, "appName");
   return db.transaction(async (tx) => {

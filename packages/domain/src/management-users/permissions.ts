@@ -165,7 +165,7 @@ export async function deleteSubjectPermission(
   who: PermissionSubject,
   permissionId: string,
   by: string,
-  now = new Date(),
+  now: Date,
 ): Promise<void> {
   await db.transaction(async (tx) => {
     const row = await ownPermission(tx, who, permissionId);
@@ -192,7 +192,7 @@ export async function updateSubjectPermissionLimiter(
   permissionId: string,
   limiter: PermissionLimiter | null,
   by: string,
-  now = new Date(),
+  now: Date,
 ): Promise<PermissionRow> {
   const next = limiter && limiter.length > 0 ? limiter : null;
   let updated: PermissionRow;

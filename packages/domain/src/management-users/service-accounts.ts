@@ -81,7 +81,7 @@ export async function createServiceAccount(
   db: Database,
   props: ServiceAccountProps,
   by: string,
-  now = new Date(),
+  now: Date,
 ): Promise<ServiceAccountRow> {
   const { label, description } = checkedProps(props);
   return db.transaction(async (tx) => {
@@ -104,7 +104,7 @@ export async function updateServiceAccount(
   id: string,
   props: ServiceAccountProps,
   by: string,
-  now = new Date(),
+  now: Date,
 ): Promise<ServiceAccountRow> {
   const { label, description } = checkedProps(props);
   if (!isServiceAccountId(id)) throw new NotFound(`no service account "${id}"`);
@@ -140,7 +140,7 @@ export async function deleteServiceAccount(
   db: Database,
   id: string,
   by: string,
-  now = new Date(),
+  now: Date,
 ): Promise<{ apiKeys: number; permissions: number; appRoles: number }> {
   if (!isServiceAccountId(id)) throw new NotFound(`no service account "${id}"`);
   const { counts, keyHashes } = await db.transaction(async (tx) => {
@@ -188,7 +188,7 @@ export async function grantServiceAccountPermission(
   id: string,
   input: NewPermission,
   by: string,
-  now = new Date(),
+  now: Date,
 ): Promise<PermissionRow> {
   const row = await db.transaction(async (tx) => {
     await lockServiceAccount(tx, id, () => new Invalid("service account not found"));
@@ -203,7 +203,7 @@ export async function revokeServiceAccountPermission(
   id: string,
   permissionId: string,
   by: string,
-  now = new Date(),
+  now: Date,
 ): Promise<void> {
   await deleteSubjectPermission(db, accountSubject(id), permissionId, by, now);
 }
@@ -215,7 +215,7 @@ export async function setServiceAccountPermissionLimiter(
   permissionId: string,
   limiter: PermissionLimiter | null,
   by: string,
-  now = new Date(),
+  now: Date,
 ): Promise<PermissionRow> {
   return updateSubjectPermissionLimiter(db, accountSubject(id), permissionId, limiter, by, now);
 }

@@ -6,6 +6,7 @@ import {
   type EmailTemplateTranslation,
   type Executor,
 } from "@studyflow/db";
+import type { ClockContext } from "../foundation/clock";
 import { recordAudit } from "../foundation/audit";
 import { Conflict, Invalid, NotFound } from "../errors";
 import { goTemplateProblem } from "@studyflow/go-template";
@@ -229,6 +230,7 @@ export async function saveEmailTemplate(
   studyKey: string | null,
   input: CaseEmailTemplateInput,
   actor: string,
+  ctx: ClockContext,
 ): Promise<CaseEmailTemplate> {
   const messageType = sanitizeMessageType(input.messageType);
   checkTemplateTranslations(input.translations);
@@ -239,7 +241,7 @@ export async function saveEmailTemplate(
     headerOverrides: storedHeaderOverrides(input.headerOverrides),
     translations: storedTranslations(input),
     updatedBy: actor,
-    updatedAt: new Date(),
+    updatedAt: new Date(ctx.clock()),
   };
   const id = input.id ?? "";
   return db.transaction(async (tx) => {

@@ -1,5 +1,6 @@
 import { and, asc, eq } from "drizzle-orm";
 import { messageTemplates, type Executor } from "@studyflow/db";
+import type { ClockContext } from "../foundation/clock";
 import { recordAudit } from "../foundation/audit";
 import { Invalid, NotFound } from "../errors";
 import { getStudy } from "../studies/study-repository";
@@ -128,6 +129,7 @@ export async function setMessageTemplate(
   db: Executor,
   input: MessageTemplateKey & MessageTemplateText,
   actor: string,
+  ctx: ClockContext,
 ): Promise<{ template: MessageTemplate; created: boolean }> {
   const { studyKey, messageType, language } = checkedKey(input);
   const text = checkMessageTemplateText(input);
@@ -142,10 +144,10 @@ export async function setMessageTemplate(
     // A concurrent first upload of the same template is an update of it, not a failure.
     const [template] = await tx
       .insert(messageTemplates)
-      .values({ studyKey, messageType, language, ...text, updatedBy: actor, updatedAt: new Date() })
+      .values({ studyKey, messageType, language, ...text, updatedBy: actor, updatedAt: new Date(ctx.clock()) })
       .onConflictDoUpdate({
         target: [messageTemplates.studyKey, messageTemplates.messageType, messageTemplates.language],
-        set: { ...text, updatedBy: actor, updatedAt: new Date() },
+        set: { ...text, updatedBy: actor, updatedAt: new Date(ctx.clock()) },
       })
       .returning();
     if (!template) throw new Error("message template upsert returned nothing");

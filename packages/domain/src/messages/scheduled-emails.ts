@@ -12,6 +12,7 @@ import {
 } from "@studyflow/db";
 import { createAccountToken } from "../participant-accounts/account-tokens";
 import { recordAudit } from "../foundation/audit";
+import type { ClockContext } from "../foundation/clock";
 import { Invalid, NotFound } from "../errors";
 import {
   checkTemplateTranslations,
@@ -100,13 +101,14 @@ export async function saveScheduledEmail(
   db: Executor,
   input: CaseScheduledEmailInput,
   actor: string,
-  nowSeconds: number,
+  ctx: ClockContext,
 ): Promise<CaseScheduledEmail> {
   const messageType = sanitizeMessageType(input.template.messageType);
   checkTemplateTranslations(input.template.translations, "template.translations");
   const until = input.until ?? 0;
   if (until > 0) {
-    if (until < nowSeconds) throw new Invalid("until: invalid termination date of auto message schedule, is in past");
+    if (until < Math.floor(ctx.clock() / 1000))
+      throw new Invalid("until: invalid termination date of auto message schedule, is in past");
     if (until < input.nextTime) {
       throw new Invalid("until: invalid termination date of auto message schedule, earlier than start date");
     }
@@ -139,7 +141,7 @@ export async function saveScheduledEmail(
     period: input.period,
     until,
     createdBy: actor,
-    updatedAt: new Date(),
+    updatedAt: new Date(ctx.clock()),
   };
   const id = input.id ?? "";
   return db.transaction(async (tx) => {

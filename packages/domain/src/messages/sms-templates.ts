@@ -1,5 +1,6 @@
 import { eq } from "drizzle-orm";
 import { smsTemplates, type Executor, type SmsTemplateTranslation } from "@studyflow/db";
+import type { ClockContext } from "../foundation/clock";
 import { recordAudit } from "../foundation/audit";
 import { Conflict, Invalid, NotFound } from "../errors";
 import { checkTemplateTranslations, isStoredId } from "./case-email-templates";
@@ -51,6 +52,7 @@ export async function saveSmsTemplate(
   db: Executor,
   input: CaseSmsTemplateInput,
   actor: string,
+  ctx: ClockContext,
 ): Promise<CaseSmsTemplate> {
   const messageType = input.messageType.trim();
   if (messageType === "") throw new Invalid("messageType: must not be empty");
@@ -61,7 +63,7 @@ export async function saveSmsTemplate(
     fromName: input.from ?? "",
     translations: (input.translations ?? []).map(({ lang, templateDef }) => ({ lang, templateDef })),
     updatedBy: actor,
-    updatedAt: new Date(),
+    updatedAt: new Date(ctx.clock()),
   };
   const id = input.id ?? "";
   return db.transaction(async (tx) => {

@@ -1,6 +1,7 @@
 import { eq } from "drizzle-orm";
 import { evaluateExpression, validateExpression, type Expression } from "@studyflow/engine";
 import { studies, type Executor, type StudyConfig } from "@studyflow/db";
+import type { ClockContext } from "../foundation/clock";
 import { recordAudit } from "../foundation/audit";
 import { forgetCached } from "../cache/read-cache";
 import { NotFound } from "../errors";
@@ -56,6 +57,7 @@ export async function setParticipantFileUploadRule(
   studyKey: string,
   rule: unknown,
   actor: string,
+  ctx: ClockContext,
 ): Promise<void> {
   if (rule !== null) {
     const issues = validateExpression(rule, "participantFileUploadRule");
@@ -66,7 +68,10 @@ export async function setParticipantFileUploadRule(
     if (!before) throw new NotFound(`study "${studyKey}" not found`);
     const { participantFileUploadRule: from = null, ...others } = before.config;
     const config: StudyConfig = rule === null ? others : { ...others, participantFileUploadRule: rule };
-    await tx.update(studies).set({ config, updatedAt: new Date() }).where(eq(studies.key, studyKey));
+    await tx
+      .update(studies)
+      .set({ config, updatedAt: new Date(ctx.clock()) })
+      .where(eq(studies.key, studyKey));
     await recordAudit(tx, {
       studyKey,
       actor,

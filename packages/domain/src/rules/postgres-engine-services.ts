@@ -12,13 +12,14 @@ export const noExternalServices: ExternalServiceCaller = (serviceName) =>
 /**
  * The engine's database ports for one study, running inside the caller's transaction: a rule's
  * counter increment or code draw commits or rolls back with the event that caused it. `clock`
- * (milliseconds) is the event's, from which a refused message's expiry is counted.
+ * (milliseconds) is the event's, from which a refused message's expiry is counted and a rule's
+ * variable update is stamped.
  */
 export function createPostgresEngineServices(
   tx: Executor,
   studyKey: string,
+  clock: () => number,
   callExternalService: ExternalServiceCaller = noExternalServices,
-  clock: () => number = Date.now,
 ): EngineServices {
   const codeEntry = (listKey: string, code: string) =>
     and(eq(studyCodeLists.studyKey, studyKey), eq(studyCodeLists.listKey, listKey), eq(studyCodeLists.code, code));
@@ -95,7 +96,7 @@ export function createPostgresEngineServices(
       if (row.type !== type) throw new Error(`study variable "${key}" has type ${row.type}, not ${type}`);
       await tx
         .update(studyVariables)
-        .set({ value, valueUpdatedAt: new Date() })
+        .set({ value, valueUpdatedAt: new Date(clock()) })
         .where(and(eq(studyVariables.studyKey, studyKey), eq(studyVariables.key, key)));
     },
 

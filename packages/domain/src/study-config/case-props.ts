@@ -1,5 +1,6 @@
 import { eq, sql } from "drizzle-orm";
 import { studies, studyParticipantCounts, studyStats, surveyResponses, type Executor } from "@studyflow/db";
+import type { ClockContext } from "../foundation/clock";
 import { recordAudit } from "../foundation/audit";
 import { forgetCached } from "../cache/read-cache";
 import { Invalid, NotFound } from "../errors";
@@ -47,6 +48,7 @@ export async function setCaseDisplayProps(
   studyKey: string,
   input: CaseDisplayProps,
   actor: string,
+  ctx: ClockContext,
 ): Promise<void> {
   const nonEmpty = (texts: Record<string, string>) =>
     Object.fromEntries(Object.entries(texts).filter(([, text]) => text.trim() !== ""));
@@ -83,7 +85,10 @@ export async function setCaseDisplayProps(
       ...(Object.keys(description).length > 0 ? { description } : {}),
       ...(tags.length > 0 ? { tags: [...new Set(tags)], localisedTags } : {}),
     };
-    await tx.update(studies).set({ props, updatedAt: new Date() }).where(eq(studies.key, studyKey));
+    await tx
+      .update(studies)
+      .set({ props, updatedAt: new Date(ctx.clock()) })
+      .where(eq(studies.key, studyKey));
     await recordAudit(tx, {
       studyKey,
       actor,
@@ -112,7 +117,7 @@ export const RESPONSE_COUNT_MAX_AGE_MS = 5 * 60 * 1000;
  * (active; temporary), responses from study_stats, counted again when older than
  * RESPONSE_COUNT_MAX_AGE_MS (case-backend also refreshes its stats from time to time).
  */
-export async function caseStudyStats(db: Executor, studyKey: string, now = new Date()): Promise<CaseStudyStats> {
+export async function caseStudyStats(db: Executor, studyKey: string, now: Date): Promise<CaseStudyStats> {
   const counts = await db
     .select({ status: studyParticipantCounts.studyStatus, count: studyParticipantCounts.count })
     .from(studyParticipantCounts)

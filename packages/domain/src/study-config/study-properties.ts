@@ -1,3 +1,4 @@
+import type { ClockContext } from "../foundation/clock";
 import { forgetCached } from "../cache/read-cache";
 import { eq } from "drizzle-orm";
 import { isTimeZoneName } from "@studyflow/engine";
@@ -161,6 +162,7 @@ export async function updateStudy(
   studyKey: string,
   change: StudyChange,
   actor: string,
+  ctx: ClockContext,
 ): Promise<StudyOverview> {
   checkStudyChange(change);
   const overview = await db.transaction(async (tx) => {
@@ -182,7 +184,7 @@ export async function updateStudy(
     if (entries.length > 0) {
       await tx
         .update(studies)
-        .set({ props, config, status, trackAccount, updatedAt: new Date() })
+        .set({ props, config, status, trackAccount, updatedAt: new Date(ctx.clock()) })
         .where(eq(studies.key, studyKey));
       for (const entry of entries) await recordAudit(tx, { studyKey, actor, ...entry });
     }

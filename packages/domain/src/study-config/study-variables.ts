@@ -1,5 +1,6 @@
 import { and, asc, eq } from "drizzle-orm";
 import { studyVariables, type Executor, type StudyVariableType } from "@studyflow/db";
+import type { ClockContext } from "../foundation/clock";
 import { recordAudit } from "../foundation/audit";
 import { Conflict, Invalid, NotFound } from "../errors";
 import { getStudy } from "../studies/study-repository";
@@ -187,6 +188,7 @@ export async function setStudyVariable(
   key: string,
   input: StudyVariableInput,
   actor: string,
+  ctx: ClockContext,
 ): Promise<{ variable: StoredStudyVariable; created: boolean }> {
   return db.transaction(async (tx) => {
     await getStudy(tx, studyKey);
@@ -212,7 +214,7 @@ export async function setStudyVariable(
       existing = await lockExisting();
       if (!existing) throw new Error(`study variable "${key}" vanished while it was being defined`);
     }
-    return { variable: await writeVariableValue(tx, studyKey, existing, { type, value }, actor), created: false };
+    return { variable: await writeVariableValue(tx, studyKey, existing, { type, value }, actor, ctx), created: false };
   });
 }
 
@@ -226,10 +228,11 @@ async function writeVariableValue(
   existing: Pick<VariableRow, "key" | "type" | "value">,
   next: { type: StudyVariableType; value: StudyVariableValue },
   actor: string,
+  ctx: ClockContext,
 ): Promise<StoredStudyVariable> {
   const [updated] = await tx
     .update(studyVariables)
-    .set({ ...next, valueUpdatedAt: new Date() })
+    .set({ ...next, valueUpdatedAt: new Date(ctx.clock()) })
     .where(variableOf(studyKey, existing.key))
     .returning(columns);
   if (!updated) throw new Error("study variable update returned nothing");
@@ -397,13 +400,14 @@ export async function updateStudyVariableDescription(
   key: string,
   given: Partial<StudyVariableDescription>,
   actor: string,
+  ctx: ClockContext,
 ): Promise<StoredStudyVariable> {
   const description = checkedDescription(given, "variableDef");
   return db.transaction(async (tx) => {
     await getStudy(tx, studyKey);
     const [updated] = await tx
       .update(studyVariables)
-      .set({ ...description, configUpdatedAt: new Date() })
+      .set({ ...description, configUpdatedAt: new Date(ctx.clock()) })
       .where(variableOf(studyKey, key))
       .returning(columns);
     if (!updated) throw new NotFound(`study variable "${key}" not found in study "${studyKey}"`);
@@ -429,6 +433,7 @@ export async function updateStudyVariableValue(
   key: string,
   given: { value?: unknown; type?: StudyVariableType },
   actor: string,
+  ctx: ClockContext,
 ): Promise<StoredStudyVariable> {
   return db.transaction(async (tx) => {
     await getStudy(tx, studyKey);
@@ -441,6 +446,6 @@ export async function updateStudyVariableValue(
       );
     }
     const value = caseStudyVariableValue(existing.type, given.value, "variable.value");
-    return writeVariableValue(tx, studyKey, existing, { type: existing.type, value }, actor);
+    return writeVariableValue(tx, studyKey, existing, { type: existing.type, value }, actor, ctx);
   });
 }

@@ -12,6 +12,7 @@ import {
   type StudyConfig,
   type StudyStatus,
 } from "@studyflow/db";
+import type { ClockContext } from "../foundation/clock";
 import { hashPassword } from "../participant-accounts/passwords";
 import { normalizeEmail } from "../participant-accounts/password-reset";
 import { forgetCached } from "../cache/read-cache";
@@ -80,6 +81,7 @@ export async function updateStudySettings(
   studyKey: string,
   settings: StudySettings,
   actor: string,
+  ctx: ClockContext,
 ): Promise<StudySettings> {
   const { study } = await updateStudy(
     db,
@@ -90,6 +92,7 @@ export async function updateStudySettings(
       ...(settings.unknownSurveyVersion === undefined ? {} : { unknownSurveyVersion: settings.unknownSurveyVersion }),
     },
     actor,
+    ctx,
   );
   return {
     strictRules: study.config.strictRules ?? false,
@@ -152,7 +155,7 @@ export interface CreateUserInput {
   profiles?: string[];
   preferredLanguage?: string;
   /** The creation time, taken as every profile's consent time (case-backend's tools set both). */
-  now?: Date;
+  now: Date;
 }
 
 export async function createUserWithProfiles(db: Database, input: CreateUserInput) {
@@ -164,7 +167,7 @@ export async function createUserWithProfiles(db: Database, input: CreateUserInpu
       .values({ email, passwordHash, preferredLanguage: input.preferredLanguage ?? "en" })
       .returning();
     if (!user) throw new Error("user insert returned nothing");
-    const now = input.now ?? new Date();
+    const { now } = input;
     const [mainAlias, ...others] = input.profiles ?? [];
     const created = await tx
       .insert(profiles)

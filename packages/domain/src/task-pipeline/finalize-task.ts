@@ -44,7 +44,7 @@ export async function finalizeIfComplete(
 }
 
 /** Ends a task that cannot finish, with a message a person can act on. */
-export async function failTask(db: Database, taskId: string, message: string, clock: () => number = Date.now) {
+export async function failTask(db: Database, taskId: string, message: string, clock: () => number) {
   const now = new Date(clock());
   await db
     .update(tasks)

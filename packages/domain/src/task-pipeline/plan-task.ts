@@ -1,5 +1,6 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
 import { taskChunks, tasks, type Database, type Executor } from "@studyflow/db";
+import type { ClockContext } from "../foundation/clock";
 import type { FileStore } from "../files/file-store";
 import { createPostgresFileStore } from "../files/postgres-file-store";
 import type { TaskRow } from "../tasks/task-row";
@@ -47,9 +48,10 @@ export function skipReason(other: { id: string; kind: string; status: string }):
 export async function planTask(
   db: Database,
   taskId: string,
-  chunkSize?: number,
-  files: FileStore = createPostgresFileStore(db),
+  options: ClockContext & { chunkSize?: number; files?: FileStore },
 ): Promise<PlanOutcome> {
+  const { chunkSize } = options;
+  const files = options.files ?? createPostgresFileStore(db);
   return db.transaction(async (tx): Promise<PlanOutcome> => {
     const [task] = await tx.select().from(tasks).where(eq(tasks.id, taskId)).for("update");
     if (!task || !["queued", "in_progress"].includes(task.status)) return { status: "ended" };
@@ -67,7 +69,7 @@ export async function planTask(
         limit 1`);
       if (ahead && kind.skipWhenBusy) {
         const reason = skipReason(ahead);
-        const now = new Date();
+        const now = new Date(options.clock());
         await tx
           .update(tasks)
           .set({ status: "skipped", error: reason, updatedAt: now, finishedAt: now })
@@ -95,7 +97,7 @@ export async function planTask(
     }));
     await tx.insert(taskChunks).values(ranges);
     await kind.afterPlan?.(tx, task, ranges.length, files);
-    const now = new Date();
+    const now = new Date(options.clock());
     const [started] = await tx
       .update(tasks)
       .set({ status: "in_progress", startedAt: task.startedAt ?? now, updatedAt: now, targetCount: plan.targetCount })

@@ -39,7 +39,7 @@ export interface PruneOptions {
   /** Called after each batch with what this round has removed so far. */
   onProgress?: (removedSoFar: number) => void;
   /** The clock the time budget is measured on; tests stop it. */
-  clock?: () => number;
+  clock: () => number;
 }
 
 /** What retention removes (or would remove) of one study. */
@@ -171,7 +171,7 @@ function resultDocumentPath(resultDir: string, resultFile: string): string | nul
  * then the rows. Two rounds at once (two workers, the CLI) remove each task once.
  */
 export async function pruneFinishedTasks(db: Database, options: PruneOptions): Promise<PruneSummary> {
-  const clock = options.clock ?? Date.now;
+  const { clock } = options;
   const started = clock();
   const batchSize = options.batchSize ?? PRUNE_BATCH_SIZE;
   const counts: StudyPruneCount[] = [];

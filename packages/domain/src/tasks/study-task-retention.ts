@@ -94,7 +94,7 @@ export async function updateStudyTaskRetention(
   change: StudyTaskRetentionChange,
   actor: string,
   defaults: TaskRetentionDefaults,
-  now: Date = new Date(),
+  now: Date,
 ): Promise<StudyTaskRetention> {
   checkStudyTaskRetentionChange(change);
   await db.transaction(async (tx) => {

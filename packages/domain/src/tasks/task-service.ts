@@ -9,6 +9,7 @@ import {
   type RunActionsInput,
   type TaskStatus,
 } from "@studyflow/db";
+import type { ClockContext } from "../foundation/clock";
 import type { ManagementSubject } from "../access/permissions";
 import { Conflict, Forbidden, NotFound, Unavailable } from "../errors";
 import { getStudy } from "../studies/study-repository";
@@ -87,6 +88,7 @@ export async function createQueuedRuleTask(
   target: { studyKey: string; createdBy: string },
   task: QueuedRuleTask,
   enqueue: (taskId: string) => Promise<void>,
+  ctx: ClockContext,
 ): Promise<TaskRow> {
   await getStudy(db, target.studyKey);
   const targetCount = await countEligibleParticipants(db, target.studyKey);
@@ -98,9 +100,10 @@ export async function createQueuedRuleTask(
   try {
     await enqueue(row.id);
   } catch {
+    const now = new Date(ctx.clock());
     await db
       .update(tasks)
-      .set({ status: "failed", error: "the job queue was unavailable", updatedAt: new Date(), finishedAt: new Date() })
+      .set({ status: "failed", error: "the job queue was unavailable", updatedAt: now, finishedAt: now })
       .where(eq(tasks.id, row.id));
     throw new Unavailable("the job queue is unavailable; try again shortly");
   }
@@ -112,12 +115,14 @@ export async function createRunActionsTask(
   db: Database,
   input: CreateRunActionsTaskInput,
   enqueue: (taskId: string) => Promise<void>,
+  ctx: ClockContext,
 ): Promise<TaskRow> {
   return createQueuedRuleTask(
     db,
     { studyKey: input.studyKey, createdBy: input.createdBy },
     { kind: "run-actions", input: { rules: input.rules, dryRun: input.dryRun } },
     enqueue,
+    ctx,
   );
 }
 
@@ -147,8 +152,13 @@ export async function getVisibleTask(
  * Marks a running or queued task canceled; the worker stops after the batch in flight. The caller
  * has checked that `who` may see the task (getVisibleTask).
  */
-export async function cancelTask(db: Executor, task: TaskRow, who: ManagementSubject): Promise<TaskRow> {
-  const now = new Date();
+export async function cancelTask(
+  db: Executor,
+  task: TaskRow,
+  who: ManagementSubject,
+  ctx: ClockContext,
+): Promise<TaskRow> {
+  const now = new Date(ctx.clock());
   const [row] = await db
     .update(tasks)
     .set({ status: "canceled", updatedAt: now, finishedAt: now, error: `canceled by ${who.subject}` })

@@ -1,0 +1,1 @@
+export { createStudy } from "../study-setup/study-setup";
