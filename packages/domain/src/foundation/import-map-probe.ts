@@ -1,1 +1,0 @@
-export { createStudy } from "../study-setup/study-setup";
