@@ -12,6 +12,8 @@ import { caseJsonBody } from "../case-compat/json-body";
  *   be `application/json` gives `request.body` instead, as createRoute documents it.
  * - `middleware`: the route's own middleware (a rate limit, an idempotency key, auth where a router
  *   has no common auth), run before the body is read (auth first: 401 before 400).
+ * - `afterBody`: middleware that needs the CASE body as the schema names its keys (a limit keyed on
+ *   the e-mail sent, an idempotency fingerprint of the matched body), run after the body reader.
  * - `bothSlashes`: also serve the path with its trailing slash toggled, hidden from the OpenAPI
  *   document. gin redirects one form to the other and case-admin calls both (`…/templates/`,
  *   `/v1/studies`), so CASE's routes set it; studyflow's own routes do not.
@@ -21,6 +23,7 @@ export type RouteDefinition<B extends z.ZodType | undefined> = Omit<RouteConfig,
   /** What the CASE body is, for the OpenAPI document. */
   bodyDescription?: string;
   middleware?: readonly MiddlewareHandler<AppEnv>[];
+  afterBody?: readonly MiddlewareHandler<AppEnv>[];
   /** @defaultValue false */
   bothSlashes?: boolean;
 };
@@ -35,7 +38,7 @@ interface JsonBody<B extends z.ZodType> {
 /** The route createRoute makes of a definition: with `request.body` when it has a `caseBody`. */
 export type DefinedRoute<D extends RouteDefinition<z.ZodType | undefined>> = Omit<
   D,
-  "caseBody" | "bodyDescription" | "bothSlashes" | "middleware" | "request"
+  "caseBody" | "bodyDescription" | "bothSlashes" | "middleware" | "afterBody" | "request"
 > & {
   middleware: MiddlewareHandler<AppEnv>[];
   request: D["caseBody"] extends z.ZodType
@@ -84,11 +87,18 @@ export function defineRoute<const D extends RouteDefinition<z.ZodType | undefine
   definition: D,
   handler: RouteHandler<DefinedRoute<D>, AppEnv>,
 ): DefinedRoute<D> {
-  const { caseBody: schema, bodyDescription, bothSlashes = false, middleware = [], ...config } = definition;
+  const {
+    caseBody: schema,
+    bodyDescription,
+    bothSlashes = false,
+    middleware = [],
+    afterBody = [],
+    ...config
+  } = definition;
   const body = schema === undefined ? undefined : caseJsonBody(schema, bodyDescription);
   const route = createRoute({
     ...config,
-    middleware: [...middleware, ...(body ? [body.middleware] : [])],
+    middleware: [...middleware, ...(body ? [body.middleware] : []), ...afterBody],
     ...(body ? { request: { ...config.request, body: body.body } } : {}),
   }) as unknown as DefinedRoute<D>;
   router.openapi(route, handler);

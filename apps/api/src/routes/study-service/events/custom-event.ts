@@ -1,7 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { assertProfileOfUser, raiseCustomEvent } from "@studyflow/domain";
 import { participantOf } from "../../../app-env";
-import { caseJsonBody } from "../../../case-compat";
 import type { AppDeps } from "../../../deps";
 import { answerOnce, idempotencyKey, idempotencyKeyHeaders } from "../../../middleware/idempotency";
 import { assignedSurveysEnvelope, presentAssignedSurveys } from "@studyflow/presenters/participant";
@@ -26,14 +25,14 @@ const customEventRequest = z.object({
       example: { kitType: "saliva", quantity: 1 },
     }),
 });
-const body = caseJsonBody(customEventRequest);
 
 export function registerCustomEvent(router: ApiRouter, deps: AppDeps) {
   const db = deps.database.db;
   defineRoute(
     router,
     {
-      middleware: [body.middleware, idempotencyKey()],
+      caseBody: customEventRequest,
+      afterBody: [idempotencyKey()],
       method: "post",
       path: "/{studyKey}/custom",
       tags: ["study-events"],
@@ -42,7 +41,7 @@ export function registerCustomEvent(router: ApiRouter, deps: AppDeps) {
         "The study's rules run with a CUSTOM event carrying `eventKey` (tested with checkEventKey) and `payload`, " +
         "and the resulting state is saved. The participant must be active.",
       security: PARTICIPANT_SECURITY,
-      request: { params: studyKeyParam, headers: idempotencyKeyHeaders, body: body.body },
+      request: { params: studyKeyParam, headers: idempotencyKeyHeaders },
       responses: {
         200: jsonContent(assignedSurveysEnvelope.extend(warningsField), "the surveys after the rules"),
         ...errorResponses([400, 401, 403, 404, 409, 422], {

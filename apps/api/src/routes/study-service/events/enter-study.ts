@@ -1,7 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { assertProfileOfUser, enterStudy } from "@studyflow/domain";
 import { participantOf } from "../../../app-env";
-import { caseJsonBody } from "../../../case-compat";
 import type { AppDeps } from "../../../deps";
 import { answerOnce, idempotencyKey, idempotencyKeyHeaders } from "../../../middleware/idempotency";
 import { assignedSurveysEnvelope, presentAssignedSurveys } from "@studyflow/presenters/participant";
@@ -11,20 +10,19 @@ import { defineRoute } from "../../define-route";
 import { errorResponses } from "../../openapi-errors";
 import { PARTICIPANT_SECURITY, jsonContent, profileIdField, studyKeyParam } from "../../schemas";
 
-const body = caseJsonBody(z.object({ profileID: profileIdField }));
-
 export function registerEnterStudy(router: ApiRouter, deps: AppDeps) {
   const db = deps.database.db;
   defineRoute(
     router,
     {
-      middleware: [body.middleware, idempotencyKey()],
+      caseBody: z.object({ profileID: profileIdField }),
+      afterBody: [idempotencyKey()],
       method: "post",
       path: "/{studyKey}/enter",
       tags: ["study-events"],
       summary: "A profile enters a study (or re-enters after leaving)",
       security: PARTICIPANT_SECURITY,
-      request: { params: studyKeyParam, headers: idempotencyKeyHeaders, body: body.body },
+      request: { params: studyKeyParam, headers: idempotencyKeyHeaders },
       responses: {
         200: jsonContent(
           assignedSurveysEnvelope.extend({ created: z.boolean(), ...warningsField }),

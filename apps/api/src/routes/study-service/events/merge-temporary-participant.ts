@@ -2,7 +2,6 @@ import { z } from "@hono/zod-openapi";
 import { assertProfileOfUser, mergeTemporaryParticipant } from "@studyflow/domain";
 import { participantOf } from "../../../app-env";
 import { addressKeys } from "../../../client-address";
-import { caseJsonBody } from "../../../case-compat";
 import type { AppDeps } from "../../../deps";
 import { answerOnce, idempotencyKey, idempotencyKeyHeaders } from "../../../middleware/idempotency";
 import { rateLimit, type RateLimiter } from "../../../rate-limit";
@@ -17,7 +16,6 @@ const mergeRequest = z.object({
   profileID: profileIdField,
   temporaryParticipantID: z.string().min(1, "temporaryParticipantID must not be empty").max(200),
 });
-const body = caseJsonBody(mergeRequest);
 
 /**
  * Failed merges guess at a bearer secret (the temporary id): a caller gets this many failures
@@ -42,13 +40,14 @@ export function registerMergeTemporaryParticipant(router: ApiRouter, deps: AppDe
     router,
     {
       // the body is read first (any Content-Type), so the limiter and the key see the matched JSON
-      middleware: [body.middleware, failedMergeLimit(limiter), idempotencyKey()],
+      caseBody: mergeRequest,
+      afterBody: [failedMergeLimit(limiter), idempotencyKey()],
       method: "post",
       path: "/{studyKey}/merge-temporary-participant",
       tags: ["study-events"],
       summary: "Merge a temporary participant into a profile's participant",
       security: PARTICIPANT_SECURITY,
-      request: { params: studyKeyParam, headers: idempotencyKeyHeaders, body: body.body },
+      request: { params: studyKeyParam, headers: idempotencyKeyHeaders },
       responses: {
         200: jsonContent(
           assignedSurveysEnvelope.extend(warningsField),

@@ -1,7 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { SUBMITTED_BY_PARTICIPANT, assertProfileOfUser, submitResponse } from "@studyflow/domain";
 import { participantOf } from "../../../app-env";
-import { caseJsonBody } from "../../../case-compat";
 import type { AppDeps } from "../../../deps";
 import { answerOnce, idempotencyKey, idempotencyKeyHeaders } from "../../../middleware/idempotency";
 import { assignedSurveysEnvelope, presentAssignedSurveys } from "@studyflow/presenters/participant";
@@ -17,14 +16,13 @@ import {
   submittedResponseSchema,
 } from "../../schemas";
 
-const body = caseJsonBody(z.object({ profileID: profileIdField, response: submittedResponseSchema }));
-
 export function registerSubmitResponse(router: ApiRouter, deps: AppDeps) {
   const db = deps.database.db;
   defineRoute(
     router,
     {
-      middleware: [body.middleware, idempotencyKey()],
+      caseBody: z.object({ profileID: profileIdField, response: submittedResponseSchema }),
+      afterBody: [idempotencyKey()],
       method: "post",
       path: "/{studyKey}/submit",
       tags: ["study-events"],
@@ -37,7 +35,7 @@ export function registerSubmitResponse(router: ApiRouter, deps: AppDeps) {
         SUBMITTED_BY_PARTICIPANT +
         '" (no account or profile id, which would link the pseudonymous response to the person).',
       security: PARTICIPANT_SECURITY,
-      request: { params: studyKeyParam, headers: idempotencyKeyHeaders, body: body.body },
+      request: { params: studyKeyParam, headers: idempotencyKeyHeaders },
       responses: {
         200: jsonContent(assignedSurveysEnvelope.extend(warningsField), "response stored; the surveys after the rules"),
         ...errorResponses([400, 401, 403, 404, 409, 422], {

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { registerTemporaryParticipant } from "@studyflow/domain";
-import { caseJsonBody, checkInstanceId } from "../../../case-compat";
+import { checkInstanceId } from "../../../case-compat";
 import { addressKeys } from "../../../client-address";
 import type { AppDeps } from "../../../deps";
 import { domainContext } from "../../../domain-context";
@@ -14,7 +14,6 @@ import { jsonContent, keyString } from "../../schemas";
 import { instanceIdField } from "./temporary-participant-fields";
 
 const registerRequest = z.object({ studyKey: keyString("studyKey"), instanceId: instanceIdField });
-const body = caseJsonBody(registerRequest, "`studyKey`, and the `instanceId` (or `instanceID`) of this server");
 
 /** Public and cheap to call, so bounded per address. */
 function registrationLimit(limiter: RateLimiter) {
@@ -34,7 +33,9 @@ export function registerTemporaryParticipantRegistration(router: ApiRouter, deps
   defineRoute(
     router,
     {
-      middleware: [body.middleware, registrationLimit(limiter)],
+      caseBody: registerRequest,
+      bodyDescription: "`studyKey`, and the `instanceId` (or `instanceID`) of this server",
+      afterBody: [registrationLimit(limiter)],
       method: "post",
       path: "/register",
       tags: ["study-events"],
@@ -43,7 +44,6 @@ export function registerTemporaryParticipantRegistration(router: ApiRouter, deps
         "Creates a participant with status `temporary` and runs the ENTER rules. The returned `participantId` is the " +
         "only proof of ownership: keep it secret; it can be merged into a profile within the configured age limit, " +
         "and opens and submits surveys for temporary participants until then. Answers 200 as case-backend does.",
-      request: { body: body.body },
       responses: {
         200: jsonContent(z.object({ participant: participantSchema, ...warningsField }), "the temporary participant"),
         ...errorResponses([400, 404, 409, 422, 429], {

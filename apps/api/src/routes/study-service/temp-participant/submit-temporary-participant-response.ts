@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { SUBMITTED_BY_PARTICIPANT, submitResponse } from "@studyflow/domain";
-import { caseJsonBody, checkInstanceId } from "../../../case-compat";
+import { checkInstanceId } from "../../../case-compat";
 import { addressKeys } from "../../../client-address";
 import type { AppDeps } from "../../../deps";
 import {
@@ -23,7 +23,6 @@ const submitRequest = z.object({
   pid: temporaryParticipantIdField(true),
   response: submittedResponseSchema,
 });
-const body = caseJsonBody(submitRequest, "`studyKey`, `instanceId`, `pid` (the temporary participant) and `response`");
 
 /** A person fills in a form in minutes; this bounds a script, not a reporter. */
 function submitLimit(limiter: RateLimiter) {
@@ -44,8 +43,9 @@ export function registerSubmitTemporaryParticipantResponse(router: ApiRouter, de
   defineRoute(
     router,
     {
-      middleware: [
-        body.middleware,
+      caseBody: submitRequest,
+      bodyDescription: "`studyKey`, `instanceId`, `pid` (the temporary participant) and `response`",
+      afterBody: [
         submitLimit(limiter),
         temporaryIdGuessLimit(limiter, "temp-submit-miss", [404, 409]),
         idempotencyKey({ scope: temporaryParticipantScope }),
@@ -61,7 +61,7 @@ export function registerSubmitTemporaryParticipantResponse(router: ApiRouter, de
         "younger than the merge age limit, can be addressed; another participant's id answers as an unknown one. " +
         "Rule warnings are not returned to this anonymous caller (researchers see them). Rate-limited per address. " +
         "An `Idempotency-Key` makes a retry safe; keys are scoped to the temporary participant.",
-      request: { body: body.body, headers: idempotencyKeyHeaders },
+      request: { headers: idempotencyKeyHeaders },
       responses: {
         200: jsonContent(
           assignedSurveysEnvelope,
