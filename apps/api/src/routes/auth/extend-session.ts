@@ -6,6 +6,7 @@ import {
   findManagementUser,
   recordAudit,
   rotateManagementSession,
+  type SecretBox,
 } from "@studyflow/domain";
 import { managementOf } from "../../app-env";
 import { caseAdminProvider } from "../../auth/idp-refresh";
@@ -21,6 +22,7 @@ import {
   secretBoxOf,
   sessionAnswerSchema,
   sessionOfRequest,
+  type SessionAnswer,
 } from "./management-session-answer";
 
 const extendBody = z.object({
@@ -31,6 +33,66 @@ const extendBody = z.object({
     .transform((value) => value ?? "")
     .openapi({ description: "the provider's new refresh token; empty keeps the one the session holds" }),
 });
+
+/**
+ * Rotates the caller's case-admin session (checked open and young enough before the provider is
+ * asked), keeping the provider's new refresh token, and answers a token for it.
+ */
+async function extendSession(
+  deps: AppDeps,
+  provider: ReturnType<typeof caseAdminProvider>,
+  input: { subject: string; sessionId: string; renewToken: string; sealer: SecretBox; now: Date },
+): Promise<SessionAnswer> {
+  const { sessionId, renewToken, sealer, now } = input;
+  const db = deps.database.db;
+  const user = await findManagementUser(db, input.subject);
+  if (!user) throw new Forbidden("this token's subject is not a management user");
+  const limits = {
+    sessionId,
+    userId: user.id,
+    maxAgeSeconds: deps.config.MANAGEMENT_SESSION_MAX_AGE_SECONDS,
+    now,
+  };
+  // Checked before the provider is asked: an ended or too old session extends nothing.
+  const session = await extendableManagementSession(db, limits);
+  if (session.kind !== "case-admin") throw new Forbidden("only case-admin's sessions are extended here");
+  let kept = renewToken === "" ? null : renewToken;
+  if (kept !== null && provider) {
+    const refreshed = await provider.refresh(kept);
+    // another person's token of the same client would otherwise prolong this session
+    if (refreshed.subject !== user.sub) {
+      throw new Unauthorized("the renew token is another person's: sign in again");
+    }
+    kept = refreshed.refreshToken;
+  }
+  const extended = await db.transaction(async (tx) => {
+    const rotated = await rotateManagementSession(tx, sealer, {
+      ...limits,
+      renewToken: kept,
+      ttlSeconds: deps.config.MANAGEMENT_SESSION_TTL_SECONDS,
+    });
+    await recordAudit(
+      tx,
+      {
+        studyKey: null,
+        actor: user.id,
+        action: "session.extend",
+        target: rotated.id,
+        details: { renewTokenReplaced: kept !== null, refreshedAtProvider: kept !== null && provider !== null },
+      },
+      now,
+    );
+    return rotated;
+  });
+  const answer = await answerForSession(deps, {
+    userId: user.id,
+    sessionId: extended.id,
+    sessionEndsAt: extended.expiresAt,
+    isAdmin: user.isAdmin,
+    now,
+  });
+  return answer;
+}
 
 export function registerExtendSession(router: ApiRouter, deps: AppDeps) {
   const box = secretBoxOf(deps.config);
@@ -72,53 +134,7 @@ export function registerExtendSession(router: ApiRouter, deps: AppDeps) {
       const { renewToken } = c.req.valid("json");
       const sealer = box();
       const now = nowOf(deps);
-      const db = deps.database.db;
-      const user = await findManagementUser(db, who.subject);
-      if (!user) throw new Forbidden("this token's subject is not a management user");
-      const limits = {
-        sessionId,
-        userId: user.id,
-        maxAgeSeconds: deps.config.MANAGEMENT_SESSION_MAX_AGE_SECONDS,
-        now,
-      };
-      // Checked before the provider is asked: an ended or too old session extends nothing.
-      const session = await extendableManagementSession(db, limits);
-      if (session.kind !== "case-admin") throw new Forbidden("only case-admin's sessions are extended here");
-      let kept = renewToken === "" ? null : renewToken;
-      if (kept !== null && provider) {
-        const refreshed = await provider.refresh(kept);
-        // another person's token of the same client would otherwise prolong this session
-        if (refreshed.subject !== user.sub) {
-          throw new Unauthorized("the renew token is another person's: sign in again");
-        }
-        kept = refreshed.refreshToken;
-      }
-      const extended = await db.transaction(async (tx) => {
-        const rotated = await rotateManagementSession(tx, sealer, {
-          ...limits,
-          renewToken: kept,
-          ttlSeconds: deps.config.MANAGEMENT_SESSION_TTL_SECONDS,
-        });
-        await recordAudit(
-          tx,
-          {
-            studyKey: null,
-            actor: user.id,
-            action: "session.extend",
-            target: rotated.id,
-            details: { renewTokenReplaced: kept !== null, refreshedAtProvider: kept !== null && provider !== null },
-          },
-          now,
-        );
-        return rotated;
-      });
-      const answer = await answerForSession(deps, {
-        userId: user.id,
-        sessionId: extended.id,
-        sessionEndsAt: extended.expiresAt,
-        isAdmin: user.isAdmin,
-        now,
-      });
+      const answer = await extendSession(deps, provider, { subject: who.subject, sessionId, renewToken, sealer, now });
       return c.json(answer, 200);
     },
   );
