@@ -167,6 +167,7 @@ async function seed(): Promise<{ eventProfiles: EventProfile[] }> {
     for (const [index, profile] of profiles.entries()) {
       eventProfiles.push({
         token: await mintParticipantToken({
+          now: Date.now(),
           userId: profile.userId,
           tokenVersion: 0,
           secret: PARTICIPANT_SECRET,
@@ -381,6 +382,7 @@ async function main() {
     const { eventProfiles } = await seed();
     console.log(`seeded ${fixed(N)} participants in ${fixed((performance.now() - seedStarted) / 1000, 1)} s`);
     const managementToken = await mintManagementToken({
+      now: Date.now(),
       subject: RESEARCHER,
       isAdmin: false,
       secret: MANAGEMENT_SECRET,

@@ -9,7 +9,13 @@
  */
 import { cpus, loadavg, totalmem } from "node:os";
 import { createDb, runMigrations } from "@studyflow/db";
-import { ExplorerPageCache, createStudy, listExplorerParticipants, listExplorerResponses } from "@studyflow/domain";
+import {
+  ExplorerPageCache,
+  createStudy,
+  listExplorerParticipants,
+  listExplorerResponses,
+  systemClock,
+} from "@studyflow/domain";
 import { createBenchDatabase } from "./bench-database";
 
 const STUDY = "explorer-bench";
@@ -98,10 +104,10 @@ async function main() {
       const uncached: number[] = [];
       for (let round = 0; round < ROUNDS; round++) {
         // page 1 on a fresh cache: the count and the first page
-        page1.push(await time(() => scenario.read(new ExplorerPageCache(), 1)));
+        page1.push(await time(() => scenario.read(new ExplorerPageCache({ clock: systemClock }), 1)));
         // page 500 on a fresh cache: the count and a skip of 499 000 index entries
         const deep = scenario.deep ?? DEEP_PAGE;
-        const cache = new ExplorerPageCache();
+        const cache = new ExplorerPageCache({ clock: systemClock });
         cold.push(await time(() => scenario.read(cache, deep)));
         warm.push(await time(() => scenario.read(cache, deep)));
         next.push(await time(() => scenario.read(cache, deep + 1)));

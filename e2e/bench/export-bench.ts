@@ -37,7 +37,7 @@ import { seedExportStudy, type SeededExportStudy } from "./export-seed";
 import { measureExportStages, type StageFigures } from "./export-stages";
 import { startWorkerProcesses, stopWorkerProcesses, type WorkerProcess } from "./worker-processes";
 import { createDb, runMigrations } from "@studyflow/db";
-import { grantPermission, mintManagementToken } from "@studyflow/domain";
+import { grantPermission, mintManagementToken, systemClock } from "@studyflow/domain";
 import { TASKS_QUEUE, createRedisConnection } from "@studyflow/queue";
 import { createApp } from "@studyflow/api";
 import { loadConfig } from "@studyflow/api/config";
@@ -260,6 +260,7 @@ async function main() {
       RESULT_DIR: resultDir,
     });
     const app = createApp({
+      clock: systemClock,
       config,
       database: apiDb,
       redis,
@@ -271,6 +272,7 @@ async function main() {
     });
     const baseUrl = `http://127.0.0.1:${port}`;
     const token = await mintManagementToken({
+      now: Date.now(),
       subject: "bench",
       isAdmin: false,
       secret: config.MANAGEMENT_JWT_SECRET,

@@ -17,6 +17,7 @@ import {
   type ResponseExportFormat,
 } from "@studyflow/case-export";
 import type { DbHandle } from "@studyflow/db";
+import { systemClock } from "@studyflow/domain";
 
 export interface StageFigures {
   format: ResponseExportFormat;
@@ -68,6 +69,7 @@ export async function measureExportStages(
       shortKeys: false,
       extraContextColumns: [],
       includeMeta: { position: false, initTimes: false, displayedTimes: false, responsedTimes: false },
+      now: Math.floor(systemClock() / 1000),
       accountColumns: false,
     },
   );

@@ -30,7 +30,7 @@ import { eq } from "drizzle-orm";
 import { pino } from "pino";
 import { createBenchDatabase } from "./bench-database";
 import { createDb, runMigrations, tasks } from "@studyflow/db";
-import { confidentialIdOf, createStudy, grantPermission, mintManagementToken } from "@studyflow/domain";
+import { confidentialIdOf, createStudy, grantPermission, mintManagementToken, systemClock } from "@studyflow/domain";
 import { applyRules, compileRules, type Expression } from "@studyflow/engine";
 import { TASKS_QUEUE, createRedisConnection } from "@studyflow/queue";
 import { createApp } from "@studyflow/api";
@@ -337,6 +337,7 @@ async function main() {
     });
     const apiDb = createDb(url, { max: 10 });
     const app = createApp({
+      clock: systemClock,
       config,
       database: apiDb,
       redis,
@@ -346,7 +347,12 @@ async function main() {
     const port = await new Promise<number>((resolve) => {
       server = serve({ fetch: app.fetch, port: 0, hostname: "127.0.0.1" }, (info) => resolve(info.port));
     });
-    const token = await mintManagementToken({ subject: "bench", isAdmin: false, secret: config.MANAGEMENT_JWT_SECRET });
+    const token = await mintManagementToken({
+      now: Date.now(),
+      subject: "bench",
+      isAdmin: false,
+      secret: config.MANAGEMENT_JWT_SECRET,
+    });
 
     console.log(
       `\nrun-actions benchmark: ${fmt(N)} participants, ${WORKERS} worker process(es), reference sampled on ${fmt(REFERENCE_SAMPLE)}`,

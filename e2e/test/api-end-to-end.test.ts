@@ -19,6 +19,7 @@ describe("run-actions through the API and a worker", () => {
     await addSyntheticParticipants(t.database.db, { studyKey: "e2e", count: 2_000, enteredAt: 1_700_000_000 });
     await grantPermission(t.database.db, "researcher", "e2e", "run-study-action");
     token = await mintManagementToken({
+      now: Date.now(),
       subject: "researcher",
       isAdmin: false,
       secret: t.config.MANAGEMENT_JWT_SECRET,
@@ -66,6 +67,7 @@ describe("run-actions through the API and a worker", () => {
 
   it("the event stream refuses strangers and unknown tasks", async () => {
     const stranger = await mintManagementToken({
+      now: Date.now(),
       subject: "nobody",
       isAdmin: false,
       secret: t.config.MANAGEMENT_JWT_SECRET,

@@ -86,7 +86,12 @@ describe("the API under submit load while its PostgreSQL backends are terminated
     );
     await addSyntheticParticipants(database.db, { studyKey: STUDY, count: PARTICIPANTS, enteredAt: NOW_S });
     await grantPermission(database.db, "loader", STUDY, "edit-participant-data");
-    token = await mintManagementToken({ subject: "loader", isAdmin: false, secret: DEV_MANAGEMENT_JWT_SECRET });
+    token = await mintManagementToken({
+      now: Date.now(),
+      subject: "loader",
+      isAdmin: false,
+      secret: DEV_MANAGEMENT_JWT_SECRET,
+    });
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
     // The API's own entry, as compose runs it: its pool, its unhandled-error handler.

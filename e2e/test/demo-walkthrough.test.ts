@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { outboxMailbox, runDemoStory, seedDemo, type Mailbox } from "@studyflow/cli/demo";
 import { createTestApp, type TestApp } from "@studyflow/api/testing";
 import { startWorkerBesideApi } from "@studyflow/worker/testing";
+import { systemClock } from "@studyflow/domain";
 
 interface CapturedMail {
   to: string[];
@@ -65,7 +66,7 @@ describe("the demo walkthrough", () => {
   });
 
   it("runs every step against the seeded demo and each answer checks out", async () => {
-    const demo = await seedDemo(t.database, t.config, 500);
+    const demo = await seedDemo(t.database, t.config, { clock: systemClock }, 500);
     const mailbox: Mailbox = {
       async waitForResetLink(email, since, timeoutMs) {
         const deadline = Date.now() + timeoutMs;
@@ -90,7 +91,7 @@ describe("the demo walkthrough", () => {
     expect(steps).toHaveLength(8);
     expect(steps.join("\n")).toMatch(/bulk task .*: \d+ progress events, 501 participants processed/);
     // The seed is idempotent: a second run keeps the study and mints fresh, working tokens.
-    const again = await seedDemo(t.database, t.config, 500);
+    const again = await seedDemo(t.database, t.config, { clock: systemClock }, 500);
     expect(again.studyKey).toBe(demo.studyKey);
     expect(again.profileIds).toEqual(demo.profileIds);
   });
@@ -112,7 +113,7 @@ describe("the demo walkthrough without an SMTP server", () => {
   });
 
   it("passes every step, reading the reset link from the outbox", async () => {
-    const demo = await seedDemo(t.database, t.config, 200);
+    const demo = await seedDemo(t.database, t.config, { clock: systemClock }, 200);
     const steps: string[] = [];
     await runDemoStory({
       baseUrl: "http://studyflow.test",

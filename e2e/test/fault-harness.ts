@@ -10,7 +10,7 @@ import { and, eq, sql } from "drizzle-orm";
 import type { Redis } from "ioredis";
 import type postgres from "postgres";
 import { participants, reports, taskChunks, tasks, type Database } from "@studyflow/db";
-import { createRunActionsTask, updateStudyTimer, type TaskRow } from "@studyflow/domain";
+import { createRunActionsTask, updateStudyTimer, type TaskRow, systemClock } from "@studyflow/domain";
 import type { Expression } from "@studyflow/engine";
 import { TASKS_QUEUE, TIMER_QUEUE, createRedisConnection, taskJobOptions, taskJobId } from "@studyflow/queue";
 import { testRedisUrl } from "@studyflow/testkit";
@@ -182,9 +182,14 @@ export function runActionsProducer(prefix: string) {
   return {
     queue,
     createTask: async (db: Database, studyKey: string, rules: Expression[]) =>
-      createRunActionsTask(db, { studyKey, rules, dryRun: false, createdBy: "fault-test" }, async (taskId) => {
-        await queue.add(TASKS_QUEUE, { kind: "task", taskId }, { ...taskJobOptions, jobId: taskJobId(taskId) });
-      }),
+      createRunActionsTask(
+        db,
+        { studyKey, rules, dryRun: false, createdBy: "fault-test" },
+        async (taskId) => {
+          await queue.add(TASKS_QUEUE, { kind: "task", taskId }, { ...taskJobOptions, jobId: taskJobId(taskId) });
+        },
+        { clock: systemClock },
+      ),
     close: async () => {
       await queue.close();
       connection.disconnect();

@@ -32,6 +32,7 @@ if (env.FAULT_KILL_BEFORE_RESULT_FILE === "1") {
 
 const { exitOnUnhandledErrors } = await import("@studyflow/config");
 const { createDb } = await import("@studyflow/db");
+const { systemClock } = await import("@studyflow/domain");
 const { createRedisConnection } = await import("@studyflow/queue");
 const { startWorkerRuntime } = await import("@studyflow/worker/runtime");
 
@@ -45,6 +46,7 @@ const database = createDb(env.DATABASE_URL ?? "", {
 const connection = createRedisConnection(env.REDIS_URL ?? "", "worker", redisName);
 const producerConnection = createRedisConnection(env.REDIS_URL ?? "", "producer", redisName);
 const runtime = startWorkerRuntime({
+  clock: systemClock,
   database,
   connection,
   producerConnection,

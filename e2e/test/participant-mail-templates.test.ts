@@ -65,7 +65,12 @@ describe("participant mails from the instance's global e-mail templates", () => 
     worker = startWorkerBesideApi(t, resultDir, {
       mail: { smtpUrl: mailbox.url, from: "Tekenradar <no-reply@tekenradar.test>", pollIntervalMs: 100 },
     });
-    admin = await mintManagementToken({ subject: "root", isAdmin: true, secret: t.config.MANAGEMENT_JWT_SECRET });
+    admin = await mintManagementToken({
+      now: Date.now(),
+      subject: "root",
+      isAdmin: true,
+      secret: t.config.MANAGEMENT_JWT_SECRET,
+    });
   });
   afterAll(async () => {
     await worker?.stop();

@@ -84,7 +84,12 @@ describe("Redis connections of the API and a worker killed", () => {
     await grantPermission(database.db, "researcher", "later", "run-study-action");
     const redisUrl = new URL(testRedisUrl);
     redisProxy = await startTcpProxy(redisUrl.hostname, Number(redisUrl.port || 6379));
-    token = await mintManagementToken({ subject: "researcher", isAdmin: false, secret: DEV_MANAGEMENT_JWT_SECRET });
+    token = await mintManagementToken({
+      now: Date.now(),
+      subject: "researcher",
+      isAdmin: false,
+      secret: DEV_MANAGEMENT_JWT_SECRET,
+    });
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
     api = startChild("e2e/test/fault-api.ts", {

@@ -134,7 +134,7 @@ describe("tekenradar participant app journeys, replayed call by call", () => {
   async function requestCodeAsThePageDoes(accessToken: string): Promise<CaseAnswer[]> {
     const answers: CaseAnswer[] = [];
     for (let render = 0; render < 2; render++) {
-      if (render > 0) t.setNow(t.deps.clock!() + 100);
+      if (render > 0) t.setNow(t.deps.clock() + 100);
       const answer = await get("/v1/auth/otp?type=email", accessToken);
       expect(answer.status, json(answer.body)).toBe(200);
       answers.push(answer);
@@ -273,7 +273,7 @@ describe("tekenradar participant app journeys, replayed call by call", () => {
       // the refusal ends no code: the first code of this sign-in still opens the dashboard
       const verified = await send("POST", "/v1/auth/otp/verify", { code: otpCode(first) }, second.accessToken);
       expect(verified.status, json(verified.body)).toBe(200);
-      expect(dashboardAllowed(signInAs(verified), t.deps.clock!())).toBe(true);
+      expect(dashboardAllowed(signInAs(verified), t.deps.clock())).toBe(true);
       t.setNow(Date.now());
     });
 
@@ -714,7 +714,7 @@ describe("tekenradar participant app journeys, replayed call by call", () => {
       profile.alias !== "" && profile.consentConfirmedAt !== undefined && profile.consentConfirmedAt > 0;
 
     it("signs up as signUpAction does; the main profile has case-backend's alias and consent", async () => {
-      const signedUpAt = Math.floor(t.deps.clock!() / 1000);
+      const signedUpAt = Math.floor(t.deps.clock() / 1000);
       const signup = await send("POST", "/v1/auth/signup", {
         email,
         password: PASSWORD,
@@ -756,7 +756,7 @@ describe("tekenradar participant app journeys, replayed call by call", () => {
     it("adds a child's profile as the profile editor does (consent ticked: Date.now() milliseconds), then enters it", async () => {
       // profile-editor.tsx: a new profile starts as {id: '', avatarID: 'default', alias: ''}; ticking
       // consent sets consentConfirmedAt: Date.now(); addNewProfile posts JSON.stringify(profile)
-      const tickedAt = t.deps.clock!();
+      const tickedAt = t.deps.clock();
       const added = await send(
         "POST",
         "/v1/user/profiles",
@@ -783,7 +783,7 @@ describe("tekenradar participant app journeys, replayed call by call", () => {
     });
 
     it("edits the main profile: the profile as GET /v1/user gave it, a new alias and avatar, consent ticked again", async () => {
-      const tickedAt = t.deps.clock!();
+      const tickedAt = t.deps.clock();
       const updated = await send(
         "PUT",
         "/v1/user/profiles",
@@ -837,7 +837,7 @@ describe("tekenradar participant app journeys, replayed call by call", () => {
       const edit = await send(
         "PUT",
         "/v1/user/profiles",
-        { ...child, alias: "taken", consentConfirmedAt: t.deps.clock!() },
+        { ...child, alias: "taken", consentConfirmedAt: t.deps.clock() },
         other.accessToken,
       );
       expect(edit.status).toBe(404);

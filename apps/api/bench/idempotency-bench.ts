@@ -13,7 +13,13 @@ import { randomUUID } from "node:crypto";
 import { Queue } from "bullmq";
 import { pino } from "pino";
 import { createDb, runMigrations } from "@studyflow/db";
-import { createStudy, createUserWithProfiles, mintParticipantToken, setStudyRules } from "@studyflow/domain";
+import {
+  createStudy,
+  createUserWithProfiles,
+  mintParticipantToken,
+  setStudyRules,
+  systemClock,
+} from "@studyflow/domain";
 import { TASKS_QUEUE, createRedisConnection } from "@studyflow/queue";
 import { call, onEvent, str } from "@studyflow/testkit";
 import { createApp } from "../src/app";
@@ -52,16 +58,25 @@ try {
     [onEvent("SUBMIT", call("UPDATE_FLAG", str("submitted"), str("yes")), call("INIT_REPORT", str("weekly")))],
     "bench",
   );
-  const app = createApp({ config, database, redis, taskQueue: queue, logger: pino({ level: "silent" }) });
+  const app = createApp({
+    clock: systemClock,
+    config,
+    database,
+    redis,
+    taskQueue: queue,
+    logger: pino({ level: "silent" }),
+  });
 
   const clients: { token: string; profileID: string }[] = [];
   for (let index = 0; index < CONCURRENCY; index++) {
     const { user, profiles } = await createUserWithProfiles(db, {
+      now: new Date(systemClock()),
       email: `bench-${index}@example.org`,
       password: "Correct-Horse-Battery-9",
       profiles: ["main"],
     });
     const token = await mintParticipantToken({
+      now: systemClock(),
       userId: user.id,
       tokenVersion: user.tokenVersion,
       secret: config.PARTICIPANT_JWT_SECRET,

@@ -21,6 +21,7 @@ import { limitBodySize } from "../src/middleware/body-size";
 import { inputBoundary } from "../src/middleware/input-boundary";
 import { httpMetrics } from "../src/middleware/metrics";
 import { requestId } from "../src/middleware/request-id";
+import { systemClock } from "@studyflow/domain";
 
 const REQUESTS = 4_000;
 const ROUNDS = 25;
@@ -65,7 +66,7 @@ const variants: [string, Fetch][] = [
   ["+ body size limit", plainWith(limitBodySize(2 * 1024 * 1024))],
   ["+ input boundary", plainWith(inputBoundary())],
   ["+ client address", plainWith(resolveClientAddress(1))],
-  ["studyflow (createApp)", createApp({ config, database, redis, taskQueue: queue, logger }).fetch],
+  ["studyflow (createApp)", createApp({ clock: systemClock, config, database, redis, taskQueue: queue, logger }).fetch],
 ];
 
 try {

@@ -14,7 +14,7 @@
 import { Queue } from "bullmq";
 import { pino } from "pino";
 import { createDb, profiles, runMigrations, users } from "@studyflow/db";
-import { PASSWORD_HASH_PARAMETERS, hashPassword, verifyPassword } from "@studyflow/domain";
+import { PASSWORD_HASH_PARAMETERS, hashPassword, verifyPassword, systemClock } from "@studyflow/domain";
 import { TASKS_QUEUE, createRedisConnection } from "@studyflow/queue";
 import { createApp } from "../src/app";
 import { loadConfig } from "../src/config";
@@ -42,7 +42,14 @@ const config = loadConfig({
 const database = createDb(databaseUrl, { max: config.DATABASE_POOL_SIZE });
 const redis = createRedisConnection(config.REDIS_URL, "producer");
 const queue = new Queue(TASKS_QUEUE, { connection: redis, prefix: `sf-bench-signin-${process.pid}` });
-const app = createApp({ config, database, redis, taskQueue: queue, logger: pino({ level: "silent" }) });
+const app = createApp({
+  clock: systemClock,
+  config,
+  database,
+  redis,
+  taskQueue: queue,
+  logger: pino({ level: "silent" }),
+});
 
 /** Runs `operation` `count` times, `CONCURRENCY` at a time; returns operations per second. */
 async function throughput(count: number, operation: (index: number) => Promise<void>): Promise<number> {

@@ -52,7 +52,7 @@ export function createApp(appDeps: AppDeps, metrics: ApiMetrics = createApiMetri
   };
   const limiter = createRedisRateLimiter(deps.redis, {
     prefix: deps.config.QUEUE_PREFIX,
-    ...(deps.clock ? { clock: deps.clock } : {}),
+    clock: deps.clock,
   });
 
   app.use(requestId(deps.logger));

@@ -2,19 +2,21 @@ import type { Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { DbHandle } from "@studyflow/db";
-import type { ExternalServiceCaller, FileStore, ReadCache, RuleFailureRecord } from "@studyflow/domain";
+import type { ClockContext, ExternalServiceCaller, FileStore, ReadCache, RuleFailureRecord } from "@studyflow/domain";
 import type { ApiConfig } from "./config";
 
-/** Everything the API needs from outside, passed in so tests build the real app on their own services. */
-export interface AppDeps {
+/**
+ * Everything the API needs from outside, passed in so tests build the real app on their own
+ * services. Its clock is the one every request's time comes from: the server passes the system's,
+ * tests one they stop or move.
+ */
+export interface AppDeps extends ClockContext {
   config: ApiConfig;
   database: DbHandle;
   /** Producer connection: rate limits and readiness. */
   redis: Redis;
   taskQueue: Queue;
   logger: Logger;
-  /** Milliseconds since the epoch; injectable so tests can move time. */
-  clock?: () => number;
   /** The study rules' external services (EXTERNAL_SERVICES_FILE); absent = none configured. */
   callExternalService?: ExternalServiceCaller;
   /**

@@ -3,7 +3,7 @@ import type { AppDeps } from "./deps";
 
 export function domainContext(deps: AppDeps): DomainContext {
   return {
-    clock: deps.clock ?? Date.now,
+    clock: deps.clock,
     ...(deps.callExternalService ? { callExternalService: deps.callExternalService } : {}),
     ...(deps.onRuleFailures ? { onRuleFailures: deps.onRuleFailures } : {}),
   };

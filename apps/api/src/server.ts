@@ -2,7 +2,7 @@ import { serve, type ServerType } from "@hono/node-server";
 import { Queue } from "bullmq";
 import type { RedisOptions } from "ioredis";
 import { createDb } from "@studyflow/db";
-import { ReadCache, listenForCacheChanges, type ExternalServiceCaller } from "@studyflow/domain";
+import { ReadCache, listenForCacheChanges, systemClock, type ExternalServiceCaller } from "@studyflow/domain";
 import { TASKS_QUEUE, createRedisConnection, logConnectionErrors } from "@studyflow/queue";
 import { createApp } from "./app";
 import { startSignInMtlsServer, type SignInMtlsServer } from "./auth/signin-mtls-server";
@@ -47,7 +47,8 @@ export function startApiServer(options: ApiServerOptions): ApiServer {
   const taskQueue = new Queue(TASKS_QUEUE, { connection: queueConnection, prefix: config.QUEUE_PREFIX });
   taskQueue.on("error", (error) => logger.warn({ err: error }, "job queue error"));
 
-  const readCache = new ReadCache();
+  const clock = systemClock;
+  const readCache = new ReadCache({ clock });
   const cacheListener = listenForCacheChanges(config.DATABASE_URL, readCache, (error) =>
     logger.warn({ err: error }, "cache announcements: cannot listen; the cache keeps nothing until it can"),
   );
@@ -60,6 +61,7 @@ export function startApiServer(options: ApiServerOptions): ApiServer {
       redis,
       taskQueue,
       logger,
+      clock,
       ...(options.callExternalService ? { callExternalService: options.callExternalService } : {}),
     },
     metrics,

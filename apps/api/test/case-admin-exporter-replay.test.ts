@@ -5,7 +5,13 @@ import path from "node:path";
 import { gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { confidentialResponses, reports, surveyResponses, tasks } from "@studyflow/db";
-import { confidentialIdOf, grantPermission, setDailyExportConfig, startDailyExports } from "@studyflow/domain";
+import {
+  confidentialIdOf,
+  grantPermission,
+  setDailyExportConfig,
+  startDailyExports,
+  systemClock,
+} from "@studyflow/domain";
 import { queueTask } from "@studyflow/queue";
 import { startWorkerBesideApi } from "@studyflow/worker/testing";
 import { insertParticipant, managementToken, setupStudy } from "./fixtures";
@@ -309,9 +315,11 @@ describe("case-admin's exporter and data-explorer, replayed", () => {
         enabled: true,
       },
       "root",
+      { clock: systemClock },
     );
     const dayEnd = Math.floor(FROM / 86_400) * 86_400 + 86_400;
     const [started] = await startDailyExports(t.database.db, {
+      clock: systemClock,
       now: (dayEnd + 3_600) * 1000,
       queue: (task) => queueTask(t.deps.taskQueue, task),
     });

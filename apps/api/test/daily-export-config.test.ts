@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { auditLog, dailyExportConfigs } from "@studyflow/db";
-import { startDailyExports } from "@studyflow/domain";
+import { startDailyExports, systemClock } from "@studyflow/domain";
 import { eq } from "drizzle-orm";
 import { bearer, managementToken, researcher, setupStudy } from "./fixtures";
 import { caseSurvey, uploadSurvey } from "./survey-fixtures";
@@ -67,6 +67,7 @@ describe("daily export settings (PUT/GET /v1/studies/{studyKey}/daily-export-con
     ]);
 
     const started = await startDailyExports(t.database.db, {
+      clock: systemClock,
       now: Date.UTC(2026, 10, 26, 1),
       queue: () => Promise.resolve(),
     });

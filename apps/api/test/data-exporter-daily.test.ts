@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { surveyResponses, tasks } from "@studyflow/db";
-import { HEADER_PART, createFileStore, setDailyExportConfig, startDailyExports } from "@studyflow/domain";
+import { HEADER_PART, createFileStore, setDailyExportConfig, startDailyExports, systemClock } from "@studyflow/domain";
 import { eq } from "drizzle-orm";
 import { bearer, managementToken, researcher, setupStudy } from "./fixtures";
 import { caseResponse, caseSurvey, uploadSurvey } from "./survey-fixtures";
@@ -59,8 +59,10 @@ describe("data-exporter daily exports (CASE)", () => {
       "flu-watch",
       { surveyKeys: ["weekly", "intake"], options, enabled: true },
       "root",
+      { clock: systemClock },
     );
     const started = await startDailyExports(t.database.db, {
+      clock: systemClock,
       now: (DAY_START + 86_400 + 60) * 1000,
       queue: async () => {},
     });

@@ -25,6 +25,7 @@ export async function setupStudy(t: TestApp, input: Partial<CreateStudyInput> & 
 
 export async function managementToken(t: TestApp, subject: string, isAdmin = false, ttlSeconds?: number) {
   return mintManagementToken({
+    now: Date.now(),
     subject,
     isAdmin,
     secret: t.config.MANAGEMENT_JWT_SECRET,
@@ -42,11 +43,13 @@ export async function researcher(t: TestApp, studyKey: string, action: Parameter
 /** A participant user with profiles and a token. */
 export async function participantUser(t: TestApp, profiles = ["main"], email?: string) {
   const created = await createUserWithProfiles(t.database.db, {
+    now: new Date(),
     email: email ?? `user-${Math.random().toString(36).slice(2, 10)}@example.org`,
     password: STRONG_PASSWORD,
     profiles,
   });
   const token = await mintParticipantToken({
+    now: Date.now(),
     userId: created.user.id,
     tokenVersion: created.user.tokenVersion,
     secret: t.config.PARTICIPANT_JWT_SECRET,

@@ -747,7 +747,7 @@ async function createCallers(t: TestApp, user: { id: string; tokenVersion: numbe
     { name: "expired management", header: `Bearer ${await managementToken(t, "root", true, -3_600)}`, kind: "invalid" },
     {
       name: "expired participant",
-      header: `Bearer ${await mintParticipantToken({ userId: user.id, tokenVersion: user.tokenVersion, secret: participantSecret, ttlSeconds: -3_600 })}`,
+      header: `Bearer ${await mintParticipantToken({ now: Date.now(), userId: user.id, tokenVersion: user.tokenVersion, secret: participantSecret, ttlSeconds: -3_600 })}`,
       kind: "invalid",
     },
     {
@@ -782,13 +782,13 @@ async function createCallers(t: TestApp, user: { id: string; tokenVersion: numbe
     },
     {
       name: "stale participant",
-      header: `Bearer ${await mintParticipantToken({ userId: user.id, tokenVersion: user.tokenVersion + 1, secret: participantSecret })}`,
+      header: `Bearer ${await mintParticipantToken({ now: Date.now(), userId: user.id, tokenVersion: user.tokenVersion + 1, secret: participantSecret })}`,
       kind: "invalid",
       ended: true,
     },
     {
       name: "deleted participant",
-      header: `Bearer ${await mintParticipantToken({ userId: randomUUID(), tokenVersion: 0, secret: participantSecret })}`,
+      header: `Bearer ${await mintParticipantToken({ now: Date.now(), userId: randomUUID(), tokenVersion: 0, secret: participantSecret })}`,
       kind: "invalid",
       ended: true,
     },

@@ -24,7 +24,7 @@ describe("participant sessions (issueSessionTokens, renewSessionTokens, sid chec
     await t.close();
   });
 
-  const now = () => new Date(t.deps.clock!());
+  const now = () => new Date(t.deps.clock());
   const settings = () => sessionTokenSettings(t.config);
   /** A participant route; its answer is 200 (main profile given) whenever the token is accepted. */
   const studies = async (token: string) => {
@@ -105,6 +105,7 @@ describe("participant sessions (issueSessionTokens, renewSessionTokens, sid chec
   it("keeps tokens without a session (operator CLI) working", async () => {
     const user = await createUser();
     const token = await mintParticipantToken({
+      now: Date.now(),
       userId: user.id,
       tokenVersion: 0,
       secret: t.config.PARTICIPANT_JWT_SECRET,
@@ -118,6 +119,7 @@ describe("participant sessions (issueSessionTokens, renewSessionTokens, sid chec
     const foreign = await issueSessionTokens(t.database.db, { userId: other.id, now: now(), settings: settings() });
     for (const sessionId of ["not-a-uuid", "00000000-0000-4000-8000-000000000000", foreign.sessionId]) {
       const token = await mintParticipantToken({
+        now: Date.now(),
         userId: user.id,
         tokenVersion: 0,
         secret: t.config.PARTICIPANT_JWT_SECRET,

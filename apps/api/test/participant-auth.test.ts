@@ -49,7 +49,7 @@ describe("participant sign-in (/v1/auth)", () => {
     await t.close();
   });
 
-  const now = () => new Date(t.deps.clock!());
+  const now = () => new Date(t.deps.clock());
   const newEmail = () => `p-${randomBytes(5).toString("hex")}@example.org`;
 
   async function createUser(options: { confirmed?: boolean } = {}) {
@@ -429,6 +429,7 @@ describe("participant sign-in (/v1/auth)", () => {
       expect((await renew(envelope.token.accessToken, "A".repeat(43))).status).toBe(401);
       expect((await renew(envelope.token.accessToken, other.envelope.token.refreshToken)).status).toBe(401);
       const forged = await mintParticipantToken({
+        now: Date.now(),
         userId: other.user.id,
         tokenVersion: 0,
         secret: "x".repeat(40),
@@ -436,6 +437,7 @@ describe("participant sign-in (/v1/auth)", () => {
       });
       expect((await renew(forged, envelope.token.refreshToken)).status).toBe(401);
       const cli = await mintParticipantToken({
+        now: Date.now(),
         userId: other.user.id,
         tokenVersion: 0,
         secret: t.config.PARTICIPANT_JWT_SECRET,

@@ -4,7 +4,12 @@ import path from "node:path";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { participantFiles, storedFileParts, storedFiles, studies } from "@studyflow/db";
-import { createPostgresFileStore, removeExpiredExportFiles, setParticipantFileUploadRule } from "@studyflow/domain";
+import {
+  createPostgresFileStore,
+  removeExpiredExportFiles,
+  setParticipantFileUploadRule,
+  systemClock,
+} from "@studyflow/domain";
 import {
   bearer,
   call,
@@ -49,8 +54,8 @@ describe("participant files", () => {
     closed = await setupStudy(t, { key: "closed" });
     paused = await setupStudy(t, { key: "paused", status: "inactive" });
     const rule = call("lte", exp(call("getEventPayloadValueAsNum", str("fileSize"))), num(RULE_MAX));
-    await setParticipantFileUploadRule(t.database.db, "ticks", rule, "test");
-    await setParticipantFileUploadRule(t.database.db, "paused", rule, "test");
+    await setParticipantFileUploadRule(t.database.db, "ticks", rule, "test", { clock: systemClock });
+    await setParticipantFileUploadRule(t.database.db, "paused", rule, "test", { clock: systemClock });
     await t.settle();
   });
   afterAll(async () => {
@@ -324,7 +329,9 @@ describe("participant files in the filesystem store", () => {
     directory = await mkdtemp(path.join(tmpdir(), "participant-files-"));
     t = await createTestApp({ env: { EXPORT_FILE_STORE: "filesystem", RESULT_DIR: directory } });
     await setupStudy(t, { key: "ticks" });
-    await setParticipantFileUploadRule(t.database.db, "ticks", { name: "gt", data: [num(1), num(0)] }, "test");
+    await setParticipantFileUploadRule(t.database.db, "ticks", { name: "gt", data: [num(1), num(0)] }, "test", {
+      clock: systemClock,
+    });
     await t.settle();
   });
   afterAll(async () => {

@@ -94,7 +94,7 @@ describe("e-mail sign-in codes (GET /v1/auth/otp, POST /v1/auth/otp/verify)", ()
     const res = await verify(token, code!);
     expect(res.status).toBe(200);
     const verified = (await res.json()) as Envelope;
-    expect(verified.token.lastOTP.email).toBe(Math.floor(t.deps.clock!() / 1000));
+    expect(verified.token.lastOTP.email).toBe(Math.floor(t.deps.clock() / 1000));
     expect(verified.user.account.accountConfirmedAt).toBeGreaterThan(0);
     const [session] = await t.database.db
       .select()

@@ -47,7 +47,7 @@ async function tokenRows(t: TestApp, userId: string) {
 async function issueToken(t: TestApp, email: string): Promise<string> {
   const issued = await initiatePasswordReset(t.database.db, {
     email,
-    now: new Date(t.deps.clock!()),
+    now: new Date(t.deps.clock()),
     ttlSeconds: t.config.RESET_TOKEN_TTL_SECONDS,
     resetUrl: t.config.RESET_PASSWORD_URL,
   });

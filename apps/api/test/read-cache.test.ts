@@ -10,6 +10,7 @@ import {
   revokeSubjectTokens,
   setStudyRules,
   type CacheListener,
+  systemClock,
 } from "@studyflow/domain";
 import { createApp } from "../src/app";
 import { call, exp, insertParticipant, managementToken, onEvent, setupStudy, str } from "./fixtures";
@@ -30,7 +31,7 @@ describe("read cache: changes reach every replica", () => {
     t = await createTestApp();
     await setupStudy(t, { key: STUDY, rules: flagRules("one") });
     const db = createDb(t.database.url, { max: 4 });
-    const cache = new ReadCache();
+    const cache = new ReadCache({ clock: systemClock });
     const listener = listenForCacheChanges(t.database.url, cache);
     const app = createApp({ ...t.deps, database: db, readCache: cache });
     replica = { app, cache, db, listener };
@@ -90,7 +91,11 @@ describe("read cache: changes reach every replica", () => {
   it("a revoked service key stops on the replica within 1 s", async () => {
     await grantPermission(t.database.db, "svc-cached", STUDY, "edit-participant-data");
     const participant = await insertParticipant(t.database.db, { studyKey: STUDY, participantId: "p-svc" });
-    const { key, apiKey } = await createApiKey(t.database.db, { subject: "svc-cached", createdBy: "test" });
+    const { key, apiKey } = await createApiKey(t.database.db, {
+      now: new Date(),
+      subject: "svc-cached",
+      createdBy: "test",
+    });
     const viaKey = () =>
       replica.app.request(`/v1/studies/${STUDY}/participants/${participant.participantId}/responses`, {
         method: "POST",
@@ -101,7 +106,7 @@ describe("read cache: changes reach every replica", () => {
     // writing last_used_at (at most once a minute) announces nothing: the key stays kept
     await replica.cache.settle(replica.db.sql);
     expect(replica.cache.size("api-key")).toBeGreaterThan(0);
-    await revokeApiKey(t.database.db, apiKey.id, "test");
+    await revokeApiKey(t.database.db, apiKey.id, "test", new Date());
     const ms = await msUntil(async () => (await viaKey()).status === 401);
     expect(ms).toBeLessThan(1_000);
   });
@@ -182,7 +187,7 @@ describe("read cache: changes reach every replica", () => {
 
 describe("ReadCache", () => {
   it("does not keep a value loaded while an announcement arrived: it may predate the change", async () => {
-    const cache = new ReadCache();
+    const cache = new ReadCache({ clock: systemClock });
     cache.listeningStarted();
     let release: () => void = () => undefined;
     const loading = cache.get("study", "s", () => new Promise<string>((resolve) => (release = () => resolve("old"))));
@@ -196,7 +201,7 @@ describe("ReadCache", () => {
 
   it("keeps nothing before it listens, forgets everything on an unknown topic, and expires entries", async () => {
     let now = 0;
-    const cache = new ReadCache({ maxAgeMs: 1_000, now: () => now });
+    const cache = new ReadCache({ maxAgeMs: 1_000, clock: () => now });
     await cache.get("grants", "a", () => Promise.resolve(["x"]));
     expect(cache.size("grants")).toBe(0);
     cache.listeningStarted();
@@ -210,7 +215,7 @@ describe("ReadCache", () => {
   });
 
   it("bounds each topic, dropping the entry kept longest", async () => {
-    const cache = new ReadCache({ maxEntriesPerTopic: 2 });
+    const cache = new ReadCache({ clock: systemClock, maxEntriesPerTopic: 2 });
     cache.listeningStarted();
     for (const key of ["a", "b", "c"]) await cache.get("profile", key, () => Promise.resolve(key));
     expect(cache.size("profile")).toBe(2);

@@ -44,7 +44,7 @@ describe("participant account links and sessions", () => {
     await t.close();
   });
 
-  const now = () => new Date(t.deps.clock!());
+  const now = () => new Date(t.deps.clock());
   const newAddress = () => `sec-${randomBytes(5).toString("hex")}@example.org`;
 
   async function login(email: string, password = STRONG_PASSWORD) {

@@ -1,7 +1,7 @@
 import { count, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { participantFiles, storedFiles } from "@studyflow/db";
-import { setParticipantFileUploadRule } from "@studyflow/domain";
+import { setParticipantFileUploadRule, systemClock } from "@studyflow/domain";
 import { MAX_BODY_BYTES } from "../src/middleware/body-size";
 import { bearer, insertParticipant, num, participantIdOf, participantUser, setupStudy } from "./fixtures";
 import { startProbedServer, type ProbedServer } from "./probed-server";
@@ -67,7 +67,9 @@ describe("request bodies are bounded before they are read", () => {
   beforeAll(async () => {
     t = await createTestApp({ env: { PARTICIPANT_FILE_MAX_BYTES: String(FILE_MAX_BYTES) } });
     study = await setupStudy(t, { key: "ticks" });
-    await setParticipantFileUploadRule(t.database.db, "ticks", { name: "gt", data: [num(1), num(0)] }, "test");
+    await setParticipantFileUploadRule(t.database.db, "ticks", { name: "gt", data: [num(1), num(0)] }, "test", {
+      clock: systemClock,
+    });
     await t.settle();
     server = await startProbedServer(t);
   });

@@ -4,7 +4,7 @@ import path from "node:path";
 import { count, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { participantFiles, storedFileParts, storedFiles } from "@studyflow/db";
-import { UPLOAD_PART_BYTES, setParticipantFileUploadRule } from "@studyflow/domain";
+import { UPLOAD_PART_BYTES, setParticipantFileUploadRule, systemClock } from "@studyflow/domain";
 import { UPLOAD_FORM_OVERHEAD_BYTES } from "../src/routes/study-service/participant-data/files";
 import { bearer, insertParticipant, num, participantIdOf, participantUser, setupStudy } from "./fixtures";
 import { startProbedServer, type ProbedServer } from "./probed-server";
@@ -65,7 +65,9 @@ describe("participant file uploads are parsed as they arrive", () => {
   beforeAll(async () => {
     t = await createTestApp({ env: { PARTICIPANT_FILE_MAX_BYTES: String(FILE_MAX_BYTES) } });
     study = await setupStudy(t, { key: "rashes" });
-    await setParticipantFileUploadRule(t.database.db, "rashes", { name: "gt", data: [num(1), num(0)] }, "test");
+    await setParticipantFileUploadRule(t.database.db, "rashes", { name: "gt", data: [num(1), num(0)] }, "test", {
+      clock: systemClock,
+    });
     await t.settle();
     server = await startProbedServer(t);
   });
@@ -280,7 +282,9 @@ describe("an uploaded file is stored in parts of UPLOAD_PART_BYTES", () => {
 
   async function uploadAndRead(t: TestApp) {
     const study = await setupStudy(t, { key: "rashes" });
-    await setParticipantFileUploadRule(t.database.db, "rashes", { name: "gt", data: [num(1), num(0)] }, "test");
+    await setParticipantFileUploadRule(t.database.db, "rashes", { name: "gt", data: [num(1), num(0)] }, "test", {
+      clock: systemClock,
+    });
     await t.settle();
     const user = await participantUser(t);
     const profileId = user.profiles[0]!.id;

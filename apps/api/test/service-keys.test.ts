@@ -25,7 +25,7 @@ describe("service accounts: management API with X-API-Key", () => {
   async function serviceKey(grants: [studyKey: string, action: "run-study-action" | "edit-participant-data"][] = []) {
     const subject = `svc-${Math.random().toString(36).slice(2, 10)}`;
     for (const [studyKey, action] of grants) await grantPermission(t.database.db, subject, studyKey, action);
-    const created = await createApiKey(t.database.db, { subject, createdBy: "test" });
+    const created = await createApiKey(t.database.db, { now: new Date(), subject, createdBy: "test" });
     return { subject, key: created.key, id: created.apiKey.id };
   }
 
@@ -81,7 +81,7 @@ describe("service accounts: management API with X-API-Key", () => {
   it('401 "revoked api key" after revocation, at once', async () => {
     const svc = await serviceKey([["study-a", "run-study-action"]]);
     expect((await createTask("study-a", svc.key)).status).toBe(200);
-    await revokeApiKey(t.database.db, svc.id, "test");
+    await revokeApiKey(t.database.db, svc.id, "test", new Date());
     const res = await createTask("study-a", svc.key);
     expect(res.status).toBe(401);
     expect(await errorOf(res)).toBe("revoked api key");
@@ -111,7 +111,7 @@ describe("service accounts: management API with X-API-Key", () => {
     const url = `${runActions("study-a")}task/${task.id}`;
     expect((await t.app.request(url, { headers: { Authorization: `Bearer ${admin}` } })).status).toBe(200);
 
-    const impostor = await createApiKey(t.database.db, { subject: "root", createdBy: "test" });
+    const impostor = await createApiKey(t.database.db, { now: new Date(), subject: "root", createdBy: "test" });
     // an admin may read any task, create tasks and change settings anywhere; this key may not
     expect((await t.app.request(url, { headers: withKey(impostor.key) })).status).toBe(403);
     expect((await createTask("study-a", impostor.key)).status).toBe(403);
@@ -167,7 +167,7 @@ describe("service key expiry by the app's clock", () => {
 
   it('works until the default 90 days are over, then answers 401 "expired api key"', async () => {
     await grantPermission(t.database.db, "svc-clock", "study-a", "run-study-action");
-    const { key } = await createApiKey(t.database.db, { subject: "svc-clock", createdBy: "test" });
+    const { key } = await createApiKey(t.database.db, { now: new Date(), subject: "svc-clock", createdBy: "test" });
     const create = () =>
       postJson(t, runActions("study-a"), { rules, dryRun: true }, undefined, "POST", { "X-API-Key": key });
     t.setNow(Date.now() + 89 * DAY_MS);

@@ -96,6 +96,7 @@ describe("participant study events", () => {
       expect(res.status).toBe(403);
       expect(await res.json()).toEqual({ error: "profile does not belong to the signed-in user" });
       const management = await mintManagementToken({
+        now: Date.now(),
         subject: owner.user.id,
         isAdmin: true,
         secret: t.config.PARTICIPANT_JWT_SECRET,

@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { studies } from "@studyflow/db";
-import { setStudyVariable } from "@studyflow/domain";
+import { setStudyVariable, systemClock } from "@studyflow/domain";
 import { bearer, call, onEvent, participantUser, postJson, setupStudy, str } from "./fixtures";
 import { createTestApp, type TestApp } from "./test-app";
 
@@ -37,8 +37,12 @@ describe("study-service studies (CASE public study routes and participating stud
       .update(studies)
       .set({ props: { name: { en: "Tick bites" }, systemDefaultStudy: true } })
       .where(eq(studies.key, "ticks"));
-    await setStudyVariable(t.database.db, "flu", "kitStock", { type: "int", value: 250 }, "test");
-    await setStudyVariable(t.database.db, "flu", "launch", { type: "date", value: 1_780_000_000 }, "test");
+    await setStudyVariable(t.database.db, "flu", "kitStock", { type: "int", value: 250 }, "test", {
+      clock: systemClock,
+    });
+    await setStudyVariable(t.database.db, "flu", "launch", { type: "date", value: 1_780_000_000 }, "test", {
+      clock: systemClock,
+    });
     await t.settle();
   });
   afterAll(async () => {

@@ -264,6 +264,7 @@ describe("POST /v1/studies/{studyKey}/participants/{participantID}/responses", (
       expect(res.status).toBe(401);
       expect(await res.json()).toEqual({ error: "token expired" });
       const foreign = await mintManagementToken({
+        now: Date.now(),
         subject: "x",
         isAdmin: true,
         secret: "another-secret-that-is-long-enough-000",
@@ -273,6 +274,7 @@ describe("POST /v1/studies/{studyKey}/participants/{participantID}/responses", (
 
     it("401 for a participant token, and for an algorithm other than the pinned one", async () => {
       const participantToken = await mintParticipantToken({
+        now: Date.now(),
         userId: "00000000-0000-4000-8000-000000000000",
         tokenVersion: 0,
         secret: t.config.MANAGEMENT_JWT_SECRET,

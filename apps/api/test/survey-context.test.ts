@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { participants, studyCounters, surveyResponses } from "@studyflow/db";
-import { setStudyVariable } from "@studyflow/domain";
+import { setStudyVariable, systemClock } from "@studyflow/domain";
 import { insertParticipant, managementToken, num, participantIdOf, participantUser, setupStudy, str } from "./fixtures";
 import { caseSurvey, uploadSurvey } from "./survey-fixtures";
 import { createTestApp, type TestApp } from "./test-app";
@@ -65,13 +65,16 @@ describe("GET …/participant-data/{studyKey}/survey/{surveyKey}?pid= (survey wi
       }),
     );
     await uploadSurvey(t, "study-off", admin, caseSurvey("intake"));
-    await setStudyVariable(t.database.db, "study-a", "season", { type: "int", value: 2026 }, "test");
+    await setStudyVariable(t.database.db, "study-a", "season", { type: "int", value: 2026 }, "test", {
+      clock: systemClock,
+    });
     await setStudyVariable(
       t.database.db,
       "study-a",
       "closesAt",
       { type: "date", value: "2026-11-01T09:00:00Z" },
       "test",
+      { clock: systemClock },
     );
     user = await participantUser(t, ["main", "child"]);
     other = await participantUser(t);

@@ -2,7 +2,7 @@ import { Queue } from "bullmq";
 import { pino } from "pino";
 import { ConfigError } from "@studyflow/config";
 import { createDb, type DbHandle } from "@studyflow/db";
-import { ReadCache, externalServiceCallerFromConfig, listenForCacheChanges } from "@studyflow/domain";
+import { ReadCache, externalServiceCallerFromConfig, listenForCacheChanges, systemClock } from "@studyflow/domain";
 import { TASKS_QUEUE, createRedisConnection } from "@studyflow/queue";
 import {
   createTestDatabase,
@@ -96,7 +96,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   let now: number | undefined;
   // As the server entry does: EXTERNAL_SERVICES_FILE in `env` configures the rules' external services.
   const externalServices = await externalServiceCallerFromConfig(config);
-  const readCache = new ReadCache();
+  const readCache = new ReadCache({ clock: systemClock });
   const cacheListener = listenForCacheChanges(database.url, readCache);
   const deps: AppDeps = {
     readCache,

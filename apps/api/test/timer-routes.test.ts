@@ -9,6 +9,7 @@ import {
   planTask,
   processChunk,
   startDueTimerTicks,
+  systemClock,
 } from "@studyflow/domain";
 import { taskJobOptions, taskJobId, taskJobName } from "@studyflow/queue";
 import { bearer, call, managementToken, onEvent, postJson, researcher, setupStudy, str } from "./fixtures";
@@ -52,7 +53,7 @@ describe("study timer routes", () => {
       },
     });
     for (const tick of started.filter((entry) => entry.status === "queued")) {
-      const planned = await planTask(t.database.db, tick.task.id);
+      const planned = await planTask(t.database.db, tick.task.id, { clock: systemClock });
       if (planned.status !== "planned") throw new Error(`tick not planned: ${planned.status}`);
       for (const chunk of planned.chunks) {
         await processChunk(t.database.db, tick.task.id, chunk.chunkIndex, { clock: () => now });

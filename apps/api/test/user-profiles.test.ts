@@ -3,7 +3,7 @@ import { Validator } from "@seriousme/openapi-schema-validator";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { confidentialResponses, profiles, reports, surveyResponses, surveyVersions } from "@studyflow/db";
-import { MAX_PROFILES_PER_USER, confidentialIdOf, mintManagementToken } from "@studyflow/domain";
+import { MAX_PROFILES_PER_USER, confidentialIdOf, mintManagementToken, systemClock } from "@studyflow/domain";
 import {
   bearer,
   call,
@@ -69,7 +69,7 @@ describe("/v1/user: the account and its profiles", () => {
   it("documents every /v1/user operation, participant-secured, in a valid OpenAPI document", async () => {
     // the user routers alone, as the app mounts them: other routers' documents are their tests' business
     const app = new OpenAPIHono<AppEnv>();
-    const limiter = createRedisRateLimiter(t.deps.redis, { prefix: t.config.QUEUE_PREFIX });
+    const limiter = createRedisRateLimiter(t.deps.redis, { clock: systemClock, prefix: t.config.QUEUE_PREFIX });
     app.route("/v1/user", createUserRouter(t.deps, limiter));
     app.route("/v1/unsubscribe-newsletter", createNewsletterRouter(t.deps, limiter));
     registerOpenApi(app);
@@ -124,6 +124,7 @@ describe("/v1/user: the account and its profiles", () => {
       expect((await get(t, "/v1/user")).status).toBe(401);
       const user = await participantUser(t);
       const management = await mintManagementToken({
+        now: Date.now(),
         subject: user.user.id,
         isAdmin: true,
         secret: t.config.MANAGEMENT_JWT_SECRET,

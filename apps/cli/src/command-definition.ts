@@ -1,6 +1,7 @@
 import type { Option } from "commander";
 import type { z } from "zod";
 import type { DbHandle } from "@studyflow/db";
+import type { ClockContext } from "@studyflow/domain";
 import type { CliConfig } from "./config";
 import type { Output } from "./output";
 
@@ -11,8 +12,11 @@ export interface OutputContext {
   workingDirectory: string;
 }
 
-/** What every database command works with; tests build one over their own database. */
-export interface CliContext extends OutputContext {
+/**
+ * What every database command works with; tests build one over their own database. Its clock is
+ * the one the command's time comes from: the system's (main.ts), or one a test stops.
+ */
+export interface CliContext extends OutputContext, ClockContext {
   database: DbHandle;
   config: CliConfig;
 }

@@ -1,5 +1,6 @@
 import { demoModeWarning } from "@studyflow/config";
 import { createDb, type DbHandle } from "@studyflow/db";
+import { setCaseStudyGlobalSecret, systemClock } from "@studyflow/domain";
 import { loadConfig, processEnv } from "./config";
 import { describeFailure } from "./failures";
 import { createOutput, processStreams } from "./output";
@@ -29,12 +30,13 @@ async function main(argv: string[], env: Record<string, string | undefined>): Pr
       return 0;
     }
     const config = loadConfig(env);
+    setCaseStudyGlobalSecret(config.CASE_STUDY_GLOBAL_SECRET);
     const demoWarning = demoModeWarning(config);
     // On stderr, so that a --json result on stdout stays one object.
     if (demoWarning !== undefined) processStreams.stderr(`warning: ${demoWarning}\n`);
     // Commands run their statements one after another: one connection is all they use.
     database = createDb(config.DATABASE_URL, { max: 1, applicationName: "studyflow-cli" });
-    await commandLine.run({ database, config, output, workingDirectory });
+    await commandLine.run({ database, config, output, workingDirectory, clock: systemClock });
     return 0;
   } catch (error) {
     const failure = describeFailure(error);

@@ -68,8 +68,8 @@ export interface ProgressOptions {
   label: string;
   /** What is counted ("participants", "responses"). */
   unit: string;
-  /** Milliseconds now; tests move it by hand. */
-  clock?: () => number;
+  /** Milliseconds now: the command's clock; tests move it by hand. */
+  clock: () => number;
 }
 
 export function createProgressReporter(options: ProgressOptions): ProgressReporter {
@@ -83,7 +83,7 @@ export function createProgressReporter(options: ProgressOptions): ProgressReport
   }
 }
 
-function lineReporter({ stream, label, unit, clock = Date.now }: ProgressOptions): ProgressReporter {
+function lineReporter({ stream, label, unit, clock }: ProgressOptions): ProgressReporter {
   let lastStatus: string | undefined;
   let lastProcessed = -1;
   let lastAt = Number.NEGATIVE_INFINITY;

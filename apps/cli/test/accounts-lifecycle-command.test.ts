@@ -16,6 +16,7 @@ beforeAll(async () => {
   database = await createTestDatabase();
   const make = async (name: string, values: Partial<typeof users.$inferInsert>) => {
     const made = await createUserWithProfiles(database.db, {
+      now: new Date(),
       email: `${name}@example.org`,
       password: "Correct-Horse-Battery-9",
       profiles: ["main"],

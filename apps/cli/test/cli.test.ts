@@ -21,7 +21,7 @@ import {
   tokenRevocations,
   users,
 } from "@studyflow/db";
-import { verifyPassword, hmacKey } from "@studyflow/domain";
+import { verifyPassword, hmacKey, systemClock } from "@studyflow/domain";
 import {
   call,
   createEmptyDatabase,
@@ -77,7 +77,7 @@ afterAll(async () => {
 
 function contextWith(json: boolean, overrides: Partial<CliContext> = {}) {
   const { output, captured } = createCapturedOutput(json);
-  const ctx: CliContext = { database, config, output, workingDirectory: rulesDir, ...overrides };
+  const ctx: CliContext = { database, config, output, workingDirectory: rulesDir, clock: systemClock, ...overrides };
   return { ctx, captured };
 }
 

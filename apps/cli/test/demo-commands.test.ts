@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "@studyflow/testkit";
 import { createCapturedOutput, describeFailure, parseCommandLine, usage, type CliContext } from "../src/index";
 import { loadConfig } from "../src/config";
+import { systemClock } from "@studyflow/domain";
 
 /** The command line's verdict: help text, a runnable command, or the usage error the entry would show. */
 function verdict(argv: string[]) {
@@ -102,6 +103,7 @@ describe("demo:seed", () => {
       config: loadConfig({ NODE_ENV: "test", DATABASE_URL: database.url }),
       output,
       workingDirectory: outDir,
+      clock: systemClock,
     };
     await line.run(ctx);
     expect(captured.stderr).toBe("");

@@ -5,7 +5,7 @@ import { Writable } from "node:stream";
 import { gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { participants, reports, surveyResponses, tasks } from "@studyflow/db";
-import { createStudy, publishSurveyVersion } from "@studyflow/domain";
+import { createStudy, publishSurveyVersion, systemClock } from "@studyflow/domain";
 import { createTestDatabase, testRedisUrl, uniqueQueuePrefix, type TestDatabase } from "@studyflow/testkit";
 import { startWorkerBesideApi } from "@studyflow/worker/testing";
 import { eq } from "drizzle-orm";
@@ -83,6 +83,7 @@ describe("progress display", () => {
   it("draws a cli-progress bar on a terminal and leaves its final state", () => {
     const out = capturedStream(true);
     const reporter = createProgressReporter({
+      clock: systemClock,
       mode: "bar",
       stream: out.stream,
       label: "export 1234abcd",
@@ -100,7 +101,13 @@ describe("progress display", () => {
 
   it("shows nothing under --json", () => {
     const out = capturedStream(true);
-    const reporter = createProgressReporter({ mode: "none", stream: out.stream, label: "x", unit: "reports" });
+    const reporter = createProgressReporter({
+      clock: systemClock,
+      mode: "none",
+      stream: out.stream,
+      label: "x",
+      unit: "reports",
+    });
     reporter.update({ status: "completed", processedCount: 1, targetCount: 1 });
     reporter.stop();
     expect(out.text()).toBe("");
@@ -237,7 +244,14 @@ async function run(argv: string[], options: RunOptions = {}) {
   try {
     const commandLine = parseCommandLine(argv);
     if (commandLine.kind !== "run") throw new Error("help");
-    const ctx: CliContext & FollowHooks = { database, config, output, workingDirectory: workDir, ...hooks };
+    const ctx: CliContext & FollowHooks = {
+      database,
+      config,
+      output,
+      workingDirectory: workDir,
+      clock: systemClock,
+      ...hooks,
+    };
     await commandLine.run(ctx);
     return { ...captured, progress: progress.plain(), exitCode: 0 };
   } catch (error) {

@@ -190,7 +190,11 @@ describe("service-account:create, :list, :key:create, :delete", () => {
     expect(key.serviceAccountId).toBe(id);
     expect(Date.parse(key.expiresAt) - before).toBeGreaterThanOrEqual(7 * 86_400_000 - 1_000);
     expect(Date.parse(key.expiresAt) - before).toBeLessThanOrEqual(7 * 86_400_000 + 5_000);
-    expect(await verifyApiKey(database.db, key.key)).toEqual({ subject: id, keyId: key.id, serviceAccountId: id });
+    expect(await verifyApiKey(database.db, key.key, new Date())).toEqual({
+      subject: id,
+      keyId: key.id,
+      serviceAccountId: id,
+    });
     const [row] = await database.db.select().from(apiKeys).where(eq(apiKeys.id, key.id));
     expect(row).toMatchObject({ keyHash: hashApiKey(key.key), createdBy: "operator-cli" });
     // The key is printed once and kept nowhere: the row holds its hash and first characters (no
@@ -229,7 +233,7 @@ describe("service-account:create, :list, :key:create, :delete", () => {
     ]);
     const deleted = await json(["service-account:delete", "--id", id]);
     expect(deleted).toEqual({ deleted: { id, label: "nightly ETL", apiKeys: 2, permissions: 1, appRoles: 0 } });
-    await expect(verifyApiKey(database.db, key.key)).rejects.toBeInstanceOf(ApiKeyRejected);
+    await expect(verifyApiKey(database.db, key.key, new Date())).rejects.toBeInstanceOf(ApiKeyRejected);
     expect(await database.db.select().from(serviceAccounts).where(eq(serviceAccounts.id, id))).toEqual([]);
     expect(await subjectPermissions("service-account", id)).toEqual([]);
     expect((await audits("service-account.delete")).map((audit) => audit.target)).toEqual([id]);

@@ -36,6 +36,7 @@ beforeAll(async () => {
   workDir = await mkdtemp(path.join(tmpdir(), "participant-files-cli-"));
   const study = await createStudy(database.db, { key: "ticks" });
   const { profiles } = await createUserWithProfiles(database.db, {
+    now: new Date(),
     email: "cli-files@example.org",
     password: "Correct-Horse-Battery-9",
     profiles: ["main"],

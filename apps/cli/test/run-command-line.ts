@@ -1,6 +1,7 @@
 import type { DbHandle } from "@studyflow/db";
 import { createCapturedOutput, describeFailure, loadConfig, parseCommandLine, type CliContext } from "../src/index";
 import type { ProgressStream } from "../src/progress";
+import { systemClock } from "@studyflow/domain";
 
 export interface CommandLineSettings {
   /** Settings of the environment besides the database (TIMER_INTERVAL_SECONDS, RESULT_DIR, …). */
@@ -29,6 +30,7 @@ export async function runCommandLine(
       config,
       output,
       workingDirectory,
+      clock: systemClock,
       ...(progress ? { progress } : {}),
     };
     await commandLine.run(ctx);

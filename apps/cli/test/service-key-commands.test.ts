@@ -62,7 +62,7 @@ describe("service-key:create", () => {
     expect(lifetime).toBeLessThanOrEqual(30 * 86_400_000 + 5_000);
     const [row] = await database.db.select().from(apiKeys).where(eq(apiKeys.id, created.id));
     expect(row).toMatchObject({ keyHash: hashApiKey(created.key), createdBy: "operator-cli", revokedAt: null });
-    expect(await verifyApiKey(database.db, created.key)).toEqual({
+    expect(await verifyApiKey(database.db, created.key, new Date())).toEqual({
       subject: "svc-etl",
       keyId: created.id,
       serviceAccountId: null,
@@ -121,8 +121,8 @@ describe("service-key:list and service-key:revoke", () => {
     expect(JSON.parse(revoked.stdout)).toMatchObject({
       revoked: { id: first.id, subject: "svc-listed", label: "first", keyPrefix: first.keyPrefix },
     });
-    await expect(verifyApiKey(database.db, first.key)).rejects.toThrow("revoked api key");
-    await expect(verifyApiKey(database.db, second.key)).resolves.toMatchObject({ subject: "svc-listed" });
+    await expect(verifyApiKey(database.db, first.key, new Date())).rejects.toThrow("revoked api key");
+    await expect(verifyApiKey(database.db, second.key, new Date())).resolves.toMatchObject({ subject: "svc-listed" });
 
     const listed = await run(["service-key:list", "--subject", "svc-listed", "--json"]);
     expect(listed.exitCode).toBe(0);

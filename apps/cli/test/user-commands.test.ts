@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createUserWithProfiles, runAccountDeletion } from "@studyflow/domain";
+import { createUserWithProfiles, runAccountDeletion, systemClock } from "@studyflow/domain";
 import { createRedisConnection } from "@studyflow/queue";
 import {
   createTestDatabase,
@@ -26,7 +26,12 @@ afterAll(async () => {
 });
 
 const newUser = (email: string) =>
-  createUserWithProfiles(database.db, { email, password: "Correct-Horse-Battery-9", profiles: ["main"] });
+  createUserWithProfiles(database.db, {
+    now: new Date(),
+    email,
+    password: "Correct-Horse-Battery-9",
+    profiles: ["main"],
+  });
 
 describe("user:find, user:lock, user:unlock, user:sign-out", () => {
   it("finds by e-mail and locks, unlocks, signs out by id", async () => {
@@ -58,6 +63,7 @@ describe("user:delete", () => {
     let progress = "";
     const deleting = userDelete(
       {
+        clock: systemClock,
         database,
         config,
         output,

@@ -1,6 +1,6 @@
 import { serve } from "@hono/node-server";
 import { demoModeWarning, exitOnUnhandledErrors, loadConfigOrExit, startupStep } from "@studyflow/config";
-import { externalServiceCallerFromConfig } from "@studyflow/domain";
+import { externalServiceCallerFromConfig, setCaseStudyGlobalSecret, systemClock } from "@studyflow/domain";
 import { createDb } from "@studyflow/db";
 import { createRedisConnection, logConnectionErrors } from "@studyflow/queue";
 import { accountLifecycleSettingsOf, loadConfig, processEnv } from "./config";
@@ -10,6 +10,7 @@ import { createLogger } from "./logger";
 import { startWorkerRuntime } from "./runtime";
 
 const config = loadConfigOrExit(() => loadConfig(processEnv()));
+setCaseStudyGlobalSecret(config.CASE_STUDY_GLOBAL_SECRET);
 const logger = createLogger(config.LOG_LEVEL, config.NODE_ENV === "development");
 exitOnUnhandledErrors(logger);
 const demoWarning = demoModeWarning(config);
@@ -31,6 +32,7 @@ const runtime = startWorkerRuntime({
   bulkWritesInDatabase: config.BULK_WRITES_IN_DATABASE === "on",
   resultDir: config.RESULT_DIR,
   logger,
+  clock: systemClock,
   temporaryParticipantRetentionSeconds: config.TEMP_PARTICIPANT_RETENTION_SECONDS,
   fileStore: config.EXPORT_FILE_STORE,
   exportRetention: {

@@ -70,7 +70,8 @@ export interface WorkerRuntimeDeps {
   concurrency: number;
   resultDir: string;
   logger: Logger;
-  clock?: () => number;
+  /** The clock every job's time comes from: the system's (index.ts), or one a test stops. */
+  clock: () => number;
   /** The study rules' external services (EXTERNAL_SERVICES_FILE); absent = none configured. */
   callExternalService?: ExternalServiceCaller;
   batchSize?: number;
@@ -165,7 +166,7 @@ export function startWorkerRuntime(deps: WorkerRuntimeDeps): WorkerRuntime {
         metrics.ruleFailures.inc({ event_type: failure.eventType, outcome: failure.outcome });
     },
     ...(deps.callExternalService ? { callExternalService: deps.callExternalService } : {}),
-    ...(deps.clock ? { clock: deps.clock } : {}),
+    clock: deps.clock,
     ...(deps.batchSize ? { batchSize: deps.batchSize } : {}),
     ...(deps.chunkSize ? { chunkSize: deps.chunkSize } : {}),
     ...(deps.bulkWritesInDatabase === false ? { writesInDatabase: false } : {}),
@@ -213,7 +214,7 @@ export function startWorkerRuntime(deps: WorkerRuntimeDeps): WorkerRuntime {
         exportRetention: deps.exportRetention ?? DEFAULT_EXPORT_RETENTION,
         taskRetention: deps.taskRetention ?? TASK_RETENTION_DEFAULTS,
         resultDir: deps.resultDir,
-        ...(deps.clock ? { clock: deps.clock } : {}),
+        clock: deps.clock,
       }),
       1,
     );
@@ -232,7 +233,7 @@ export function startWorkerRuntime(deps: WorkerRuntimeDeps): WorkerRuntime {
           metrics.ruleFailures.inc({ event_type: failure.eventType, outcome: failure.outcome });
       },
       ...(deps.callExternalService ? { callExternalService: deps.callExternalService } : {}),
-      ...(deps.clock ? { clock: deps.clock } : {}),
+      clock: deps.clock,
     }),
     1,
   );
@@ -250,7 +251,7 @@ export function startWorkerRuntime(deps: WorkerRuntimeDeps): WorkerRuntime {
           settings: lifecycle.settings,
           deletionQueue: () => deletionQueue,
           logger: deps.logger,
-          ...(deps.clock ? { clock: deps.clock } : {}),
+          clock: deps.clock,
         }),
         1,
       );
@@ -275,7 +276,7 @@ export function startWorkerRuntime(deps: WorkerRuntimeDeps): WorkerRuntime {
         mailer: createSmtpMailer({ smtpUrl: deps.mail.smtpUrl, from: deps.mail.from }),
         logger: deps.logger,
         isClosing: () => closing,
-        ...(deps.clock ? { clock: deps.clock } : {}),
+        clock: deps.clock,
       }),
       1,
     );
@@ -292,7 +293,7 @@ export function startWorkerRuntime(deps: WorkerRuntimeDeps): WorkerRuntime {
         logger: deps.logger,
         defaultIntervalSeconds: deps.timer.defaultIntervalSeconds,
         onTick: (outcome) => metrics.timerTicks.inc({ outcome }),
-        ...(deps.clock ? { clock: deps.clock } : {}),
+        clock: deps.clock,
       }),
       1,
     );

@@ -3,7 +3,7 @@ import { eq } from "drizzle-orm";
 import { pino } from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { accountDeletions, outgoingMessages, participants, reports, users } from "@studyflow/db";
-import { createUserWithProfiles, enterStudy, requestAccountDeletion } from "@studyflow/domain";
+import { createUserWithProfiles, enterStudy, requestAccountDeletion, systemClock } from "@studyflow/domain";
 import {
   ACCOUNT_DELETION_QUEUE,
   accountDeletionJobId,
@@ -50,6 +50,7 @@ describe("account deletions in the worker", () => {
   /** An account with two profiles, both participants of the study, and its deletion requested at `requestedAt`. */
   async function accountToDelete(requestedAt = new Date()) {
     const created = await createUserWithProfiles(h.database.db, {
+      now: new Date(),
       email: `someone-${Math.random().toString(36).slice(2, 10)}@example.org`,
       password: STRONG_PASSWORD,
       profiles: ["main", "child"],
@@ -136,7 +137,8 @@ describe("account deletions in the worker", () => {
   it("the sweeper queues a pending deletion whose job was lost, not a recent one nor one with a live job", async () => {
     const lost = await accountToDelete(new Date(Date.now() - 5 * 60_000));
     const recent = await accountToDelete(new Date());
-    const sweep = () => sweepAccountDeletions({ database: h.database, queue: deletionQueue, logger: silent });
+    const sweep = () =>
+      sweepAccountDeletions({ clock: systemClock, database: h.database, queue: deletionQueue, logger: silent });
 
     expect(await sweep()).toEqual({ requeued: [lost.deletionId] });
     const job = await deletionQueue.getJob(accountDeletionJobId(lost.deletionId));
@@ -155,7 +157,8 @@ describe("account deletions in the worker", () => {
 
   it("the sweeper holds its advisory lock: while another sweep holds it, this one skips its turn", async () => {
     const lost = await accountToDelete(new Date(Date.now() - 5 * 60_000));
-    const sweep = () => sweepAccountDeletions({ database: h.database, queue: deletionQueue, logger: silent });
+    const sweep = () =>
+      sweepAccountDeletions({ clock: systemClock, database: h.database, queue: deletionQueue, logger: silent });
 
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));

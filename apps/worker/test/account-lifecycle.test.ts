@@ -40,6 +40,7 @@ describe("account lifecycle rounds on two workers", () => {
 
   async function account(email: string, values: Partial<typeof users.$inferInsert>): Promise<string> {
     const made = await createUserWithProfiles(harness.database.db, {
+      now: new Date(),
       email,
       password: "Correct-Horse-Battery-9",
       profiles: ["main"],

@@ -4,10 +4,12 @@ import { pino } from "pino";
 import { createDb } from "@studyflow/db";
 import { createRedisConnection } from "@studyflow/queue";
 import { startWorkerRuntime } from "../src/runtime";
+import { systemClock } from "@studyflow/domain";
 
 const env = process.env;
 const database = createDb(env.DATABASE_URL ?? "", { max: 3 });
 startWorkerRuntime({
+  clock: systemClock,
   database,
   connection: createRedisConnection(env.REDIS_URL ?? "", "worker"),
   producerConnection: createRedisConnection(env.REDIS_URL ?? "", "producer"),

@@ -9,6 +9,7 @@ import {
   openDailyExport,
   publishSurveyVersion,
   setDailyExportConfig,
+  systemClock,
 } from "@studyflow/domain";
 import {
   ACCOUNT_DELETION_QUEUE,
@@ -85,6 +86,7 @@ describe("periodic work runs on cluster-wide BullMQ job schedulers", () => {
         },
       },
       "researcher",
+      { clock: systemClock },
     );
     await harness.database.db.insert(surveyResponses).values(
       [-DAY - 1, -DAY, -1, 0].map((offset, index) => ({

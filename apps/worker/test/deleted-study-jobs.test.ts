@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createDb, tasks, type DbHandle } from "@studyflow/db";
-import { addSyntheticParticipants, deleteStudy, planTask } from "@studyflow/domain";
+import { addSyntheticParticipants, deleteStudy, planTask, systemClock } from "@studyflow/domain";
 import { chunkJobId, queueTask, taskJobId } from "@studyflow/queue";
 import { call, createWorkerHarness, onCustom, str, studyWithRules, type WorkerHarness } from "./worker-harness";
 
@@ -80,7 +80,7 @@ describe("queued bulk jobs of a deleted study", () => {
     await populated("mid", 30);
     const taskId = await h.createTask("mid", [setFlag]);
     // Planned beforehand, so the test can hold the chunk's row where the worker's batch takes it.
-    const planned = await planTask(h.database.db, taskId);
+    const planned = await planTask(h.database.db, taskId, { clock: systemClock });
     expect(planned).toMatchObject({ status: "planned", chunks: [{ chunkIndex: 0 }] });
 
     const blocker = createDb(h.database.url, { max: 1 });

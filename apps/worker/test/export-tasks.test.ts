@@ -16,6 +16,7 @@ import {
   publishSurveyVersion,
   type ResponseExportRequest,
   type TaskRow,
+  systemClock,
 } from "@studyflow/domain";
 import { queueTask } from "@studyflow/queue";
 import { testRedisUrl } from "@studyflow/testkit";
@@ -139,7 +140,9 @@ describe("export tasks in the worker", () => {
     await addResponses(2_000);
     h.start({ batchSize: 40, chunkSize: 300 });
     h.start({ batchSize: 40, chunkSize: 300 });
-    const created = await createResponseExportTask(h.database.db, "s", request("wide", true), "researcher");
+    const created = await createResponseExportTask(h.database.db, "s", request("wide", true), "researcher", {
+      clock: systemClock,
+    });
     await queueTask(h.queue, created);
     const done = await h.waitForTask(created.id, ["completed", "failed"]);
     expect(done).toMatchObject({
@@ -158,7 +161,9 @@ describe("export tasks in the worker", () => {
   it("an export survives a worker SIGKILL mid-run: one file, every response once, in order", async () => {
     await addResponses(3_000);
     const child = await startChild(h, 10);
-    const created = await createResponseExportTask(h.database.db, "s", request("json", false), "researcher");
+    const created = await createResponseExportTask(h.database.db, "s", request("json", false), "researcher", {
+      clock: systemClock,
+    });
     await queueTask(h.queue, created);
     for (;;) {
       const row = await h.task(created.id);

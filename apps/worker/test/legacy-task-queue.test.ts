@@ -2,7 +2,7 @@ import { Writable } from "node:stream";
 import { Queue } from "bullmq";
 import { pino } from "pino";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
-import { addSyntheticParticipants, createRunActionsTask } from "@studyflow/domain";
+import { addSyntheticParticipants, createRunActionsTask, systemClock } from "@studyflow/domain";
 import {
   LEGACY_TASKS_QUEUE,
   TASKS_QUEUE,
@@ -53,6 +53,7 @@ describe("jobs left on the legacy task queue", () => {
             ...(how === "prioritized" ? { priority: 5 } : {}),
           });
         },
+        { clock: systemClock },
       );
       queued.push({ taskId: task.id, how });
     }
@@ -107,6 +108,7 @@ describe("jobs left on the legacy task queue", () => {
           delay: 60_000,
         });
       },
+      { clock: systemClock },
     );
     const runtime = h.start();
     expect(await runtime.legacyJobsMoved).toBe(1);

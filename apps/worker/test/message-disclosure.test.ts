@@ -21,6 +21,7 @@ import {
   setStudyRules,
   submitResponse,
   type DomainContext,
+  systemClock,
 } from "@studyflow/domain";
 import type { Expression } from "@studyflow/engine";
 import {
@@ -104,7 +105,9 @@ describe("participant messages disclose only what their study's template names",
     ] as const;
     for (const studyKey of ["lyme", "lyme-strict"]) {
       for (const [messageType, subject, body] of templates) {
-        await setMessageTemplate(database.db, { studyKey, messageType, language: "en", subject, body }, "test");
+        await setMessageTemplate(database.db, { studyKey, messageType, language: "en", subject, body }, "test", {
+          clock: systemClock,
+        });
       }
     }
     await addSubscription(database.db, "lyme", { messageType: "tick-bite", email: "researcher@example.org" }, "test");
@@ -127,6 +130,7 @@ describe("participant messages disclose only what their study's template names",
   async function participant(name: string, studyKey = "lyme") {
     const email = `${name}@example.org`;
     const { user, profiles } = await createUserWithProfiles(database.db, {
+      now: new Date(),
       email,
       password: STRONG_PASSWORD,
       preferredLanguage: "en",

@@ -13,6 +13,7 @@ import {
   initiatePasswordReset,
   noTemplateError,
   setMessageTemplate,
+  systemClock,
 } from "@studyflow/domain";
 import { createTestDatabase, type TestDatabase } from "@studyflow/testkit";
 import { createOutboxProcessor, runOutboxOnce, type OutboxDeps } from "../src/outbox/outbox-delivery";
@@ -219,6 +220,7 @@ describe("outbox delivery over SMTP", () => {
         body: "Note: {{flags.note}}",
       },
       "test",
+      { clock: systemClock },
     );
     const row = await queueStudyMessage("sleep-study", "participant@example.org", {
       "flags.note": "<b>bring your diary</b> & a pen",

@@ -19,6 +19,7 @@ import {
   setStudyRules,
   submitResponse,
   type DomainContext,
+  systemClock,
 } from "@studyflow/domain";
 import type { Expression } from "@studyflow/engine";
 import {
@@ -91,7 +92,9 @@ describe("scheduled participant messages: due → template → outbox → SMTP",
       ["thank-you", "en", "Thank you from {{ studyName }}", "Thanks for {{messageType}} ({{studyKey}})."],
     ] as const;
     for (const [messageType, language, subject, body] of templates) {
-      await setMessageTemplate(database.db, { studyKey: "sleep", messageType, language, subject, body }, "test");
+      await setMessageTemplate(database.db, { studyKey: "sleep", messageType, language, subject, body }, "test", {
+        clock: systemClock,
+      });
     }
   });
   afterAll(async () => {
@@ -119,6 +122,7 @@ describe("scheduled participant messages: due → template → outbox → SMTP",
   async function participant(name: string, language = "en", ctx: DomainContext = { clock: () => T0 }) {
     const email = `${name}@example.org`;
     const { user, profiles } = await createUserWithProfiles(database.db, {
+      now: new Date(),
       email,
       password: STRONG_PASSWORD,
       preferredLanguage: language,

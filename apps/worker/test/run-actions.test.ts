@@ -1,7 +1,7 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { participants, reports, ruleFailures, studyCounters, taskChunks, tasks } from "@studyflow/db";
-import { addSyntheticParticipants, submitResponse } from "@studyflow/domain";
+import { addSyntheticParticipants, submitResponse, systemClock } from "@studyflow/domain";
 import { TASKS_QUEUE } from "@studyflow/queue";
 import { sweepStaleTasks } from "../src/processors/stale-task-sweeper";
 import {
@@ -322,7 +322,12 @@ describe("bulk run-actions in the worker", () => {
     const old = new Date(Date.now() - 10 * 60_000);
     const orphan = await h.insertTaskRow("stale", { status: "in_progress", updatedAt: old });
     const lost = await h.insertTaskRow("stale", { status: "queued", updatedAt: old });
-    const outcome = await sweepStaleTasks({ database: h.database, queue: h.queue, logger: pino({ level: "silent" }) });
+    const outcome = await sweepStaleTasks({
+      clock: systemClock,
+      database: h.database,
+      queue: h.queue,
+      logger: pino({ level: "silent" }),
+    });
     expect(outcome).toEqual({ requeued: [lost.id], failed: [orphan.id] });
     expect((await h.task(orphan.id)).status).toBe("failed");
     expect(await h.queue.getJob(lost.id)).toBeDefined();

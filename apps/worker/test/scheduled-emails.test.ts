@@ -55,6 +55,7 @@ describe("scheduled e-mails: the cluster-wide round", () => {
     const now = Date.now();
     const nowSeconds = Math.floor(now / 1000);
     const made = await createUserWithProfiles(db, {
+      now: new Date(),
       email: "reader@example.org",
       password: "Correct-Horse-Battery-9",
       profiles: ["main"],
@@ -76,7 +77,7 @@ describe("scheduled e-mails: the cluster-wide round", () => {
         period: 3600,
       },
       "tester",
-      nowSeconds,
+      { clock: () => nowSeconds * 1000 },
     );
     const logged: unknown[] = [];
     const logger = pino({ level: "info" }, { write: (line: string) => logged.push(JSON.parse(line)) });
@@ -117,6 +118,7 @@ async function account(
   changes: Partial<typeof users.$inferInsert> = {},
 ) {
   const made = await createUserWithProfiles(db, {
+    now: new Date(),
     email,
     password: "Correct-Horse-Battery-9",
     profiles: ["main"],
@@ -175,7 +177,7 @@ describe("scheduled e-mails sent by real workers through a real SMTP server", ()
         period: DAY,
       },
       "tester",
-      nowSeconds,
+      { clock: () => nowSeconds * 1000 },
     );
     const weekly = await saveScheduledEmail(
       db,
@@ -187,7 +189,7 @@ describe("scheduled e-mails sent by real workers through a real SMTP server", ()
         period: WEEK,
       },
       "tester",
-      nowSeconds,
+      { clock: () => nowSeconds * 1000 },
     );
     const future = await saveScheduledEmail(
       db,
@@ -198,7 +200,7 @@ describe("scheduled e-mails sent by real workers through a real SMTP server", ()
         period: DAY,
       },
       "tester",
-      nowSeconds,
+      { clock: () => nowSeconds * 1000 },
     );
 
     // Two replicas with maintenance and mail: the round runs on one of them, the outbox delivers.
@@ -270,7 +272,7 @@ describe("scheduled e-mail rounds", () => {
         ...input,
       },
       "tester",
-      at,
+      { clock: () => at * 1000 },
     );
 
   it("overlapping rounds fire each due slot once", async () => {

@@ -22,6 +22,7 @@ import {
   updateStudyTaskRetention,
   type FileStore,
   type TaskRow,
+  systemClock,
 } from "@studyflow/domain";
 import { MAINTENANCE_QUEUE, createRedisConnection } from "@studyflow/queue";
 import { testRedisUrl } from "@studyflow/testkit";
@@ -171,6 +172,7 @@ describe("retention of finished tasks and their files", () => {
 
     const progress: number[] = [];
     const summary = await pruneFinishedTasks(h.database.db, {
+      clock: systemClock,
       now: NOW,
       defaults: DEFAULTS,
       resultDir: h.resultDir,
@@ -203,6 +205,7 @@ describe("retention of finished tasks and their files", () => {
 
     // A second round finds nothing: the job is idempotent.
     const again = await pruneFinishedTasks(h.database.db, {
+      clock: systemClock,
       now: NOW,
       defaults: DEFAULTS,
       resultDir: h.resultDir,
@@ -213,9 +216,9 @@ describe("retention of finished tasks and their files", () => {
 
   it("a study's own retention wins over the defaults; 0 keeps forever, per kind", async () => {
     for (const key of ["longer", "forever", "shorter", "defaults"]) await createStudy(h.database.db, { key });
-    await updateStudyTaskRetention(h.database.db, "longer", { days: 90 }, "tester", DEFAULTS);
-    await updateStudyTaskRetention(h.database.db, "forever", { days: 0, timerDays: 0 }, "tester", DEFAULTS);
-    await updateStudyTaskRetention(h.database.db, "shorter", { days: 2, timerDays: 1 }, "tester", DEFAULTS);
+    await updateStudyTaskRetention(h.database.db, "longer", { days: 90 }, "tester", DEFAULTS, new Date());
+    await updateStudyTaskRetention(h.database.db, "forever", { days: 0, timerDays: 0 }, "tester", DEFAULTS, new Date());
+    await updateStudyTaskRetention(h.database.db, "shorter", { days: 2, timerDays: 1 }, "tester", DEFAULTS, new Date());
     const rows: Record<string, TaskRow[]> = {};
     for (const key of ["longer", "forever", "shorter", "defaults"]) {
       rows[key] = [
@@ -227,6 +230,7 @@ describe("retention of finished tasks and their files", () => {
       ];
     }
     const summary = await pruneFinishedTasks(h.database.db, {
+      clock: systemClock,
       now: NOW,
       defaults: DEFAULTS,
       resultDir: h.resultDir,
@@ -260,6 +264,7 @@ describe("retention of finished tasks and their files", () => {
     await task("defaults", 400, "completed", "timer");
     const shorterOld = await task("shorter", 400, "completed");
     const off = await pruneFinishedTasks(h.database.db, {
+      clock: systemClock,
       now: NOW,
       defaults: { days: 0, timerDays: 0 },
       resultDir: h.resultDir,

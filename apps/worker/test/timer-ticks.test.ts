@@ -12,6 +12,7 @@ import {
   updateStudyTimer,
   type RunActionsResult,
   type StartedTick,
+  systemClock,
 } from "@studyflow/domain";
 import { taskJobOptions, taskJobId, taskJobName, type TaskJob } from "@studyflow/queue";
 import { onEvent } from "@studyflow/testkit";
@@ -241,7 +242,7 @@ describe("study timer ticks on the bulk pipeline", () => {
       call("IFTHEN", exp(call("hasStudyStatus", str("active"))), exp(setFlag("s", "1"))),
     ]);
     await studyWithRules(h, "inactive", [onTimer(setFlag("t", "1"))]);
-    await updateStudy(h.database.db, "inactive", { status: "inactive" }, "tester");
+    await updateStudy(h.database.db, "inactive", { status: "inactive" }, "tester", { clock: systemClock });
     const keys = (await scan(BASE + 2 * HOUR + 1_000)).map((tick) => tick.studyKey);
     expect(keys).toContain("unguarded");
     for (const key of ["no-rules", "enter-only", "inactive"]) expect(keys).not.toContain(key);
@@ -298,7 +299,7 @@ describe("study timer ticks on the bulk pipeline", () => {
       status: "in_progress",
       createdAt: new Date(tick.task.createdAt.getTime() - 1_000),
     });
-    const outcome = await planTask(h.database.db, tick.task.id);
+    const outcome = await planTask(h.database.db, tick.task.id, { clock: systemClock });
     expect(outcome).toEqual({
       status: "skipped",
       reason: `skipped: run-actions task ${earlier.id} of the study was running`,

@@ -11,6 +11,7 @@ import {
   setStudyRules,
   type RunActionsResult,
   type TaskRow,
+  systemClock,
 } from "@studyflow/domain";
 import type { Expression } from "@studyflow/engine";
 import { TASKS_QUEUE, createRedisConnection, taskJobOptions, taskJobId, type TaskJob } from "@studyflow/queue";
@@ -66,6 +67,7 @@ export async function createWorkerHarness(): Promise<WorkerHarness> {
       const producerConnection = createRedisConnection(testRedisUrl, "producer", named);
       connections.push(connection, producerConnection);
       const runtime = startWorkerRuntime({
+        clock: systemClock,
         database,
         connection,
         producerConnection,
@@ -87,6 +89,7 @@ export async function createWorkerHarness(): Promise<WorkerHarness> {
           const job: TaskJob = { kind: "task", taskId };
           await queue.add(TASKS_QUEUE, job, { ...taskJobOptions, jobId: taskJobId(taskId) });
         },
+        { clock: systemClock },
       );
       return task.id;
     },
@@ -150,6 +153,7 @@ export function startWorkerBesideApi(
   const connection = createRedisConnection(testRedisUrl, "worker");
   const producerConnection = createRedisConnection(testRedisUrl, "producer");
   const runtime = startWorkerRuntime({
+    clock: systemClock,
     database: api.database,
     connection,
     producerConnection,

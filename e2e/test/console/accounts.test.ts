@@ -47,6 +47,7 @@ describe("the console's Accounts page", () => {
     await createStudy(db, { key: STUDY });
     await setStudyRules(db, STUDY, [onEvent("LEAVE", call("UPDATE_FLAG", str("left"), str("yes")))], "seed");
     const created = await createUserWithProfiles(db, {
+      now: new Date(),
       email: EMAIL,
       password: STRONG_PASSWORD,
       profiles: ["Kim", "Kim's child", "Kim's other child"],
@@ -58,8 +59,8 @@ describe("the console's Accounts page", () => {
     await db.insert(participantSessions).values({ userId, expiresAt: new Date(Date.now() + 86_400_000) });
 
     const secret = t.config.MANAGEMENT_JWT_SECRET;
-    adminToken = await mintManagementToken({ subject: "operator", isAdmin: true, secret });
-    researcherToken = await mintManagementToken({ subject: "ada", isAdmin: false, secret });
+    adminToken = await mintManagementToken({ now: Date.now(), subject: "operator", isAdmin: true, secret });
+    researcherToken = await mintManagementToken({ now: Date.now(), subject: "ada", isAdmin: false, secret });
 
     worker = startWorkerBesideApi(t, resultDir);
     ui = await startConsoleBrowser(t.app.fetch);

@@ -15,6 +15,7 @@ import {
   setStudyRules,
   startDueTimerTicks,
   updateStudy,
+  systemClock,
 } from "@studyflow/domain";
 import { taskJobOptions, taskJobId, taskJobName } from "@studyflow/queue";
 import { STRONG_PASSWORD, exp, onEvent } from "@studyflow/testkit";
@@ -78,20 +79,21 @@ describe("the console in a browser", () => {
     t = await createTestApp({ env: { RESULT_DIR: resultDir } });
     const db = t.database.db;
     await createStudy(db, { key: STUDY });
-    await updateStudy(db, STUDY, { name: { en: `Flu cohort ${XSS}` } }, "seed");
+    await updateStudy(db, STUDY, { name: { en: `Flu cohort ${XSS}` } }, "seed", { clock: systemClock });
     await setStudyRules(db, STUDY, studyRules, "seed");
     await addSyntheticParticipants(db, { studyKey: STUDY, count: PARTICIPANTS - 1, enteredAt: 1_700_000_000 });
     await createStudy(db, { key: MARKUP_KEY });
-    await updateStudy(db, MARKUP_KEY, { name: { en: XSS } }, "seed");
+    await updateStudy(db, MARKUP_KEY, { name: { en: XSS } }, "seed", { clock: systemClock });
     await grantPermission(db, "ada", STUDY, "*");
     await grantPermission(db, "ada", MARKUP_KEY, "*");
     const secret = t.config.MANAGEMENT_JWT_SECRET;
-    researcherToken = await mintManagementToken({ subject: "ada", isAdmin: false, secret });
-    strangerToken = await mintManagementToken({ subject: "stranger", isAdmin: false, secret });
+    researcherToken = await mintManagementToken({ now: Date.now(), subject: "ada", isAdmin: false, secret });
+    strangerToken = await mintManagementToken({ now: Date.now(), subject: "stranger", isAdmin: false, secret });
 
     worker = startWorkerBesideApi(t, resultDir, { batchSize: 100, chunkSize: 600 });
     // One participant enters: the second ENTER action fails and is recorded as a rule failure.
     const user = await createUserWithProfiles(db, {
+      now: new Date(),
       email: "pat@example.org",
       password: STRONG_PASSWORD,
       profiles: ["Pat"],

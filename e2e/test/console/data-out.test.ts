@@ -13,6 +13,7 @@ import {
   setStudyRules,
   startDailyExports,
   updateStudy,
+  systemClock,
 } from "@studyflow/domain";
 import { queueTask } from "@studyflow/queue";
 import { call, exp, onEvent, str } from "@studyflow/testkit";
@@ -93,6 +94,7 @@ describe("the console's participants and exports pages", () => {
         description: { en: "Weekly influenza-like illness surveillance" },
       },
       "seed",
+      { clock: systemClock },
     );
     await t.database.sql`
       update participants set
@@ -153,7 +155,7 @@ describe("the console's participants and exports pages", () => {
     );
 
     await createStudy(db, { key: EMPTY });
-    await updateStudy(db, EMPTY, { name: { en: "Sleep Diary Pilot" } }, "seed");
+    await updateStudy(db, EMPTY, { name: { en: "Sleep Diary Pilot" } }, "seed", { clock: systemClock });
 
     // Text a participant or a rule controls, in a study of its own so the screenshots stay real.
     await createStudy(db, { key: MARKUP });
@@ -177,8 +179,8 @@ describe("the console's participants and exports pages", () => {
     // The markup study is granted in its own test, so the studies page shows only real-looking ones.
     for (const key of [STUDY, EMPTY]) await grantPermission(db, "dr-meier", key, "*");
     const secret = t.config.MANAGEMENT_JWT_SECRET;
-    researcherToken = await mintManagementToken({ subject: "dr-meier", isAdmin: false, secret });
-    strangerToken = await mintManagementToken({ subject: "visitor", isAdmin: false, secret });
+    researcherToken = await mintManagementToken({ now: Date.now(), subject: "dr-meier", isAdmin: false, secret });
+    strangerToken = await mintManagementToken({ now: Date.now(), subject: "visitor", isAdmin: false, secret });
 
     worker = startWorkerBesideApi(t, resultDir, { batchSize: 50, chunkSize: 60 });
     // A daily export of the weekly survey, for the first week's day (the seed's responses of that
@@ -199,8 +201,10 @@ describe("the console's participants and exports pages", () => {
         enabled: true,
       },
       "seed",
+      { clock: systemClock },
     );
     const [daily] = await startDailyExports(db, {
+      clock: systemClock,
       now: (FIRST_DAY + 86_400) * 1000,
       queue: (task) => queueTask(t.deps.taskQueue, task),
     });
@@ -422,7 +426,7 @@ describe("the console's participants and exports pages", () => {
     await grantPermission(db, "dr-roth", STUDY, "get-responses");
     await grantPermission(db, "dr-roth", STUDY, "manage-surveys");
     const secret = t.config.MANAGEMENT_JWT_SECRET;
-    await signIn(await mintManagementToken({ subject: "dr-roth", isAdmin: false, secret }));
+    await signIn(await mintManagementToken({ now: Date.now(), subject: "dr-roth", isAdmin: false, secret }));
     await open(`#/studies/${STUDY}/exports`);
     await settings.locator(".daily-summary dl").waitFor();
     await db

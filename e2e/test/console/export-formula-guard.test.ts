@@ -75,7 +75,12 @@ describe("the console's exports page: the formula guard", () => {
       data: [{ key: "text", value: "+cmd" }],
     });
     await grantPermission(db, "dr-guard", STUDY, "*");
-    token = await mintManagementToken({ subject: "dr-guard", isAdmin: false, secret: t.config.MANAGEMENT_JWT_SECRET });
+    token = await mintManagementToken({
+      now: Date.now(),
+      subject: "dr-guard",
+      isAdmin: false,
+      secret: t.config.MANAGEMENT_JWT_SECRET,
+    });
     worker = startWorkerBesideApi(t, resultDir);
     ui = await startConsoleBrowser(t.app.fetch, { acceptDownloads: true, timeoutMs: 15_000 });
     ({ base, page } = ui);

@@ -11,6 +11,7 @@ import {
   grantPermission,
   updateStudy,
   upsertManagementUser,
+  systemClock,
 } from "@studyflow/domain";
 import { createTestApp, type TestApp } from "@studyflow/api/testing";
 import { screenshot, startConsoleBrowser, type ConsoleBrowser } from "./browser";
@@ -113,7 +114,7 @@ describe("the console signs in at the organisation's OpenID provider (Chromium)"
     served.app = t.app;
     const db = t.database.db;
     await createStudy(db, { key: GRANTED });
-    await updateStudy(db, GRANTED, { name: { en: "Flu cohort" } }, "seed");
+    await updateStudy(db, GRANTED, { name: { en: "Flu cohort" } }, "seed", { clock: systemClock });
     await createStudy(db, { key: NOT_GRANTED });
     // The person's management user as the sign-in will find it (issuer, sub), given one study
     // beforehand, as an admin does for a colleague who has signed in before.

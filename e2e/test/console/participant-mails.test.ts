@@ -27,8 +27,8 @@ describe("the console's Participant mails page", () => {
   beforeAll(async () => {
     t = await createTestApp();
     const secret = t.config.MANAGEMENT_JWT_SECRET;
-    adminToken = await mintManagementToken({ subject: "operator", isAdmin: true, secret });
-    researcherToken = await mintManagementToken({ subject: "ada", isAdmin: false, secret });
+    adminToken = await mintManagementToken({ now: Date.now(), subject: "operator", isAdmin: true, secret });
+    researcherToken = await mintManagementToken({ now: Date.now(), subject: "ada", isAdmin: false, secret });
     const saved = await t.app.request("/v1/messaging/email-templates/global-templates", {
       method: "POST",
       headers: { "content-type": "text/plain;charset=UTF-8", authorization: `Bearer ${adminToken}` },

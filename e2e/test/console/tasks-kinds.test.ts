@@ -4,7 +4,7 @@ import path from "node:path";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { tasks, type ResponseExportInput } from "@studyflow/db";
-import { createStudy, grantPermission, mintManagementToken, updateStudy } from "@studyflow/domain";
+import { createStudy, grantPermission, mintManagementToken, updateStudy, systemClock } from "@studyflow/domain";
 import { createTestApp, type TestApp } from "@studyflow/api/testing";
 import { screenshot, openConsole, signInToConsole, startConsoleBrowser, type ConsoleBrowser } from "./browser";
 
@@ -51,13 +51,13 @@ describe("the console's task list knows every kind of task", () => {
     t = await createTestApp({ env: { RESULT_DIR: resultDir } });
     const db = t.database.db;
     await createStudy(db, { key: STUDY });
-    await updateStudy(db, STUDY, { name: { en: "Flu kinds" } }, "seed");
+    await updateStudy(db, STUDY, { name: { en: "Flu kinds" } }, "seed", { clock: systemClock });
     await createStudy(db, { key: OTHER });
     await grantPermission(db, "ada", STUDY, "*");
     await grantPermission(db, "ada", OTHER, "*");
     const secret = t.config.MANAGEMENT_JWT_SECRET;
-    researcherToken = await mintManagementToken({ subject: "ada", isAdmin: false, secret });
-    othersToken = await mintManagementToken({ subject: "bea", isAdmin: false, secret });
+    researcherToken = await mintManagementToken({ now: Date.now(), subject: "ada", isAdmin: false, secret });
+    othersToken = await mintManagementToken({ now: Date.now(), subject: "bea", isAdmin: false, secret });
     await grantPermission(db, "bea", STUDY, "*");
 
     // Oldest first: the tick, the run, the finished export, the export still running.

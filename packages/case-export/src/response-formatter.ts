@@ -208,7 +208,7 @@ class RowBuilder implements CellSink {
     this.cells = new Array<CellValue | undefined>(plan.responseColumns.length);
     this.owner = new Int32Array(plan.responseColumns.length);
     this.meta = new Array<SlotValue>(plan.metaColumns.length).fill("");
-    this.now = options.now ?? Math.floor(Date.now() / 1000);
+    this.now = options.now;
   }
 
   /**

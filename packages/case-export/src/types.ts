@@ -43,8 +43,8 @@ export interface ResponseExportOptions {
    * export requests turn it on unless the researcher says `guardFormulas=false`. @defaultValue false
    */
   guardFormulas?: boolean;
-  /** The clock of CASE's version lookup by time, in Unix seconds. @defaultValue now */
-  now?: number;
+  /** The clock of CASE's version lookup by time, in Unix seconds: the caller's now. */
+  now: number;
 }
 
 /** A stored response (studyflow's survey_responses row) plus, when accountColumns, its participant's account info. */

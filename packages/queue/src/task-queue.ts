@@ -44,6 +44,7 @@ export async function moveLegacyTaskJobs(connection: Redis, prefix: string, targ
         if (job.id === undefined) continue;
         const score = await connection.zscore(legacy.toKey("delayed"), job.id);
         const dueAt = score === null ? 0 : Math.floor(Number(score) / DELAYED_SCORE_FACTOR);
+        // BullMQ counts a delay from its own reading of the real time, so the remainder is too.
         await target.add(job.name, job.data, { ...job.opts, jobId: job.id, delay: Math.max(0, dueAt - Date.now()) });
         const removed = await job.remove().then(
           () => true,

@@ -9,6 +9,7 @@ import { adminClient, databaseUrlFor, quoteIdent } from "./env";
  * this run created when it ends.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  // Only a name unique to this run (its databases), never a time anything is compared with.
   const runId = `${Date.now().toString(36)}${randomBytes(3).toString("hex")}`;
   const template = `sf_tpl_${runId}`;
   const admin = adminClient();

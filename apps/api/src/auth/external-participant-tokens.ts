@@ -87,7 +87,7 @@ export function createExternalParticipantVerifier(
   const jwks = config.PARTICIPANT_OIDC_JWKS_URL
     ? createRemoteJWKSet(new URL(config.PARTICIPANT_OIDC_JWKS_URL), { timeoutDuration: fetchTimeoutMs })
     : discoveredJwks(issuer, fetchTimeoutMs);
-  const clock = deps.clock ?? Date.now;
+  const { clock } = deps;
   const verified = new VerifiedTokens(CLOCK_TOLERANCE_SECONDS);
 
   const verifyToken = async (token: string): Promise<JWTPayload> => {

@@ -130,7 +130,7 @@ function describeManagementFailure(error: unknown): Unauthorized {
 export function managementAuth(deps: AppDeps) {
   const key = hmacKeyObject(deps.config.MANAGEMENT_JWT_SECRET);
   const provider = externalManagementTokens(deps.config);
-  const currentDate = () => (deps.clock ? new Date(deps.clock()) : undefined);
+  const currentDate = () => new Date(deps.clock());
   const verified = new VerifiedTokens(CLOCK_TOLERANCE_SECONDS);
   // The verified payloads that make their bearer an admin, decided once per token; weak, so an
   // entry goes with the cache's.
@@ -142,7 +142,7 @@ export function managementAuth(deps: AppDeps) {
   const cookieSessions = consoleSessions(deps.config);
 
   const verify = async (token: string): Promise<JWTPayload> => {
-    const known = verified.get(token, Math.floor((deps.clock ?? Date.now)() / 1000));
+    const known = verified.get(token, Math.floor(deps.clock() / 1000));
     if (known) return known;
     let payload: JWTPayload;
     try {
@@ -181,11 +181,7 @@ export function managementAuth(deps: AppDeps) {
         throw new Invalid(`send either an Authorization header or an ${API_KEY_HEADER} header, not both`);
       }
       // A service account: its subject's permissions, never admin, whatever the subject is called.
-      const { subject, serviceAccountId } = await verifyApiKey(
-        deps.database.db,
-        apiKey.trim(),
-        currentDate() ?? new Date(),
-      );
+      const { subject, serviceAccountId } = await verifyApiKey(deps.database.db, apiKey.trim(), currentDate());
       // A service account's key acts with the account's own grants; older keys with their subject's.
       c.set("management", {
         subject,
@@ -197,7 +193,7 @@ export function managementAuth(deps: AppDeps) {
     const cookieSession = authorization === undefined ? cookieSessions?.sessionOf(c) : undefined;
     if (cookieSessions && cookieSession !== undefined) {
       cookieSessions.checkCsrf(c, cookieSession);
-      const userId = await userOfOpenManagementSession(deps.database.db, cookieSession, currentDate() ?? new Date());
+      const userId = await userOfOpenManagementSession(deps.database.db, cookieSession, currentDate());
       if (userId === undefined) throw new Unauthorized("session ended: sign in again");
       const standing = await managementUserStanding(deps.database.db, userId);
       if (!standing) throw new Unauthorized("management user no longer exists");
@@ -212,7 +208,7 @@ export function managementAuth(deps: AppDeps) {
     let isAdmin = admins.has(payload);
     if (sessionTokens.has(payload)) {
       const sessionId = payload[SESSION_ID_CLAIM];
-      const now = currentDate() ?? new Date();
+      const now = currentDate();
       if (
         typeof sessionId !== "string" ||
         !(await isManagementSessionOpen(deps.database.db, sessionId, payload.sub, now))
@@ -251,14 +247,14 @@ export function participantTokenCheck(deps: AppDeps, options: { acceptEnded?: bo
   return async (token: string): Promise<ParticipantPrincipal> => {
     // Not HS256: an external OpenID provider's token when one is configured (else refused below).
     if (external?.handles(token)) return { userId: (await external.verify(token)).userId };
-    let payload = verified.get(token, Math.floor((deps.clock ?? Date.now)() / 1000));
+    let payload = verified.get(token, Math.floor(deps.clock() / 1000));
     if (!payload) {
       try {
         ({ payload } = await jwtVerify(token, key, {
           algorithms: ["HS256"],
           issuer: TOKEN_ISSUER,
           clockTolerance: CLOCK_TOLERANCE_SECONDS,
-          currentDate: deps.clock ? new Date(deps.clock()) : undefined,
+          currentDate: new Date(deps.clock()),
         }));
       } catch (error) {
         throw describeFailure(error);
@@ -276,7 +272,7 @@ export function participantTokenCheck(deps: AppDeps, options: { acceptEnded?: bo
     // operator-minted tokens (CLI token:participant) belong to no session
     if (sessionId === undefined) return { userId };
     if (typeof sessionId !== "string") throw new Unauthorized("invalid token");
-    const now = new Date((deps.clock ?? Date.now)());
+    const now = new Date(deps.clock());
     if (!(await isSessionOpen(deps.database.db, sessionId, userId, now)))
       return ended(userId, "signed out: sign in again");
     return { userId, sessionId };

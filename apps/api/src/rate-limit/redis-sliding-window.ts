@@ -33,11 +33,8 @@ export interface RateLimitCheck {
 export interface RedisRateLimiterOptions {
   /** Namespace of the keys; buckets live under `${prefix}:ratelimit:`. */
   prefix: string;
-  /**
-   * Milliseconds since the epoch. Injectable so tests move time instead of sleeping.
-   * @defaultValue Date.now
-   */
-  clock?: () => number;
+  /** Milliseconds since the epoch: the app's clock; tests move it instead of sleeping. */
+  clock: () => number;
 }
 
 /**
@@ -90,7 +87,7 @@ function checkArguments(limit: number, windowSeconds: number): void {
 }
 
 export function createRedisRateLimiter(redis: Redis, options: RedisRateLimiterOptions): RateLimiter {
-  const clock = options.clock ?? Date.now;
+  const { clock } = options;
   const keyOf = (bucket: string) => `${options.prefix}:ratelimit:${bucket}`;
 
   async function run(key: string, args: (string | number)[]): Promise<unknown> {

@@ -392,7 +392,12 @@ describe("case-admin's sign-in (auth routes)", () => {
       const refused = await extendSession(t, cli, JSON.stringify({ renewToken: "x" }));
       expect(refused.status).toBe(403);
       expect(refused.body.error).toMatch(/no sign-in session/);
-      const { key } = await createApiKey(t.database.db, { subject: "machine-1", label: "m", createdBy: "test" });
+      const { key } = await createApiKey(t.database.db, {
+        now: new Date(),
+        subject: "machine-1",
+        label: "m",
+        createdBy: "test",
+      });
       const byKey = await t.app.request("/v1/auth/extend-session", {
         method: "POST",
         headers: { "X-API-Key": key },

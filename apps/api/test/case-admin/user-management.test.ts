@@ -748,7 +748,7 @@ describe("case-admin's user management (/v1/user-management)", () => {
         .insert(serviceAccounts)
         .values({ label: "legacy", createdBy: adminId })
         .returning();
-      const made = await createApiKey(t.database.db, { subject: account!.id, createdBy: "cli" });
+      const made = await createApiKey(t.database.db, { now: new Date(), subject: account!.id, createdBy: "cli" });
       await t.database.db.update(apiKeys).set({ serviceAccountId: account!.id }).where(eq(apiKeys.id, made.apiKey.id));
       const keys = await replayCaseAdminCall(t, caseAdminCall("getServiceAccountAPIKeys"), {
         token: admin,

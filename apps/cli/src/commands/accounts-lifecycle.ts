@@ -47,7 +47,7 @@ function candidateLine(candidate: AccountLifecycleCandidate): string {
  */
 export async function accountsLifecycleDryRun(ctx: CliContext, input: AccountsLifecycleInput) {
   const times = lifecycleTimesOf(ctx.config);
-  const now = new Date();
+  const now = new Date(ctx.clock());
   const plan = await planAccountLifecycle(ctx.database.db, times, { now, limit: input.limit });
   const off = ACCOUNT_LIFECYCLE_STEPS.filter((step) => !lifecycleStepEnabled(times, step));
   const steps = Object.fromEntries(

@@ -65,6 +65,7 @@ export async function dailyExportSet(ctx: CliContext, input: DailyExportSetInput
       },
     },
     OPERATOR.subject,
+    ctx,
   );
   return printConfig(ctx, key, config);
 }

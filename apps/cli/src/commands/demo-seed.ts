@@ -22,7 +22,7 @@ export interface DemoSeedInput {
 
 /** Sets up the demo study and writes the walkthrough values to `out`; returns them. */
 export async function seedDemoInto(ctx: CliContext, input: DemoSeedInput): Promise<DemoFile> {
-  const demo = await seedDemo(ctx.database, ctx.config, input.participants);
+  const demo = await seedDemo(ctx.database, ctx.config, ctx, input.participants);
   await mkdir(path.dirname(input.out), { recursive: true });
   await writeFile(input.out, `${JSON.stringify(demo, null, 2)}\n`, "utf8");
   return demo;

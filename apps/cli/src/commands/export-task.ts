@@ -14,6 +14,7 @@ import {
   taskStatusWord,
   type ManagementSubject,
   type TaskRow,
+  type ClockContext,
 } from "@studyflow/domain";
 import { createTaskQueue, createRedisConnection, queueTask } from "@studyflow/queue";
 import { defineCommand, type CliContext } from "../command-definition";
@@ -157,6 +158,7 @@ export interface ExportCommandSpec<Shape extends z.ZodRawShape, Request> {
     studyKey: string,
     request: Request & SelectionRequest,
     createdBy: string,
+    ctx: ClockContext,
   ) => Promise<TaskRow>;
 }
 
@@ -186,6 +188,7 @@ export function defineExportCommand<Shape extends z.ZodRawShape, Request>(spec: 
           input.studyKey,
           { ...input.request, ...selectionRequest(input) },
           OPERATOR.subject,
+          ctx,
         ),
       );
     },
@@ -307,6 +310,7 @@ async function follow(ctx: ExportContext, options: FollowOptions, started: TaskR
     stream,
     label: `export ${started.id.slice(0, 8)}`,
     unit: unitOf(started),
+    clock: ctx.clock,
   });
   const { signal, release } = interruptSignal(ctx.interrupt);
   let task = started;
@@ -329,7 +333,7 @@ async function follow(ctx: ExportContext, options: FollowOptions, started: TaskR
     );
   }
   try {
-    const canceled = await cancelTask(ctx.database.db, task, OPERATOR);
+    const canceled = await cancelTask(ctx.database.db, task, OPERATOR, ctx);
     throw new FollowInterrupted(`interrupted: export task ${canceled.id} canceled`);
   } catch (error) {
     // It ended between the last read and the cancel: say so rather than claim a cancel.

@@ -8,7 +8,7 @@ export async function managementUserDelete(ctx: CliContext, input: ManagementUse
   const db = ctx.database.db;
   // Read first only for the message; the deletion itself locks and checks the user again.
   const user = await readManagementUser(db, input.id);
-  const removed = await removeManagementUser(db, input.id, UPLOADED_BY);
+  const removed = await removeManagementUser(db, input.id, UPLOADED_BY, new Date(ctx.clock()));
   const data = { deleted: { id: user.id, email: user.email, ...removed } };
   ctx.output.result(data, [
     `management user ${user.id}${user.email ? ` (${user.email})` : ""} deleted with ${removed.sessions} ` +

@@ -34,6 +34,7 @@ export async function messageTemplateSet(ctx: CliContext, input: MessageTemplate
       body,
     },
     UPLOADED_BY,
+    ctx,
   ).catch((error: unknown) => {
     throw namingTheFile(error, input.bodyFile);
   });

@@ -19,7 +19,7 @@ export interface ParticipantFilesUploadRuleInput {
  */
 export async function participantFilesUploadRule(ctx: CliContext, input: ParticipantFilesUploadRuleInput) {
   const rule = input.ruleFile === undefined ? null : await readJsonFile(ctx, input.ruleFile, "rule file");
-  await setParticipantFileUploadRule(ctx.database.db, input.studyKey, rule, UPLOADED_BY);
+  await setParticipantFileUploadRule(ctx.database.db, input.studyKey, rule, UPLOADED_BY, ctx);
   const data = { studyKey: input.studyKey, participantFileUploadRule: rule };
   ctx.output.result(data, [
     rule === null

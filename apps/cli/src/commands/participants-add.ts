@@ -28,7 +28,7 @@ export async function participantsAdd(ctx: CliContext, input: ParticipantsAddInp
   await requireStudy(ctx.database.db, input.studyKey);
   const prefix = input.prefix ?? "p";
   const statuses = input.statuses && input.statuses.length > 0 ? input.statuses : ["active"];
-  const enteredAt = input.enteredAt ?? Math.floor(Date.now() / 1000);
+  const enteredAt = input.enteredAt ?? Math.floor(ctx.clock() / 1000);
   // One transaction, so a clash with existing ids halfway through leaves no partial cohort.
   const added = await translateUniqueViolation(
     ctx.database.db.transaction((tx) =>

@@ -10,7 +10,7 @@ export interface PasswordResetTokenInput {
 }
 
 export async function passwordResetToken(ctx: CliContext, input: PasswordResetTokenInput) {
-  const now = new Date();
+  const now = new Date(ctx.clock());
   const issued = await initiatePasswordReset(ctx.database.db, {
     email: input.email,
     now,

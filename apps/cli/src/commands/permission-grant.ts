@@ -75,10 +75,10 @@ const limiterValue = text.transform((raw, ctx): PermissionLimiter => {
 async function grant(ctx: CliContext, input: PermissionGrantInput, permission: NewPermission) {
   const db = ctx.database.db;
   if (input.subjectType === "service-account") {
-    return grantServiceAccountPermission(db, input.subject, permission, UPLOADED_BY);
+    return grantServiceAccountPermission(db, input.subject, permission, UPLOADED_BY, new Date(ctx.clock()));
   }
   if (isManagementUserId(input.subject)) {
-    return grantManagementUserPermission(db, input.subject, permission, UPLOADED_BY);
+    return grantManagementUserPermission(db, input.subject, permission, UPLOADED_BY, new Date(ctx.clock()));
   }
   const row = await db.transaction((tx) =>
     insertSubjectPermission(
@@ -86,7 +86,7 @@ async function grant(ctx: CliContext, input: PermissionGrantInput, permission: N
       { subjectType: "management-user", subjectId: input.subject },
       permission,
       UPLOADED_BY,
-      new Date(),
+      new Date(ctx.clock()),
     ),
   );
   forgetCached(db, "grants", input.subject);

@@ -16,6 +16,7 @@ export async function serviceAccountCreate(ctx: CliContext, input: ServiceAccoun
     ctx.database.db,
     { label: input.label, ...(input.description === undefined ? {} : { description: input.description }) },
     UPLOADED_BY,
+    new Date(ctx.clock()),
   );
   const data = {
     serviceAccount: {

@@ -17,7 +17,7 @@ export async function serviceAccountDelete(ctx: CliContext, input: ServiceAccoun
   const db = ctx.database.db;
   // Read first only for the message; the deletion locks and checks the account again.
   const account = await readServiceAccount(db, input.id);
-  const removed = await deleteServiceAccount(db, input.id, UPLOADED_BY);
+  const removed = await deleteServiceAccount(db, input.id, UPLOADED_BY, new Date(ctx.clock()));
   const data = { deleted: { id: account.id, label: account.label, ...removed } };
   ctx.output.result(data, [
     `service account ${account.id} (${account.label}) deleted with ${removed.apiKeys} API key(s), ` +

@@ -15,7 +15,7 @@ export interface ServiceAccountKeyCreateInput {
 const DAY_MS = 86_400_000;
 
 export async function serviceAccountKeyCreate(ctx: CliContext, input: ServiceAccountKeyCreateInput) {
-  const now = new Date();
+  const now = new Date(ctx.clock());
   // Printed here once and never stored: lists (case-admin's too) show only its first characters.
   const { key, apiKey } = await createServiceAccountApiKey(ctx.database.db, {
     serviceAccountId: input.id,

@@ -14,6 +14,7 @@ export interface ServiceKeyCreateInput {
 
 export async function serviceKeyCreate(ctx: CliContext, input: ServiceKeyCreateInput) {
   const { key, apiKey } = await createApiKey(ctx.database.db, {
+    now: new Date(ctx.clock()),
     subject: input.subject,
     ...(input.label === undefined ? {} : { label: input.label }),
     ...(input.expiresInDays === undefined ? {} : { expiresInDays: input.expiresInDays }),

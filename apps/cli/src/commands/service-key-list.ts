@@ -14,7 +14,7 @@ const COLUMNS = ["id", "subject", "label", "prefix", "created", "expires", "revo
 const shown = (date: Date | null) => date?.toISOString() ?? "-";
 
 export async function serviceKeyList(ctx: CliContext, input: ServiceKeyListInput) {
-  const now = new Date();
+  const now = new Date(ctx.clock());
   const keys = await listApiKeys(ctx.database.db, input);
   const apiKeys = keys.map((key) => ({ ...key, status: apiKeyStatus(key, now) }));
   const data = { apiKeys };

@@ -19,8 +19,9 @@ const keyId = text.transform((raw, ctx) => {
 });
 
 export async function serviceKeyRevoke(ctx: CliContext, input: ServiceKeyRevokeInput) {
-  const key = await revokeApiKey(ctx.database.db, input.id, UPLOADED_BY);
-  const revokedAt = key.revokedAt ?? new Date();
+  const now = new Date(ctx.clock());
+  const key = await revokeApiKey(ctx.database.db, input.id, UPLOADED_BY, now);
+  const revokedAt = key.revokedAt ?? now;
   const data = { revoked: { id: key.id, subject: key.subject, label: key.label, keyPrefix: key.keyPrefix, revokedAt } };
   ctx.output.result(data, [
     `service key ${key.id} (${key.keyPrefix}…, subject ${key.subject}) revoked at ${revokedAt.toISOString()}`,

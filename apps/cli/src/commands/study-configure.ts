@@ -14,7 +14,7 @@ export interface StudyConfigureInput {
 
 export async function studyConfigure(ctx: CliContext, input: StudyConfigureInput) {
   await requireStudy(ctx.database.db, input.key);
-  const settings = await updateStudySettings(ctx.database.db, input.key, input.settings, UPLOADED_BY);
+  const settings = await updateStudySettings(ctx.database.db, input.key, input.settings, UPLOADED_BY, ctx);
   const data = { studyKey: input.key, settings };
   ctx.output.result(data, [
     `settings of study "${input.key}"`,

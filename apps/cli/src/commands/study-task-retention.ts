@@ -48,7 +48,14 @@ export async function studyTaskRetention(ctx: CliContext, input: StudyTaskRetent
     const state = await getStudyTaskRetention(ctx.database.db, input.studyKey, defaults);
     return printRetention(ctx, state, `task retention of study "${input.studyKey}"`);
   }
-  const state = await updateStudyTaskRetention(ctx.database.db, input.studyKey, input.change, UPLOADED_BY, defaults);
+  const state = await updateStudyTaskRetention(
+    ctx.database.db,
+    input.studyKey,
+    input.change,
+    UPLOADED_BY,
+    defaults,
+    new Date(ctx.clock()),
+  );
   return printRetention(ctx, state, `task retention of study "${input.studyKey}" set`);
 }
 

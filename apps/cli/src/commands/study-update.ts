@@ -23,7 +23,7 @@ export interface StudyUpdateInput {
 }
 
 export async function studyUpdate(ctx: CliContext, input: StudyUpdateInput) {
-  const { data, lines } = studyResult(await updateStudy(ctx.database.db, input.key, input.change, UPLOADED_BY));
+  const { data, lines } = studyResult(await updateStudy(ctx.database.db, input.key, input.change, UPLOADED_BY, ctx));
   ctx.output.result(data, [`study "${input.key}" updated`, ...lines]);
   return data;
 }

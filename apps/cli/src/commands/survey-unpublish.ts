@@ -15,7 +15,7 @@ export async function surveyUnpublish(ctx: CliContext, input: SurveyUnpublishInp
   const result = await unpublishSurvey(
     ctx.database.db,
     { studyKey: input.studyKey, surveyKey: input.surveyKey, actor: UPLOADED_BY },
-    { clock: Date.now },
+    ctx,
   );
   const data = {
     studyKey: input.studyKey,

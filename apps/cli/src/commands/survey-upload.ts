@@ -16,7 +16,7 @@ export async function surveyUpload(ctx: CliContext, input: SurveyUploadInput) {
   const version = await publishSurveyVersion(
     ctx.database.db,
     { studyKey: input.studyKey, actor: UPLOADED_BY, survey },
-    { clock: Date.now },
+    ctx,
   ).catch((error: unknown) => {
     // too large is the operator's input, not a failure of the system: exit code 1 like any invalid file
     if (error instanceof SurveyDefinitionTooLarge) throw new Invalid(`${input.file}: ${error.message}`);

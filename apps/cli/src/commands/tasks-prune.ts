@@ -35,7 +35,7 @@ function summaryLines(summary: PruneSummary, dryRun: boolean): string[] {
 export async function tasksPrune(ctx: TasksPruneContext, input: TasksPruneInput) {
   const db = ctx.database.db;
   const base = {
-    now: Date.now(),
+    now: ctx.clock(),
     defaults: retentionDefaultsOf(ctx),
     ...(input.studyKey === undefined ? {} : { studyKey: input.studyKey }),
   };
@@ -52,11 +52,13 @@ export async function tasksPrune(ctx: TasksPruneContext, input: TasksPruneInput)
     stream,
     label: "prune",
     unit: "tasks",
+    clock: ctx.clock,
   });
   let summary: PruneSummary;
   try {
     reporter.update({ status: "in_progress", processedCount: 0, targetCount });
     summary = await pruneFinishedTasks(db, {
+      clock: ctx.clock,
       ...base,
       resultDir: ctx.config.RESULT_DIR,
       files: createFileStore(db, { backend: ctx.config.EXPORT_FILE_STORE, directory: ctx.config.RESULT_DIR }),

@@ -8,7 +8,7 @@ import { printTimer } from "./timer-show";
 
 export async function timerPause(ctx: CliContext, input: { studyKey: string }) {
   const state = await updateStudyTimer(ctx.database.db, input.studyKey, { paused: true }, UPLOADED_BY, {
-    now: Date.now(),
+    now: ctx.clock(),
     defaultIntervalSeconds: ctx.config.TIMER_INTERVAL_SECONDS,
   });
   return printTimer(ctx, state, `timer of study "${input.studyKey}" paused`);

@@ -19,7 +19,7 @@ export interface TimerSetInput {
 
 export async function timerSet(ctx: CliContext, input: TimerSetInput) {
   const state = await updateStudyTimer(ctx.database.db, input.studyKey, input.change, UPLOADED_BY, {
-    now: Date.now(),
+    now: ctx.clock(),
     defaultIntervalSeconds: ctx.config.TIMER_INTERVAL_SECONDS,
   });
   return printTimer(ctx, state, `timer of study "${input.studyKey}" set`);

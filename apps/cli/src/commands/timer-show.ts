@@ -77,7 +77,7 @@ export function printTimer(ctx: CliContext, state: StudyTimerState, heading: str
 
 export async function timerShow(ctx: CliContext, input: { studyKey: string }) {
   const state = await getStudyTimer(ctx.database.db, input.studyKey, {
-    now: Date.now(),
+    now: ctx.clock(),
     defaultIntervalSeconds: ctx.config.TIMER_INTERVAL_SECONDS,
   });
   return printTimer(ctx, state, `timer of study "${input.studyKey}"`);

@@ -13,7 +13,7 @@ export interface ManagementTokenCommandInput {
 }
 
 export async function tokenManagement(ctx: CliContext, input: ManagementTokenCommandInput) {
-  const now = Date.now();
+  const now = ctx.clock();
   const ttlSeconds = input.ttlSeconds ?? DEFAULT_TOKEN_TTL_SECONDS;
   const admin = input.admin ?? false;
   const token = await mintManagementToken({

@@ -20,7 +20,7 @@ export async function tokenParticipant(ctx: CliContext, input: ParticipantTokenC
     .where(eq(users.id, input.userId))
     .limit(1);
   if (!user) throw new NotFound(`no user with id ${input.userId}`);
-  const now = Date.now();
+  const now = ctx.clock();
   const ttlSeconds = input.ttlSeconds ?? DEFAULT_TOKEN_TTL_SECONDS;
   // The current version: a token carrying an older one is refused after a password reset.
   const token = await mintParticipantToken({

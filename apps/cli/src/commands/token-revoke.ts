@@ -13,7 +13,7 @@ export interface TokenRevokeInput {
  * work. Token issue times have one-second precision, hence the whole second.
  */
 export async function tokenRevoke(ctx: CliContext, input: TokenRevokeInput) {
-  const revokedBefore = new Date(Math.floor(Date.now() / 1000) * 1000);
+  const revokedBefore = new Date(Math.floor(ctx.clock() / 1000) * 1000);
   await revokeSubjectTokens(ctx.database.db, input.subject, revokedBefore);
   const data = { subject: input.subject, revokedBefore: revokedBefore.toISOString() };
   ctx.output.result(data, [`management tokens of ${input.subject} issued before ${data.revokedBefore} are revoked`]);

@@ -43,7 +43,7 @@ function showAccount(ctx: CliContext, headline: string, account: ParticipantAcco
 }
 
 const userFlag = () => new Option("--user <ID>", "the account's id (user:find prints it)").makeOptionMandatory();
-const action = (userId: string) => ({ userId, operator: UPLOADED_BY, now: new Date() });
+const action = (ctx: CliContext, userId: string) => ({ userId, operator: UPLOADED_BY, now: new Date(ctx.clock()) });
 
 export const userFindCommand = defineCommand({
   name: "user:find",
@@ -62,7 +62,7 @@ export const userLockCommand = defineCommand({
   values: z.object({ user: text }),
   uses: "database",
   run: async (ctx, input) =>
-    showAccount(ctx, "account locked", await lockParticipantAccount(ctx.database.db, action(input.user))),
+    showAccount(ctx, "account locked", await lockParticipantAccount(ctx.database.db, action(ctx, input.user))),
 });
 
 export const userUnlockCommand = defineCommand({
@@ -72,7 +72,7 @@ export const userUnlockCommand = defineCommand({
   values: z.object({ user: text }),
   uses: "database",
   run: async (ctx, input) =>
-    showAccount(ctx, "account unlocked", await unlockParticipantAccount(ctx.database.db, action(input.user))),
+    showAccount(ctx, "account unlocked", await unlockParticipantAccount(ctx.database.db, action(ctx, input.user))),
 });
 
 export const userSignOutCommand = defineCommand({
@@ -82,7 +82,7 @@ export const userSignOutCommand = defineCommand({
   values: z.object({ user: text }),
   uses: "database",
   run: async (ctx, input) => {
-    const sessionsEnded = await signOutParticipantAccount(ctx.database.db, action(input.user));
+    const sessionsEnded = await signOutParticipantAccount(ctx.database.db, action(ctx, input.user));
     const data = { userId: input.user, sessionsEnded };
     ctx.output.result(data, [`signed out everywhere (${sessionsEnded} open sessions ended)`]);
     return data;

@@ -20,6 +20,7 @@ export async function userCreate(ctx: CliContext, input: UserCreateInput) {
   if (violation !== null) throw new Invalid(`--password: ${violation}`);
   const { user, profiles } = await translateUniqueViolation(
     createUserWithProfiles(ctx.database.db, {
+      now: new Date(ctx.clock()),
       email: input.email,
       password: input.password,
       ...(input.profiles ? { profiles: input.profiles } : {}),

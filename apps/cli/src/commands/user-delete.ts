@@ -47,7 +47,7 @@ export async function userDelete(ctx: UserDeleteContext, input: UserDeleteInput)
   await getParticipantAccount(db, input.userId);
   const { deletion } = await requestAccountDeletion(db, {
     userId: input.userId,
-    now: new Date(),
+    now: new Date(ctx.clock()),
     operator: UPLOADED_BY,
   });
   await enqueue(ctx, deletion.id);
@@ -62,6 +62,7 @@ export async function userDelete(ctx: UserDeleteContext, input: UserDeleteInput)
     stream,
     label: `delete ${input.userId.slice(0, 8)}`,
     unit: "participants",
+    clock: ctx.clock,
   });
   try {
     for (;;) {

@@ -46,6 +46,7 @@ export async function variableSet(ctx: CliContext, input: VariableSetInput) {
     input.key,
     { ...(input.type ? { type: input.type } : {}), value },
     UPLOADED_BY,
+    ctx,
   );
   const data = { studyKey: input.studyKey, variable, created };
   ctx.output.result(data, [

@@ -7,10 +7,11 @@ import {
   enterStudy,
   Forbidden,
   grantPermission,
-  participantIdsForProfile,
+  participantIdsInStudy,
   setStudyRules,
   mintManagementToken,
   mintParticipantToken,
+  type ClockContext,
 } from "@studyflow/domain";
 import type { CliConfig } from "../config";
 import { demoRules } from "./demo-rules";
@@ -60,12 +61,13 @@ export async function seedDemo(
   database: DbHandle,
   // The signing keys and the mode: the API's own config fits as well (the walkthrough test passes it).
   config: Pick<CliConfig, "NODE_ENV" | "STUDYFLOW_DEMO" | "MANAGEMENT_JWT_SECRET" | "PARTICIPANT_JWT_SECRET">,
+  ctx: ClockContext,
   participantCount = 10_000,
 ): Promise<DemoFile> {
   // Before the first statement, so a refusal leaves the database as it was.
   assertDemoSeedAllowed(config);
   const db = database.db;
-  const now = Date.now();
+  const now = ctx.clock();
   const [existing] = await db.select().from(studies).where(eq(studies.key, DEMO_STUDY));
   if (!existing) {
     await createStudy(db, { key: DEMO_STUDY, status: "active" });
@@ -88,13 +90,14 @@ export async function seedDemo(
       email: DEMO_EMAIL,
       password: DEMO_PASSWORD,
       profiles: ["Pat", "Pat's child"],
+      now: new Date(now),
     });
     user = created.user;
     profileIds = [created.profiles[0]!.id, created.profiles[1]!.id];
     await enterStudy(
       db,
       { studyKey: DEMO_STUDY, userId: user.id, profile: { id: profileIds[0], mainProfile: true } },
-      { clock: Date.now },
+      ctx,
     );
   } else {
     const profiles = await db.query.profiles.findMany({ where: (p, { eq: is }) => is(p.userId, user!.id) });
@@ -111,15 +114,17 @@ export async function seedDemo(
       isAdmin: false,
       secret: config.MANAGEMENT_JWT_SECRET,
       ttlSeconds: WEEK_SECONDS,
+      now,
     }),
     participantToken: await mintParticipantToken({
       userId: user.id,
       tokenVersion: user.tokenVersion,
       secret: config.PARTICIPANT_JWT_SECRET,
       ttlSeconds: WEEK_SECONDS,
+      now,
     }),
     userEmail: DEMO_EMAIL,
     profileIds,
-    participantId: participantIdsForProfile(study.secret, profileIds[0]).participantId,
+    participantId: participantIdsInStudy(study, profileIds[0]).participantId,
   };
 }

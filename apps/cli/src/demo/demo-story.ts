@@ -163,6 +163,8 @@ export async function runDemoStory(options: DemoStoryOptions): Promise<void> {
   report("account tracking switched on and off");
 
   // 6. Password reset through the e-mail.
+  // Real time, not a clock of the system's: the story drives a running API and reads Mailpit, whose
+  // mails carry the time they arrived.
   const since = Date.now();
   const initiate = await call("POST", "/v1/password-reset/initiate", undefined, { email: demo.userEmail });
   check(initiate.status === 200, "reset initiate", initiate.json);
@@ -181,6 +183,7 @@ export async function runDemoStory(options: DemoStoryOptions): Promise<void> {
 export function mailpitMailbox(baseUrl: string, http: typeof fetch = fetch): Mailbox {
   return {
     async waitForResetLink(email, since, timeoutMs) {
+      // A wait for an outside service: real time, as every timeout.
       const deadline = Date.now() + timeoutMs;
       while (Date.now() < deadline) {
         const list = (await (await http(`${baseUrl}/api/v1/messages?limit=50`)).json()) as {
@@ -211,6 +214,7 @@ export function mailpitMailbox(baseUrl: string, http: typeof fetch = fetch): Mai
 export function outboxMailbox(database: DbHandle): Mailbox {
   return {
     async waitForResetLink(email, since, timeoutMs) {
+      // A wait for an outside service: real time, as every timeout.
       const deadline = Date.now() + timeoutMs;
       while (Date.now() < deadline) {
         const [row] = await database.db

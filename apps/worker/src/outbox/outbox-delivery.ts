@@ -36,7 +36,7 @@ export interface OutboxDeps {
   db: Database;
   mailer: Mailer;
   logger: Logger;
-  clock?: () => number;
+  clock: () => number;
   /** @defaultValue {@link OUTBOX_BATCH_SIZE} */
   batchSize?: number;
   /** @defaultValue {@link PARTICIPANT_MESSAGES_PER_ROUND} */
@@ -165,7 +165,7 @@ async function queueMessages(deps: OutboxDeps, nowMs: number, round: OutboxRound
  * Exported for tests, which drive rounds and the clock themselves.
  */
 export async function runOutboxOnce(deps: OutboxDeps): Promise<OutboxRound> {
-  const clock = deps.clock ?? Date.now;
+  const { clock } = deps;
   const now = () => new Date(clock());
   const isClosing = deps.isClosing ?? (() => false);
   const round = emptyRound();

@@ -30,7 +30,7 @@ export interface AccountDeletionProcessorDeps {
   /** The account-deletion queue, whose lost jobs the sweep queues again (made after the processor). */
   queue: () => Queue;
   logger: Logger;
-  clock?: () => number;
+  clock: () => number;
   callExternalService?: ExternalServiceCaller;
   onRuleFailures?: (failures: readonly RuleFailureRecord[]) => void;
 }
@@ -41,7 +41,7 @@ export interface AccountDeletionProcessorDeps {
  * the row (status failed, its error) before BullMQ retries it, so operators see it at once.
  */
 export function createAccountDeletionProcessor(deps: AccountDeletionProcessorDeps): Processor {
-  const clock = deps.clock ?? Date.now;
+  const { clock } = deps;
   const ctx: DomainContext = {
     clock,
     ...(deps.callExternalService ? { callExternalService: deps.callExternalService } : {}),
@@ -78,10 +78,10 @@ export async function sweepAccountDeletions(deps: {
   database: DbHandle;
   queue: Queue;
   logger: Logger;
-  clock?: () => number;
+  clock: () => number;
   lostAfterMs?: number;
 }): Promise<{ requeued: string[] }> {
-  const clock = deps.clock ?? Date.now;
+  const { clock } = deps;
   const requeued: string[] = [];
   await deps.database.db.transaction(async (tx) => {
     const [lock] = await tx.execute<{ locked: boolean }>(

@@ -16,7 +16,7 @@ export interface AccountLifecycleProcessorDeps {
   /** The account-deletion queue, where the deletions a round requests are queued. */
   deletionQueue: () => Queue;
   logger: Logger;
-  clock?: () => number;
+  clock: () => number;
 }
 
 const STEPS: Record<AccountLifecycleJob["kind"], readonly AccountLifecycleStep[]> = {
@@ -32,7 +32,7 @@ const STEPS: Record<AccountLifecycleJob["kind"], readonly AccountLifecycleStep[]
  * A round of a step this process has switched off (another replica's stale scheduler) does nothing.
  */
 export function createAccountLifecycleProcessor(deps: AccountLifecycleProcessorDeps): Processor {
-  const clock = deps.clock ?? Date.now;
+  const { clock } = deps;
   return async (job) => {
     const data = accountLifecycleJobSchema.parse(job.data);
     const rounds: AccountLifecycleRound[] = [];

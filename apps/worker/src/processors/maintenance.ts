@@ -23,7 +23,7 @@ export interface MaintenanceProcessorDeps {
   /** The tasks queue, whose jobs the stale-task sweep looks up and re-queues. */
   taskQueue: Queue;
   logger: Logger;
-  clock?: () => number;
+  clock: () => number;
   /** Age after which temporary participants are removed. */
   temporaryParticipantRetentionSeconds: number;
   /** The export file store, whose files past retention are removed. */
@@ -46,7 +46,7 @@ export const PRUNE_ROUND_BUDGET_MS = 30_000;
 
 /** Runs the cluster's housekeeping jobs; what each returns is kept on the job for the dashboard. */
 export function createMaintenanceProcessor(deps: MaintenanceProcessorDeps): Processor {
-  const clock = deps.clock ?? Date.now;
+  const { clock } = deps;
   return async (job) => {
     const data = maintenanceJobSchema.parse(job.data);
     switch (data.kind) {
@@ -69,6 +69,7 @@ export function createMaintenanceProcessor(deps: MaintenanceProcessorDeps): Proc
       }
       case "start-daily-exports": {
         const started = await startDailyExports(deps.database.db, {
+          clock,
           now: clock(),
           queue: (task) => queueTask(deps.taskQueue, task),
         });
@@ -92,6 +93,7 @@ export function createMaintenanceProcessor(deps: MaintenanceProcessorDeps): Proc
           resultDir: deps.resultDir,
           files: deps.files,
           maxDurationMs: PRUNE_ROUND_BUDGET_MS,
+          clock,
         });
         const byStudy = Object.fromEntries(
           summary.studies.map((study) => [

@@ -25,10 +25,10 @@ export async function sweepStaleTasks(deps: {
   database: DbHandle;
   queue: Queue;
   logger: Logger;
-  clock?: () => number;
+  clock: () => number;
   staleAfterMs?: number;
 }): Promise<{ requeued: string[]; failed: string[] }> {
-  const clock = deps.clock ?? Date.now;
+  const { clock } = deps;
   const outcome = { requeued: [] as string[], failed: [] as string[] };
   await deps.database.db.transaction(async (tx) => {
     // Transaction-scoped, so the lock is released with the pooled connection's transaction.

@@ -9,7 +9,7 @@ export interface StudyTimerProcessorDeps {
   /** Where a tick's task job goes: ticks run on the bulk pipeline like any task. */
   taskQueue: Queue;
   logger: Logger;
-  clock?: () => number;
+  clock: () => number;
   /** TIMER_INTERVAL_SECONDS: the interval of studies without their own. */
   defaultIntervalSeconds: number;
   /** Told of every tick recorded (metrics). */
@@ -22,7 +22,7 @@ export interface StudyTimerProcessorDeps {
  * tick was skipped.
  */
 export function createStudyTimerProcessor(deps: StudyTimerProcessorDeps): Processor {
-  const clock = deps.clock ?? Date.now;
+  const { clock } = deps;
   return async (job) => {
     timerJobSchema.parse(job.data);
     const started = await startDueTimerTicks(deps.database.db, {

@@ -22,7 +22,7 @@ export interface TaskProcessorDeps {
   /** Where export tasks write their files (the PostgreSQL store unless configured otherwise). */
   files?: FileStore;
   logger: Logger;
-  clock?: () => number;
+  clock: () => number;
   /** The study rules' external services; absent = none configured. */
   callExternalService?: ExternalServiceCaller;
   /** Told of the rule failures every committed batch recorded (metrics). */
@@ -60,10 +60,10 @@ export function taskIdOf(data: unknown): string | null {
  */
 export function createTaskProcessor(deps: TaskProcessorDeps): Processor {
   const db = deps.database.db;
-  const clock = deps.clock ?? Date.now;
+  const { clock } = deps;
 
   async function runTaskJob(job: Job, data: Extract<TaskJob, { kind: "task" }>, token: string | undefined) {
-    const planned = await planTask(db, data.taskId, deps.chunkSize, deps.files);
+    const planned = await planTask(db, data.taskId, { clock, chunkSize: deps.chunkSize, files: deps.files });
     if (planned.status === "ended") return { skipped: "task is gone or has ended" };
     if (planned.status === "skipped") {
       // A timer tick that found another task of its study ahead: recorded as skipped, never run.

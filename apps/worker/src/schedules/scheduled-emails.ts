@@ -32,9 +32,9 @@ export const scheduledEmailsSchedule = (
 export async function runScheduledEmailsRound(deps: {
   db: Database;
   logger: Logger;
-  clock?: () => number;
+  clock: () => number;
 }): Promise<ScheduledEmailsRound> {
-  const round = await fireDueScheduledEmails(deps.db, new Date((deps.clock ?? Date.now)()));
+  const round = await fireDueScheduledEmails(deps.db, new Date(deps.clock()));
   if (round.fired > 0) deps.logger.info({ ...round }, "scheduled e-mails fired");
   return round;
 }

@@ -35,7 +35,7 @@ export function createConsoleOidcRouter(deps: AppDeps) {
     provider,
     sessions,
     box: SecretBox.fromBase64(key, deps.config.MANAGEMENT_SECRETS_PREVIOUS_KEYS),
-    now: () => new Date((deps.clock ?? Date.now)()),
+    now: () => new Date(deps.clock()),
   };
   registerLogin(router, signIn);
   registerCallback(router, signIn);

@@ -21,7 +21,7 @@ const loginRequest = z
 
 export function registerLoginWithTempToken(router: ApiRouter, deps: AppDeps, limiter: RateLimiter) {
   const db = deps.database.db;
-  const clock = deps.clock ?? Date.now;
+  const { clock } = deps;
   const accessTokenCheck = participantTokenCheck(deps);
   const holderOf = tempTokenHolder(deps);
   defineRoute(

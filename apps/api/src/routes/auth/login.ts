@@ -30,7 +30,7 @@ const body = caseJsonBody(loginRequest, "The account's e-mail and password");
 
 export function registerLogin(router: ApiRouter, deps: AppDeps, limiter: RateLimiter) {
   const db = deps.database.db;
-  const clock = deps.clock ?? Date.now;
+  const { clock } = deps;
   const limits = signInFailureLimits(limiter, "auth:login", loginRequest, (b) => emailKey(b.email));
   defineRoute(
     router,

@@ -12,7 +12,7 @@ import { PARTICIPANT_SECURITY, jsonContent } from "../schemas";
 
 export function registerLogout(router: ApiRouter, deps: AppDeps) {
   const db = deps.database.db;
-  const clock = deps.clock ?? Date.now;
+  const { clock } = deps;
   defineRoute(
     router,
     {

@@ -76,4 +76,4 @@ export function sessionOfRequest(authorization: string | undefined): string {
   return sessionId;
 }
 
-export const nowOf = (deps: AppDeps) => new Date((deps.clock ?? Date.now)());
+export const nowOf = (deps: AppDeps) => new Date(deps.clock());

@@ -27,7 +27,7 @@ const RENEWALS_PER_ADDRESS = 120;
 
 export function registerRenewSessionTokens(router: ApiRouter, deps: AppDeps, limiter: RateLimiter) {
   const db = deps.database.db;
-  const clock = deps.clock ?? Date.now;
+  const { clock } = deps;
   const key = createSecretKey(Buffer.from(deps.config.PARTICIPANT_JWT_SECRET, "utf8"));
   const limit = perAddress(limiter, "auth:renew", RENEWALS_PER_ADDRESS, 60 * 60, "too many renewals; try again later");
 

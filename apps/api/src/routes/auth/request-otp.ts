@@ -11,7 +11,7 @@ import { PARTICIPANT_SECURITY, jsonContent, messageSchema } from "../schemas";
 /** `auth`: the participant auth the OTP routes share (see index.ts). */
 export function registerRequestOtp(router: ApiRouter, deps: AppDeps, auth: MiddlewareHandler<AppEnv>) {
   const db = deps.database.db;
-  const clock = deps.clock ?? Date.now;
+  const { clock } = deps;
   defineRoute(
     router,
     {

@@ -12,7 +12,7 @@ const resendRequest = z.object({ email: z.string().trim().max(254) }).openapi("C
 
 export function registerResendEmailVerification(router: ApiRouter, deps: AppDeps) {
   const db = deps.database.db;
-  const clock = deps.clock ?? Date.now;
+  const { clock } = deps;
   defineRoute(
     router,
     {

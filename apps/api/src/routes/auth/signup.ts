@@ -34,7 +34,7 @@ const SIGNUPS_PER_ADDRESS = 10;
 const SIGNUP_WINDOW_SECONDS = 60 * 60;
 
 export function registerSignup(router: ApiRouter, deps: AppDeps, limiter: RateLimiter) {
-  const clock = deps.clock ?? Date.now;
+  const { clock } = deps;
   const limit = perAddress(
     limiter,
     "auth:signup",

@@ -13,7 +13,7 @@ export function tempTokenFailures(limiter: RateLimiter) {
 /** The account a usable survey-login token belongs to, with what the temp-token routes need of it. */
 export function tempTokenHolder(deps: AppDeps) {
   const db = deps.database.db;
-  const clock = deps.clock ?? Date.now;
+  const { clock } = deps;
   return async (tempToken: string, purposes: readonly TokenPurpose[], afterUse: readonly TokenPurpose[] = []) => {
     const holder = await peekAccountToken(db, tempToken, purposes, new Date(clock()), { afterUse });
     if (!holder) throw new Unauthorized(INVALID_TEMP_TOKEN_MESSAGE);

@@ -41,7 +41,7 @@ const presentVerified = (verified: VerifiedAddress) => ({
 
 export function registerVerifyEmail(router: ApiRouter, deps: AppDeps, limiter: RateLimiter) {
   const db = deps.database.db;
-  const clock = deps.clock ?? Date.now;
+  const { clock } = deps;
   const guesses = limitMailedTokenFailures(
     limiter,
     "auth:verify-email:address",

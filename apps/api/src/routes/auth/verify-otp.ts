@@ -35,7 +35,7 @@ export function registerVerifyOtp(
   auth: MiddlewareHandler<AppEnv>,
 ) {
   const db = deps.database.db;
-  const clock = deps.clock ?? Date.now;
+  const { clock } = deps;
   const wrongCodes = failureRateLimits(
     limiter,
     WRONG_CODE_TIERS.map((tier) => ({

@@ -4,5 +4,5 @@ import type { AppDeps } from "../../deps";
 export const accountAction = (deps: AppDeps, id: string, operator: string) => ({
   userId: id,
   operator,
-  now: new Date((deps.clock ?? Date.now)()),
+  now: new Date(deps.clock()),
 });

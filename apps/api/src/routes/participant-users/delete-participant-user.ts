@@ -39,7 +39,7 @@ export function registerDeleteParticipantUser(router: ApiRouter, deps: AppDeps) 
       await getParticipantAccount(db, id);
       const { deletion } = await requestAccountDeletion(db, {
         userId: id,
-        now: new Date((deps.clock ?? Date.now)()),
+        now: new Date(deps.clock()),
         operator: managementOf(c).subject,
       });
       await queueDeletionJob(deps, deletion.id);

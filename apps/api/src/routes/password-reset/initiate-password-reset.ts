@@ -63,7 +63,7 @@ function initiateLimits(limiter: RateLimiter) {
 }
 
 export function registerInitiatePasswordReset(router: ApiRouter, deps: AppDeps, limiter: RateLimiter) {
-  const clock = deps.clock ?? Date.now;
+  const { clock } = deps;
   defineRoute(
     router,
     {

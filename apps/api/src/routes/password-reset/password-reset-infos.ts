@@ -11,7 +11,7 @@ import { jsonContent } from "../schemas";
 const infosRequest = z.object({ token: z.string().min(1, "required").max(200) }).openapi("PasswordResetInfosRequest");
 
 export function registerPasswordResetInfos(router: ApiRouter, deps: AppDeps, limiter: RateLimiter) {
-  const clock = deps.clock ?? Date.now;
+  const { clock } = deps;
   const guesses = limitMailedTokenFailures(
     limiter,
     "password-reset:get-infos:address",

@@ -55,7 +55,7 @@ function resetLimits(limiter: RateLimiter) {
 }
 
 export function registerResetPassword(router: ApiRouter, deps: AppDeps, limiter: RateLimiter) {
-  const clock = deps.clock ?? Date.now;
+  const { clock } = deps;
   defineRoute(
     router,
     {

@@ -60,7 +60,7 @@ export function registerCreateStudy(router: ApiRouter, deps: AppDeps) {
         await db.transaction(async (tx) => {
           await createStudy(tx, { key: studyKey, secret: secretKey, status: "inactive", createdBy: who.subject });
           if (isSystemDefaultStudy === true) {
-            await updateStudy(tx, studyKey, { systemDefaultStudy: true }, who.subject);
+            await updateStudy(tx, studyKey, { systemDefaultStudy: true }, who.subject, deps);
           }
         });
       } catch (error) {
@@ -68,7 +68,10 @@ export function registerCreateStudy(router: ApiRouter, deps: AppDeps) {
         throw error;
       }
       const overview = await getStudyOverview(db, studyKey);
-      return c.json({ study: presentCaseAdminStudy(overview, await caseStudyStats(db, studyKey)) }, 201);
+      return c.json(
+        { study: presentCaseAdminStudy(overview, await caseStudyStats(db, studyKey, new Date(deps.clock()))) },
+        201,
+      );
     },
   );
 }

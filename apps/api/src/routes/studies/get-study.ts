@@ -31,7 +31,10 @@ export function registerGetStudy(router: ApiRouter, deps: AppDeps) {
       const { studyKey } = c.req.valid("param");
       await assertStudyVisible(db, managementOf(c), studyKey);
       const overview = await getStudyOverview(db, studyKey);
-      return c.json({ study: presentCaseAdminStudy(overview, await caseStudyStats(db, studyKey)) }, 200);
+      return c.json(
+        { study: presentCaseAdminStudy(overview, await caseStudyStats(db, studyKey, new Date(deps.clock()))) },
+        200,
+      );
     },
   );
 }

@@ -33,7 +33,9 @@ export function registerListStudies(router: ApiRouter, deps: AppDeps) {
       const overviews = await listVisibleStudies(db, managementOf(c));
       const studies = [];
       for (const overview of overviews) {
-        studies.push(presentCaseAdminStudy(overview, await caseStudyStats(db, overview.study.key)));
+        studies.push(
+          presentCaseAdminStudy(overview, await caseStudyStats(db, overview.study.key, new Date(deps.clock()))),
+        );
       }
       return c.json({ studies }, 200);
     },

@@ -56,7 +56,7 @@ export function registerSetDisplayProps(router: ApiRouter, deps: AppDeps) {
       const { studyKey } = c.req.valid("param");
       const who = managementOf(c);
       await assertStudyPermission(db, who, studyKey, "update-study-props");
-      await setCaseDisplayProps(db, studyKey, c.req.valid("json"), who.subject);
+      await setCaseDisplayProps(db, studyKey, c.req.valid("json"), who.subject, deps);
       return c.json({ message: "study display props updated" }, 200);
     },
   );

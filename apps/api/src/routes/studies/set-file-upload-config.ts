@@ -57,7 +57,7 @@ export function registerSetFileUploadConfig(router: ApiRouter, deps: AppDeps) {
       } else {
         rule = simplifiedAllowedUpload === true ? comparison(1, 0) : comparison(0, 1);
       }
-      await setParticipantFileUploadRule(db, studyKey, rule, who.subject);
+      await setParticipantFileUploadRule(db, studyKey, rule, who.subject, deps);
       return c.json({ message: "file upload config updated" }, 200);
     },
   );

@@ -33,7 +33,7 @@ export function registerSetIsDefault(router: ApiRouter, deps: AppDeps) {
       const who = managementOf(c);
       await assertStudyPermission(db, who, studyKey, "update-study-props");
       const { isDefault } = c.req.valid("json");
-      await updateStudy(db, studyKey, { systemDefaultStudy: isDefault }, who.subject);
+      await updateStudy(db, studyKey, { systemDefaultStudy: isDefault }, who.subject, deps);
       return c.json({ message: "study is-default updated" }, 200);
     },
   );

@@ -34,7 +34,7 @@ export function registerSetStudyStatus(router: ApiRouter, deps: AppDeps) {
       const who = managementOf(c);
       await assertStudyPermission(db, who, studyKey, "update-study-status");
       const { status } = c.req.valid("json");
-      await updateStudy(db, studyKey, { status }, who.subject);
+      await updateStudy(db, studyKey, { status }, who.subject, deps);
       return c.json({ message: "study status updated" }, 200);
     },
   );

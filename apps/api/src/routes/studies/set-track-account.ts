@@ -42,7 +42,7 @@ export function registerSetTrackAccount(router: ApiRouter, deps: AppDeps) {
       const { study } =
         trackAccount === undefined
           ? await getStudyOverview(db, studyKey)
-          : await updateStudy(db, studyKey, { trackAccount }, who.subject);
+          : await updateStudy(db, studyKey, { trackAccount }, who.subject, deps);
       return c.json(
         { message: `account tracking is ${study.trackAccount ? "on" : "off"} for study "${studyKey}"` },
         200,

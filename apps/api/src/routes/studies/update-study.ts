@@ -128,7 +128,7 @@ export function registerUpdateStudy(router: ApiRouter, deps: AppDeps) {
       const { studyKey } = c.req.valid("param");
       const who = managementOf(c);
       await assertStudyPermission(db, who, studyKey, "update-study-props");
-      const study = await updateStudy(db, studyKey, c.req.valid("json"), who.subject);
+      const study = await updateStudy(db, studyKey, c.req.valid("json"), who.subject, deps);
       return c.json({ study: presentStudy(study) }, 200);
     },
   );

@@ -50,7 +50,7 @@ export function registerUnsubscribeNewsletter(router: ApiRouter, deps: AppDeps, 
       },
     },
     async (c) => {
-      await unsubscribeNewsletter(db, c.req.valid("json").token, new Date((deps.clock ?? Date.now)()));
+      await unsubscribeNewsletter(db, c.req.valid("json").token, new Date(deps.clock()));
       return c.json({ message: "newsletter unsubscribed" }, 200);
     },
   );

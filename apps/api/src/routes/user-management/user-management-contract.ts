@@ -26,7 +26,7 @@ export function adminOf(c: Context<AppEnv>): ManagementPrincipal {
 }
 
 /** The request's time (the app's clock in tests). */
-export const now = (deps: AppDeps) => new Date((deps.clock ?? Date.now)());
+export const now = (deps: AppDeps) => new Date(deps.clock());
 
 /** A path parameter naming one row (ids are uuids or numbers; anything up to 200 characters is looked up, unknown 404). */
 export const idParam = (name: string, description: string) =>

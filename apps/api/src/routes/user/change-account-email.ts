@@ -81,7 +81,7 @@ export function registerChangeAccountEmail(router: ApiRouter, deps: AppDeps, lim
         userId,
         newEmail: email,
         password,
-        now: new Date((deps.clock ?? Date.now)()),
+        now: new Date(deps.clock()),
         verifyUrl: deps.config.VERIFY_EMAIL_URL,
       });
       return c.json({ message: EMAIL_CHANGE_ANSWER, user: await loadCaseUser(db, userId) }, 200);

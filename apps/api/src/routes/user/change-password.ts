@@ -55,7 +55,7 @@ export function registerChangePassword(router: ApiRouter, deps: AppDeps, limiter
         userId,
         oldPassword,
         newPassword,
-        now: new Date((deps.clock ?? Date.now)()),
+        now: new Date(deps.clock()),
         ...(sessionId === undefined ? {} : { sessionId }),
       });
       return c.json({ message: "password changed" }, 200);

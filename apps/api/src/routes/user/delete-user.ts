@@ -45,7 +45,7 @@ export function registerDeleteUser(router: ApiRouter, deps: AppDeps, limiter: Ra
     count: { failures: [401] },
     message: "too many wrong passwords; sign in again instead",
   });
-  const now = () => new Date((deps.clock ?? Date.now)());
+  const now = () => new Date(deps.clock());
   defineRoute(
     router,
     {

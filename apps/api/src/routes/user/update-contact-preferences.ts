@@ -22,7 +22,7 @@ const contactPreferencesRequest = z.object({
 
 export function registerUpdateContactPreferences(router: ApiRouter, deps: AppDeps) {
   const db = deps.database.db;
-  const clock = deps.clock ?? Date.now;
+  const { clock } = deps;
   defineRoute(
     router,
     {

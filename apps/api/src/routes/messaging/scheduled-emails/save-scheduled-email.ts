@@ -11,7 +11,6 @@ import { scheduleAnswer } from "./scheduled-email-answer";
 
 export function registerSaveScheduledEmail(router: ApiRouter, deps: AppDeps) {
   const db = deps.database.db;
-  const nowSeconds = () => Math.floor((deps.clock ?? Date.now)() / 1000);
   defineRoute(
     router,
     {
@@ -39,7 +38,7 @@ export function registerSaveScheduledEmail(router: ApiRouter, deps: AppDeps) {
     async (c) => {
       const who = managementOf(c);
       await assertMessaging(db, who, "scheduled-emails");
-      const schedule = await saveScheduledEmail(db, c.req.valid("json"), who.subject, nowSeconds());
+      const schedule = await saveScheduledEmail(db, c.req.valid("json"), who.subject, deps);
       return c.json({ schedule }, 200);
     },
   );

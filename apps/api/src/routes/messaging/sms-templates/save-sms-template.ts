@@ -39,7 +39,7 @@ export function registerSaveSmsTemplate(router: ApiRouter, deps: AppDeps) {
     async (c) => {
       const who = managementOf(c);
       await assertMessaging(db, who, "sms-templates");
-      const template = await saveSmsTemplate(db, c.req.valid("json"), who.subject);
+      const template = await saveSmsTemplate(db, c.req.valid("json"), who.subject, deps);
       return c.json({ template }, 200);
     },
   );

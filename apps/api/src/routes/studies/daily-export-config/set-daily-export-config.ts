@@ -63,7 +63,7 @@ export function registerSetDailyExportConfig(router: ApiRouter, deps: AppDeps) {
       const who = managementOf(c);
       await assertStudyPermission(db, who, studyKey, "get-responses");
       const { surveyKeys, enabled, ...options } = c.req.valid("json");
-      const config = await setDailyExportConfig(db, studyKey, { surveyKeys, enabled, options }, who.subject);
+      const config = await setDailyExportConfig(db, studyKey, { surveyKeys, enabled, options }, who.subject, deps);
       return c.json({ config: presentDailyExportConfig(config) }, 200);
     },
   );

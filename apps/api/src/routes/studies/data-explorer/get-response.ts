@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { assertStudyPermission, getExplorerResponse, surveyVersionsForFormatting } from "@studyflow/domain";
+import { assertStudyPermission, getExplorerResponse, nowSeconds, surveyVersionsForFormatting } from "@studyflow/domain";
 import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import type { ApiRouter } from "../../create-router";
@@ -38,7 +38,12 @@ export function registerGetResponse(router: ApiRouter, deps: AppDeps) {
       await assertStudyPermission(db, managementOf(c), studyKey, "get-responses");
       const { response, study } = await getExplorerResponse(db, studyKey, responseID);
       const versions = await surveyVersionsForFormatting(db, studyKey, response.key);
-      const [flat] = flattenResponses(response.key, versions, [response], flatOptions(query, study.trackAccount));
+      const [flat] = flattenResponses(
+        response.key,
+        versions,
+        [response],
+        flatOptions(query, study.trackAccount, nowSeconds(deps)),
+      );
       return c.json({ response: flat ?? {} }, 200);
     },
   );

@@ -24,7 +24,7 @@ import { createRouter } from "../../create-router";
 export function createDataExplorerRouter(deps: AppDeps) {
   const router = createRouter(managementAuth(deps));
   // one per app: page boundaries and counts of the explorer's queries (see ExplorerPageCache)
-  const cache = new ExplorerPageCache(deps.clock ? { now: deps.clock } : {});
+  const cache = new ExplorerPageCache({ clock: deps.clock });
   registerListResponses(router, deps, cache);
   registerDeleteResponses(router, deps, cache);
   registerGetResponse(router, deps);

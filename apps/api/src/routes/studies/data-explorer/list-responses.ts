@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { assertStudyPermission, listExplorerResponses, type ExplorerPageCache } from "@studyflow/domain";
+import { assertStudyPermission, listExplorerResponses, nowSeconds, type ExplorerPageCache } from "@studyflow/domain";
 import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import type { ApiRouter } from "../../create-router";
@@ -43,7 +43,10 @@ export function registerListResponses(router: ApiRouter, deps: AppDeps, cache: E
       const query = c.req.valid("query");
       await assertStudyPermission(db, managementOf(c), studyKey, "get-responses");
       const page = await listExplorerResponses(db, studyKey, query.surveyKey, toExplorerQuery(query), cache);
-      return c.json(await presentResponsePage(db, studyKey, page, query, page.study.trackAccount), 200);
+      return c.json(
+        await presentResponsePage(db, studyKey, page, query, page.study.trackAccount, nowSeconds(deps)),
+        200,
+      );
     },
   );
 }

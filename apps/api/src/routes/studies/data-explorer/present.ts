@@ -55,6 +55,8 @@ export interface FlatResponseOptions {
   questionOptionSep: string;
   extraContextColumns: string[];
   accountColumns: boolean;
+  /** The request's time in Unix seconds, from which CASE's version lookup by time counts. */
+  now: number;
 }
 
 /**
@@ -75,6 +77,7 @@ export function flattenResponses(
     extraContextColumns: options.extraContextColumns,
     includeMeta: { position: false, initTimes: false, displayedTimes: false, responsedTimes: false },
     accountColumns: options.accountColumns,
+    now: options.now,
   });
   const text = formatter.start() + formatter.format(responses, false).text + formatter.end(true);
   return (JSON.parse(text) as { responses: Record<string, unknown>[] }).responses;

@@ -16,11 +16,12 @@ export const responseFormatQuery = z.object({
     .openapi({ description: "comma-separated context keys to add as columns" }),
 });
 
-export function flatOptions(query: z.infer<typeof responseFormatQuery>, accountColumns: boolean) {
+export function flatOptions(query: z.infer<typeof responseFormatQuery>, accountColumns: boolean, now: number) {
   return {
     shortKeys: query.shortKeys ?? false,
     questionOptionSep: query.questionOptionSep ?? "-",
     extraContextColumns: query.extraContextColumns ? query.extraContextColumns.split(",") : [],
     accountColumns,
+    now,
   };
 }

@@ -26,8 +26,9 @@ export async function presentResponsePage(
   page: ExplorerPage<ExplorerResponse> & { surveyKey: string },
   query: z.infer<typeof responseListQuery>,
   accountColumns: boolean,
+  now: number,
 ): Promise<z.infer<typeof responsePageSchema>> {
   const versions = page.rows.length === 0 ? [] : await surveyVersionsForFormatting(db, studyKey, page.surveyKey);
-  const responses = flattenResponses(page.surveyKey, versions, page.rows, flatOptions(query, accountColumns));
+  const responses = flattenResponses(page.surveyKey, versions, page.rows, flatOptions(query, accountColumns, now));
   return { responses, pagination: paginationOf(page) };
 }

@@ -149,6 +149,7 @@ export function registerStartResponsesExport(router: ApiRouter, deps: AppDeps) {
               ...(query.guardFormulas === undefined ? {} : { guardFormulas: query.guardFormulas }),
             },
             who.subject,
+            deps,
           ),
       });
     },

@@ -91,7 +91,7 @@ export function registerExportStudyConfig(router: ApiRouter, deps: AppDeps) {
         throw new Invalid("at least one of the following query parameters must be set: config, surveys, rules");
       }
       const study = await getStudy(db, studyKey);
-      const now = new Date((deps.clock ?? Date.now)());
+      const now = new Date(deps.clock());
       const document: Record<string, unknown> = { exportedAt: now.toISOString() };
       if (include.config) document["config"] = presentCaseStudy(study, await listSubscriptions(db, studyKey));
       if (include.rules) {

@@ -70,6 +70,7 @@ export function registerSetMessageTemplate(router: ApiRouter, deps: AppDeps) {
         db,
         { studyKey, messageType, language, ...c.req.valid("json") },
         who.subject,
+        deps,
       );
       const body = { messageTemplate: presentMessageTemplate(template) };
       return created ? c.json(body, 201) : c.json(body, 200);

@@ -108,7 +108,7 @@ export function registerUpdateParticipant(router: ApiRouter, deps: AppDeps) {
       if (body.participantId !== participantID) {
         throw new Invalid(`participantId: "${body.participantId}" is not the participant of the path`);
       }
-      const now = Math.floor((deps.clock ?? Date.now)() / 1000);
+      const now = Math.floor(deps.clock() / 1000);
       const saved = await editParticipantState(
         deps.database.db,
         {

@@ -28,7 +28,7 @@ export function registerCancelTask(router: ApiRouter, deps: AppDeps) {
     },
     async (c) => {
       const { who, task } = await visibleTaskOf(c, db, c.req.valid("param"));
-      return c.json({ task: presentTask(await cancelTask(db, task, who)) }, 200);
+      return c.json({ task: presentTask(await cancelTask(db, task, who, deps)) }, 200);
     },
   );
 }

@@ -18,7 +18,11 @@ export async function startRuleTask(
 ): Promise<TaskRow> {
   await assertStudyPermission(deps.database.db, who, studyKey, "run-study-action");
   const queued = task(validatedRules(rules));
-  return createQueuedRuleTask(deps.database.db, { studyKey, createdBy: who.subject }, queued, (taskId) =>
-    queueTask(deps.taskQueue, { id: taskId, kind: queued.kind }),
+  return createQueuedRuleTask(
+    deps.database.db,
+    { studyKey, createdBy: who.subject },
+    queued,
+    (taskId) => queueTask(deps.taskQueue, { id: taskId, kind: queued.kind }),
+    deps,
   );
 }

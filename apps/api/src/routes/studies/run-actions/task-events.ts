@@ -43,6 +43,8 @@ export function registerTaskEvents(router: ApiRouter, deps: AppDeps) {
         stream.onAbort(() => {
           aborted = true;
         });
+        // The stream's lifetime is real time on this connection, not the app's clock: a test that
+        // stops the app's clock must still see its stream end after MAX_STREAM_MS.
         const started = Date.now();
         let last = "";
         let id = 0;

@@ -60,7 +60,7 @@ export function registerSetTaskRetention(router: ApiRouter, deps: AppDeps) {
       const { studyKey } = c.req.valid("param");
       const who = managementOf(c);
       await assertStudyPermission(db, who, studyKey, "update-study-props");
-      const clock = deps.clock ?? Date.now;
+      const { clock } = deps;
       const state = await updateStudyTaskRetention(
         db,
         studyKey,

@@ -9,7 +9,7 @@ import { MANAGEMENT_SECURITY, jsonContent, studyKeyParam } from "../../schemas";
 
 export function registerGetTimer(router: ApiRouter, deps: AppDeps) {
   const db = deps.database.db;
-  const clock = deps.clock ?? Date.now;
+  const { clock } = deps;
   defineRoute(
     router,
     {

@@ -42,7 +42,7 @@ const timerChange = z
 
 export function registerUpdateTimer(router: ApiRouter, deps: AppDeps) {
   const db = deps.database.db;
-  const clock = deps.clock ?? Date.now;
+  const { clock } = deps;
   defineRoute(
     router,
     {

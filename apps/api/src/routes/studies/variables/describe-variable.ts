@@ -35,7 +35,7 @@ export function registerDescribeVariable(router: ApiRouter, deps: AppDeps) {
       const { variableDef } = c.req.valid("json");
       const who = managementOf(c);
       await assertStudyPermission(db, who, studyKey, "manage-study-variables");
-      await updateStudyVariableDescription(db, studyKey, key, variableDef, who.subject);
+      await updateStudyVariableDescription(db, studyKey, key, variableDef, who.subject, deps);
       return c.json({ message: "study variable definition updated" }, 200);
     },
   );

@@ -39,7 +39,7 @@ export function registerSetVariableValue(router: ApiRouter, deps: AppDeps) {
       const { variable } = c.req.valid("json");
       const who = managementOf(c);
       await assertStudyPermission(db, who, studyKey, "manage-study-variables");
-      await updateStudyVariableValue(db, studyKey, key, variable, who.subject);
+      await updateStudyVariableValue(db, studyKey, key, variable, who.subject, deps);
       return c.json({ message: "study variable value updated" }, 200);
     },
   );

@@ -1,4 +1,4 @@
-import { assertProfileOfUser, listOwnResponses } from "@studyflow/domain";
+import { assertProfileOfUser, listOwnResponses, nowSeconds } from "@studyflow/domain";
 import { participantOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import { toExplorerQuery } from "../../studies/data-explorer/explorer-query";
@@ -42,7 +42,7 @@ export function registerResponses(router: ApiRouter, deps: AppDeps) {
       const query = c.req.valid("query");
       const profile = await assertProfileOfUser(db, participantOf(c).userId, query.pid);
       const page = await listOwnResponses(db, studyKey, profile.id, query.surveyKey, toExplorerQuery(query));
-      return c.json(await presentResponsePage(db, studyKey, page, query, false), 200);
+      return c.json(await presentResponsePage(db, studyKey, page, query, false, nowSeconds(deps)), 200);
     },
   );
 }

@@ -10,7 +10,7 @@ import { PARTICIPANT_SECURITY, jsonContent, profileIdQuery, studyKeyParam, surve
 
 export function registerGetAssignedSurvey(router: ApiRouter, deps: AppDeps) {
   const db = deps.database.db;
-  const clock = deps.clock ?? Date.now;
+  const { clock } = deps;
   defineRoute(
     router,
     {

@@ -40,7 +40,7 @@ export function registerSaveGlobalEmailTemplate(router: ApiRouter, deps: AppDeps
     async (c) => {
       const who = managementOf(c);
       await assertMessaging(db, who, "global-email-templates");
-      const template = await saveEmailTemplate(db, null, c.req.valid("json"), who.subject);
+      const template = await saveEmailTemplate(db, null, c.req.valid("json"), who.subject, deps);
       return c.json({ template }, 200);
     },
   );

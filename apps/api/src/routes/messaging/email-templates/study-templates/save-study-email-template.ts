@@ -42,7 +42,7 @@ export function registerSaveStudyEmailTemplate(router: ApiRouter, deps: AppDeps)
       const who = managementOf(c);
       const { studyKey } = c.req.valid("param");
       await assertMessaging(db, who, "study-email-templates", studyKey);
-      const template = await saveEmailTemplate(db, studyKey, c.req.valid("json"), who.subject);
+      const template = await saveEmailTemplate(db, studyKey, c.req.valid("json"), who.subject, deps);
       return c.json({ template }, 200);
     },
   );
