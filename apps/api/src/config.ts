@@ -4,6 +4,7 @@ import {
   ConfigError,
   demoSettings,
   externalServiceSettings,
+  caseStudySettings,
   resultDir,
   logLevel,
   milliseconds,
@@ -319,6 +320,7 @@ const schema = z.object({
    */
   VERIFY_EMAIL_URL: z.url().default("http://localhost:3000/link/verify-contact"),
   ...externalServiceSettings,
+  ...caseStudySettings,
   LOG_LEVEL: logLevel,
 });
 

@@ -1,10 +1,11 @@
 import { demoModeWarning, exitOnUnhandledErrors, loadConfigOrExit, startupStep } from "@studyflow/config";
-import { externalServiceCallerFromConfig } from "@studyflow/domain";
+import { externalServiceCallerFromConfig, setCaseStudyGlobalSecret } from "@studyflow/domain";
 import { loadConfig, processEnv } from "./config";
 import { createLogger } from "./logger";
 import { startApiServer } from "./server";
 
 const config = loadConfigOrExit(() => loadConfig(processEnv()));
+setCaseStudyGlobalSecret(config.CASE_STUDY_GLOBAL_SECRET);
 const logger = createLogger(config.LOG_LEVEL, config.NODE_ENV === "development");
 exitOnUnhandledErrors(logger);
 const demoWarning = demoModeWarning(config);

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import {
   accountLifecycleSettings,
+  caseStudySettings,
   ConfigError,
   demoSettings,
   parseEnv,
@@ -48,6 +49,8 @@ const schema = z.object({
   ...taskRetentionSettings(TASK_RETENTION_DEFAULTS),
   /** The account lifecycle times as the workers apply them: accounts:lifecycle --dry-run lists what they would do. */
   ...accountLifecycleSettings,
+  /** case-backend's global secret: the CLI derives participant ids too (demo seed, participant commands). */
+  ...caseStudySettings,
 });
 
 export type CliConfig = z.output<typeof schema>;

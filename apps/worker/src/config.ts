@@ -4,6 +4,7 @@ import {
   ConfigError,
   demoSettings,
   externalServiceSettings,
+  caseStudySettings,
   resultDir,
   logLevel,
   milliseconds,
@@ -100,6 +101,7 @@ const schema = z.object({
     .min(300)
     .default(7 * 86_400),
   ...externalServiceSettings,
+  ...caseStudySettings,
   LOG_LEVEL: logLevel,
 });
 

@@ -118,6 +118,16 @@ export const externalServiceSettings = {
 };
 
 /**
+ * Studies imported from CASE keep case-backend's id mapping, which mixes its instance's
+ * STUDY_GLOBAL_SECRET into every participant id: every process that derives participant ids (the
+ * API, the worker, the CLI) reads it, so a profile maps to the participant it had in CASE.
+ */
+export const caseStudySettings = {
+  /** case-backend's STUDY_GLOBAL_SECRET, as it was; unset = no study with one of CASE's keyed id mappings can be used. */
+  CASE_STUDY_GLOBAL_SECRET: z.string().min(1).optional(),
+};
+
+/**
  * A step of an app's start that reads configured files (e.g. the external services): a failure
  * is logged as one readable line and stops the process, rather than leaving it half-configured.
  */

@@ -47,8 +47,11 @@ export interface CaseStudy {
  */
 const TAG_LANGUAGE = "en";
 
-/** How studyflow derives participant ids; not one of CASE's methods, so named for what it is. */
-export const STUDYFLOW_ID_MAPPING_METHOD = "hmac-sha256";
+/**
+ * How studyflow derives participant ids in a study it created; not one of CASE's methods, so named
+ * for what it is. A study imported from CASE keeps, and reports, CASE's method.
+ */
+export { STUDYFLOW_ID_MAPPING_METHOD } from "@studyflow/db";
 
 /** Texts per language, by language code: the stored JSON keeps no order of its own. */
 const localised = (texts: Record<string, string> | undefined): CaseLocalisedText[] =>
@@ -84,7 +87,7 @@ export function presentCaseStudy(study: StudyRow, subscriptions: readonly Resear
     },
     configs: {
       participantFileUploadRule: null,
-      idMappingMethod: STUDYFLOW_ID_MAPPING_METHOD,
+      idMappingMethod: study.idMappingMethod,
       trackAccount: study.trackAccount,
     },
     notificationSubscriptions: subscriptions.map((s) => ({ messageType: s.messageType, email: s.email })),
@@ -189,7 +192,7 @@ export function presentCaseAdminStudy(overview: StudyOverview, stats: CaseStudyS
     },
     configs: {
       participantFileUploadRule: study.config.participantFileUploadRule ?? null,
-      idMappingMethod: STUDYFLOW_ID_MAPPING_METHOD,
+      idMappingMethod: study.idMappingMethod,
       trackAccount: study.trackAccount,
     },
     stats,

@@ -1,4 +1,5 @@
-import { bigint, boolean, jsonb, pgTable, text, timestamp } from "drizzle-orm/pg-core";
+import { sql } from "drizzle-orm";
+import { bigint, boolean, check, jsonb, pgTable, text, timestamp } from "drizzle-orm/pg-core";
 import { createdAt } from "./columns";
 
 export type StudyStatus = "active" | "inactive";
@@ -49,17 +50,48 @@ export interface StudyProps {
   systemDefaultStudy?: boolean;
 }
 
-export const studies = pgTable("studies", {
-  key: text("key").primaryKey(),
-  status: text("status").$type<StudyStatus>().notNull().default("inactive"),
-  /** Keys the HMAC that derives participant ids from profile ids; never leaves the server. */
-  secret: text("secret").notNull(),
-  trackAccount: boolean("track_account").notNull().default(false),
-  config: jsonb("config").$type<StudyConfig>().notNull().default({}),
-  props: jsonb("props").$type<StudyProps>().notNull().default({}),
-  createdAt: createdAt(),
-  updatedAt: timestamp("updated_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
-});
+/** studyflow's own way from a profile id to a participant id: HMAC-SHA256 keyed by the study secret. */
+export const STUDYFLOW_ID_MAPPING_METHOD = "hmac-sha256";
+
+/**
+ * case-backend's ways (its study `configs.idMappingMethod`), kept by a study imported from CASE so
+ * that its participants keep their ids. The empty string is CASE's historical default (AES-CTR),
+ * which it applies to a study whose method was never set.
+ */
+export const CASE_ID_MAPPING_METHODS = ["same", "sha224", "sha224-b64", "sha256", "sha256-b64", "aesctr", ""] as const;
+
+export const ID_MAPPING_METHODS = [STUDYFLOW_ID_MAPPING_METHOD, ...CASE_ID_MAPPING_METHODS] as const;
+export type IdMappingMethod = (typeof ID_MAPPING_METHODS)[number];
+
+export const studies = pgTable(
+  "studies",
+  {
+    key: text("key").primaryKey(),
+    status: text("status").$type<StudyStatus>().notNull().default("inactive"),
+    /** Keys the derivation of participant ids from profile ids (id_mapping_method); never leaves the server. */
+    secret: text("secret").notNull(),
+    /**
+     * How participant ids, confidential ids and hashed account ids are derived
+     * (packages/domain/src/participants/participant-ids.ts). Fixed for the study's life: another
+     * method would give its participants' profiles new, empty participants.
+     */
+    idMappingMethod: text("id_mapping_method").$type<IdMappingMethod>().notNull().default(STUDYFLOW_ID_MAPPING_METHOD),
+    trackAccount: boolean("track_account").notNull().default(false),
+    config: jsonb("config").$type<StudyConfig>().notNull().default({}),
+    props: jsonb("props").$type<StudyProps>().notNull().default({}),
+    createdAt: createdAt(),
+    updatedAt: timestamp("updated_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
+  },
+  (t) => [
+    check(
+      "studies_id_mapping_method",
+      sql`${t.idMappingMethod} in (${sql.join(
+        ID_MAPPING_METHODS.map((method) => sql.raw(`'${method}'`)),
+        sql`, `,
+      )})`,
+    ),
+  ],
+);
 
 /** The `study_key` column of a study's own rows: they go with their study. */
 export const studyKeyColumn = () =>

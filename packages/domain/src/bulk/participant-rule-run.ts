@@ -14,7 +14,7 @@ import { engineEnvFor, inEventTransaction, type DomainContext } from "../events/
 import { nowSeconds } from "../foundation/clock";
 import { persistEffects, persistReports } from "../events/persist-outcome";
 import { RulesRejectedEvent, failuresOf, recordRuleFailures } from "../events/rule-failures";
-import { confidentialIdOf } from "../participants/participant-ids";
+import { confidentialIdInStudy } from "../participants/participant-ids";
 import {
   lockParticipant,
   saveParticipantState,
@@ -75,7 +75,7 @@ export async function runRulesOnParticipant(
       const event: StudyEvent = {
         type: "CUSTOM",
         studyKey: study.key,
-        participantIDForConfidentialResponses: confidentialIdOf(study.secret, row.participantId),
+        participantIDForConfidentialResponses: confidentialIdInStudy(study, row.participantId),
       };
       const outcome = await runOnState(tx, study, row, toEngineState(row), compiled, event, eventCtx);
       outcome.changed.forEach((didChange, index) => {
@@ -169,7 +169,7 @@ export async function replayResponses(
     .from(surveyResponses)
     .where(and(...conditions))
     .orderBy(asc(surveyResponses.arrivedAt), asc(surveyResponses.id));
-  const confidentialId = confidentialIdOf(study.secret, row.participantId);
+  const confidentialId = confidentialIdInStudy(study, row.participantId);
   let current = row;
   for (const response of stored) {
     const event: StudyEvent = {

@@ -14,7 +14,7 @@ import type { Executor } from "@studyflow/db";
 import { isTimerTask, taskRuleSet } from "../tasks/task-rules";
 import { countEligibleParticipants } from "../tasks/task-service";
 import { engineEnvFor, type DomainContext } from "../events/event-runner";
-import { confidentialIdOf } from "../participants/participant-ids";
+import { confidentialIdInStudy, type StudyIdKeys } from "../participants/participant-ids";
 import { persistEffects, persistReports } from "../events/persist-outcome";
 import { getStudy } from "../studies/study-repository";
 import { failuresOf, recordRuleFailures, type RuleFailureRecord } from "../events/rule-failures";
@@ -41,16 +41,18 @@ import { VersionConflict, type BatchTally, type ChunkBatchStep, type TaskKindDef
  */
 class BulkEvent implements StudyEvent {
   #confidentialId: string | undefined;
+  readonly studyKey: string;
 
   constructor(
     readonly type: StudyEvent["type"],
-    readonly studyKey: string,
-    private readonly studySecret: string,
+    private readonly study: StudyIdKeys,
     private readonly participantId: string,
-  ) {}
+  ) {
+    this.studyKey = study.key;
+  }
 
   get participantIDForConfidentialResponses(): string {
-    this.#confidentialId ??= confidentialIdOf(this.studySecret, this.participantId);
+    this.#confidentialId ??= confidentialIdInStudy(this.study, this.participantId);
     return this.#confidentialId;
   }
 }
@@ -174,7 +176,7 @@ const openRuleChunk: TaskKindDefinition["openChunk"] = async (db, task, options)
         const env = engineEnvFor(executor, study, batchContext);
         for (const row of rows) {
           const before = batchRowToState(row);
-          const event = new BulkEvent(eventType, study.key, study.secret, row.participant_id);
+          const event = new BulkEvent(eventType, study, row.participant_id);
           const outcome = await applyRules(compiled, before, event, env, { onRuleError });
           if ((outcome.error || outcome.skippedActions) && failures.length < MAX_RECORDED_FAILURES_PER_BATCH) {
             const found = failuresOf(

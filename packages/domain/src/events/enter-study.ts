@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import { confidentialIdMap, users, type Database, type Executor } from "@studyflow/db";
 import type { OwnedProfile } from "../access/permissions";
-import { hashedAccountId, participantIdsForProfile } from "../participants/participant-ids";
+import { hashedAccountIdInStudy, participantIdsInStudy } from "../participants/participant-ids";
 import {
   insertOrLockParticipant,
   lockParticipantForEvent,
@@ -21,7 +21,7 @@ export interface ProfileEntry {
 
 /**
  * Creates the profile's participant if it does not exist yet, or locks the existing one.
- * A new participant of an account-tracking study stores the account's HMAC and the
+ * A new participant of an account-tracking study stores the account, pseudonymised, and the
  * main-profile flag; its confidential id is mapped back to the profile for messaging.
  */
 export async function ensureProfileParticipant(
@@ -30,11 +30,11 @@ export async function ensureProfileParticipant(
   ctx: DomainContext,
 ): Promise<{ row: ParticipantRow; created: boolean; confidentialId: string }> {
   const { study, profile } = entry;
-  const ids = participantIdsForProfile(study.secret, profile.id);
+  const ids = participantIdsInStudy(study, profile.id);
   let accountHash: string | null = null;
   if (study.trackAccount) {
     const [user] = await tx.select({ email: users.email }).from(users).where(eq(users.id, entry.userId)).limit(1);
-    if (user?.email) accountHash = hashedAccountId(study.secret, user.email);
+    if (user?.email) accountHash = hashedAccountIdInStudy(study, user.email);
   }
   const { row, created } = await insertOrLockParticipant(tx, {
     studyKey: study.key,
@@ -91,7 +91,7 @@ export async function enterStudy(
   return inEventTransaction(db, ctx, async (tx, eventCtx) => {
     const cached = await studyForEvent(tx, input.studyKey, eventCtx.cache);
     // A profile that was a participant already (re-entry): one statement locks it with its study.
-    const ids = participantIdsForProfile(cached.secret, input.profile.id);
+    const ids = participantIdsInStudy(cached, input.profile.id);
     const existing = await lockParticipantForEvent(tx, cached.key, ids.participantId);
     if (existing?.studyStatus === "active") return { participant: existing, created: false, warnings: [] };
     if (existing) {

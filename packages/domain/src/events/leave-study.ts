@@ -1,6 +1,6 @@
 import { rawClientOf, type Database, type Executor } from "@studyflow/db";
 import { Conflict, NotFound } from "../errors";
-import { participantIdsForProfile } from "../participants/participant-ids";
+import { participantIdsInStudy } from "../participants/participant-ids";
 import type { ParticipantRow } from "../participants/participant-repository";
 import { studyForEvent } from "../studies/study-repository";
 import { lockEventParticipant } from "../participants/participant-repository";
@@ -60,7 +60,7 @@ export async function leaveStudy(
 ): Promise<{ participant: ParticipantRow; warnings: RuleFailureRecord[] }> {
   return inEventTransaction(db, ctx, async (tx, eventCtx) => {
     const study = await studyForEvent(tx, input.studyKey, eventCtx.cache);
-    const ids = participantIdsForProfile(study.secret, input.profileId);
+    const ids = participantIdsInStudy(study, input.profileId);
     const row = await lockEventParticipant(
       tx,
       study,

@@ -9,7 +9,7 @@ import {
 } from "@studyflow/db";
 import type { OwnedProfile } from "../access/permissions";
 import { Conflict, NotFound } from "../errors";
-import { confidentialIdOf } from "../participants/participant-ids";
+import { confidentialIdInStudy } from "../participants/participant-ids";
 import { lockParticipant, toEngineState, type ParticipantRow } from "../participants/participant-repository";
 import { getActiveStudy } from "../studies/study-repository";
 import { applyEvent } from "./apply-event";
@@ -111,7 +111,7 @@ export async function mergeTemporaryParticipant(
       .where(
         and(
           eq(confidentialResponses.studyKey, study.key),
-          eq(confidentialResponses.confidentialId, confidentialIdOf(study.secret, from)),
+          eq(confidentialResponses.confidentialId, confidentialIdInStudy(study, from)),
         ),
       );
     await tx.delete(participants).where(eq(participants.id, temp.id));

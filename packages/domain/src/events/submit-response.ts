@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { SurveyItemResponse } from "@studyflow/engine";
 import type { Database, Executor } from "@studyflow/db";
 import { Conflict, NotFound } from "../errors";
-import { confidentialIdOf, participantIdsForProfile } from "../participants/participant-ids";
+import { confidentialIdInStudy, participantIdsInStudy } from "../participants/participant-ids";
 import type { ParticipantRow } from "../participants/participant-repository";
 import { studyForEvent, type StudyRow } from "../studies/study-repository";
 import { lockEventParticipant } from "../participants/participant-repository";
@@ -68,7 +68,7 @@ const CLOSED_STATUSES = new Set(["accountDeleted", "temporary"]);
  * active (Conflict), as only an active participant acts in a study.
  */
 export async function lockProfileParticipant(tx: Executor, study: StudyRow, profileId: string) {
-  const ids = participantIdsForProfile(study.secret, profileId);
+  const ids = participantIdsInStudy(study, profileId);
   const row = await lockEventParticipant(
     tx,
     study,
@@ -93,7 +93,7 @@ async function lockTemporarySubmitter(tx: Executor, study: StudyRow, who: Tempor
   if (now - row.enteredAt > who.maxAgeSeconds) {
     throw new Conflict("temporary participant is too old to submit responses; register again");
   }
-  return { row, confidentialId: confidentialIdOf(study.secret, row.participantId) };
+  return { row, confidentialId: confidentialIdInStudy(study, row.participantId) };
 }
 
 async function lockSubmitter(tx: Executor, study: StudyRow, who: SubmitResponseInput, now: number) {
@@ -108,7 +108,7 @@ async function lockSubmitter(tx: Executor, study: StudyRow, who: SubmitResponseI
   if (CLOSED_STATUSES.has(row.studyStatus)) {
     throw new Conflict(`participant "${who.participantId}" has status "${row.studyStatus}" and takes no responses`);
   }
-  return { row, confidentialId: confidentialIdOf(study.secret, row.participantId) };
+  return { row, confidentialId: confidentialIdInStudy(study, row.participantId) };
 }
 
 /**

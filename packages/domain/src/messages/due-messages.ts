@@ -8,7 +8,7 @@ import {
   type Database,
   type Executor,
 } from "@studyflow/db";
-import { confidentialIdOf } from "../participants/participant-ids";
+import { confidentialIdInStudy, type StudyIdKeys } from "../participants/participant-ids";
 import { saveParticipantState, toEngineState, type ParticipantRow } from "../participants/participant-repository";
 import { SEND_MESSAGE_NOW_VALIDITY_MS, hasMessageTemplate, noTemplateError } from "../rules/message-refusal";
 import { scheduleOf } from "../participants/message-schedule";
@@ -48,18 +48,17 @@ export function participantMessagePayload(studyKey: string, state: ParticipantSt
 
 type ScheduleRow = typeof participantMessageSchedule.$inferSelect;
 
-interface StudyForMessages {
-  secret: string;
+interface StudyForMessages extends StudyIdKeys {
   /** Message type → whether the study has a template for it, looked up once per transaction. */
   hasTemplate: Map<string, boolean>;
 }
 
 async function loadStudies(tx: Executor, keys: string[]): Promise<Map<string, StudyForMessages>> {
   const rows = await tx
-    .select({ key: studies.key, secret: studies.secret })
+    .select({ key: studies.key, secret: studies.secret, idMappingMethod: studies.idMappingMethod })
     .from(studies)
     .where(inArray(studies.key, keys));
-  return new Map(rows.map((row) => [row.key, { secret: row.secret, hasTemplate: new Map() }]));
+  return new Map(rows.map((row) => [row.key, { ...row, hasTemplate: new Map() }]));
 }
 
 async function hasTemplate(tx: Executor, studyKey: string, study: StudyForMessages, messageType: string) {
@@ -91,7 +90,7 @@ async function sendParticipantMessages(
   const due = state.messages.filter(isDue);
 
   const payload = participantMessagePayload(row.studyKey, state);
-  const confidentialId = confidentialIdOf(study.secret, row.participantId);
+  const confidentialId = confidentialIdInStudy(study, row.participantId);
   for (const message of due) {
     const templated = await hasTemplate(tx, row.studyKey, study, message.type);
     await tx.insert(outgoingMessages).values({

@@ -9,7 +9,7 @@ import { leaveLockedParticipant } from "../events/leave-study";
 import type { RuleFailureRecord } from "../events/rule-failures";
 import { storeResponse, type ArrivedResponse } from "../events/store-response";
 import { SUBMITTED_BY_PARTICIPANT, type SubmittedResponse } from "../events/submit-response";
-import { participantIdsForProfile } from "../participants/participant-ids";
+import { participantIdsInStudy } from "../participants/participant-ids";
 import {
   lockParticipant,
   lockParticipantForEvent,
@@ -126,7 +126,7 @@ export async function removeProfile(
     const exitSurveyStoredIn: string[] = [];
     const exitSurvey = input.exitSurveyResponse ?? null;
     for (const study of await tx.select().from(studies).orderBy(studies.key)) {
-      const ids = participantIdsForProfile(study.secret, profile.id);
+      const ids = participantIdsInStudy(study, profile.id);
       if (study.status !== "active") {
         const retired = await retireInInactiveStudy(tx, study, ids.participantId, ids.confidentialId, eventCtx);
         if (retired) left.push(retired);

@@ -1,6 +1,6 @@
 import { and, asc, eq, inArray } from "drizzle-orm";
 import { confidentialResponses, type Executor } from "@studyflow/db";
-import { confidentialIdOf } from "../participants/participant-ids";
+import { confidentialIdInStudy } from "../participants/participant-ids";
 import { getStudy } from "../studies/study-repository";
 
 /** A stored confidential response with the participant id it was asked for. */
@@ -25,7 +25,7 @@ export async function findConfidentialResponses(
   key: string,
 ): Promise<ConfidentialResponseRecord[]> {
   const study = await getStudy(db, studyKey);
-  const participantOf = new Map(participantIds.map((id) => [confidentialIdOf(study.secret, id), id] as const));
+  const participantOf = new Map(participantIds.map((id) => [confidentialIdInStudy(study, id), id] as const));
   if (participantOf.size === 0) return [];
   const rows = await db
     .select({

@@ -1,6 +1,6 @@
 import { and, eq, inArray } from "drizzle-orm";
 import { participants, type Executor } from "@studyflow/db";
-import { participantIdsForProfile } from "../participants/participant-ids";
+import { participantIdsInStudy } from "../participants/participant-ids";
 import type { ParticipantRow } from "../participants/participant-repository";
 import type { StudyRow } from "../studies/study-repository";
 
@@ -22,7 +22,7 @@ export async function participantsOfProfiles(
 ): Promise<ProfileParticipant[]> {
   if (profileIds.length === 0) return [];
   const idOf = new Map(
-    profileIds.map((profileId) => [profileId, participantIdsForProfile(study.secret, profileId).participantId]),
+    profileIds.map((profileId) => [profileId, participantIdsInStudy(study, profileId).participantId]),
   );
   const rows = await db
     .select()
@@ -37,4 +37,4 @@ export async function participantsOfProfiles(
 
 /** The participant id of a profile in a study. */
 export const participantIdOfProfile = (study: StudyRow, profileId: string) =>
-  participantIdsForProfile(study.secret, profileId).participantId;
+  participantIdsInStudy(study, profileId).participantId;

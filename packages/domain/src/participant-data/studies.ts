@@ -1,6 +1,6 @@
 import { and, asc, desc, eq, inArray } from "drizzle-orm";
 import { participants, profiles, studies, type Executor } from "@studyflow/db";
-import { participantIdsForProfile } from "../participants/participant-ids";
+import { participantIdsInStudy } from "../participants/participant-ids";
 import type { StudyRow } from "../studies/study-repository";
 
 /**
@@ -39,9 +39,7 @@ export async function listParticipatingStudies(db: Executor, userId: string): Pr
   const pairs = new Map(
     all.map((study) => [
       study.key,
-      new Map(
-        ownProfiles.map((profile) => [participantIdsForProfile(study.secret, profile.id).participantId, profile.id]),
-      ),
+      new Map(ownProfiles.map((profile) => [participantIdsInStudy(study, profile.id).participantId, profile.id])),
     ]),
   );
   const ids = [...pairs.values()].flatMap((byId) => [...byId.keys()]);

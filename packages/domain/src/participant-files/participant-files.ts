@@ -5,7 +5,7 @@ import { participantFiles, participants, storedFiles, type Database, type Execut
 import { DomainError, Forbidden, Invalid, NotFound } from "../errors";
 import type { DomainContext } from "../events/event-runner";
 import type { FileStore } from "../files/file-store";
-import { participantIdsForProfile } from "../participants/participant-ids";
+import { participantIdsInStudy } from "../participants/participant-ids";
 import { getActiveStudy, getStudy, type StudyRow } from "../studies/study-repository";
 import { detectFileType, extensionOf, type ParticipantFileType } from "./file-types";
 import { checkUploadRule } from "./upload-rule";
@@ -74,7 +74,7 @@ export function checkUploadedBytes(bytes: Uint8Array, limits: ParticipantFileLim
 }
 
 async function participantOfProfile(db: Executor, study: StudyRow, profileId: string) {
-  const { participantId } = participantIdsForProfile(study.secret, profileId);
+  const { participantId } = participantIdsInStudy(study, profileId);
   const [row] = await db
     .select()
     .from(participants)
@@ -186,7 +186,7 @@ export async function listOwnParticipantFiles(
   page: FilePage,
 ): Promise<ParticipantFilePage> {
   const study = await getActiveStudy(db, studyKey);
-  const { participantId } = participantIdsForProfile(study.secret, profileId);
+  const { participantId } = participantIdsInStudy(study, profileId);
   return listParticipantFiles(db, studyKey, page, participantId);
 }
 
@@ -242,7 +242,7 @@ export async function openParticipantFile(
 
 async function ownFile(db: Executor, studyKey: string, profileId: string, fileId: string) {
   const study = await getActiveStudy(db, studyKey);
-  const { participantId } = participantIdsForProfile(study.secret, profileId);
+  const { participantId } = participantIdsInStudy(study, profileId);
   return getParticipantFile(db, studyKey, fileId, participantId);
 }
 

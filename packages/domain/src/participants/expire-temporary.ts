@@ -1,6 +1,6 @@
 import { and, eq, inArray, lt } from "drizzle-orm";
 import { confidentialResponses, participants, studies, type Database } from "@studyflow/db";
-import { confidentialIdOf } from "./participant-ids";
+import { confidentialIdInStudy } from "./participant-ids";
 
 /** Temporary participants removed per call: one short transaction, called again while it finds more. */
 const EXPIRY_BATCH = 500;
@@ -19,6 +19,7 @@ export async function expireTemporaryParticipants(db: Database, cutoffSeconds: n
         studyKey: participants.studyKey,
         participantId: participants.participantId,
         secret: studies.secret,
+        idMappingMethod: studies.idMappingMethod,
       })
       .from(participants)
       .innerJoin(studies, eq(studies.key, participants.studyKey))
@@ -34,7 +35,7 @@ export async function expireTemporaryParticipants(db: Database, cutoffSeconds: n
           eq(confidentialResponses.studyKey, studyKey),
           inArray(
             confidentialResponses.confidentialId,
-            rows.map((row) => confidentialIdOf(row.secret, row.participantId)),
+            rows.map((row) => confidentialIdInStudy({ ...row, key: studyKey }, row.participantId)),
           ),
         ),
       );

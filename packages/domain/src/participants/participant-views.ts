@@ -3,7 +3,7 @@ import { participants, studies, type Executor, type StoredAssignedSurvey, type S
 import { Forbidden, NotFound } from "../errors";
 import { getStudy } from "../studies/study-repository";
 import { currentSurveyVersion, type SurveyVersion } from "../surveys/survey-versions";
-import { participantIdsForProfile } from "./participant-ids";
+import { participantIdsInStudy } from "./participant-ids";
 import type { ParticipantRow } from "./participant-repository";
 
 /** What signed-in participants read about themselves. None of it locks or changes anything. */
@@ -20,18 +20,21 @@ export interface ProfileStudy {
 
 /**
  * The studies a profile takes part in, whatever its status there, by study key. Participant ids
- * are HMACs of the profile id keyed by each study's secret, so the ids are derived per study
- * and looked up together; no table maps a profile to its studies.
+ * come from the profile id through each study's secret and id mapping method, so they are derived
+ * per study and looked up together; no table maps a profile to its studies.
  */
 export async function listProfileStudies(db: Executor, profileId: string): Promise<ProfileStudy[]> {
   const all = await db
-    .select({ key: studies.key, secret: studies.secret, props: studies.props })
+    .select({
+      key: studies.key,
+      secret: studies.secret,
+      idMappingMethod: studies.idMappingMethod,
+      props: studies.props,
+    })
     .from(studies)
     .orderBy(studies.key);
   if (all.length === 0) return [];
-  const idOf = new Map(
-    all.map((study) => [study.key, participantIdsForProfile(study.secret, profileId).participantId]),
-  );
+  const idOf = new Map(all.map((study) => [study.key, participantIdsInStudy(study, profileId).participantId]));
   const rows = await db
     .select({
       studyKey: participants.studyKey,
@@ -62,7 +65,7 @@ export async function getProfileParticipant(
   profileId: string,
 ): Promise<ParticipantRow> {
   const study = await getStudy(db, studyKey);
-  const { participantId } = participantIdsForProfile(study.secret, profileId);
+  const { participantId } = participantIdsInStudy(study, profileId);
   const [row] = await db
     .select()
     .from(participants)

@@ -15,7 +15,7 @@ import { participants, studyVariables, type Executor } from "@studyflow/db";
 import { Conflict, NotFound } from "../errors";
 import { engineEnvFor, type DomainContext } from "../events/event-runner";
 import { nowSeconds } from "../foundation/clock";
-import { participantIdsForProfile } from "../participants/participant-ids";
+import { participantIdsInStudy } from "../participants/participant-ids";
 import { toEngineState, type ParticipantRow } from "../participants/participant-repository";
 import { getStudy, type StudyRow } from "../studies/study-repository";
 import { currentSurveyVersion, type SurveyVersion } from "../surveys/survey-versions";
@@ -124,7 +124,7 @@ export async function getSurveyWithContextForProfile(
   const study = await activeStudy(db, input.studyKey);
   const version = await currentVersion(db, study.key, input.surveyKey);
   const availableFor = availableForOf(version.definition);
-  const { participantId } = participantIdsForProfile(study.secret, input.profileId);
+  const { participantId } = participantIdsInStudy(study, input.profileId);
   const row: ParticipantRow | undefined = await readParticipant(db, study.key, participantId);
   let state: ParticipantState;
   if (row) {

@@ -1,6 +1,6 @@
 import { and, asc, eq, inArray } from "drizzle-orm";
 import { participants, profiles, studies, type Executor } from "@studyflow/db";
-import { participantIdsForProfile } from "../../participants/participant-ids";
+import { participantIdsInStudy } from "../../participants/participant-ids";
 
 /** One participant of a deleted account: a profile's participant in one study. */
 export interface DeletionTarget {
@@ -32,12 +32,15 @@ export async function deletionScope(db: Executor, userId: string): Promise<Delet
     .orderBy(asc(profiles.id));
   const profileIds = owned.map((profile) => profile.id);
   if (profileIds.length === 0) return { profileIds, targets: [] };
-  const all = await db.select({ key: studies.key, secret: studies.secret }).from(studies).orderBy(asc(studies.key));
+  const all = await db
+    .select({ key: studies.key, secret: studies.secret, idMappingMethod: studies.idMappingMethod })
+    .from(studies)
+    .orderBy(asc(studies.key));
   const targets: DeletionTarget[] = [];
   for (const study of all) {
     const byParticipant = new Map(
       profileIds.map((profileId) => {
-        const ids = participantIdsForProfile(study.secret, profileId);
+        const ids = participantIdsInStudy(study, profileId);
         return [ids.participantId, ids.confidentialId] as const;
       }),
     );

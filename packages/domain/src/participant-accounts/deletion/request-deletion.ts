@@ -15,7 +15,7 @@ import { recordAudit } from "../../foundation/audit";
 import { NotFound } from "../../errors";
 import { storeResponse } from "../../events/store-response";
 import { SUBMITTED_BY_PARTICIPANT, type SubmittedResponse } from "../../events/submit-response";
-import { participantIdsForProfile } from "../../participants/participant-ids";
+import { participantIdsInStudy } from "../../participants/participant-ids";
 import { revokeUserSessions } from "../../participant-sessions/session-revocation";
 
 export type AccountDeletionRow = typeof accountDeletions.$inferSelect;
@@ -129,13 +129,13 @@ async function storeExitSurveyResponse(
     .limit(1);
   if (!main || !response.key) return [];
   const asking = await tx
-    .selectDistinct({ key: studies.key, secret: studies.secret })
+    .selectDistinct({ key: studies.key, secret: studies.secret, idMappingMethod: studies.idMappingMethod })
     .from(studies)
     .innerJoin(surveyVersions, eq(surveyVersions.studyKey, studies.key))
     .where(eq(surveyVersions.surveyKey, response.key));
   const stored: string[] = [];
   for (const study of asking) {
-    const ids = participantIdsForProfile(study.secret, main.id);
+    const ids = participantIdsInStudy(study, main.id);
     const [participant] = await tx
       .select({ session: participants.currentStudySession })
       .from(participants)

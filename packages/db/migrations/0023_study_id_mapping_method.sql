@@ -1,0 +1,2 @@
+ALTER TABLE "studies" ADD COLUMN "id_mapping_method" text DEFAULT 'hmac-sha256' NOT NULL;--> statement-breakpoint
+ALTER TABLE "studies" ADD CONSTRAINT "studies_id_mapping_method" CHECK ("studies"."id_mapping_method" in ('hmac-sha256', 'same', 'sha224', 'sha224-b64', 'sha256', 'sha256-b64', 'aesctr', ''));
