@@ -229,16 +229,21 @@ export function verifyPassword(encodedHash: string, password: string): Promise<b
 }
 
 /**
- * Whether a stored hash was made with weaker parameters than today's, so a login can
- * re-hash the password it has just verified.
+ * Whether a stored hash was made with other parameters than today's, so a login can re-hash the
+ * password it has just verified: weaker ones, and also the heavier ones of an account imported from
+ * CASE (case-backend's pwhash: 64 MiB, four passes), whose every sign-in would otherwise cost
+ * several times the memory and time studyflow budgets per hash.
  */
 export function passwordHashNeedsUpgrade(encodedHash: string): boolean {
   const stored = parseOptions(encodedHash);
   const storedAlgorithm: number = stored.algorithm;
+  const storedVersion: number = stored.version;
   return (
     storedAlgorithm !== PASSWORD_HASH_PARAMETERS.algorithm ||
-    stored.memoryCost < PASSWORD_HASH_PARAMETERS.memoryCost ||
-    stored.timeCost < PASSWORD_HASH_PARAMETERS.timeCost ||
-    stored.outputLen < PASSWORD_HASH_PARAMETERS.outputLen
+    storedVersion !== PASSWORD_HASH_PARAMETERS.version ||
+    stored.memoryCost !== PASSWORD_HASH_PARAMETERS.memoryCost ||
+    stored.timeCost !== PASSWORD_HASH_PARAMETERS.timeCost ||
+    stored.parallelism !== PASSWORD_HASH_PARAMETERS.parallelism ||
+    stored.outputLen !== PASSWORD_HASH_PARAMETERS.outputLen
   );
 }

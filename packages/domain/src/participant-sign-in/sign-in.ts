@@ -74,9 +74,9 @@ const preparedSignIn = new WeakMap<
 
 /**
  * Checks an e-mail and password. Returns the account's row (as read before the check), or null
- * for an unknown address or a wrong password alike (after the same argon2 work). A weaker stored
- * hash is upgraded on success. The row is the whole account, so a sign-in's answer needs no
- * second read of it (see signInProfiles).
+ * for an unknown address or a wrong password alike (after the same argon2 work). A stored hash
+ * made with other parameters (weaker ones, or CASE's) is replaced on success. The row is the whole
+ * account, so a sign-in's answer needs no second read of it (see signInProfiles).
  */
 export async function passwordSignIn(db: Executor, email: string, password: string): Promise<UserRow | null> {
   const [user] = await signInStatements(db).userByEmail.execute({ email: normalizeEmail(email) });
