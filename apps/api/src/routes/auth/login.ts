@@ -7,7 +7,7 @@ import {
   presentCaseUser,
   signInProfiles,
 } from "@studyflow/domain";
-import { caseJsonBody, checkInstanceId } from "../../case-compat";
+import { checkInstanceId } from "../../case-compat";
 import type { AppDeps } from "../../deps";
 import type { RateLimiter } from "../../rate-limit";
 import type { ApiRouter } from "../create-router";
@@ -25,8 +25,6 @@ export const loginRequest = z
     instanceID: z.string().max(100).optional(),
   })
   .openapi("CaseLoginRequest");
-
-const body = caseJsonBody(loginRequest, "The account's e-mail and password");
 
 export function registerLogin(router: ApiRouter, deps: AppDeps, limiter: RateLimiter) {
   const db = deps.database.db;
@@ -48,8 +46,9 @@ export function registerLogin(router: ApiRouter, deps: AppDeps, limiter: RateLim
         "clients do not lock the account: they leave each client only 2 failures of its own an hour, so a client " +
         "with no failures of its own still signs in with the right password. Locked accounts and accounts being " +
         "deleted get a 401 after a correct password.",
-      request: { body: body.body },
-      middleware: [body.middleware, ...limits],
+      caseBody: loginRequest,
+      bodyDescription: "The account's e-mail and password",
+      afterBody: [...limits],
       responses: {
         200: jsonContent(tokenEnvelopeSchema, "signed in"),
         ...errorResponses([400, 401, 429], {

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { PASSWORD_RULE_DESCRIPTION, signUp } from "@studyflow/domain";
-import { caseJsonBody, checkInstanceId } from "../../case-compat";
+import { checkInstanceId } from "../../case-compat";
 import type { AppDeps } from "../../deps";
 import type { RateLimiter } from "../../rate-limit";
 import type { ApiRouter } from "../create-router";
@@ -19,8 +19,6 @@ const signupRequest = z
     instanceID: z.string().max(100).optional(),
   })
   .openapi("CaseSignupRequest");
-
-const body = caseJsonBody(signupRequest, "The new account");
 
 /** The same answer whether the address was free, taken, or the honeypot was filled. */
 const SIGNUP_ANSWER = {
@@ -58,8 +56,9 @@ export function registerSignup(router: ApiRouter, deps: AppDeps, limiter: RateLi
         "`token` holds empty strings and `user` is null, where case-backend signs the new account in. Clients sign " +
         "in with POST /v1/auth/login afterwards (the tekenradar app does so already). Password policy: " +
         PASSWORD_RULE_DESCRIPTION,
-      request: { body: body.body },
-      middleware: [body.middleware, limit],
+      caseBody: signupRequest,
+      bodyDescription: "The new account",
+      afterBody: [limit],
       responses: {
         200: jsonContent(
           z.object({ message: z.string(), token: caseTokenSchema, user: z.null() }),

@@ -2,7 +2,6 @@ import { z } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
 import { issueSessionTokens, tryAgainIn, verifyEmailOtp } from "@studyflow/domain";
 import { participantOf, type AppEnv } from "../../app-env";
-import { caseJsonBody } from "../../case-compat";
 import type { AppDeps } from "../../deps";
 import { failureRateLimits, type RateLimiter } from "../../rate-limit";
 import type { ApiRouter } from "../create-router";
@@ -15,7 +14,6 @@ import { tokenEnvelope, tokenEnvelopeSchema } from "./token-envelope";
 const verifyRequest = z
   .object({ code: z.string().max(20, "longer than 20 characters") })
   .openapi("CaseOtpVerifyRequest");
-const verifyBody = caseJsonBody(verifyRequest, "The code from the mail");
 
 /**
  * Ceilings on wrong codes per account over longer spans than the domain's exact budget (5 in 15
@@ -60,8 +58,10 @@ export function registerVerifyOtp(
         "the oldest of those 5 is 15 minutes old the check answers 429 with Retry-After (as does an 11th wrong code " +
         "in an hour or a 31st in a day). Wrong, expired and ended codes answer the same 401.",
       security: PARTICIPANT_SECURITY,
-      middleware: [auth, verifyBody.middleware, wrongCodes],
-      request: { body: verifyBody.body },
+      middleware: [auth],
+      caseBody: verifyRequest,
+      bodyDescription: "The code from the mail",
+      afterBody: [wrongCodes],
       responses: {
         200: jsonContent(tokenEnvelopeSchema, "verified"),
         ...errorResponses([400, 401, 429], {

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { z } from "@hono/zod-openapi";
 import { initiatePasswordReset, normalizeEmail } from "@studyflow/domain";
 import { addressKeys } from "../../client-address";
-import { caseJsonBody, checkInstanceId } from "../../case-compat";
+import { checkInstanceId } from "../../case-compat";
 import type { AppDeps } from "../../deps";
 import { rateLimit, type RateLimiter } from "../../rate-limit";
 import type { ApiRouter } from "../create-router";
@@ -34,8 +34,6 @@ const initiateRequest = z
       .openapi({ description: "CASE's instance; must be INSTANCE_ID if given" }),
   })
   .openapi("PasswordResetInitiateRequest");
-
-const initiateBody = caseJsonBody(initiateRequest, "The account's address");
 
 /** Per address first, then per e-mail; a request refused by the first does not count against the second. */
 function initiateLimits(limiter: RateLimiter) {
@@ -77,9 +75,10 @@ export function registerInitiatePasswordReset(router: ApiRouter, deps: AppDeps, 
         "work (one statement that writes the token and the mail only for a known address). The mailed link is " +
         "RESET_PASSWORD_URL with `?token=…` appended: point it at the participant app's page (tekenradar: " +
         "https://<app>/link/password-reset).",
-      request: { body: initiateBody.body },
       // the limits read the body, which the CASE reader makes JSON first
-      middleware: [initiateBody.middleware, ...initiateLimits(limiter)],
+      caseBody: initiateRequest,
+      bodyDescription: "The account's address",
+      afterBody: [...initiateLimits(limiter)],
       responses: {
         200: jsonContent(messageSchema, "accepted; a link is sent if the address has an account"),
         ...errorResponses([400, 413, 429, 500], {

@@ -1,7 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { PASSWORD_RULE_DESCRIPTION, hashResetToken, resetPassword } from "@studyflow/domain";
 import { addressKeys } from "../../client-address";
-import { caseJsonBody } from "../../case-compat";
 import type { AppDeps } from "../../deps";
 import { rateLimit, type RateLimiter } from "../../rate-limit";
 import type { ApiRouter } from "../create-router";
@@ -26,8 +25,6 @@ const resetRequest = z
     }),
   })
   .openapi("PasswordResetRequest");
-
-const resetBody = caseJsonBody(resetRequest, "The token from the reset link and the new password");
 
 /** Counted before the handler, so a refused attempt touches no table; per address first, then per token. */
 function resetLimits(limiter: RateLimiter) {
@@ -67,8 +64,9 @@ export function registerResetPassword(router: ApiRouter, deps: AppDeps, limiter:
         "Consumes the single-use token from the reset e-mail and sets the new password. Every participant " +
         "session ends (refresh tokens and access tokens issued before stop working at once), the address counts as " +
         "confirmed, and the account can sign in with the new password. A rejected password leaves the token usable.",
-      request: { body: resetBody.body },
-      middleware: [resetBody.middleware, ...resetLimits(limiter)],
+      caseBody: resetRequest,
+      bodyDescription: "The token from the reset link and the new password",
+      afterBody: [...resetLimits(limiter)],
       responses: {
         200: jsonContent(messageSchema, "the password is changed"),
         ...errorResponses([400, 413, 429, 500], {

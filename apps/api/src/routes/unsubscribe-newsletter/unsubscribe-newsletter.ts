@@ -1,6 +1,5 @@
 import { z } from "@hono/zod-openapi";
 import { unsubscribeNewsletter } from "@studyflow/domain";
-import { caseJsonBody } from "../../case-compat";
 import { addressKeys } from "../../client-address";
 import type { AppDeps } from "../../deps";
 import { rateLimit, type RateLimiter } from "../../rate-limit";
@@ -15,11 +14,6 @@ import { jsonContent, messageSchema } from "../schemas";
  */
 const FAILED_TOKENS_PER_ADDRESS = 20;
 
-const body = caseJsonBody(
-  z.object({ token: z.string().min(1, "token is required").max(200, "token is longer than 200 characters") }),
-  "`token` from the newsletter's unsubscribe link",
-);
-
 export function registerUnsubscribeNewsletter(router: ApiRouter, deps: AppDeps, limiter: RateLimiter) {
   const db = deps.database.db;
   defineRoute(
@@ -32,9 +26,11 @@ export function registerUnsubscribeNewsletter(router: ApiRouter, deps: AppDeps, 
       description:
         "No sign-in: the token of an unsubscribe link. As in case-backend the token stays usable until it expires " +
         "(every newsletter carries it); an unknown or expired one is a 401 (case-backend: 400).",
-      request: { body: body.body },
-      middleware: [
-        body.middleware,
+      caseBody: z.object({
+        token: z.string().min(1, "token is required").max(200, "token is longer than 200 characters"),
+      }),
+      bodyDescription: "`token` from the newsletter's unsubscribe link",
+      afterBody: [
         rateLimit(limiter, {
           name: "unsubscribe-newsletter:address",
           limit: FAILED_TOKENS_PER_ADDRESS,

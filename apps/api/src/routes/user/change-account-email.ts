@@ -1,7 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { loadCaseUser, requestEmailChange } from "@studyflow/domain";
 import { participantOf } from "../../app-env";
-import { caseJsonBody } from "../../case-compat";
 import type { AppDeps } from "../../deps";
 import { rateLimit, type RateLimiter } from "../../rate-limit";
 import type { ApiRouter } from "../create-router";
@@ -17,18 +16,6 @@ import { limitWrongPasswords } from "./password-attempts";
  * needs two or three.
  */
 const EMAIL_CHANGES_PER_HOUR = 5;
-
-const body = caseJsonBody(
-  z.object({
-    // trimmed first, as case-backend sanitizes the address before it checks its form
-    email: z
-      .string()
-      .trim()
-      .pipe(z.email("email: not a valid e-mail address").max(254, "email is longer than 254 characters")),
-    password: z.string().min(1, "password is required").max(1_024, "password is too long"),
-  }),
-  "`email` (the new sign-in address) and `password` (the current one)",
-);
 
 export const EMAIL_CHANGE_ANSWER = "if the address can be used, a confirmation link has been sent to it";
 
@@ -49,9 +36,16 @@ export function registerChangeAccountEmail(router: ApiRouter, deps: AppDeps, lim
         "is a 401 (as case-backend) and counts towards the per-account limit; at most " +
         `${EMAIL_CHANGES_PER_HOUR} requests per hour.`,
       security: PARTICIPANT_SECURITY,
-      request: { body: body.body },
-      middleware: [
-        body.middleware,
+      caseBody: z.object({
+        // trimmed first, as case-backend sanitizes the address before it checks its form
+        email: z
+          .string()
+          .trim()
+          .pipe(z.email("email: not a valid e-mail address").max(254, "email is longer than 254 characters")),
+        password: z.string().min(1, "password is required").max(1_024, "password is too long"),
+      }),
+      bodyDescription: "`email` (the new sign-in address) and `password` (the current one)",
+      afterBody: [
         limitWrongPasswords(limiter),
         rateLimit(limiter, {
           name: "account-email-change",

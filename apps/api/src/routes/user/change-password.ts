@@ -1,7 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { changePassword } from "@studyflow/domain";
 import { participantOf } from "../../app-env";
-import { caseJsonBody } from "../../case-compat";
 import type { AppDeps } from "../../deps";
 import type { RateLimiter } from "../../rate-limit";
 import type { ApiRouter } from "../create-router";
@@ -12,14 +11,6 @@ import { limitWrongPasswords } from "./password-attempts";
 
 /** Far above any password the policy accepts; the policy's own byte limit names the field. */
 const MAX_PASSWORD_CHARS = 1_024;
-
-const body = caseJsonBody(
-  z.object({
-    oldPassword: z.string().min(1, "oldPassword is required").max(MAX_PASSWORD_CHARS, "oldPassword is too long"),
-    newPassword: z.string().min(1, "newPassword is required").max(MAX_PASSWORD_CHARS, "newPassword is too long"),
-  }),
-  "`oldPassword` (the current one) and `newPassword`",
-);
 
 export function registerChangePassword(router: ApiRouter, deps: AppDeps, limiter: RateLimiter) {
   const db = deps.database.db;
@@ -36,9 +27,13 @@ export function registerChangePassword(router: ApiRouter, deps: AppDeps, limiter
         "session of the account is signed out (this one stays; a token without a session signs out everywhere), " +
         "open password-reset links stop working, and a notice is mailed.",
       security: PARTICIPANT_SECURITY,
-      request: { body: body.body },
       // the body is read (any Content-Type) before the limit looks at the request
-      middleware: [body.middleware, limitWrongPasswords(limiter)],
+      caseBody: z.object({
+        oldPassword: z.string().min(1, "oldPassword is required").max(MAX_PASSWORD_CHARS, "oldPassword is too long"),
+        newPassword: z.string().min(1, "newPassword is required").max(MAX_PASSWORD_CHARS, "newPassword is too long"),
+      }),
+      bodyDescription: "`oldPassword` (the current one) and `newPassword`",
+      afterBody: [limitWrongPasswords(limiter)],
       responses: {
         200: jsonContent(messageSchema, "the password is changed"),
         ...errorResponses([400, 401, 409, 429], {
