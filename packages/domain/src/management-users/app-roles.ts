@@ -11,7 +11,7 @@ import {
 import { recordAudit } from "../foundation/audit";
 import { forgetCached } from "../cache/read-cache";
 import { Conflict, Invalid, NotFound } from "../errors";
-import { checkedPermission, type NewPermission } from "./permissions";
+import { checkedPermission, type NewPermission, type PermissionSubject } from "./permissions";
 
 /**
  * case-backend's app roles: templates naming a role of an app (case-admin's apps read them) with
@@ -77,14 +77,19 @@ async function userExists(tx: Executor, userId: string): Promise<boolean> {
   return user !== undefined;
 }
 
-/** A management user's app roles (NotFound for an unknown user). */
-export async function listManagementUserAppRoles(db: Executor, userId: string): Promise<AppRoleRow[]> {
-  if (!(await userExists(db, userId))) throw new NotFound(`no management user "${userId}"`);
+/** The app roles of a subject (a management user or a service account), oldest first. */
+export async function listSubjectAppRoles(db: Executor, who: PermissionSubject): Promise<AppRoleRow[]> {
   return db
     .select()
     .from(appRoles)
-    .where(and(eq(appRoles.subjectType, "management-user"), eq(appRoles.subjectId, userId)))
+    .where(and(eq(appRoles.subjectType, who.subjectType), eq(appRoles.subjectId, who.subjectId)))
     .orderBy(asc(appRoles.createdAt), asc(appRoles.id));
+}
+
+/** A management user's app roles (NotFound for an unknown user). */
+export async function listManagementUserAppRoles(db: Executor, userId: string): Promise<AppRoleRow[]> {
+  if (!(await userExists(db, userId))) throw new NotFound(`no management user "${userId}"`);
+  return listSubjectAppRoles(db, { subjectType: "management-user", subjectId: userId });
 }
 
 /**

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import { and, eq, gt, inArray, isNull, notInArray, or, sql, type SQL } from "drizzle-orm";
-import { passwordResetTokens, type Executor, type TokenPurpose } from "@studyflow/db";
+import { passwordResetTokens, users, type Executor, type TokenPurpose } from "@studyflow/db";
 
 /**
  * One-time account tokens: the links studyflow mails (password reset, e-mail verification, a new
@@ -94,6 +94,34 @@ export async function peekAccountToken(
     .where(usable(token, purposes, now, options.afterUse))
     .limit(1);
   return row ?? null;
+}
+
+/** An account a link leads to, with what the survey-login routes need of it. */
+export interface AccountTokenAccount {
+  userId: string;
+  email: string;
+  passwordHash: string;
+}
+
+/**
+ * The account a usable token belongs to (peekAccountToken, then the account's address and
+ * password hash); null when the token is unusable or its account is gone.
+ */
+export async function peekAccountTokenAccount(
+  db: Executor,
+  token: string,
+  purposes: readonly TokenPurpose[],
+  now: Date,
+  options: PeekAccountTokenOptions = {},
+): Promise<AccountTokenAccount | null> {
+  const holder = await peekAccountToken(db, token, purposes, now, options);
+  if (!holder) return null;
+  const [user] = await db
+    .select({ email: users.email, passwordHash: users.passwordHash })
+    .from(users)
+    .where(eq(users.id, holder.userId))
+    .limit(1);
+  return user ? { userId: holder.userId, ...user } : null;
 }
 
 /**

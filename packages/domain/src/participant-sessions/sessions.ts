@@ -1,11 +1,12 @@
 import { createHash, createHmac, hkdfSync, randomBytes } from "node:crypto";
-import { and, eq, gt, isNull, sql } from "drizzle-orm";
+import { and, count, eq, gt, isNull, sql } from "drizzle-orm";
 import {
   CACHE_CHANNEL,
   executePrepared,
   participantSessions,
   refreshTokens,
   users,
+  type Database,
   type Executor,
 } from "@studyflow/db";
 import { mintParticipantToken } from "../access/tokens";
@@ -476,4 +477,22 @@ export async function isSessionOpen(db: Executor, sessionId: string, userId: str
   const cache = readCacheOf(db);
   const state = cache ? await cache.get("session", sessionId, load) : await load();
   return state !== undefined && state.userId === userId && state.endsAt > now.getTime();
+}
+
+/**
+ * Signs a session out (the participant's logout): its refresh tokens stop renewing and its access
+ * tokens are refused from now on. Answers how many refresh tokens were still open. The read cache
+ * forgets the session after the commit too, so a request that read it meanwhile does not keep it.
+ */
+export async function signOutSession(db: Database, sessionId: string, now: Date): Promise<number> {
+  const open = await db.transaction(async (tx) => {
+    const [row] = await tx
+      .select({ n: count() })
+      .from(refreshTokens)
+      .where(and(eq(refreshTokens.sessionId, sessionId), isNull(refreshTokens.usedAt)));
+    await revokeSession(tx, sessionId, "logout", now);
+    return row?.n ?? 0;
+  });
+  forgetCached(db, "session", sessionId);
+  return open;
 }

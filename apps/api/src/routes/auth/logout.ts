@@ -1,7 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { and, count, eq, isNull } from "drizzle-orm";
-import { refreshTokens } from "@studyflow/db";
-import { forgetCached, revokeSession } from "@studyflow/domain";
+import { signOutSession } from "@studyflow/domain";
 import { participantOf } from "../../app-env";
 import type { AppDeps } from "../../deps";
 import { participantAuth } from "../../middleware/auth";
@@ -36,19 +34,7 @@ export function registerLogout(router: ApiRouter, deps: AppDeps) {
     async (c) => {
       const { sessionId, ended } = participantOf(c);
       if (ended) return c.json({ message: "already signed out", tokensRevoked: 0 }, 200);
-      let tokensRevoked = 0;
-      if (sessionId) {
-        tokensRevoked = await db.transaction(async (tx) => {
-          const [open] = await tx
-            .select({ n: count() })
-            .from(refreshTokens)
-            .where(and(eq(refreshTokens.sessionId, sessionId), isNull(refreshTokens.usedAt)));
-          await revokeSession(tx, sessionId, "logout", new Date(clock()));
-          return open?.n ?? 0;
-        });
-        // after the commit too: a request that read the session meanwhile must not keep it open here
-        forgetCached(db, "session", sessionId);
-      }
+      const tokensRevoked = sessionId ? await signOutSession(db, sessionId, new Date(clock())) : 0;
       return c.json({ message: "logout successful", tokensRevoked }, 200);
     },
   );

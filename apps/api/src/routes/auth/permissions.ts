@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { and, asc, eq } from "drizzle-orm";
-import { SUBJECT_TYPES, appRoles, permissions } from "@studyflow/db";
+import { SUBJECT_TYPES } from "@studyflow/db";
+import { listSubjectAppRoles, listSubjectPermissions } from "@studyflow/domain";
 import { managementOf } from "../../app-env";
 import type { AppDeps } from "../../deps";
 import { managementAuth } from "../../middleware/auth";
@@ -55,17 +55,10 @@ export function registerMyPermissions(router: ApiRouter, deps: AppDeps) {
       const who = managementOf(c);
       const subjectType = who.subjectType ?? "management-user";
       const { db } = deps.database;
+      const subject = { subjectType, subjectId: who.subject };
       const [grants, roles] = await Promise.all([
-        db
-          .select()
-          .from(permissions)
-          .where(and(eq(permissions.subjectId, who.subject), eq(permissions.subjectType, subjectType)))
-          .orderBy(asc(permissions.id)),
-        db
-          .select()
-          .from(appRoles)
-          .where(and(eq(appRoles.subjectId, who.subject), eq(appRoles.subjectType, subjectType)))
-          .orderBy(asc(appRoles.createdAt), asc(appRoles.id)),
+        listSubjectPermissions(db, subject),
+        listSubjectAppRoles(db, subject),
       ]);
       return c.json(
         {

@@ -1,6 +1,5 @@
-import { eq } from "drizzle-orm";
-import { users, type TokenPurpose } from "@studyflow/db";
-import { INVALID_TEMP_TOKEN_MESSAGE, Unauthorized, peekAccountToken } from "@studyflow/domain";
+import type { TokenPurpose } from "@studyflow/db";
+import { INVALID_TEMP_TOKEN_MESSAGE, Unauthorized, peekAccountTokenAccount } from "@studyflow/domain";
 import type { AppDeps } from "../../deps";
 import { limitMailedTokenFailures } from "../../middleware/mailed-token-limit";
 import type { RateLimiter } from "../../rate-limit";
@@ -15,14 +14,8 @@ export function tempTokenHolder(deps: AppDeps) {
   const db = deps.database.db;
   const { clock } = deps;
   return async (tempToken: string, purposes: readonly TokenPurpose[], afterUse: readonly TokenPurpose[] = []) => {
-    const holder = await peekAccountToken(db, tempToken, purposes, new Date(clock()), { afterUse });
-    if (!holder) throw new Unauthorized(INVALID_TEMP_TOKEN_MESSAGE);
-    const [user] = await db
-      .select({ email: users.email, passwordHash: users.passwordHash })
-      .from(users)
-      .where(eq(users.id, holder.userId))
-      .limit(1);
-    if (!user) throw new Unauthorized(INVALID_TEMP_TOKEN_MESSAGE);
-    return { userId: holder.userId, ...user };
+    const account = await peekAccountTokenAccount(db, tempToken, purposes, new Date(clock()), { afterUse });
+    if (!account) throw new Unauthorized(INVALID_TEMP_TOKEN_MESSAGE);
+    return account;
   };
 }
