@@ -1,11 +1,12 @@
-import { OpenAPIHono, createRoute, z } from "@hono/zod-openapi";
+import { OpenAPIHono, z } from "@hono/zod-openapi";
 import { describe, expect, it } from "vitest";
 import { Invalid, NotFound } from "@studyflow/domain";
 import type { AppEnv } from "../src/app-env";
-import { caseJsonBody, casePageQuery, casePagination, matchKeysToSchema, openapiBothSlashes } from "../src/case-compat";
+import { casePageQuery, casePagination, matchKeysToSchema } from "../src/case-compat";
 import { handleError } from "../src/errors";
 import { limitBodySize } from "../src/middleware/body-size";
 import { inputBoundary } from "../src/middleware/input-boundary";
+import { defineRoute } from "../src/routes/define-route";
 import { validationHook } from "../src/validation";
 
 const bodySchema = z.object({
@@ -20,25 +21,26 @@ function caseApp() {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   app.use(limitBodySize(1_000));
   app.use(inputBoundary());
-  const body = caseJsonBody(bodySchema, "the thing");
-  app.openapi(
-    createRoute({
+  defineRoute(
+    app,
+    {
       method: "post",
       path: "/things",
-      middleware: [body.middleware],
-      request: { body: body.body },
+      caseBody: bodySchema,
+      bodyDescription: "the thing",
       responses: { 200: { description: "echo" } },
-    }),
+    },
     (c) => c.json(c.req.valid("json"), 200),
   );
-  openapiBothSlashes(
+  defineRoute(
     app,
-    createRoute({
+    {
       method: "get",
       path: "/pages/",
       request: { query: casePageQuery },
+      bothSlashes: true,
       responses: { 200: { description: "page" } },
-    }),
+    },
     (c) => c.json(c.req.valid("query"), 200),
   );
   app.get("/fail/:kind", (c) => {

@@ -4,7 +4,7 @@ import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NotFound, Unauthorized } from "@studyflow/domain";
 import type { AppEnv } from "../src/app-env";
-import { caseRoute } from "../src/case-compat";
+import { defineRoute } from "../src/routes/define-route";
 import { handleError } from "../src/errors";
 import { errorResponses } from "../src/routes/openapi-errors";
 import { jsonContent, messageSchema } from "../src/routes/schemas";
@@ -33,12 +33,13 @@ describe("errors reach HTTP through the app's onError alone", () => {
       if (c.req.header("authorization") !== "Bearer ok") throw new Unauthorized("missing Authorization header");
       await next();
     });
-    caseRoute(
+    defineRoute(
       router,
       {
         method: "get",
         path: "/guarded/{key}",
         request: { params: z.object({ key: z.string() }) },
+        bothSlashes: true,
         responses: { 200: jsonContent(messageSchema, "found"), ...errorResponses([401, 404]) },
       },
       (c) => {
@@ -97,7 +98,7 @@ describe("errors reach HTTP through the app's onError alone", () => {
       const requests: [string, Record<string, string>, number][] = [
         // management-auth: a route's own auth middleware
         ["/v1/auth/permissions", {}, 401],
-        // messaging: the router's auth middleware, then a caseRoute handler's domain error
+        // messaging: the router's auth middleware, then a route handler's domain error
         ["/v1/messaging/scheduled-emails", {}, 401],
         ["/v1/messaging/scheduled-emails/no-such-schedule", admin, 404],
         // data-explorer and data-exporter: a handler's domain error for an unknown study or task

@@ -1,8 +1,7 @@
 /**
- * What every CASE-shaped route shares: body reading, pagination, trailing slashes. Their errors are
- * answered by the app's one onError (errors.ts), as every route's are.
+ * What CASE-shaped routes share: key matching, pagination, query forms, the instance id. A CASE
+ * body is read by defineRoute's `caseBody`; errors are answered by the app's one onError.
  */
-export { caseJsonBody, caseJsonReader } from "./json-body";
 export { matchKeysToSchema } from "./key-matching";
 export {
   casePageQuery,
@@ -13,7 +12,5 @@ export {
   CASE_MAX_PAGE_SIZE,
   type CasePagination,
 } from "./pagination";
-export { openapiBothSlashes } from "./trailing-slash";
 export { caseBoolQuery, caseSecondsQuery, caseJsonQueryParam } from "./query-params";
 export { checkInstanceId } from "./instance";
-export { caseRoute, type CaseRoute, type CaseRouteConfig } from "./case-route";

@@ -3,7 +3,7 @@ import { createMiddleware } from "hono/factory";
 import { describe, expect, it } from "vitest";
 import { NotFound, Unauthorized } from "@studyflow/domain";
 import type { AppEnv } from "../../src/app-env";
-import { caseRoute } from "../../src/case-compat";
+import { defineRoute } from "../../src/routes/define-route";
 import { handleError } from "../../src/errors";
 import { errorResponses } from "../../src/routes/openapi-errors";
 import { jsonContent, messageSchema } from "../../src/routes/schemas";
@@ -17,7 +17,7 @@ function appWithCaseRoutes() {
     if (c.req.header("authorization") !== "Bearer ok") throw new Unauthorized("missing Authorization header");
     await next();
   });
-  caseRoute(
+  defineRoute(
     router,
     {
       method: "put",
@@ -25,26 +25,26 @@ function appWithCaseRoutes() {
       summary: "set a status",
       request: { params: z.object({ studyKey: z.string() }) },
       middleware: [requireToken],
-      body: z.object({ status: z.enum(["active", "inactive"]), studyKey: z.string().optional() }),
+      caseBody: z.object({ status: z.enum(["active", "inactive"]), studyKey: z.string().optional() }),
+      bothSlashes: true,
       responses: { 200: jsonContent(messageSchema, "done"), ...errorResponses([400, 401, 404]) },
     },
     (c) => {
       const { studyKey } = c.req.valid("param");
-      // typed from the body schema: a CaseRoute's handler reads what the schema says
+      // typed from the body schema: the handler reads what the schema says
       const status: "active" | "inactive" = c.req.valid("json").status;
       if (studyKey === "missing") throw new NotFound(`study "${studyKey}" not found`);
       seen.push(`${studyKey}:${status}`);
       return c.json({ message: `study status updated to ${status}` }, 200);
     },
   );
-  caseRoute(
+  defineRoute(
     router,
     {
       method: "put",
       path: "/{studyKey}/counters/{scope}",
       summary: "no body (CASE's PUT study-counters)",
       request: { params: z.object({ studyKey: z.string(), scope: z.string() }) },
-      bothSlashes: false,
       responses: { 200: jsonContent(z.object({ value: z.number() }), "the value") },
     },
     (c) => c.json({ value: c.req.valid("param").scope.length }, 200),
@@ -64,7 +64,7 @@ const put = (app: OpenAPIHono<AppEnv>, path: string, body?: string, headers: Rec
     ...(body === undefined ? {} : { body }),
   });
 
-describe("caseRoute", () => {
+describe("defineRoute (a CASE route)", () => {
   it("reads a text/plain body with Go-style keys, at both trailing-slash forms", async () => {
     const { app, seen } = appWithCaseRoutes();
     const plain = await put(app, "/v1/studies/flu/status", JSON.stringify({ Status: "active" }), {

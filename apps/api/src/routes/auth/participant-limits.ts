@@ -59,7 +59,7 @@ const bucketsOf = (
 
 /**
  * Failed sign-ins (401) limited per account and client, per client address, and per account, as
- * described at the tiers above. Put after caseJsonBody's middleware: the body is JSON by then, and
+ * described at the tiers above. Put in afterBody (after the CASE body reader): the body is JSON by then, and
  * `accountOf` gets it validated. One Redis round trip before the sign-in, one after a failed one.
  *
  * The client is clientAddress(): the socket's peer, or with TRUST_PROXY the address the outermost
