@@ -2,6 +2,12 @@ import type { AppDeps } from "../../deps";
 import { managementAuth } from "../../middleware/auth";
 import { createRouter } from "../create-router";
 import { createCodeListsRouter } from "./code-lists";
+import { createDataExplorerRouter } from "./data-explorer";
+import { createDataExporterRouter } from "./data-exporter";
+import { createExportConfigRouter } from "./export-config";
+import { createParticipantsRouter } from "./participants";
+import { createRunActionsRouter } from "./run-actions";
+import { createSurveysRouter } from "./surveys";
 import { registerCreateStudy } from "./create-study";
 import { createDailyExportConfigRouter } from "./daily-export-config";
 import { registerDeleteStudy } from "./delete-study";
@@ -29,12 +35,20 @@ import { registerUpdateStudy } from "./update-study";
 import { createVariablesRouter } from "./variables";
 
 /**
- * Studies and their configuration: properties and status, code lists, variables, rules versions,
- * the audit log. Mounted at /v1/studies, so its auth also answers 401 to any unknown path below
+ * Studies and everything below /v1/studies/{studyKey}: participants, tasks, surveys, the data
+ * exporter and explorer, properties and status, code lists, variables, rules versions, the audit log. Mounted at /v1/studies, so its auth also answers 401 to any unknown path below
  * it before a 404 would tell what exists; the sub-routers mounted here are covered by it.
  */
 export function createStudiesRouter(deps: AppDeps) {
   const router = createRouter(managementAuth(deps));
+  // A study's participants, tasks, surveys and data, first: registered before the study's own
+  // operations as they always were (the OpenAPI document lists them in this order).
+  router.route("/:studyKey/participants", createParticipantsRouter(deps));
+  router.route("/:studyKey/run-actions", createRunActionsRouter(deps));
+  router.route("/:studyKey/surveys", createSurveysRouter(deps));
+  router.route("/:studyKey/data-exporter", createDataExporterRouter(deps));
+  router.route("/:studyKey/data-explorer", createDataExplorerRouter(deps));
+  router.route("/:studyKey/export-config", createExportConfigRouter(deps));
   registerListStudies(router, deps);
   registerGetStudy(router, deps);
   registerGetParticipantCounts(router, deps);

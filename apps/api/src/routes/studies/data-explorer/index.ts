@@ -1,6 +1,5 @@
 import { ExplorerPageCache } from "@studyflow/domain";
 import type { AppDeps } from "../../../deps";
-import { managementAuth } from "../../../middleware/auth";
 import { registerDeleteResponse } from "./delete-response";
 import { registerDeleteResponses } from "./delete-responses";
 import { registerGetParticipant } from "./get-participant";
@@ -22,7 +21,8 @@ import { createRouter } from "../../create-router";
  * /v1/studies/{studyKey}/data-explorer.
  */
 export function createDataExplorerRouter(deps: AppDeps) {
-  const router = createRouter(managementAuth(deps));
+  // mounted in the studies router, whose management auth covers it
+  const router = createRouter();
   // one per app: page boundaries and counts of the explorer's queries (see ExplorerPageCache)
   const cache = new ExplorerPageCache({ clock: deps.clock });
   registerListResponses(router, deps, cache);

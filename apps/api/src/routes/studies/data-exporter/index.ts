@@ -1,6 +1,5 @@
 import { createFileStore } from "@studyflow/domain";
 import type { AppDeps } from "../../../deps";
-import { managementAuth } from "../../../middleware/auth";
 import { registerCountResponses } from "./count-responses";
 import { registerExportConfidentialResponses } from "./export-confidential-responses";
 import { EXPORT_GROUP_LIST } from "./export-groups";
@@ -25,7 +24,8 @@ import { createRouter } from "../../create-router";
  * /v1/studies/{studyKey}/data-exporter.
  */
 export function createDataExporterRouter(deps: AppDeps) {
-  const router = createRouter(managementAuth(deps));
+  // mounted in the studies router, whose management auth covers it
+  const router = createRouter();
   // The store the workers write export files to, configured as theirs is.
   const fileStore =
     deps.fileStore ??

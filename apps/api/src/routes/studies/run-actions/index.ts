@@ -1,5 +1,4 @@
 import type { AppDeps } from "../../../deps";
-import { managementAuth } from "../../../middleware/auth";
 import { registerCancelTask } from "./cancel-task";
 import { registerCreateTask } from "./create-task";
 import { registerGetTask } from "./get-task";
@@ -16,7 +15,8 @@ import { createRouter } from "../../create-router";
 
 /** Rule actions run on a study's participants as background tasks, and those tasks. */
 export function createRunActionsRouter(deps: AppDeps) {
-  const router = createRouter(managementAuth(deps));
+  // mounted in the studies router, whose management auth covers it
+  const router = createRouter();
   registerCreateTask(router, deps);
   registerValidateRules(router, deps);
   registerListTasks(router, deps);

@@ -1,5 +1,4 @@
 import type { AppDeps } from "../../../deps";
-import { managementAuth } from "../../../middleware/auth";
 import { registerDeleteSurveyVersion } from "./delete-survey-version";
 import { registerGetSurveyVersion } from "./get-survey-version";
 import { registerListSurveyVersions } from "./list-survey-versions";
@@ -14,7 +13,8 @@ import { createRouter } from "../../create-router";
  * (case-admin's survey pages): create, upload a version, list, fetch, unpublish, delete a version.
  */
 export function createSurveysRouter(deps: AppDeps) {
-  const router = createRouter(managementAuth(deps));
+  // mounted in the studies router, whose management auth covers it
+  const router = createRouter();
   registerUploadSurvey(router, deps);
   registerListSurveys(router, deps);
   registerListSurveyVersions(router, deps);
