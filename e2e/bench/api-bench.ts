@@ -27,14 +27,9 @@ import postgres from "postgres";
 import { createBenchDatabase } from "./bench-database";
 import { createDb, runMigrations } from "@studyflow/db";
 import { freePort, startTcpProxy, type TcpProxy } from "@studyflow/testkit";
-import {
-  createStudy,
-  grantPermission,
-  mintManagementToken,
-  mintParticipantToken,
-  participantIdsForProfile,
-  setStudyRules,
-} from "@studyflow/domain";
+import { mintManagementToken, mintParticipantToken } from "@studyflow/domain/access";
+import { participantIdsForProfile } from "@studyflow/domain/participants";
+import { createStudy, grantPermission, setStudyRules } from "@studyflow/domain/study-setup";
 
 const { values: args } = parseArgs({
   options: {

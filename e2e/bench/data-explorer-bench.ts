@@ -9,13 +9,9 @@
  */
 import { cpus, loadavg, totalmem } from "node:os";
 import { createDb, runMigrations } from "@studyflow/db";
-import {
-  ExplorerPageCache,
-  createStudy,
-  listExplorerParticipants,
-  listExplorerResponses,
-  systemClock,
-} from "@studyflow/domain";
+import { ExplorerPageCache, listExplorerParticipants, listExplorerResponses } from "@studyflow/domain/data-explorer";
+import { systemClock } from "@studyflow/domain/foundation";
+import { createStudy } from "@studyflow/domain/study-setup";
 import { createBenchDatabase } from "./bench-database";
 
 const STUDY = "explorer-bench";

@@ -6,7 +6,8 @@
  * hashint4, so two runs seed the same data.
  */
 import type { DbHandle } from "@studyflow/db";
-import { createStudy, publishSurveyVersion } from "@studyflow/domain";
+import { createStudy } from "@studyflow/domain/study-setup";
+import { publishSurveyVersion } from "@studyflow/domain/surveys";
 import { OPTIONS, SURVEY_KEY, weeklySurvey } from "./weekly-survey";
 
 /** Rows per INSERT: large enough that a statement's set-up is noise, small enough to show progress. */

@@ -17,7 +17,7 @@ import {
   type ResponseExportFormat,
 } from "@studyflow/case-export";
 import type { DbHandle } from "@studyflow/db";
-import { systemClock } from "@studyflow/domain";
+import { systemClock } from "@studyflow/domain/foundation";
 
 export interface StageFigures {
   format: ResponseExportFormat;

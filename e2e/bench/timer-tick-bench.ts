@@ -8,7 +8,8 @@
 import type { Queue } from "bullmq";
 import { eq } from "drizzle-orm";
 import { tasks, type DbHandle } from "@studyflow/db";
-import { lastTimerTick, setStudyRules, startDueTimerTicks } from "@studyflow/domain";
+import { setStudyRules } from "@studyflow/domain/study-setup";
+import { lastTimerTick, startDueTimerTicks } from "@studyflow/domain/timer";
 import type { Expression } from "@studyflow/engine";
 import { taskJobOptions, taskJobId, taskJobName, type TaskJob } from "@studyflow/queue";
 

@@ -2,7 +2,8 @@ import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { addSyntheticParticipants, createStudy, grantPermission, mintManagementToken } from "@studyflow/domain";
+import { mintManagementToken } from "@studyflow/domain/access";
+import { addSyntheticParticipants, createStudy, grantPermission } from "@studyflow/domain/study-setup";
 import { createTestApp, type TestApp } from "@studyflow/api/testing";
 import { call, onCustom, startWorkerBesideApi, str } from "@studyflow/worker/testing";
 

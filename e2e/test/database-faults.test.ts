@@ -12,13 +12,8 @@ import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEV_MANAGEMENT_JWT_SECRET } from "@studyflow/config";
 import { surveyResponses, participants } from "@studyflow/db";
-import {
-  addSyntheticParticipants,
-  createStudy,
-  grantPermission,
-  mintManagementToken,
-  setStudyRules,
-} from "@studyflow/domain";
+import { mintManagementToken } from "@studyflow/domain/access";
+import { addSyntheticParticipants, createStudy, grantPermission, setStudyRules } from "@studyflow/domain/study-setup";
 import {
   call,
   createTestDatabase,

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { outboxMailbox, runDemoStory, seedDemo, type Mailbox } from "@studyflow/cli/demo";
 import { createTestApp, type TestApp } from "@studyflow/api/testing";
 import { startWorkerBesideApi } from "@studyflow/worker/testing";
-import { systemClock } from "@studyflow/domain";
+import { systemClock } from "@studyflow/domain/foundation";
 
 interface CapturedMail {
   to: string[];

@@ -32,7 +32,7 @@ if (env.FAULT_KILL_BEFORE_RESULT_FILE === "1") {
 
 const { exitOnUnhandledErrors } = await import("@studyflow/config");
 const { createDb } = await import("@studyflow/db");
-const { systemClock } = await import("@studyflow/domain");
+const { systemClock } = await import("@studyflow/domain/foundation");
 const { createRedisConnection } = await import("@studyflow/queue");
 const { startWorkerRuntime } = await import("@studyflow/worker/runtime");
 

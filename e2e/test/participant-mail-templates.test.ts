@@ -4,7 +4,7 @@ import path from "node:path";
 import { desc, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { outgoingMessages, users } from "@studyflow/db";
-import { mintManagementToken } from "@studyflow/domain";
+import { mintManagementToken } from "@studyflow/domain/access";
 import { createTestApp, type TestApp } from "@studyflow/api/testing";
 import { startWorkerBesideApi } from "@studyflow/worker/testing";
 import { startMailbox, type CapturedMail, type Mailbox } from "./fixtures/tekenradar/mailbox";

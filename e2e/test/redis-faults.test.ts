@@ -13,13 +13,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEV_MANAGEMENT_JWT_SECRET } from "@studyflow/config";
 import { tasks } from "@studyflow/db";
 import { TASKS_QUEUE } from "@studyflow/queue";
-import {
-  addSyntheticParticipants,
-  createStudy,
-  grantPermission,
-  mintManagementToken,
-  type TaskRow,
-} from "@studyflow/domain";
+import { mintManagementToken } from "@studyflow/domain/access";
+import { addSyntheticParticipants, createStudy, grantPermission } from "@studyflow/domain/study-setup";
+import { type TaskRow } from "@studyflow/domain/tasks";
 import {
   call,
   createTestDatabase,

@@ -7,7 +7,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { addSyntheticParticipants, createStudy, setStudyRules } from "@studyflow/domain";
+import { addSyntheticParticipants, createStudy, setStudyRules } from "@studyflow/domain/study-setup";
 import {
   call,
   createTestDatabase,

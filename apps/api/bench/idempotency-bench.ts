@@ -13,13 +13,9 @@ import { randomUUID } from "node:crypto";
 import { Queue } from "bullmq";
 import { pino } from "pino";
 import { createDb, runMigrations } from "@studyflow/db";
-import {
-  createStudy,
-  createUserWithProfiles,
-  mintParticipantToken,
-  setStudyRules,
-  systemClock,
-} from "@studyflow/domain";
+import { mintParticipantToken } from "@studyflow/domain/access";
+import { systemClock } from "@studyflow/domain/foundation";
+import { createStudy, createUserWithProfiles, setStudyRules } from "@studyflow/domain/study-setup";
 import { TASKS_QUEUE, createRedisConnection } from "@studyflow/queue";
 import { call, onEvent, str } from "@studyflow/testkit";
 import { createApp } from "../src/app";

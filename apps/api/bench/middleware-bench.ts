@@ -21,7 +21,7 @@ import { limitBodySize } from "../src/middleware/body-size";
 import { inputBoundary } from "../src/middleware/input-boundary";
 import { httpMetrics } from "../src/middleware/metrics";
 import { requestId } from "../src/middleware/request-id";
-import { systemClock } from "@studyflow/domain";
+import { systemClock } from "@studyflow/domain/foundation";
 
 const REQUESTS = 4_000;
 const ROUNDS = 25;

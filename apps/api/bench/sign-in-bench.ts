@@ -14,7 +14,8 @@
 import { Queue } from "bullmq";
 import { pino } from "pino";
 import { createDb, profiles, runMigrations, users } from "@studyflow/db";
-import { PASSWORD_HASH_PARAMETERS, hashPassword, verifyPassword, systemClock } from "@studyflow/domain";
+import { systemClock } from "@studyflow/domain/foundation";
+import { PASSWORD_HASH_PARAMETERS, hashPassword, verifyPassword } from "@studyflow/domain/participant-accounts";
 import { TASKS_QUEUE, createRedisConnection } from "@studyflow/queue";
 import { createApp } from "../src/app";
 import { loadConfig } from "../src/config";

@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import { Unauthorized } from "@studyflow/domain";
+import { Unauthorized } from "@studyflow/domain/errors";
 import type { Context } from "hono";
 import type { ManagementPrincipal, ParticipantPrincipal } from "./auth/principals";
 

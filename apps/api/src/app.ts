@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import { except } from "hono/combine";
-import { attachReadCache } from "@studyflow/domain";
+import { attachReadCache } from "@studyflow/domain/cache";
 import type { AppEnv } from "./app-env";
 import { createConsoleRouter } from "./console";
 import type { AppDeps } from "./deps";

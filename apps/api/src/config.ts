@@ -21,7 +21,9 @@ import {
   timerSettings,
   withDevSecrets,
 } from "@studyflow/config";
-import { TASK_RETENTION_DEFAULTS, TIMER_INTERVAL_BOUNDS, managementSecretsSettings } from "@studyflow/domain";
+import { managementSecretsSettings } from "@studyflow/domain/access";
+import { TASK_RETENTION_DEFAULTS } from "@studyflow/domain/tasks";
+import { TIMER_INTERVAL_BOUNDS } from "@studyflow/domain/timer";
 
 /** The types packages/domain/src/participant-files/file-types.ts can tell from a file's bytes. */
 const KNOWN_PARTICIPANT_FILE_TYPES = ["image/jpeg", "image/png", "image/gif", "image/webp", "application/pdf"] as const;

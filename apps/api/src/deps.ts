@@ -2,7 +2,11 @@ import type { Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { DbHandle } from "@studyflow/db";
-import type { ClockContext, ExternalServiceCaller, FileStore, ReadCache, RuleFailureRecord } from "@studyflow/domain";
+import type { ReadCache } from "@studyflow/domain/cache";
+import type { RuleFailureRecord } from "@studyflow/domain/events";
+import type { FileStore } from "@studyflow/domain/files";
+import type { ClockContext } from "@studyflow/domain/foundation";
+import type { ExternalServiceCaller } from "@studyflow/domain/rules";
 import type { ApiConfig } from "./config";
 
 /**

@@ -1,4 +1,4 @@
-import type { DomainContext } from "@studyflow/domain";
+import type { DomainContext } from "@studyflow/domain/events";
 import type { AppDeps } from "./deps";
 
 export function domainContext(deps: AppDeps): DomainContext {

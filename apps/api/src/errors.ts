@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { isDatabaseUnavailable } from "@studyflow/db";
-import { DomainError, RateLimited, Unavailable, type DomainErrorKind } from "@studyflow/domain";
+import { DomainError, RateLimited, Unavailable, type DomainErrorKind } from "@studyflow/domain/errors";
 import { loggerOf, type AppEnv } from "./app-env";
 
 /**

@@ -1,5 +1,6 @@
 import { demoModeWarning, exitOnUnhandledErrors, loadConfigOrExit, startupStep } from "@studyflow/config";
-import { externalServiceCallerFromConfig, setCaseStudyGlobalSecret } from "@studyflow/domain";
+import { externalServiceCallerFromConfig } from "@studyflow/domain/external";
+import { setCaseStudyGlobalSecret } from "@studyflow/domain/participants";
 import { loadConfig, processEnv } from "./config";
 import { createLogger } from "./logger";
 import { startApiServer } from "./server";

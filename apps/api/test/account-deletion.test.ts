@@ -10,17 +10,14 @@ import {
   reports,
   users,
 } from "@studyflow/db";
+import { mintParticipantToken } from "@studyflow/domain/access";
+import { claimDueMessages, expireOverdueMessages, markMessageSent, prepareMail } from "@studyflow/domain/outbox";
 import {
   ACCOUNT_DELETED_MAIL_TTL_MS,
-  claimDueMessages,
-  confidentialIdOf,
-  expireOverdueMessages,
-  markMessageSent,
-  mintParticipantToken,
-  prepareMail,
   requestAccountDeletion,
   runAccountDeletion,
-} from "@studyflow/domain";
+} from "@studyflow/domain/participant-accounts";
+import { confidentialIdOf } from "@studyflow/domain/participants";
 import { ACCOUNT_DELETION_QUEUE, accountDeletionJobId } from "@studyflow/queue";
 import {
   STRONG_PASSWORD,

@@ -5,13 +5,10 @@ import path from "node:path";
 import { gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { confidentialResponses, reports, surveyResponses, tasks } from "@studyflow/db";
-import {
-  confidentialIdOf,
-  grantPermission,
-  setDailyExportConfig,
-  startDailyExports,
-  systemClock,
-} from "@studyflow/domain";
+import { setDailyExportConfig, startDailyExports } from "@studyflow/domain/exports";
+import { systemClock } from "@studyflow/domain/foundation";
+import { confidentialIdOf } from "@studyflow/domain/participants";
+import { grantPermission } from "@studyflow/domain/study-setup";
 import { queueTask } from "@studyflow/queue";
 import { startWorkerBesideApi } from "@studyflow/worker/testing";
 import { insertParticipant, managementToken, setupStudy } from "./fixtures";

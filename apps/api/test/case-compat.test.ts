@@ -1,6 +1,6 @@
 import { OpenAPIHono, z } from "@hono/zod-openapi";
 import { describe, expect, it } from "vitest";
-import { Invalid, NotFound } from "@studyflow/domain";
+import { Invalid, NotFound } from "@studyflow/domain/errors";
 import type { AppEnv } from "../src/app-env";
 import { casePageQuery, casePagination, matchKeysToSchema } from "../src/case-compat";
 import { handleError } from "../src/errors";

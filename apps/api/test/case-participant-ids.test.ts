@@ -8,7 +8,7 @@ import { createCipheriv, createHash } from "node:crypto";
 import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CASE_ID_MAPPING_METHODS, confidentialIdMap, studies, surveyResponses, users } from "@studyflow/db";
-import { setCaseStudyGlobalSecret } from "@studyflow/domain";
+import { setCaseStudyGlobalSecret } from "@studyflow/domain/participants";
 import {
   call,
   num,

@@ -8,7 +8,7 @@ import { argon2Sync, randomBytes } from "node:crypto";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { profiles, users } from "@studyflow/db";
-import { PASSWORD_HASH_PARAMETERS, verifyPassword } from "@studyflow/domain";
+import { PASSWORD_HASH_PARAMETERS, verifyPassword } from "@studyflow/domain/participant-accounts";
 import { createTestApp, type TestApp } from "./test-app";
 
 const PASSWORD = "harbour lights at dusk";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { randomBytes } from "node:crypto";
 import { ConfigError, DEV_MANAGEMENT_SECRETS_KEY } from "@studyflow/config";
-import { SecretBox } from "@studyflow/domain";
+import { SecretBox } from "@studyflow/domain/access";
 import { consoleOidcEnabled, idpSignInEnabled, loadConfig } from "../src/config";
 
 describe("loadConfig", () => {

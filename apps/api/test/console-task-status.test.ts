@@ -2,7 +2,7 @@
 // task-status.js is served from the domain's table that the CLI prints from.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TASK_STATUSES } from "@studyflow/db";
-import { TERMINAL_STATUSES, taskStatusWord } from "@studyflow/domain";
+import { TERMINAL_STATUSES, taskStatusWord } from "@studyflow/domain/tasks";
 import { createTestApp, type TestApp } from "./test-app";
 
 interface TaskStatusModule {

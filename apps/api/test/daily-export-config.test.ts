@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { auditLog, dailyExportConfigs } from "@studyflow/db";
-import { startDailyExports, systemClock } from "@studyflow/domain";
+import { startDailyExports } from "@studyflow/domain/exports";
+import { systemClock } from "@studyflow/domain/foundation";
 import { eq } from "drizzle-orm";
 import { bearer, managementToken, researcher, setupStudy } from "./fixtures";
 import { caseSurvey, uploadSurvey } from "./survey-fixtures";

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { confidentialResponses } from "@studyflow/db";
-import { confidentialIdOf } from "@studyflow/domain";
+import { confidentialIdOf } from "@studyflow/domain/participants";
 import { bearer, managementToken, postJson, researcher, setupStudy } from "./fixtures";
 import { createTestApp, type TestApp } from "./test-app";
 

@@ -1,7 +1,8 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { studies } from "@studyflow/db";
-import { addSubscription, unpublishSurvey } from "@studyflow/domain";
+import { addSubscription } from "@studyflow/domain/notifications";
+import { unpublishSurvey } from "@studyflow/domain/surveys";
 import { bearer, call, managementToken, onEvent, researcher, setupStudy, str } from "./fixtures";
 import { caseSurvey, uploadSurvey } from "./survey-fixtures";
 import { createTestApp, type TestApp } from "./test-app";

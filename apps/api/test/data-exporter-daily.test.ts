@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { surveyResponses, tasks } from "@studyflow/db";
-import { HEADER_PART, createFileStore, setDailyExportConfig, startDailyExports, systemClock } from "@studyflow/domain";
+import { setDailyExportConfig, startDailyExports } from "@studyflow/domain/exports";
+import { HEADER_PART, createFileStore } from "@studyflow/domain/files";
+import { systemClock } from "@studyflow/domain/foundation";
 import { eq } from "drizzle-orm";
 import { bearer, managementToken, researcher, setupStudy } from "./fixtures";
 import { caseResponse, caseSurvey, uploadSurvey } from "./survey-fixtures";

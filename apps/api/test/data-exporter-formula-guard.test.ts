@@ -15,7 +15,7 @@ import {
   tasks,
   type ResponseExportInput,
 } from "@studyflow/db";
-import { grantPermission } from "@studyflow/domain";
+import { grantPermission } from "@studyflow/domain/study-setup";
 import { startWorkerBesideApi } from "@studyflow/worker/testing";
 import { bearer, managementToken, researcher, setupStudy } from "./fixtures";
 import { uploadSurvey } from "./survey-fixtures";

@@ -7,7 +7,8 @@ import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { reports, storedFiles, surveyResponses, tasks, type Database } from "@studyflow/db";
-import { FOOTER_PART, HEADER_PART, createFileStore, type TaskRow } from "@studyflow/domain";
+import { FOOTER_PART, HEADER_PART, createFileStore } from "@studyflow/domain/files";
+import { type TaskRow } from "@studyflow/domain/tasks";
 import {
   bearer,
   call,

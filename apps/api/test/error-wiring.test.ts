@@ -2,7 +2,7 @@ import { OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { NotFound, Unauthorized } from "@studyflow/domain";
+import { NotFound, Unauthorized } from "@studyflow/domain/errors";
 import type { AppEnv } from "../src/app-env";
 import { defineRoute } from "../src/routes/define-route";
 import { handleError } from "../src/errors";

@@ -1,15 +1,14 @@
 import { and, eq } from "drizzle-orm";
 import { outgoingMessages, participants, users, type Database } from "@studyflow/db";
+import { mintManagementToken, mintParticipantToken } from "@studyflow/domain/access";
+import { participantIdsForProfile } from "@studyflow/domain/participants";
 import {
   createStudy,
   createUserWithProfiles,
   grantPermission,
-  participantIdsForProfile,
   setStudyRules,
   type CreateStudyInput,
-  mintManagementToken,
-  mintParticipantToken,
-} from "@studyflow/domain";
+} from "@studyflow/domain/study-setup";
 import type { Expression } from "@studyflow/engine";
 import type { TestApp } from "./test-app";
 

@@ -3,7 +3,9 @@ import fc from "fast-check";
 import { SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { tokenRevocations } from "@studyflow/db";
-import { MAX_PROFILES_PER_USER, TOKEN_ISSUER, grantPermission, hmacKey, mintParticipantToken } from "@studyflow/domain";
+import { TOKEN_ISSUER, hmacKey, mintParticipantToken } from "@studyflow/domain/access";
+import { MAX_PROFILES_PER_USER } from "@studyflow/domain/participant-accounts";
+import { grantPermission } from "@studyflow/domain/study-setup";
 import {
   STRONG_PASSWORD,
   call,

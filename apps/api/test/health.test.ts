@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDb } from "@studyflow/db";
 import { createEmptyDatabase } from "@studyflow/testkit";
-import { mintManagementToken } from "@studyflow/domain";
+import { mintManagementToken } from "@studyflow/domain/access";
 import { createTestApp, type TestApp } from "./test-app";
 
 describe("health", () => {

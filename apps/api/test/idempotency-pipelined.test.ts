@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { idempotencyKeys, rawClientOf, reports, surveyResponses } from "@studyflow/db";
-import { submitResponse, type TransactionHooks } from "@studyflow/domain";
+import { submitResponse, type TransactionHooks } from "@studyflow/domain/events";
 import {
   call,
   onEvent,

@@ -1,7 +1,8 @@
 import { Hono } from "hono";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { idempotencyKeys, reports, surveyResponses } from "@studyflow/db";
-import { IDEMPOTENCY_KEY_TTL_MS, removeExpiredIdempotencyKeys, submitResponse } from "@studyflow/domain";
+import { submitResponse } from "@studyflow/domain/events";
+import { IDEMPOTENCY_KEY_TTL_MS, removeExpiredIdempotencyKeys } from "@studyflow/domain/idempotency";
 import {
   call,
   exp,

@@ -6,7 +6,9 @@ import path from "node:path";
 import { and, asc, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { participants, reports, studyCodeLists, surveyResponses } from "@studyflow/db";
-import { grantPermission, loadCurrentRules, toEngineState } from "@studyflow/domain";
+import { toEngineState } from "@studyflow/domain/participants";
+import { loadCurrentRules } from "@studyflow/domain/rules";
+import { grantPermission } from "@studyflow/domain/study-setup";
 import {
   applyRules,
   createDeterministicEnv,

@@ -2,7 +2,7 @@ import { serve } from "@hono/node-server";
 import { Hono } from "hono";
 import { SignJWT, exportJWK, generateKeyPair } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { grantPermission } from "@studyflow/domain";
+import { grantPermission } from "@studyflow/domain/study-setup";
 import { loadConfig } from "../src/config";
 import { bearer, managementToken, postJson, setupStudy } from "./fixtures";
 import { configErrorOf, createTestApp, type TestApp } from "./test-app";

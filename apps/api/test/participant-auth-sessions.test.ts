@@ -2,15 +2,15 @@ import { randomBytes } from "node:crypto";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { participantSessions, profiles, refreshTokens, users } from "@studyflow/db";
+import { mintParticipantToken } from "@studyflow/domain/access";
+import { hashPassword } from "@studyflow/domain/participant-accounts";
 import {
   findParticipantSession,
-  hashPassword,
   issueSessionTokens,
-  mintParticipantToken,
   renewSessionTokens,
   revokeSession,
   revokeUserSessions,
-} from "@studyflow/domain";
+} from "@studyflow/domain/participant-sessions";
 import { sessionTokenSettings } from "../src/routes/auth/participant-session-settings";
 import { createTestApp, type TestApp } from "./test-app";
 

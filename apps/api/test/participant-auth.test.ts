@@ -2,7 +2,8 @@ import { randomBytes } from "node:crypto";
 import { and, count, desc, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { outgoingMessages, participantSessions, profiles, refreshTokens, users } from "@studyflow/db";
-import { createAccountToken, hashPassword, initiatePasswordReset, mintParticipantToken } from "@studyflow/domain";
+import { mintParticipantToken } from "@studyflow/domain/access";
+import { createAccountToken, hashPassword, initiatePasswordReset } from "@studyflow/domain/participant-accounts";
 import { loadConfig } from "../src/config";
 import { createTestApp, type TestApp } from "./test-app";
 

@@ -4,12 +4,10 @@ import path from "node:path";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { participantFiles, storedFileParts, storedFiles, studies } from "@studyflow/db";
-import {
-  createPostgresFileStore,
-  removeExpiredExportFiles,
-  setParticipantFileUploadRule,
-  systemClock,
-} from "@studyflow/domain";
+import { removeExpiredExportFiles } from "@studyflow/domain/exports";
+import { createPostgresFileStore } from "@studyflow/domain/files";
+import { systemClock } from "@studyflow/domain/foundation";
+import { setParticipantFileUploadRule } from "@studyflow/domain/participant-files";
 import {
   bearer,
   call,

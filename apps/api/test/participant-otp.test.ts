@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { and, count, desc, eq } from "drizzle-orm";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { otpCodes, otpFailedAttempts, outgoingMessages, participantSessions, profiles, users } from "@studyflow/db";
-import { hashPassword } from "@studyflow/domain";
+import { hashPassword } from "@studyflow/domain/participant-accounts";
 import { createTestApp, type TestApp } from "./test-app";
 
 const PASSWORD = "harbour lights at dusk";

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { count, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { outgoingMessages, passwordResetTokens, users } from "@studyflow/db";
-import { hashPassword, initiatePasswordReset, verifyPassword } from "@studyflow/domain";
+import { hashPassword, initiatePasswordReset, verifyPassword } from "@studyflow/domain/participant-accounts";
 import { queuedMails, userRow } from "./fixtures";
 import { createTestApp, type TestApp } from "./test-app";
 

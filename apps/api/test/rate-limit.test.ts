@@ -2,7 +2,7 @@ import { OpenAPIHono, createRoute, z } from "@hono/zod-openapi";
 import { Hono, type MiddlewareHandler } from "hono";
 import type { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { RateLimited } from "@studyflow/domain";
+import { RateLimited } from "@studyflow/domain/errors";
 import { createTestRedis, deletePrefix, uniqueQueuePrefix } from "@studyflow/testkit";
 import type { AppEnv } from "../src/app-env";
 import { handleError } from "../src/errors";

@@ -1,17 +1,10 @@
 import { and, eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDb, permissions, type DbHandle } from "@studyflow/db";
-import {
-  ReadCache,
-  createApiKey,
-  grantPermission,
-  listenForCacheChanges,
-  revokeApiKey,
-  revokeSubjectTokens,
-  setStudyRules,
-  type CacheListener,
-  systemClock,
-} from "@studyflow/domain";
+import { createApiKey, revokeApiKey, revokeSubjectTokens } from "@studyflow/domain/access";
+import { ReadCache, listenForCacheChanges, type CacheListener } from "@studyflow/domain/cache";
+import { systemClock } from "@studyflow/domain/foundation";
+import { grantPermission, setStudyRules } from "@studyflow/domain/study-setup";
 import { createApp } from "../src/app";
 import { call, exp, insertParticipant, managementToken, onEvent, setupStudy, str } from "./fixtures";
 import { createTestApp, type TestApp } from "./test-app";

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDb } from "@studyflow/db";
-import { grantPermission } from "@studyflow/domain";
+import { grantPermission } from "@studyflow/domain/study-setup";
 import { startTcpProxy, adminDatabaseUrl, type TcpProxy } from "@studyflow/testkit";
 import {
   call,

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { and, eq, isNull } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { accountDeletions, participantSessions, passwordResetTokens, refreshTokens, users } from "@studyflow/db";
-import { createAccountToken, initiatePasswordReset } from "@studyflow/domain";
+import { createAccountToken, initiatePasswordReset } from "@studyflow/domain/participant-accounts";
 import { STRONG_PASSWORD, participantUser, queuedMails, userRow } from "./fixtures";
 import { createTestApp, type TestApp } from "./test-app";
 

@@ -1,7 +1,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { apiKeys, auditLog, managementUsers, serviceAccounts } from "@studyflow/db";
-import { API_KEY_REVEAL_WINDOW_MS, createServiceAccountApiKey, revokeApiKey } from "@studyflow/domain";
+import { API_KEY_REVEAL_WINDOW_MS, createServiceAccountApiKey, revokeApiKey } from "@studyflow/domain/access";
 import { bearer, managementToken } from "./fixtures";
 import { createTestApp, type TestApp } from "./test-app";
 

@@ -1,7 +1,8 @@
 import { count, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { participantFiles, storedFiles } from "@studyflow/db";
-import { setParticipantFileUploadRule, systemClock } from "@studyflow/domain";
+import { systemClock } from "@studyflow/domain/foundation";
+import { setParticipantFileUploadRule } from "@studyflow/domain/participant-files";
 import { MAX_BODY_BYTES } from "../src/middleware/body-size";
 import { bearer, insertParticipant, num, participantIdOf, participantUser, setupStudy } from "./fixtures";
 import { startProbedServer, type ProbedServer } from "./probed-server";

@@ -1,6 +1,10 @@
 import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PASSWORD_MIN_CHARACTERS, PASSWORD_RULE_DESCRIPTION, checkPasswordRule } from "@studyflow/domain";
+import {
+  PASSWORD_MIN_CHARACTERS,
+  PASSWORD_RULE_DESCRIPTION,
+  checkPasswordRule,
+} from "@studyflow/domain/participant-accounts";
 import { createTestApp, type TestApp } from "./test-app";
 
 /*

@@ -4,7 +4,7 @@ import { decodeJwt } from "jose";
 import * as oidc from "openid-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { auditLog, managementSessions, managementUsers, serviceAccounts } from "@studyflow/db";
-import { SecretBox } from "@studyflow/domain";
+import { SecretBox } from "@studyflow/domain/access";
 import { loadConfig } from "../src/config";
 import { bearer, managementToken } from "./fixtures";
 import { signInAtProvider, startTestProvider, type TestProvider, type TestProviderClient } from "./oidc-provider";

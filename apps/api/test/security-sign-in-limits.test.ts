@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { and, count, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDb, outgoingMessages, passwordResetTokens, profiles, users } from "@studyflow/db";
-import { hashPassword, verifyPassword } from "@studyflow/domain";
+import { hashPassword, verifyPassword } from "@studyflow/domain/participant-accounts";
 import { adminDatabaseUrl, startTcpProxy, type TcpProxy } from "@studyflow/testkit";
 import { createTestApp, type TestApp } from "./test-app";
 

@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { auditLog, emailTemplates, outgoingMessages, scheduledEmails, smsTemplates, users } from "@studyflow/db";
-import { SCHEDULED_EMAIL_TEMPLATE, fireDueScheduledEmails } from "@studyflow/domain";
+import { SCHEDULED_EMAIL_TEMPLATE, fireDueScheduledEmails } from "@studyflow/domain/messages";
 import { MAX_TEMPLATE_STEPS } from "@studyflow/go-template";
 import { managementToken, participantUser, setupStudy } from "./fixtures";
 import { createTestApp, type TestApp } from "./test-app";

@@ -1,7 +1,8 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { apiKeys, tasks } from "@studyflow/db";
-import { createApiKey, grantPermission, revokeApiKey, revokeSubjectTokens } from "@studyflow/domain";
+import { createApiKey, revokeApiKey, revokeSubjectTokens } from "@studyflow/domain/access";
+import { grantPermission } from "@studyflow/domain/study-setup";
 import { call, managementToken, onEvent, participantUser, postJson, setupStudy, str } from "./fixtures";
 import { createTestApp, type TestApp } from "./test-app";
 

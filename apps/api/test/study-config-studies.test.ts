@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { auditLog, studies } from "@studyflow/db";
-import { grantPermission } from "@studyflow/domain";
+import { grantPermission } from "@studyflow/domain/study-setup";
 import {
   bearer,
   call,

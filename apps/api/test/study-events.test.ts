@@ -1,7 +1,8 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { confidentialIdMap, confidentialResponses, participants, reports, surveyResponses, users } from "@studyflow/db";
-import { confidentialIdOf, mintManagementToken } from "@studyflow/domain";
+import { mintManagementToken } from "@studyflow/domain/access";
+import { confidentialIdOf } from "@studyflow/domain/participants";
 import {
   call,
   exp,

@@ -1,7 +1,8 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { studies } from "@studyflow/db";
-import { setStudyVariable, systemClock } from "@studyflow/domain";
+import { systemClock } from "@studyflow/domain/foundation";
+import { setStudyVariable } from "@studyflow/domain/study-config";
 import { bearer, call, onEvent, participantUser, postJson, setupStudy, str } from "./fixtures";
 import { createTestApp, type TestApp } from "./test-app";
 

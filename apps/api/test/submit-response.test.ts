@@ -2,7 +2,7 @@ import { SignJWT } from "jose";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { confidentialResponses, reports, ruleFailures, studyCounters, surveyResponses } from "@studyflow/db";
-import { revokeSubjectTokens, mintManagementToken, mintParticipantToken } from "@studyflow/domain";
+import { revokeSubjectTokens, mintManagementToken, mintParticipantToken } from "@studyflow/domain/access";
 import {
   call,
   exp,

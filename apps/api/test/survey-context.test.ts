@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { participants, studyCounters, surveyResponses } from "@studyflow/db";
-import { setStudyVariable, systemClock } from "@studyflow/domain";
+import { systemClock } from "@studyflow/domain/foundation";
+import { setStudyVariable } from "@studyflow/domain/study-config";
 import { insertParticipant, managementToken, num, participantIdOf, participantUser, setupStudy, str } from "./fixtures";
 import { caseSurvey, uploadSurvey } from "./survey-fixtures";
 import { createTestApp, type TestApp } from "./test-app";

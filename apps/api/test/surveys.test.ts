@@ -1,7 +1,7 @@
 import { and, asc, eq } from "drizzle-orm";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { auditLog, surveyVersions } from "@studyflow/db";
-import { MAX_SURVEY_DEFINITION_BYTES } from "@studyflow/domain";
+import { MAX_SURVEY_DEFINITION_BYTES } from "@studyflow/domain/surveys";
 import { bearer, managementToken, participantUser, postJson, researcher, setupStudy } from "./fixtures";
 import { caseSurvey, uploadSurvey } from "./survey-fixtures";
 import { createTestApp, type TestApp } from "./test-app";

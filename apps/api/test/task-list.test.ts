@@ -1,7 +1,8 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { tasks, type TimerTickInput } from "@studyflow/db";
-import { TIMER_TASK_CREATOR, encodePageCursor } from "@studyflow/domain";
+import { encodePageCursor } from "@studyflow/domain/study-config";
+import { TIMER_TASK_CREATOR } from "@studyflow/domain/tasks";
 import { bearer, managementToken, researcher, setupStudy } from "./fixtures";
 import { createTestApp, type TestApp } from "./test-app";
 

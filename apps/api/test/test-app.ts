@@ -2,7 +2,9 @@ import { Queue } from "bullmq";
 import { pino } from "pino";
 import { ConfigError } from "@studyflow/config";
 import { createDb, type DbHandle } from "@studyflow/db";
-import { ReadCache, externalServiceCallerFromConfig, listenForCacheChanges, systemClock } from "@studyflow/domain";
+import { ReadCache, listenForCacheChanges } from "@studyflow/domain/cache";
+import { externalServiceCallerFromConfig } from "@studyflow/domain/external";
+import { systemClock } from "@studyflow/domain/foundation";
 import { TASKS_QUEUE, createRedisConnection } from "@studyflow/queue";
 import {
   createTestDatabase,

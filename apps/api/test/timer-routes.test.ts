@@ -3,14 +3,10 @@ import path from "node:path";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { auditLog, studyTimers, tasks } from "@studyflow/db";
-import {
-  addSyntheticParticipants,
-  finalizeIfComplete,
-  planTask,
-  processChunk,
-  startDueTimerTicks,
-  systemClock,
-} from "@studyflow/domain";
+import { systemClock } from "@studyflow/domain/foundation";
+import { addSyntheticParticipants } from "@studyflow/domain/study-setup";
+import { finalizeIfComplete, planTask, processChunk } from "@studyflow/domain/task-pipeline";
+import { startDueTimerTicks } from "@studyflow/domain/timer";
 import { taskJobOptions, taskJobId, taskJobName } from "@studyflow/queue";
 import { bearer, call, managementToken, onEvent, postJson, researcher, setupStudy, str } from "./fixtures";
 import { loadConfig } from "../src/config";

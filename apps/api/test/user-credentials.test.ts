@@ -1,14 +1,14 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { participantSessions, passwordResetTokens, users } from "@studyflow/db";
+import { mintParticipantToken } from "@studyflow/domain/access";
+import { renderMail } from "@studyflow/domain/outbox";
 import {
   EMAIL_CHANGE_TOKEN_TTL_SECONDS,
   createAccountToken,
-  mintParticipantToken,
   peekAccountToken,
-  renderMail,
   verifyPassword,
-} from "@studyflow/domain";
+} from "@studyflow/domain/participant-accounts";
 import { STRONG_PASSWORD, bearer, caseRequest, participantUser, queuedMails, userRow } from "./fixtures";
 import { createTestApp, type TestApp } from "./test-app";
 

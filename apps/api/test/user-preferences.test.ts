@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { users } from "@studyflow/db";
-import { createAccountToken } from "@studyflow/domain";
+import { createAccountToken } from "@studyflow/domain/participant-accounts";
 import { bearer, caseRequest as caseJsonRequest, participantUser, userRow } from "./fixtures";
 import { createTestApp, type TestApp } from "./test-app";
 

@@ -3,7 +3,10 @@ import { Validator } from "@seriousme/openapi-schema-validator";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { confidentialResponses, profiles, reports, surveyResponses, surveyVersions } from "@studyflow/db";
-import { MAX_PROFILES_PER_USER, confidentialIdOf, mintManagementToken, systemClock } from "@studyflow/domain";
+import { mintManagementToken } from "@studyflow/domain/access";
+import { systemClock } from "@studyflow/domain/foundation";
+import { MAX_PROFILES_PER_USER } from "@studyflow/domain/participant-accounts";
+import { confidentialIdOf } from "@studyflow/domain/participants";
 import {
   bearer,
   call,

@@ -1,7 +1,7 @@
 import type { Option } from "commander";
 import type { z } from "zod";
 import type { DbHandle } from "@studyflow/db";
-import type { ClockContext } from "@studyflow/domain";
+import type { ClockContext } from "@studyflow/domain/foundation";
 import type { CliConfig } from "./config";
 import type { Output } from "./output";
 

@@ -16,7 +16,8 @@ import {
   tokenSettings,
   withDevSecrets,
 } from "@studyflow/config";
-import { TASK_RETENTION_DEFAULTS, TIMER_INTERVAL_BOUNDS } from "@studyflow/domain";
+import { TASK_RETENTION_DEFAULTS } from "@studyflow/domain/tasks";
+import { TIMER_INTERVAL_BOUNDS } from "@studyflow/domain/timer";
 
 /**
  * The part of the API's environment the CLI and the demo seed use, with the API's defaults: the

@@ -1,6 +1,6 @@
 import { DrizzleQueryError } from "drizzle-orm";
 import { ConfigError } from "@studyflow/config";
-import { DomainError } from "@studyflow/domain";
+import { DomainError } from "@studyflow/domain/errors";
 
 /** Wrong command line: unknown command or flag, missing or malformed value. Exit code 1. */
 export class UsageError extends Error {

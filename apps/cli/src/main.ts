@@ -1,6 +1,7 @@
 import { demoModeWarning } from "@studyflow/config";
 import { createDb, type DbHandle } from "@studyflow/db";
-import { setCaseStudyGlobalSecret, systemClock } from "@studyflow/domain";
+import { systemClock } from "@studyflow/domain/foundation";
+import { setCaseStudyGlobalSecret } from "@studyflow/domain/participants";
 import { loadConfig, processEnv } from "./config";
 import { describeFailure } from "./failures";
 import { createOutput, processStreams } from "./output";

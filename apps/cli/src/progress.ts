@@ -1,5 +1,5 @@
 import { SingleBar } from "cli-progress";
-import { taskStatusWord } from "@studyflow/domain";
+import { taskStatusWord } from "@studyflow/domain/tasks";
 
 /**
  * How a long command shows a task's progress while it follows it: a redrawn bar on a terminal,

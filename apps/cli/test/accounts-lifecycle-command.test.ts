@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { accountDeletions, outgoingMessages, users } from "@studyflow/db";
-import { createUserWithProfiles } from "@studyflow/domain";
+import { createUserWithProfiles } from "@studyflow/domain/study-setup";
 import { createTestDatabase, type TestDatabase } from "@studyflow/testkit";
 import { loadConfig } from "../src/config";
 import { runWithSettings } from "./run-with-settings";

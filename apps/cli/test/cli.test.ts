@@ -21,7 +21,9 @@ import {
   tokenRevocations,
   users,
 } from "@studyflow/db";
-import { verifyPassword, hmacKey, systemClock } from "@studyflow/domain";
+import { hmacKey } from "@studyflow/domain/access";
+import { systemClock } from "@studyflow/domain/foundation";
+import { verifyPassword } from "@studyflow/domain/participant-accounts";
 import {
   call,
   createEmptyDatabase,

@@ -1,7 +1,8 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { auditLog, dailyExportConfigs } from "@studyflow/db";
-import { createStudy, publishSurveyVersion } from "@studyflow/domain";
+import { createStudy } from "@studyflow/domain/study-setup";
+import { publishSurveyVersion } from "@studyflow/domain/surveys";
 import { createTestDatabase, type TestDatabase } from "@studyflow/testkit";
 import { usage } from "../src/index";
 import { runCommandLine } from "./run-command-line";

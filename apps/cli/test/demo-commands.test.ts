@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "@studyflow/testkit";
 import { createCapturedOutput, describeFailure, parseCommandLine, usage, type CliContext } from "../src/index";
 import { loadConfig } from "../src/config";
-import { systemClock } from "@studyflow/domain";
+import { systemClock } from "@studyflow/domain/foundation";
 
 /** The command line's verdict: help text, a runnable command, or the usage error the entry would show. */
 function verdict(argv: string[]) {

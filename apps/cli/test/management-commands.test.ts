@@ -4,13 +4,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { apiKeys, appRoles, auditLog, permissions, serviceAccounts } from "@studyflow/db";
 import {
   ApiKeyRejected,
-  createStudy,
   hashApiKey,
   listServiceAccountApiKeys,
   SecretBox,
-  upsertManagementUser,
   verifyApiKey,
-} from "@studyflow/domain";
+} from "@studyflow/domain/access";
+import { upsertManagementUser } from "@studyflow/domain/management-users";
+import { createStudy } from "@studyflow/domain/study-setup";
 import { createTestDatabase, type TestDatabase } from "@studyflow/testkit";
 import { runCommandLine } from "./run-command-line";
 

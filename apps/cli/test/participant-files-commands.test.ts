@@ -4,13 +4,10 @@ import path from "node:path";
 import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { auditLog, participants, studies } from "@studyflow/db";
-import {
-  createFileStore,
-  createStudy,
-  createUserWithProfiles,
-  participantIdsForProfile,
-  uploadParticipantFile,
-} from "@studyflow/domain";
+import { createFileStore } from "@studyflow/domain/files";
+import { uploadParticipantFile } from "@studyflow/domain/participant-files";
+import { participantIdsForProfile } from "@studyflow/domain/participants";
+import { createStudy, createUserWithProfiles } from "@studyflow/domain/study-setup";
 import { createTestDatabase, type TestDatabase } from "@studyflow/testkit";
 import { usage } from "../src/index";
 import { runCommandLine } from "./run-command-line";

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { participants, reports, surveyResponses } from "@studyflow/db";
-import { createStudy, recordRuleFailures } from "@studyflow/domain";
+import { recordRuleFailures } from "@studyflow/domain/events";
+import { createStudy } from "@studyflow/domain/study-setup";
 import { createTestDatabase, type TestDatabase } from "@studyflow/testkit";
 import { runCommandLine } from "./run-command-line";
 

@@ -1,7 +1,7 @@
 import type { DbHandle } from "@studyflow/db";
 import { createCapturedOutput, describeFailure, loadConfig, parseCommandLine, type CliContext } from "../src/index";
 import type { ProgressStream } from "../src/progress";
-import { systemClock } from "@studyflow/domain";
+import { systemClock } from "@studyflow/domain/foundation";
 
 export interface CommandLineSettings {
   /** Settings of the environment besides the database (TIMER_INTERVAL_SECONDS, RESULT_DIR, …). */

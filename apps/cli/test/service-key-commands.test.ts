@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { apiKeys, auditLog } from "@studyflow/db";
-import { hashApiKey, verifyApiKey } from "@studyflow/domain";
+import { hashApiKey, verifyApiKey } from "@studyflow/domain/access";
 import { createTestDatabase, type TestDatabase } from "@studyflow/testkit";
 import { parseCommandLine } from "../src/index";
 import { runCommandLine } from "./run-command-line";

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { auditLog, studyCodeLists, studyVariables } from "@studyflow/db";
-import { createStudy, setStudyRules } from "@studyflow/domain";
+import { createStudy, setStudyRules } from "@studyflow/domain/study-setup";
 import { call, createTestDatabase, onEvent, str, type TestDatabase } from "@studyflow/testkit";
 import { runCommandLine } from "./run-command-line";
 

@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { auditLog, researcherSubscriptions } from "@studyflow/db";
-import { createStudy } from "@studyflow/domain";
+import { createStudy } from "@studyflow/domain/study-setup";
 import { createTestDatabase, type TestDatabase } from "@studyflow/testkit";
 import { runCommandLine } from "./run-command-line";
 

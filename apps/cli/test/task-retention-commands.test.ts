@@ -4,7 +4,7 @@ import path from "node:path";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { auditLog, tasks } from "@studyflow/db";
-import { createStudy } from "@studyflow/domain";
+import { createStudy } from "@studyflow/domain/study-setup";
 import { createTestDatabase, type TestDatabase } from "@studyflow/testkit";
 import { runWithSettings } from "./run-with-settings";
 

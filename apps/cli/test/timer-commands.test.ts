@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { auditLog, studyTimers } from "@studyflow/db";
-import { createStudy, setStudyRules } from "@studyflow/domain";
+import { createStudy, setStudyRules } from "@studyflow/domain/study-setup";
 import { call, createTestDatabase, onEvent, str, type TestDatabase } from "@studyflow/testkit";
 import { runCommandLine } from "./run-command-line";
 import { runWithSettings } from "./run-with-settings";

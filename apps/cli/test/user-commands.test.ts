@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createUserWithProfiles, runAccountDeletion, systemClock } from "@studyflow/domain";
+import { systemClock } from "@studyflow/domain/foundation";
+import { runAccountDeletion } from "@studyflow/domain/participant-accounts";
+import { createUserWithProfiles } from "@studyflow/domain/study-setup";
 import { createRedisConnection } from "@studyflow/queue";
 import {
   createTestDatabase,

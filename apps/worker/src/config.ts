@@ -17,7 +17,9 @@ import {
   taskRetentionSettings,
   timerSettings,
 } from "@studyflow/config";
-import { TASK_RETENTION_DEFAULTS, TIMER_INTERVAL_BOUNDS, type AccountLifecycleSettings } from "@studyflow/domain";
+import { type AccountLifecycleSettings } from "@studyflow/domain/participant-accounts";
+import { TASK_RETENTION_DEFAULTS } from "@studyflow/domain/tasks";
+import { TIMER_INTERVAL_BOUNDS } from "@studyflow/domain/timer";
 import { TIMER_SCAN_EVERY_MS } from "./schedules/cluster-schedules";
 
 const schema = z.object({

@@ -1,6 +1,8 @@
 import { serve } from "@hono/node-server";
 import { demoModeWarning, exitOnUnhandledErrors, loadConfigOrExit, startupStep } from "@studyflow/config";
-import { externalServiceCallerFromConfig, setCaseStudyGlobalSecret, systemClock } from "@studyflow/domain";
+import { externalServiceCallerFromConfig } from "@studyflow/domain/external";
+import { systemClock } from "@studyflow/domain/foundation";
+import { setCaseStudyGlobalSecret } from "@studyflow/domain/participants";
 import { createDb } from "@studyflow/db";
 import { createRedisConnection, logConnectionErrors } from "@studyflow/queue";
 import { accountLifecycleSettingsOf, loadConfig, processEnv } from "./config";

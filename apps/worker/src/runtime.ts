@@ -2,17 +2,15 @@ import { Queue, Worker, type Processor } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { DbHandle } from "@studyflow/db";
+import { type ExportRetention } from "@studyflow/domain/exports";
+import { createFileStore, type FileStoreConfig } from "@studyflow/domain/files";
 import {
   ACCOUNT_LIFECYCLE_STEPS,
-  createFileStore,
   lifecycleStepEnabled,
   type AccountLifecycleSettings,
-  type ExportRetention,
-  type ExternalServiceCaller,
-  type FileStoreConfig,
-  type TaskRetentionDefaults,
-  TASK_RETENTION_DEFAULTS,
-} from "@studyflow/domain";
+} from "@studyflow/domain/participant-accounts";
+import { type ExternalServiceCaller } from "@studyflow/domain/rules";
+import { type TaskRetentionDefaults, TASK_RETENTION_DEFAULTS } from "@studyflow/domain/tasks";
 import {
   ACCOUNT_DELETION_QUEUE,
   ACCOUNT_LIFECYCLE_QUEUE,

@@ -3,7 +3,10 @@ import { eq } from "drizzle-orm";
 import { pino } from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { accountDeletions, outgoingMessages, participants, reports, users } from "@studyflow/db";
-import { createUserWithProfiles, enterStudy, requestAccountDeletion, systemClock } from "@studyflow/domain";
+import { enterStudy } from "@studyflow/domain/events";
+import { systemClock } from "@studyflow/domain/foundation";
+import { requestAccountDeletion } from "@studyflow/domain/participant-accounts";
+import { createUserWithProfiles } from "@studyflow/domain/study-setup";
 import {
   ACCOUNT_DELETION_QUEUE,
   accountDeletionJobId,

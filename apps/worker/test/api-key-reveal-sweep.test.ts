@@ -9,7 +9,7 @@ import {
   createServiceAccountApiKey,
   listServiceAccountApiKeys,
   sweepApiKeyRevealCopies,
-} from "@studyflow/domain";
+} from "@studyflow/domain/access";
 import { MAINTENANCE_QUEUE, createRedisConnection } from "@studyflow/queue";
 import { testRedisUrl } from "@studyflow/testkit";
 import { createWorkerHarness, type WorkerHarness } from "./worker-harness";

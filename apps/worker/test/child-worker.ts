@@ -4,7 +4,7 @@ import { pino } from "pino";
 import { createDb } from "@studyflow/db";
 import { createRedisConnection } from "@studyflow/queue";
 import { startWorkerRuntime } from "../src/runtime";
-import { systemClock } from "@studyflow/domain";
+import { systemClock } from "@studyflow/domain/foundation";
 
 const env = process.env;
 const database = createDb(env.DATABASE_URL ?? "", { max: 3 });

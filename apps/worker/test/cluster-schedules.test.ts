@@ -2,15 +2,11 @@ import { Queue } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { gunzipSync } from "node:zlib";
 import { managementSessions, managementUsers, participants, surveyResponses } from "@studyflow/db";
-import {
-  createFileStore,
-  createStudy,
-  listDailyExports,
-  openDailyExport,
-  publishSurveyVersion,
-  setDailyExportConfig,
-  systemClock,
-} from "@studyflow/domain";
+import { listDailyExports, openDailyExport, setDailyExportConfig } from "@studyflow/domain/exports";
+import { createFileStore } from "@studyflow/domain/files";
+import { systemClock } from "@studyflow/domain/foundation";
+import { createStudy } from "@studyflow/domain/study-setup";
+import { publishSurveyVersion } from "@studyflow/domain/surveys";
 import {
   ACCOUNT_DELETION_QUEUE,
   MAINTENANCE_QUEUE,

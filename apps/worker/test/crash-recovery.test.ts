@@ -4,7 +4,7 @@ import { sql } from "drizzle-orm";
 import { Redis } from "ioredis";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { participants } from "@studyflow/db";
-import { addSyntheticParticipants } from "@studyflow/domain";
+import { addSyntheticParticipants } from "@studyflow/domain/study-setup";
 import { testRedisUrl } from "@studyflow/testkit";
 import {
   call,

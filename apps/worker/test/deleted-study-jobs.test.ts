@@ -1,7 +1,10 @@
 import { eq } from "drizzle-orm";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createDb, tasks, type DbHandle } from "@studyflow/db";
-import { addSyntheticParticipants, deleteStudy, planTask, systemClock } from "@studyflow/domain";
+import { systemClock } from "@studyflow/domain/foundation";
+import { deleteStudy } from "@studyflow/domain/studies";
+import { addSyntheticParticipants } from "@studyflow/domain/study-setup";
+import { planTask } from "@studyflow/domain/task-pipeline";
 import { chunkJobId, queueTask, taskJobId } from "@studyflow/queue";
 import { call, createWorkerHarness, onCustom, str, studyWithRules, type WorkerHarness } from "./worker-harness";
 

@@ -8,16 +8,12 @@ import { and, asc, eq, sql } from "drizzle-orm";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createResponseFormatter } from "@studyflow/case-export";
 import { storedFiles, surveyResponses, surveyVersions, type ResponseExportInput } from "@studyflow/db";
-import {
-  createFileStore,
-  createResponseExportTask,
-  createStudy,
-  openTaskFile,
-  publishSurveyVersion,
-  type ResponseExportRequest,
-  type TaskRow,
-  systemClock,
-} from "@studyflow/domain";
+import { createResponseExportTask, openTaskFile, type ResponseExportRequest } from "@studyflow/domain/exports";
+import { createFileStore } from "@studyflow/domain/files";
+import { systemClock } from "@studyflow/domain/foundation";
+import { createStudy } from "@studyflow/domain/study-setup";
+import { publishSurveyVersion } from "@studyflow/domain/surveys";
+import { type TaskRow } from "@studyflow/domain/tasks";
 import { queueTask } from "@studyflow/queue";
 import { testRedisUrl } from "@studyflow/testkit";
 import { createWorkerHarness, type WorkerHarness } from "./worker-harness";

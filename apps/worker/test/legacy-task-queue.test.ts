@@ -2,7 +2,9 @@ import { Writable } from "node:stream";
 import { Queue } from "bullmq";
 import { pino } from "pino";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
-import { addSyntheticParticipants, createRunActionsTask, systemClock } from "@studyflow/domain";
+import { systemClock } from "@studyflow/domain/foundation";
+import { addSyntheticParticipants } from "@studyflow/domain/study-setup";
+import { createRunActionsTask } from "@studyflow/domain/tasks";
 import {
   LEGACY_TASKS_QUEUE,
   TASKS_QUEUE,

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { managementSessions, managementUsers } from "@studyflow/db";
-import { sweepExpiredManagementSessions } from "@studyflow/domain";
+import { sweepExpiredManagementSessions } from "@studyflow/domain/management-users";
 import { createTestDatabase, type TestDatabase } from "@studyflow/testkit";
 
 const NOW = new Date(Date.UTC(2031, 5, 1, 12, 0, 0));

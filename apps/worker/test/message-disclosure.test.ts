@@ -5,24 +5,15 @@ import { and, eq } from "drizzle-orm";
 import { pino } from "pino";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { outgoingMessages, participants, ruleFailures, surveyResponses } from "@studyflow/db";
-import {
-  RuleFailed,
-  addSubscription,
-  confidentialIdOf,
-  createStudy,
-  createUserWithProfiles,
-  deleteMessageTemplate,
-  enterStudy,
-  listRuleFailures,
-  listStudyMessages,
-  noTemplateError,
-  participantIdsForProfile,
-  setMessageTemplate,
-  setStudyRules,
-  submitResponse,
-  type DomainContext,
-  systemClock,
-} from "@studyflow/domain";
+import { RuleFailed } from "@studyflow/domain/errors";
+import { enterStudy, listRuleFailures, submitResponse, type DomainContext } from "@studyflow/domain/events";
+import { systemClock } from "@studyflow/domain/foundation";
+import { deleteMessageTemplate, setMessageTemplate } from "@studyflow/domain/messages";
+import { addSubscription } from "@studyflow/domain/notifications";
+import { listStudyMessages } from "@studyflow/domain/outbox";
+import { confidentialIdOf, participantIdsForProfile } from "@studyflow/domain/participants";
+import { noTemplateError } from "@studyflow/domain/rules";
+import { createStudy, createUserWithProfiles, setStudyRules } from "@studyflow/domain/study-setup";
 import type { Expression } from "@studyflow/engine";
 import {
   STRONG_PASSWORD,

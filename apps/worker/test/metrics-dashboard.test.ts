@@ -1,7 +1,7 @@
 import type { Redis } from "ioredis";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { addSyntheticParticipants } from "@studyflow/domain";
+import { addSyntheticParticipants } from "@studyflow/domain/study-setup";
 import { TASKS_QUEUE, createRedisConnection } from "@studyflow/queue";
 import { testRedisUrl } from "@studyflow/testkit";
 import { DASHBOARD_PATH, dashboardCredentials, type DashboardCredentials } from "../src/dashboard";

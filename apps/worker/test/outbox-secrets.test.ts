@@ -2,14 +2,14 @@ import { eq } from "drizzle-orm";
 import { pino } from "pino";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { outgoingMessages, users } from "@studyflow/db";
+import { SCHEDULED_EMAIL_TEMPLATE } from "@studyflow/domain/messages";
 import {
   DELIVERY_OUTCOME_UNKNOWN,
   MESSAGE_EXPIRED,
   OUTBOX_MAX_ATTEMPTS,
   OUTBOX_SENDING_ABANDONED_AFTER_MS,
-  SCHEDULED_EMAIL_TEMPLATE,
-  initiatePasswordReset,
-} from "@studyflow/domain";
+} from "@studyflow/domain/outbox";
+import { initiatePasswordReset } from "@studyflow/domain/participant-accounts";
 import { createTestDatabase, type TestDatabase } from "@studyflow/testkit";
 import { runOutboxOnce, type OutboxDeps } from "../src/outbox/outbox-delivery";
 import type { Mailer } from "../src/outbox/smtp-mailer";

@@ -2,6 +2,8 @@ import { eq } from "drizzle-orm";
 import { pino } from "pino";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { confidentialIdMap, createDb, outgoingMessages, profiles, users, type DbHandle } from "@studyflow/db";
+import { systemClock } from "@studyflow/domain/foundation";
+import { setMessageTemplate } from "@studyflow/domain/messages";
 import {
   DELIVERY_OUTCOME_UNKNOWN,
   MESSAGE_EXPIRED,
@@ -9,12 +11,10 @@ import {
   OUTBOX_RETRY_BASE_DELAY_MS,
   OUTBOX_RETRY_MAX_DELAY_MS,
   OUTBOX_SENDING_ABANDONED_AFTER_MS,
-  createStudy,
-  initiatePasswordReset,
-  noTemplateError,
-  setMessageTemplate,
-  systemClock,
-} from "@studyflow/domain";
+} from "@studyflow/domain/outbox";
+import { initiatePasswordReset } from "@studyflow/domain/participant-accounts";
+import { noTemplateError } from "@studyflow/domain/rules";
+import { createStudy } from "@studyflow/domain/study-setup";
 import { createTestDatabase, type TestDatabase } from "@studyflow/testkit";
 import { createOutboxProcessor, runOutboxOnce, type OutboxDeps } from "../src/outbox/outbox-delivery";
 import { createSmtpMailer, type Mailer } from "../src/outbox/smtp-mailer";

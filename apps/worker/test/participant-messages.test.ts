@@ -9,18 +9,12 @@ import {
   studies,
   type DbHandle,
 } from "@studyflow/db";
-import {
-  createStudy,
-  createUserWithProfiles,
-  enterStudy,
-  noTemplateError,
-  participantIdsForProfile,
-  setMessageTemplate,
-  setStudyRules,
-  submitResponse,
-  type DomainContext,
-  systemClock,
-} from "@studyflow/domain";
+import { enterStudy, submitResponse, type DomainContext } from "@studyflow/domain/events";
+import { systemClock } from "@studyflow/domain/foundation";
+import { setMessageTemplate } from "@studyflow/domain/messages";
+import { participantIdsForProfile } from "@studyflow/domain/participants";
+import { noTemplateError } from "@studyflow/domain/rules";
+import { createStudy, createUserWithProfiles, setStudyRules } from "@studyflow/domain/study-setup";
 import type { Expression } from "@studyflow/engine";
 import {
   STRONG_PASSWORD,

@@ -2,15 +2,14 @@ import { and, eq, isNull, sql } from "drizzle-orm";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { outgoingMessages, participants, researcherMessages } from "@studyflow/db";
+import { submitResponse } from "@studyflow/domain/events";
 import {
   RESEARCHER_NOTIFICATION_TEMPLATE,
   addSubscription,
-  createStudy,
   queueResearcherNotifications,
   renderResearcherNotification,
-  setStudyRules,
-  submitResponse,
-} from "@studyflow/domain";
+} from "@studyflow/domain/notifications";
+import { createStudy, setStudyRules } from "@studyflow/domain/study-setup";
 import { call, createTestDatabase, exp, onEvent, str, type TestDatabase } from "@studyflow/testkit";
 import { runOutboxOnce } from "../src/outbox/outbox-delivery";
 import { decodeQuotedPrintable } from "./mail-parsing";

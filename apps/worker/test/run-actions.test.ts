@@ -1,7 +1,9 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { participants, reports, ruleFailures, studyCounters, taskChunks, tasks } from "@studyflow/db";
-import { addSyntheticParticipants, submitResponse, systemClock } from "@studyflow/domain";
+import { submitResponse } from "@studyflow/domain/events";
+import { systemClock } from "@studyflow/domain/foundation";
+import { addSyntheticParticipants } from "@studyflow/domain/study-setup";
 import { TASKS_QUEUE } from "@studyflow/queue";
 import { sweepStaleTasks } from "../src/processors/stale-task-sweeper";
 import {

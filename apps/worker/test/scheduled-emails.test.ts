@@ -3,14 +3,9 @@ import { eq } from "drizzle-orm";
 import { pino } from "pino";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { confidentialIdMap, outgoingMessages, passwordResetTokens, scheduledEmails, users } from "@studyflow/db";
-import {
-  createStudy,
-  createUserWithProfiles,
-  peekAccountToken,
-  saveScheduledEmail,
-  unsubscribeNewsletter,
-  type CaseScheduledEmailInput,
-} from "@studyflow/domain";
+import { saveScheduledEmail, type CaseScheduledEmailInput } from "@studyflow/domain/messages";
+import { peekAccountToken, unsubscribeNewsletter } from "@studyflow/domain/participant-accounts";
+import { createStudy, createUserWithProfiles } from "@studyflow/domain/study-setup";
 import { MAINTENANCE_QUEUE, createRedisConnection } from "@studyflow/queue";
 import { createTestDatabase, testRedisUrl, uniqueQueuePrefix, type TestDatabase } from "@studyflow/testkit";
 import { runOutboxOnce } from "../src/outbox/outbox-delivery";

@@ -13,17 +13,15 @@ import {
   tasks,
   type TaskStatus,
 } from "@studyflow/db";
+import { createFilesystemFileStore, createPostgresFileStore, type FileStore } from "@studyflow/domain/files";
+import { systemClock } from "@studyflow/domain/foundation";
+import { createStudy } from "@studyflow/domain/study-setup";
 import {
   countPrunableTasks,
-  createFilesystemFileStore,
-  createPostgresFileStore,
-  createStudy,
   pruneFinishedTasks,
   updateStudyTaskRetention,
-  type FileStore,
   type TaskRow,
-  systemClock,
-} from "@studyflow/domain";
+} from "@studyflow/domain/tasks";
 import { MAINTENANCE_QUEUE, createRedisConnection } from "@studyflow/queue";
 import { testRedisUrl } from "@studyflow/testkit";
 import { PRUNE_FINISHED_TASKS_EVERY_MS } from "../src/schedules/cluster-schedules";

@@ -2,7 +2,7 @@ import { Queue } from "bullmq";
 import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { tasks } from "@studyflow/db";
-import { addSyntheticParticipants } from "@studyflow/domain";
+import { addSyntheticParticipants } from "@studyflow/domain/study-setup";
 import { ACCOUNT_DELETION_QUEUE, TASKS_QUEUE, TIMER_QUEUE, createRedisConnection } from "@studyflow/queue";
 import { onEvent, testRedisUrl } from "@studyflow/testkit";
 import { call, createWorkerHarness, str, studyWithRules, type WorkerHarness } from "./worker-harness";

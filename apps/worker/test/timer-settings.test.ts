@@ -1,7 +1,7 @@
 import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { tasks } from "@studyflow/db";
-import { getStudyTimer } from "@studyflow/domain";
+import { getStudyTimer } from "@studyflow/domain/timer";
 import { onEvent } from "@studyflow/testkit";
 import { loadConfig } from "../src/config";
 import { call, createWorkerHarness, str, studyWithRules, type WorkerHarness } from "./worker-harness";

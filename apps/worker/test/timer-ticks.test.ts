@@ -3,17 +3,12 @@ import path from "node:path";
 import { and, eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { auditLog, participants, ruleFailures, taskChunks, tasks } from "@studyflow/db";
-import {
-  addSyntheticParticipants,
-  getStudyTimer,
-  planTask,
-  startDueTimerTicks,
-  updateStudy,
-  updateStudyTimer,
-  type RunActionsResult,
-  type StartedTick,
-  systemClock,
-} from "@studyflow/domain";
+import { type RunActionsResult } from "@studyflow/domain/bulk";
+import { systemClock } from "@studyflow/domain/foundation";
+import { updateStudy } from "@studyflow/domain/study-config";
+import { addSyntheticParticipants } from "@studyflow/domain/study-setup";
+import { planTask } from "@studyflow/domain/task-pipeline";
+import { getStudyTimer, startDueTimerTicks, updateStudyTimer, type StartedTick } from "@studyflow/domain/timer";
 import { taskJobOptions, taskJobId, taskJobName, type TaskJob } from "@studyflow/queue";
 import { onEvent } from "@studyflow/testkit";
 import type { WorkerRuntime } from "../src/runtime";

@@ -5,14 +5,10 @@ import { Queue } from "bullmq";
 import { eq } from "drizzle-orm";
 import { pino } from "pino";
 import { tasks } from "@studyflow/db";
-import {
-  createRunActionsTask,
-  createStudy,
-  setStudyRules,
-  type RunActionsResult,
-  type TaskRow,
-  systemClock,
-} from "@studyflow/domain";
+import { type RunActionsResult } from "@studyflow/domain/bulk";
+import { systemClock } from "@studyflow/domain/foundation";
+import { createStudy, setStudyRules } from "@studyflow/domain/study-setup";
+import { createRunActionsTask, type TaskRow } from "@studyflow/domain/tasks";
 import type { Expression } from "@studyflow/engine";
 import { TASKS_QUEUE, createRedisConnection, taskJobOptions, taskJobId, type TaskJob } from "@studyflow/queue";
 import {

@@ -5,18 +5,18 @@ import { and, eq, sql } from "drizzle-orm";
 import type { Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { participants, tasks } from "@studyflow/db";
+import { mintManagementToken } from "@studyflow/domain/access";
+import { enterStudy } from "@studyflow/domain/events";
+import { systemClock } from "@studyflow/domain/foundation";
+import { updateStudy } from "@studyflow/domain/study-config";
 import {
   addSyntheticParticipants,
   createStudy,
   createUserWithProfiles,
-  enterStudy,
   grantPermission,
-  mintManagementToken,
   setStudyRules,
-  startDueTimerTicks,
-  updateStudy,
-  systemClock,
-} from "@studyflow/domain";
+} from "@studyflow/domain/study-setup";
+import { startDueTimerTicks } from "@studyflow/domain/timer";
 import { taskJobOptions, taskJobId, taskJobName } from "@studyflow/queue";
 import { STRONG_PASSWORD, exp, onEvent } from "@studyflow/testkit";
 import { createTestApp, type TestApp } from "@studyflow/api/testing";

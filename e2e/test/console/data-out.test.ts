@@ -4,17 +4,12 @@ import path from "node:path";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { dailyExportConfigs, participants, permissions, reports, studies, tasks } from "@studyflow/db";
-import {
-  createStudy,
-  grantPermission,
-  mintManagementToken,
-  recordRuleFailures,
-  setDailyExportConfig,
-  setStudyRules,
-  startDailyExports,
-  updateStudy,
-  systemClock,
-} from "@studyflow/domain";
+import { mintManagementToken } from "@studyflow/domain/access";
+import { recordRuleFailures } from "@studyflow/domain/events";
+import { setDailyExportConfig, startDailyExports } from "@studyflow/domain/exports";
+import { systemClock } from "@studyflow/domain/foundation";
+import { updateStudy } from "@studyflow/domain/study-config";
+import { createStudy, grantPermission, setStudyRules } from "@studyflow/domain/study-setup";
 import { queueTask } from "@studyflow/queue";
 import { call, exp, onEvent, str } from "@studyflow/testkit";
 import { createTestApp, type TestApp } from "@studyflow/api/testing";

@@ -5,14 +5,10 @@ import Provider from "oidc-provider";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { managementSessions } from "@studyflow/db";
-import {
-  createStudy,
-  endManagementSession,
-  grantPermission,
-  updateStudy,
-  upsertManagementUser,
-  systemClock,
-} from "@studyflow/domain";
+import { systemClock } from "@studyflow/domain/foundation";
+import { endManagementSession, upsertManagementUser } from "@studyflow/domain/management-users";
+import { updateStudy } from "@studyflow/domain/study-config";
+import { createStudy, grantPermission } from "@studyflow/domain/study-setup";
 import { createTestApp, type TestApp } from "@studyflow/api/testing";
 import { screenshot, startConsoleBrowser, type ConsoleBrowser } from "./browser";
 

@@ -1,6 +1,6 @@
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { mintManagementToken } from "@studyflow/domain";
+import { mintManagementToken } from "@studyflow/domain/access";
 import { createTestApp, type TestApp } from "@studyflow/api/testing";
 import { openConsole, signInToConsole, startConsoleBrowser, type ConsoleBrowser } from "./browser";
 

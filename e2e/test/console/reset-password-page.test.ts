@@ -11,7 +11,7 @@ import {
   hashPassword,
   initiatePasswordReset,
   verifyPassword,
-} from "@studyflow/domain";
+} from "@studyflow/domain/participant-accounts";
 import { createTestApp, type TestApp } from "@studyflow/api/testing";
 import { startConsoleBrowser, type ConsoleBrowser } from "./browser";
 

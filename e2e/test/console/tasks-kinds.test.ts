@@ -4,7 +4,10 @@ import path from "node:path";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { tasks, type ResponseExportInput } from "@studyflow/db";
-import { createStudy, grantPermission, mintManagementToken, updateStudy, systemClock } from "@studyflow/domain";
+import { mintManagementToken } from "@studyflow/domain/access";
+import { systemClock } from "@studyflow/domain/foundation";
+import { updateStudy } from "@studyflow/domain/study-config";
+import { createStudy, grantPermission } from "@studyflow/domain/study-setup";
 import { createTestApp, type TestApp } from "@studyflow/api/testing";
 import { screenshot, openConsole, signInToConsole, startConsoleBrowser, type ConsoleBrowser } from "./browser";
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { renderMail, UndeliverableMessage } from "../src/index";
+import { UndeliverableMessage } from "@studyflow/domain/mail";
+import { renderMail } from "@studyflow/domain/outbox";
 
 describe("built-in account lifecycle mails (an instance without CASE templates of these types)", () => {
   it("renders the reminder as the sign-up confirmation with its link", () => {

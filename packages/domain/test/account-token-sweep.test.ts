@@ -1,6 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { passwordResetTokens, users } from "@studyflow/db";
-import { createAccountToken, peekAccountToken, sweepExpiredAccountTokens } from "@studyflow/domain";
+import {
+  createAccountToken,
+  peekAccountToken,
+  sweepExpiredAccountTokens,
+} from "@studyflow/domain/participant-accounts";
 import { createTestDatabase, type TestDatabase } from "@studyflow/testkit";
 
 const NOW = new Date(Date.UTC(2031, 5, 1, 12, 0, 0));

@@ -3,16 +3,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { apiKeys, auditLog } from "@studyflow/db";
 import {
   ApiKeyRejected,
-  Conflict,
-  Invalid,
-  NotFound,
   apiKeyStatus,
   createApiKey,
   hashApiKey,
   listApiKeys,
   revokeApiKey,
   verifyApiKey,
-} from "@studyflow/domain";
+} from "@studyflow/domain/access";
+import { Conflict, Invalid, NotFound } from "@studyflow/domain/errors";
 import { createTestDatabase, type TestDatabase } from "@studyflow/testkit";
 
 const DAY_MS = 86_400_000;

@@ -1,17 +1,12 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { outgoingMessages, participants, reports, surveyResponses } from "@studyflow/db";
-import {
-  SEND_MESSAGE_NOW_VALIDITY_MS,
-  confidentialIdOf,
-  createStudy,
-  leaveStudy,
-  participantIdsForProfile,
-  setMessageTemplate,
-  setStudyRules,
-  submitResponse,
-  systemClock,
-} from "@studyflow/domain";
+import { leaveStudy, submitResponse } from "@studyflow/domain/events";
+import { systemClock } from "@studyflow/domain/foundation";
+import { setMessageTemplate } from "@studyflow/domain/messages";
+import { confidentialIdOf, participantIdsForProfile } from "@studyflow/domain/participants";
+import { SEND_MESSAGE_NOW_VALIDITY_MS } from "@studyflow/domain/rules";
+import { createStudy, setStudyRules } from "@studyflow/domain/study-setup";
 import { call, createTestDatabase, exp, num, onEvent, str, type TestDatabase } from "@studyflow/testkit";
 
 const NOW = Date.UTC(2031, 4, 1, 9, 30);

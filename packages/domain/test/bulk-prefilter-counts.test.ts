@@ -7,17 +7,11 @@ import path from "node:path";
 import { eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { participants, taskChunks, tasks } from "@studyflow/db";
-import {
-  addSyntheticParticipants,
-  createRunActionsTask,
-  createStudy,
-  finalizeIfComplete,
-  planTask,
-  processChunk,
-  type BatchRunner,
-  type RunActionsResult,
-  systemClock,
-} from "@studyflow/domain";
+import { type RunActionsResult } from "@studyflow/domain/bulk";
+import { systemClock } from "@studyflow/domain/foundation";
+import { addSyntheticParticipants, createStudy } from "@studyflow/domain/study-setup";
+import { finalizeIfComplete, planTask, processChunk } from "@studyflow/domain/task-pipeline";
+import { createRunActionsTask, type BatchRunner } from "@studyflow/domain/tasks";
 import type { Expression } from "@studyflow/engine";
 import { call, createTestDatabase, exp, num, str, type TestDatabase } from "@studyflow/testkit";
 

@@ -7,8 +7,10 @@ import { and, eq, sql, type SQL } from "drizzle-orm";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { participants, reports, surveyResponses } from "@studyflow/db";
-import { Invalid, createStudy, parseCaseJsonParam, translateCaseFilter, translateCaseSort } from "@studyflow/domain";
-import type { CaseFilterTarget } from "@studyflow/domain";
+import { parseCaseJsonParam, translateCaseFilter, translateCaseSort } from "@studyflow/domain/case-filter";
+import { Invalid } from "@studyflow/domain/errors";
+import { createStudy } from "@studyflow/domain/study-setup";
+import type { CaseFilterTarget } from "@studyflow/domain/case-filter";
 import { createTestDatabase, type TestDatabase } from "@studyflow/testkit";
 
 const STUDY = "filters";

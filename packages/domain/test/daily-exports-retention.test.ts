@@ -4,28 +4,24 @@
 import { eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { dailyExports, storedFileParts, storedFiles, surveyResponses, tasks } from "@studyflow/db";
+import { Invalid, NotFound } from "@studyflow/domain/errors";
 import {
-  Invalid,
-  NotFound,
-  createFileStore,
   createResponseExportTask,
-  createStudy,
-  finalizeIfComplete,
   getDailyExportConfig,
   listDailyExports,
   openDailyExport,
   openTaskFile,
-  planTask,
-  processChunk,
-  publishSurveyVersion,
   removeExpiredExportFiles,
   setDailyExportConfig,
   startDailyExports,
   type DailyExportConfigInput,
-  type FileStore,
-  type TaskRow,
-  systemClock,
-} from "@studyflow/domain";
+} from "@studyflow/domain/exports";
+import { createFileStore, type FileStore } from "@studyflow/domain/files";
+import { systemClock } from "@studyflow/domain/foundation";
+import { createStudy } from "@studyflow/domain/study-setup";
+import { publishSurveyVersion } from "@studyflow/domain/surveys";
+import { finalizeIfComplete, planTask, processChunk } from "@studyflow/domain/task-pipeline";
+import { type TaskRow } from "@studyflow/domain/tasks";
 import { createTestDatabase, type TestDatabase } from "@studyflow/testkit";
 
 const DAY_MS = 86_400_000;

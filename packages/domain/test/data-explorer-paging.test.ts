@@ -7,7 +7,9 @@ import { and, asc, desc, eq, sql } from "drizzle-orm";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { participants } from "@studyflow/db";
-import { ExplorerPageCache, createStudy, listExplorerParticipants, systemClock } from "@studyflow/domain";
+import { ExplorerPageCache, listExplorerParticipants } from "@studyflow/domain/data-explorer";
+import { systemClock } from "@studyflow/domain/foundation";
+import { createStudy } from "@studyflow/domain/study-setup";
 import { createTestDatabase, type TestDatabase } from "@studyflow/testkit";
 
 const STUDY = "paging";

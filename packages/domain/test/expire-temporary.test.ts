@@ -1,7 +1,8 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { confidentialResponses, participants, surveyResponses } from "@studyflow/db";
-import { confidentialIdOf, createStudy, expireTemporaryParticipants } from "@studyflow/domain";
+import { confidentialIdOf, expireTemporaryParticipants } from "@studyflow/domain/participants";
+import { createStudy } from "@studyflow/domain/study-setup";
 import { createTestDatabase, type TestDatabase } from "@studyflow/testkit";
 
 describe("expireTemporaryParticipants", () => {

@@ -15,25 +15,22 @@ import {
   tasks,
   type ResponseExportInput,
 } from "@studyflow/db";
+import { Invalid } from "@studyflow/domain/errors";
 import {
-  Invalid,
-  createFileStore,
   createReportExportTask,
   createResponseExportTask,
-  createStudy,
-  finalizeIfComplete,
   getDailyExportConfig,
   openTaskFile,
-  planTask,
-  processChunk,
-  publishSurveyVersion,
   setDailyExportConfig,
   startDailyExports,
-  type FileStore,
   type ResponseExportRequest,
-  type TaskRow,
-  systemClock,
-} from "@studyflow/domain";
+} from "@studyflow/domain/exports";
+import { createFileStore, type FileStore } from "@studyflow/domain/files";
+import { systemClock } from "@studyflow/domain/foundation";
+import { createStudy } from "@studyflow/domain/study-setup";
+import { publishSurveyVersion } from "@studyflow/domain/surveys";
+import { finalizeIfComplete, planTask, processChunk } from "@studyflow/domain/task-pipeline";
+import { type TaskRow } from "@studyflow/domain/tasks";
 import { createTestDatabase, type TestDatabase } from "@studyflow/testkit";
 
 const NOW_MS = Date.UTC(2031, 4, 1);

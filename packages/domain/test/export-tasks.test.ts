@@ -23,30 +23,23 @@ import {
   tasks,
   type ResponseExportInput,
 } from "@studyflow/db";
+import { Conflict, Invalid, NotFound } from "@studyflow/domain/errors";
 import {
-  Conflict,
-  Invalid,
-  NotFound,
-  addSyntheticParticipants,
-  cancelTask,
   countParticipants,
   countReports,
   countResponses,
-  createFileStore,
   createParticipantExportTask,
   createReportExportTask,
   createResponseExportTask,
-  createStudy,
-  finalizeIfComplete,
   openTaskFile,
-  planTask,
-  processChunk,
-  publishSurveyVersion,
-  type FileStore,
   type ResponseExportRequest,
-  type TaskRow,
-  systemClock,
-} from "@studyflow/domain";
+} from "@studyflow/domain/exports";
+import { createFileStore, type FileStore } from "@studyflow/domain/files";
+import { systemClock } from "@studyflow/domain/foundation";
+import { addSyntheticParticipants, createStudy } from "@studyflow/domain/study-setup";
+import { publishSurveyVersion } from "@studyflow/domain/surveys";
+import { finalizeIfComplete, planTask, processChunk } from "@studyflow/domain/task-pipeline";
+import { cancelTask, type TaskRow } from "@studyflow/domain/tasks";
 import { createTestDatabase, type TestDatabase } from "@studyflow/testkit";
 
 const NOW_MS = Date.UTC(2031, 4, 1);

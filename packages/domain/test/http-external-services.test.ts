@@ -12,7 +12,7 @@ import {
   createHttpExternalServiceCaller,
   loadExternalServicesFile,
   type ExternalServiceConfig,
-} from "@studyflow/domain";
+} from "@studyflow/domain/external";
 
 const run = promisify(execFile);
 

@@ -8,13 +8,9 @@ import { fileURLToPath } from "node:url";
 import { count, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { participantMessageSchedule, participants } from "@studyflow/db";
-import {
-  createStudy,
-  dueScheduleRows,
-  queueDueParticipantMessages,
-  setMessageTemplate,
-  systemClock,
-} from "@studyflow/domain";
+import { systemClock } from "@studyflow/domain/foundation";
+import { dueScheduleRows, queueDueParticipantMessages, setMessageTemplate } from "@studyflow/domain/messages";
+import { createStudy } from "@studyflow/domain/study-setup";
 import { createTestDatabase, type TestDatabase } from "@studyflow/testkit";
 
 const PARTICIPANTS = Number(process.env.MESSAGE_SCHEDULE_BENCH_PARTICIPANTS ?? 200_000);

@@ -1,17 +1,12 @@
 import { and, asc, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { participantMessageSchedule, participants, tasks } from "@studyflow/db";
-import {
-  createRunActionsTask,
-  createStudy,
-  planTask,
-  processChunk,
-  scheduleChanges,
-  scheduleOf,
-  setStudyRules,
-  submitResponse,
-  systemClock,
-} from "@studyflow/domain";
+import { submitResponse } from "@studyflow/domain/events";
+import { systemClock } from "@studyflow/domain/foundation";
+import { scheduleChanges, scheduleOf } from "@studyflow/domain/participants";
+import { createStudy, setStudyRules } from "@studyflow/domain/study-setup";
+import { planTask, processChunk } from "@studyflow/domain/task-pipeline";
+import { createRunActionsTask } from "@studyflow/domain/tasks";
 import type { Expression, ParticipantMessage } from "@studyflow/engine";
 import { call, createTestDatabase, exp, num, onEvent, str, type TestDatabase } from "@studyflow/testkit";
 

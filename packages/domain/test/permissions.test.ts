@@ -1,12 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { permissions, type PermissionLimiter } from "@studyflow/db";
 import {
-  Forbidden,
-  ReadCache,
   assertPermission,
   assertStudyPermission,
-  attachReadCache,
-  grantPermission,
   grantedStudyKeys,
   grantingActions,
   hasPermission,
@@ -14,8 +10,11 @@ import {
   studyResource,
   type ManagementSubject,
   type PermissionRequest,
-  systemClock,
-} from "@studyflow/domain";
+} from "@studyflow/domain/access";
+import { ReadCache, attachReadCache } from "@studyflow/domain/cache";
+import { Forbidden } from "@studyflow/domain/errors";
+import { systemClock } from "@studyflow/domain/foundation";
+import { grantPermission } from "@studyflow/domain/study-setup";
 import { createTestDatabase, type TestDatabase } from "@studyflow/testkit";
 
 const person = (subject: string): ManagementSubject => ({ subject, isAdmin: false });

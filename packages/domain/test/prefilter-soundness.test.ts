@@ -7,7 +7,7 @@
 // among the rows it returns.
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createStudy } from "@studyflow/domain";
+import { createStudy } from "@studyflow/domain/study-setup";
 import {
   applyRules,
   bulkPrefilter,

@@ -6,7 +6,7 @@
 // soundness test's vocabulary) and stored participants, and runs both on real Postgres.
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createStudy } from "@studyflow/domain";
+import { createStudy } from "@studyflow/domain/study-setup";
 import {
   applyRules,
   bulkPrefilter,

@@ -1,7 +1,8 @@
 // One wording for the engine validator's issues wherever rules are refused (rule uploads, run-actions,
 // the CLI's rules files, the file-upload rule): these are the messages those callers have always given.
 import { describe, expect, it } from "vitest";
-import { Invalid, invalidRulesError } from "@studyflow/domain";
+import { Invalid } from "@studyflow/domain/errors";
+import { invalidRulesError } from "@studyflow/domain/rules";
 import { validateExpression, validateRules } from "@studyflow/engine";
 
 const issues = (count: number) => Array.from({ length: count }, (_, i) => ({ path: `rules[${i}]`, message: "bad" }));

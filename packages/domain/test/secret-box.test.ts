@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { SecretBox, SecretUnreadable, parseSecretKey, secretKeyId } from "@studyflow/domain";
+import { SecretBox, SecretUnreadable, parseSecretKey, secretKeyId } from "@studyflow/domain/access";
 
 const key = () => randomBytes(32);
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { applyRules, compileRules, createInMemoryServices, normalizeParticipantState } from "@studyflow/engine";
-import { newMessageId, secureRandom } from "@studyflow/domain";
+import { newMessageId, secureRandom } from "@studyflow/domain/events";
 import { call, num, onEvent, str, exp } from "@studyflow/testkit";
 
 describe("the production random source", () => {

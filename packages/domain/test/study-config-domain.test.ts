@@ -1,18 +1,17 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { auditLog, studyCodeLists, studyVariables } from "@studyflow/db";
+import { systemClock } from "@studyflow/domain/foundation";
 import {
   addStudyCodes,
-  createStudy,
   decodePageCursor,
   encodePageCursor,
   parseStudyVariableText,
   setStudyVariable,
   studyVariableValue,
   updateStudy,
-  updateStudySettings,
-  systemClock,
-} from "@studyflow/domain";
+} from "@studyflow/domain/study-config";
+import { createStudy, updateStudySettings } from "@studyflow/domain/study-setup";
 import { createTestDatabase, type TestDatabase } from "@studyflow/testkit";
 
 describe("study variable values", () => {

@@ -1,7 +1,9 @@
 import { asc, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { auditLog, studyRules } from "@studyflow/db";
-import { createStudy, deleteRulesVersion, loadCurrentRules, setStudyRules } from "@studyflow/domain";
+import { loadCurrentRules } from "@studyflow/domain/rules";
+import { deleteRulesVersion } from "@studyflow/domain/study-config";
+import { createStudy, setStudyRules } from "@studyflow/domain/study-setup";
 import { call, createTestDatabase, onEvent, str, type TestDatabase } from "@studyflow/testkit";
 
 const rulesSetting = (value: string) => [onEvent("CUSTOM", call("UPDATE_FLAG", str("v"), str(value)))];

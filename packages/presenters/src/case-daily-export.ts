@@ -1,4 +1,4 @@
-import type { DailyExportListing } from "@studyflow/domain";
+import type { DailyExportListing } from "@studyflow/domain/exports";
 
 /**
  * A daily export's name as case-backend lists them and case-admin reads them:

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import type { RulesVersion, RulesVersionSummary } from "@studyflow/domain";
+import type { RulesVersion, RulesVersionSummary } from "@studyflow/domain/study-config";
 
 const unixSeconds = (at: Date) => Math.floor(at.getTime() / 1000);
 

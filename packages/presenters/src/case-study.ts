@@ -1,13 +1,13 @@
 import { z } from "@hono/zod-openapi";
+import { type ResearcherSubscription } from "@studyflow/domain/notifications";
+import { type StudyRow } from "@studyflow/domain/studies";
 import {
   STUDY_STATUSES,
   type CaseStudyStats,
-  type ResearcherSubscription,
   type RulesVersion,
   type StudyOverview,
-  type StudyRow,
-  type SurveyVersion,
-} from "@studyflow/domain";
+} from "@studyflow/domain/study-config";
+import { type SurveyVersion } from "@studyflow/domain/surveys";
 import { presentStudy, studyConfigSchema } from "./study";
 
 /**

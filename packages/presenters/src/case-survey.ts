@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import type { SurveyVersion } from "@studyflow/domain";
+import type { SurveyVersion } from "@studyflow/domain/surveys";
 
 const unixSeconds = (at: Date) => Math.floor(at.getTime() / 1000);
 

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import type { TaskRow } from "@studyflow/domain";
+import type { TaskRow } from "@studyflow/domain/tasks";
 
 /**
  * A Task as CASE's management API shows it (`{task}` of the data-exporter routes), so clients

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import type { MessageTemplate } from "@studyflow/domain";
+import type { MessageTemplate } from "@studyflow/domain/messages";
 
 /** A message template as the interface shows it: the text as stored, the change as who and when. */
 export const messageTemplateSchema = z

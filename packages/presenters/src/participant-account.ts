@@ -1,5 +1,9 @@
 import { z } from "@hono/zod-openapi";
-import type { AccountDeletionProgress, AccountDeletionRow, ParticipantAccountSummary } from "@studyflow/domain";
+import type {
+  AccountDeletionProgress,
+  AccountDeletionRow,
+  ParticipantAccountSummary,
+} from "@studyflow/domain/participant-accounts";
 
 const instant = z.string().openapi({ format: "date-time" });
 

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import type { ParticipantCounts } from "@studyflow/domain";
+import type { ParticipantCounts } from "@studyflow/domain/participants";
 
 export const participantCountsSchema = z
   .object({

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { toEngineState, type ParticipantRow, type ProfileStudy } from "@studyflow/domain";
+import { toEngineState, type ParticipantRow, type ProfileStudy } from "@studyflow/domain/participants";
 
 /** An assigned survey as clients see it: studyKey and profileID always present. */
 export const assignedSurveySchema = z

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import type { RuleFailureRecord, StoredRuleFailure } from "@studyflow/domain";
+import type { RuleFailureRecord, StoredRuleFailure } from "@studyflow/domain/events";
 
 const outcome = z.enum(["rule-skipped", "action-skipped", "event-rejected"]).openapi({
   description:

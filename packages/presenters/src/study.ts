@@ -10,7 +10,7 @@ import {
   type StoredCode,
   type StoredStudyVariable,
   type StudyOverview,
-} from "@studyflow/domain";
+} from "@studyflow/domain/study-config";
 
 /** Study configuration as the interface shows it: timestamps as ISO 8601, absent settings as their defaults. */
 

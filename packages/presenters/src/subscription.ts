@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import type { ResearcherSubscription } from "@studyflow/domain";
+import type { ResearcherSubscription } from "@studyflow/domain/notifications";
 
 export const subscriptionSchema = z
   .object({

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { caseDateValue } from "./case-date";
-import type { SurveyWithContext } from "@studyflow/domain";
+import type { SurveyWithContext } from "@studyflow/domain/survey-context";
 import type { StudyVariable, SurveyContext } from "@studyflow/engine";
 import { caseSurveySchema, presentSurveyDocument } from "./survey";
 

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import type { SurveySummary, SurveyVersion, SurveyVersionInfo, UnpublishedSurvey } from "@studyflow/domain";
+import type { SurveySummary, SurveyVersion, SurveyVersionInfo, UnpublishedSurvey } from "@studyflow/domain/surveys";
 
 const isoInstant = (description: string) => z.string().openapi({ description: `${description} (ISO 8601)` });
 const unixSeconds = (at: Date) => Math.floor(at.getTime() / 1000);

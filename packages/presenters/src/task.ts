@@ -1,12 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { TASK_KINDS, TASK_STATUSES, type RunActionsInput } from "@studyflow/db";
-import {
-  isTimerTask,
-  type StudyTaskRetention,
-  type StudyTimerState,
-  type TaskRow,
-  type TimerTaskRow,
-} from "@studyflow/domain";
+import { isTimerTask, type StudyTaskRetention, type TaskRow, type TimerTaskRow } from "@studyflow/domain/tasks";
+import { type StudyTimerState } from "@studyflow/domain/timer";
 
 /** The Task of the interface: timestamps as ISO 8601 strings. */
 export const taskSchema = z

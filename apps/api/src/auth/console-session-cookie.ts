@@ -1,7 +1,8 @@
 import { createHmac, hkdfSync, timingSafeEqual } from "node:crypto";
 import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
-import { Forbidden, SecretBox, SecretUnreadable, Unauthorized, parseSecretKey } from "@studyflow/domain";
+import { SecretBox, SecretUnreadable, parseSecretKey } from "@studyflow/domain/access";
+import { Forbidden, Unauthorized } from "@studyflow/domain/errors";
 import type { AppEnv } from "../app-env";
 import { consoleOidcEnabled, type ApiConfig } from "../config";
 

@@ -1,5 +1,6 @@
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from "jose";
-import { Unauthorized, userForExternalIdentity } from "@studyflow/domain";
+import { Unauthorized } from "@studyflow/domain/errors";
+import { userForExternalIdentity } from "@studyflow/domain/external-identity";
 import type { ApiConfig } from "../config";
 import type { AppDeps } from "../deps";
 import { VerifiedTokens } from "./verified-tokens";

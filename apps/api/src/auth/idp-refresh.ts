@@ -1,5 +1,5 @@
 import * as oidc from "openid-client";
-import { Unauthorized, Unavailable } from "@studyflow/domain";
+import { Unauthorized, Unavailable } from "@studyflow/domain/errors";
 import type { ApiConfig } from "../config";
 import { lazyDiscovery, providerMessageOf, providerUnreachable } from "./oidc-discovery";
 

@@ -1,5 +1,5 @@
 import * as oidc from "openid-client";
-import { Unavailable } from "@studyflow/domain";
+import { Unavailable } from "@studyflow/domain/errors";
 
 /**
  * Seconds one call to a provider (discovery, token, userinfo) may take: a provider that does not

@@ -1,4 +1,4 @@
-import type { ManagementSubject } from "@studyflow/domain";
+import type { ManagementSubject } from "@studyflow/domain/access";
 
 /** Who called a management route: a researcher, an operator or a machine, by token subject. */
 export type ManagementPrincipal = ManagementSubject;

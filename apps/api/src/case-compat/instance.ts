@@ -1,4 +1,4 @@
-import { Invalid } from "@studyflow/domain";
+import { Invalid } from "@studyflow/domain/errors";
 import type { ApiConfig } from "../config";
 
 /**

@@ -1,4 +1,4 @@
-import { TASK_STATUS_WORDS, TERMINAL_STATUSES } from "@studyflow/domain";
+import { TASK_STATUS_WORDS, TERMINAL_STATUSES } from "@studyflow/domain/tasks";
 
 /** The console's asset name of the module below; its types are assets/task-status.d.ts. */
 export const TASK_STATUS_MODULE = "task-status.js";

@@ -2,24 +2,27 @@ import { createSecretKey, type KeyObject } from "node:crypto";
 import { createMiddleware } from "hono/factory";
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify, type JWTPayload } from "jose";
 import {
-  Invalid,
-  Unauthorized,
   currentTokenVersion,
-  isSessionOpen,
   isTokenRevoked,
   verifyApiKey,
   MANAGEMENT_TOKEN_TYPE,
   PARTICIPANT_TOKEN_TYPE,
   SESSION_ID_CLAIM,
   TOKEN_ISSUER,
-} from "@studyflow/domain";
+} from "@studyflow/domain/access";
+import { Invalid, Unauthorized } from "@studyflow/domain/errors";
+import { isSessionOpen } from "@studyflow/domain/participant-sessions";
 import type { AppEnv } from "../app-env";
 import type { ParticipantPrincipal } from "../auth/principals";
 import { createExternalParticipantVerifier } from "../auth/external-participant-tokens";
 import { API_KEY_HEADER } from "../auth/service-keys";
 import { VerifiedTokens } from "../auth/verified-tokens";
 import type { AppDeps } from "../deps";
-import { isManagementSessionOpen, managementUserStanding, userOfOpenManagementSession } from "@studyflow/domain";
+import {
+  isManagementSessionOpen,
+  managementUserStanding,
+  userOfOpenManagementSession,
+} from "@studyflow/domain/management-users";
 import { consoleSessions } from "../auth/console-session-cookie";
 
 /** Clock skew tolerated between token issuer and this server. */

@@ -3,17 +3,16 @@ import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { HTTPException } from "hono/http-exception";
+import { Invalid, Unauthorized } from "@studyflow/domain/errors";
+import { type DomainContext } from "@studyflow/domain/events";
 import {
-  Invalid,
-  Unauthorized,
   IdempotencyKeyTaken,
   findIdempotencyRecord,
   idempotencyTransactionHooks,
   requestFingerprint,
-  type DomainContext,
   type IdempotencyClaim,
   type IdempotencyRecord,
-} from "@studyflow/domain";
+} from "@studyflow/domain/idempotency";
 import type { AppEnv } from "../app-env";
 import type { AppDeps } from "../deps";
 import { domainContext } from "../domain-context";

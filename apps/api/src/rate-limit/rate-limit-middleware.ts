@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { z } from "zod";
-import { RateLimited, Unavailable } from "@studyflow/domain";
+import { RateLimited, Unavailable } from "@studyflow/domain/errors";
 import type { AppEnv } from "../app-env";
 import { requestJson } from "../request-json";
 import type { RateLimitCheck, RateLimiter } from "./redis-sliding-window";

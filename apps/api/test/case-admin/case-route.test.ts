@@ -1,7 +1,7 @@
 import { OpenAPIHono, z } from "@hono/zod-openapi";
 import { createMiddleware } from "hono/factory";
 import { describe, expect, it } from "vitest";
-import { NotFound, Unauthorized } from "@studyflow/domain";
+import { NotFound, Unauthorized } from "@studyflow/domain/errors";
 import type { AppEnv } from "../../src/app-env";
 import { defineRoute } from "../../src/routes/define-route";
 import { handleError } from "../../src/errors";

@@ -1,7 +1,7 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { permissions } from "@studyflow/db";
-import { grantPermission } from "@studyflow/domain";
+import { grantPermission } from "@studyflow/domain/study-setup";
 import type { AppEnv } from "../../src/app-env";
 import { presentCasePermission } from "@studyflow/presenters/case-permission";
 import { managementToken, postJson, setupStudy } from "../fixtures";

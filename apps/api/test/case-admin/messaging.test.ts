@@ -10,7 +10,7 @@ import {
   smsTemplates,
   users,
 } from "@studyflow/db";
-import { SCHEDULED_EMAIL_TEMPLATE, fireDueScheduledEmails } from "@studyflow/domain";
+import { SCHEDULED_EMAIL_TEMPLATE, fireDueScheduledEmails } from "@studyflow/domain/messages";
 import { managementToken, participantUser, setupStudy } from "../fixtures";
 import { createTestApp, type TestApp } from "../test-app";
 import { caseAdminCall, replayCaseAdminCall } from "./replay";

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import { auditLog, managementUsers, participants, permissions, researcherSubscriptions, studies } from "@studyflow/db";
-import { grantPermission } from "@studyflow/domain";
+import { grantPermission } from "@studyflow/domain/study-setup";
 import { managementToken, setupStudy } from "../fixtures";
 import { createTestApp, type TestApp } from "../test-app";
 import { caseAdminCall, replayCaseAdminCall } from "./replay";

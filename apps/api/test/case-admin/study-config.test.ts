@@ -8,7 +8,7 @@ import {
   studyVariables,
   type PermissionAction,
 } from "@studyflow/db";
-import { addStudyCodes } from "@studyflow/domain";
+import { addStudyCodes } from "@studyflow/domain/study-config";
 import { bearer, managementToken, setupStudy } from "../fixtures";
 import { createTestApp, type TestApp } from "../test-app";
 import { caseAdminCall, replayCaseAdminCall, type ReplayOptions } from "./replay";

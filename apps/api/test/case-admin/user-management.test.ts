@@ -11,7 +11,7 @@ import {
   serviceAccounts,
   users,
 } from "@studyflow/db";
-import { createApiKey, hasPermission } from "@studyflow/domain";
+import { createApiKey, hasPermission } from "@studyflow/domain/access";
 import { bearer, caseRequest, managementToken, participantUser } from "../fixtures";
 import { createTestApp, type TestApp } from "../test-app";
 import { CASE_ADMIN_CALLS, caseAdminCall, replayCaseAdminCall, type CaseAdminCall } from "./replay";

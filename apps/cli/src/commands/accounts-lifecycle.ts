@@ -7,7 +7,7 @@ import {
   type AccountLifecycleCandidate,
   type AccountLifecycleStep,
   type AccountLifecycleTimes,
-} from "@studyflow/domain";
+} from "@studyflow/domain/participant-accounts";
 import { defineCommand, type CliContext } from "../command-definition";
 import type { CliConfig } from "../config";
 import { switchFlag, wholeNumber } from "../flag-values";

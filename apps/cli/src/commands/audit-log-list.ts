@@ -1,6 +1,6 @@
 import { Option } from "commander";
 import { z } from "zod";
-import { MAX_PAGE_SIZE, listAuditLog } from "@studyflow/domain";
+import { MAX_PAGE_SIZE, listAuditLog } from "@studyflow/domain/study-config";
 import { defineCommand, type CliContext } from "../command-definition";
 import { studyKey, text, wholeNumber } from "../flag-values";
 

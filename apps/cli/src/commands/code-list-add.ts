@@ -1,6 +1,7 @@
 import { Option } from "commander";
 import { z } from "zod";
-import { Invalid, addStudyCodes, codeProblem, countStudyCodes } from "@studyflow/domain";
+import { Invalid } from "@studyflow/domain/errors";
+import { addStudyCodes, codeProblem, countStudyCodes } from "@studyflow/domain/study-config";
 import { defineCommand, type CliContext } from "../command-definition";
 import { UPLOADED_BY, readOperatorFile } from "../command-support";
 import { UsageError } from "../failures";

@@ -1,6 +1,6 @@
 import { Option } from "commander";
 import { z } from "zod";
-import { countStudyCodes } from "@studyflow/domain";
+import { countStudyCodes } from "@studyflow/domain/study-config";
 import { defineCommand, type CliContext } from "../command-definition";
 import { studyKey } from "../flag-values";
 

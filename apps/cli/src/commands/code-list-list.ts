@@ -1,6 +1,6 @@
 import { Option } from "commander";
 import { z } from "zod";
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, listStudyCodeLists, listStudyCodes } from "@studyflow/domain";
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, listStudyCodeLists, listStudyCodes } from "@studyflow/domain/study-config";
 import { defineCommand, type CliContext } from "../command-definition";
 import { studyKey, text, wholeNumber } from "../flag-values";
 import { fieldLines } from "../output";

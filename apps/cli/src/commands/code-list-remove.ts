@@ -1,6 +1,6 @@
 import { Option } from "commander";
 import { z } from "zod";
-import { removeStudyCode } from "@studyflow/domain";
+import { removeStudyCode } from "@studyflow/domain/study-config";
 import { defineCommand, type CliContext } from "../command-definition";
 import { UPLOADED_BY } from "../command-support";
 import { studyKey, text } from "../flag-values";

@@ -1,7 +1,7 @@
 import { Option } from "commander";
 import { z } from "zod";
 import { DEFAULT_QUESTION_OPTION_SEP } from "@studyflow/case-export";
-import { getDailyExportConfig, setDailyExportConfig, type DailyExportConfig } from "@studyflow/domain";
+import { getDailyExportConfig, setDailyExportConfig, type DailyExportConfig } from "@studyflow/domain/exports";
 import { defineCommand, type CliContext } from "../command-definition";
 import { commaList, oneOf, studyKey, switchFlag, text } from "../flag-values";
 import { fieldLines } from "../output";

@@ -1,6 +1,7 @@
 import { Option } from "commander";
 import { z } from "zod";
-import { Invalid, getVisibleTask } from "@studyflow/domain";
+import { Invalid } from "@studyflow/domain/errors";
+import { getVisibleTask } from "@studyflow/domain/tasks";
 import { defineCommand } from "../command-definition";
 import { requireStudy } from "../command-support";
 import { text } from "../flag-values";

@@ -1,4 +1,4 @@
-import { createParticipantExportTask } from "@studyflow/domain";
+import { createParticipantExportTask } from "@studyflow/domain/exports";
 import { defineExportCommand } from "./export-task";
 
 export const exportParticipantsCommand = defineExportCommand({

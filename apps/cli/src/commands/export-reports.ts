@@ -1,5 +1,5 @@
 import { Option } from "commander";
-import { createReportExportTask } from "@studyflow/domain";
+import { createReportExportTask } from "@studyflow/domain/exports";
 import { oneOf, text } from "../flag-values";
 import { defineExportCommand, guardFormulasFlag, guardFormulasValue } from "./export-task";
 

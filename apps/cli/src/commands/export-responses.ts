@@ -1,7 +1,7 @@
 import { Option } from "commander";
 import { z } from "zod";
 import { DEFAULT_QUESTION_OPTION_SEP, type IncludeMeta } from "@studyflow/case-export";
-import { createResponseExportTask } from "@studyflow/domain";
+import { createResponseExportTask } from "@studyflow/domain/exports";
 import { commaList, oneOf, switchFlag, text } from "../flag-values";
 import { defineExportCommand, guardFormulasFlag, guardFormulasValue } from "./export-task";
 

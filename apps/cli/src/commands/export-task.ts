@@ -4,18 +4,12 @@ import { basename, dirname, resolve } from "node:path";
 import { pipeline } from "node:stream/promises";
 import { Option } from "commander";
 import { z } from "zod";
-import {
-  Conflict,
-  TERMINAL_STATUSES,
-  cancelTask,
-  createFileStore,
-  getVisibleTask,
-  openTaskFile,
-  taskStatusWord,
-  type ManagementSubject,
-  type TaskRow,
-  type ClockContext,
-} from "@studyflow/domain";
+import { type ManagementSubject } from "@studyflow/domain/access";
+import { Conflict } from "@studyflow/domain/errors";
+import { openTaskFile } from "@studyflow/domain/exports";
+import { createFileStore } from "@studyflow/domain/files";
+import { type ClockContext } from "@studyflow/domain/foundation";
+import { TERMINAL_STATUSES, cancelTask, getVisibleTask, taskStatusWord, type TaskRow } from "@studyflow/domain/tasks";
 import { createTaskQueue, createRedisConnection, queueTask } from "@studyflow/queue";
 import { defineCommand, type CliContext } from "../command-definition";
 import { fieldLines } from "../output";

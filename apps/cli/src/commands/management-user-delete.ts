@@ -1,4 +1,4 @@
-import { readManagementUser, removeManagementUser } from "@studyflow/domain";
+import { readManagementUser, removeManagementUser } from "@studyflow/domain/management-users";
 import { defineCommand, type CliContext } from "../command-definition";
 import { UPLOADED_BY } from "../command-support";
 import type { ManagementUserIdInput } from "./management-user-show";

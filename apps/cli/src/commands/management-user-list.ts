@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { listManagementUsers } from "@studyflow/domain";
+import { listManagementUsers } from "@studyflow/domain/management-users";
 import { defineCommand, type CliContext } from "../command-definition";
 import { tableLines } from "../output";
 

@@ -1,6 +1,10 @@
 import { Option } from "commander";
 import { z } from "zod";
-import { listManagementUserAppRoles, listManagementUserPermissions, readManagementUser } from "@studyflow/domain";
+import {
+  listManagementUserAppRoles,
+  listManagementUserPermissions,
+  readManagementUser,
+} from "@studyflow/domain/management-users";
 import { defineCommand, type CliContext } from "../command-definition";
 import { rowId } from "../flag-values";
 import { fieldLines, tableLines } from "../output";

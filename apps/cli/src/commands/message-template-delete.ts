@@ -1,6 +1,6 @@
 import { Option } from "commander";
 import { z } from "zod";
-import { deleteMessageTemplate } from "@studyflow/domain";
+import { deleteMessageTemplate } from "@studyflow/domain/messages";
 import { defineCommand, type CliContext } from "../command-definition";
 import { UPLOADED_BY } from "../command-support";
 import { languageTag, studyKey } from "../flag-values";

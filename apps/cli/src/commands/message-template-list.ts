@@ -1,6 +1,6 @@
 import { Option } from "commander";
 import { z } from "zod";
-import { listMessageTemplates } from "@studyflow/domain";
+import { listMessageTemplates } from "@studyflow/domain/messages";
 import { defineCommand, type CliContext } from "../command-definition";
 import { studyKey } from "../flag-values";
 import { fieldLines } from "../output";

@@ -1,6 +1,7 @@
 import { Option } from "commander";
 import { z } from "zod";
-import { Invalid, setMessageTemplate } from "@studyflow/domain";
+import { Invalid } from "@studyflow/domain/errors";
+import { setMessageTemplate } from "@studyflow/domain/messages";
 import { defineCommand, type CliContext } from "../command-definition";
 import { readOperatorFile, UPLOADED_BY } from "../command-support";
 import { languageTag, studyKey, text } from "../flag-values";

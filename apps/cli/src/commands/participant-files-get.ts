@@ -4,7 +4,9 @@ import { resolve } from "node:path";
 import { pipeline } from "node:stream/promises";
 import { Option } from "commander";
 import { z } from "zod";
-import { Conflict, createFileStore, openParticipantFile } from "@studyflow/domain";
+import { Conflict } from "@studyflow/domain/errors";
+import { createFileStore } from "@studyflow/domain/files";
+import { openParticipantFile } from "@studyflow/domain/participant-files";
 import { defineCommand, type CliContext } from "../command-definition";
 import { studyKey, text } from "../flag-values";
 

@@ -1,6 +1,6 @@
 import { Option } from "commander";
 import { z } from "zod";
-import { listParticipantFiles } from "@studyflow/domain";
+import { listParticipantFiles } from "@studyflow/domain/participant-files";
 import { defineCommand, type CliContext } from "../command-definition";
 import { requireStudy } from "../command-support";
 import { studyKey, text, wholeNumber } from "../flag-values";

@@ -1,7 +1,7 @@
 import { Option } from "commander";
 import { z } from "zod";
 import { UsageError } from "../failures";
-import { setParticipantFileUploadRule } from "@studyflow/domain";
+import { setParticipantFileUploadRule } from "@studyflow/domain/participant-files";
 import { defineCommand, type CliContext } from "../command-definition";
 import { readJsonFile, UPLOADED_BY } from "../command-support";
 import { studyKey, switchFlag, text } from "../flag-values";

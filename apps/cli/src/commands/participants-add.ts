@@ -1,6 +1,6 @@
 import { Option } from "commander";
 import { z } from "zod";
-import { addSyntheticParticipants } from "@studyflow/domain";
+import { addSyntheticParticipants } from "@studyflow/domain/study-setup";
 import { defineCommand, type CliContext } from "../command-definition";
 import { requireStudy, translateUniqueViolation } from "../command-support";
 import { commaList, studyKey, text, wholeNumber } from "../flag-values";

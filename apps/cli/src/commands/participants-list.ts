@@ -1,6 +1,6 @@
 import { Option } from "commander";
 import { z } from "zod";
-import { listExplorerParticipants } from "@studyflow/domain";
+import { listExplorerParticipants } from "@studyflow/domain/data-explorer";
 import { defineCommand, type CliContext } from "../command-definition";
 import { requireStudy } from "../command-support";
 import { jsonObject, studyKey, wholeNumber } from "../flag-values";

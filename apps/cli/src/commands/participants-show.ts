@@ -1,12 +1,8 @@
 import { Option } from "commander";
 import { z } from "zod";
-import {
-  NotFound,
-  getExplorerParticipant,
-  listExplorerReports,
-  listExplorerResponses,
-  listRuleFailures,
-} from "@studyflow/domain";
+import { getExplorerParticipant, listExplorerReports, listExplorerResponses } from "@studyflow/domain/data-explorer";
+import { NotFound } from "@studyflow/domain/errors";
+import { listRuleFailures } from "@studyflow/domain/events";
 import { defineCommand, type CliContext } from "../command-definition";
 import { requireStudy } from "../command-support";
 import { fieldLines } from "../output";

@@ -1,6 +1,7 @@
 import { Option } from "commander";
 import { z } from "zod";
-import { accountTokenLink, initiatePasswordReset, NotFound } from "@studyflow/domain";
+import { NotFound } from "@studyflow/domain/errors";
+import { accountTokenLink, initiatePasswordReset } from "@studyflow/domain/participant-accounts";
 import { defineCommand, type CliContext } from "../command-definition";
 import { text } from "../flag-values";
 import { fieldLines } from "../output";

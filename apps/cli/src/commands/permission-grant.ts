@@ -10,15 +10,15 @@ import {
   type ResourceType,
   type SubjectType,
 } from "@studyflow/db";
+import { forgetCached } from "@studyflow/domain/cache";
+import { Conflict } from "@studyflow/domain/errors";
 import {
-  Conflict,
-  forgetCached,
   grantManagementUserPermission,
   grantServiceAccountPermission,
   insertSubjectPermission,
   isManagementUserId,
   type NewPermission,
-} from "@studyflow/domain";
+} from "@studyflow/domain/management-users";
 import { defineCommand, type CliContext } from "../command-definition";
 import { UPLOADED_BY, requireStudy } from "../command-support";
 import { oneOf, text } from "../flag-values";

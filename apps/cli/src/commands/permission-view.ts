@@ -1,4 +1,4 @@
-import type { PermissionRow } from "@studyflow/domain";
+import type { PermissionRow } from "@studyflow/domain/management-users";
 
 /** A permission as the CLI prints it: the row's resource key under its own name. */
 export const permissionView = (row: PermissionRow) => ({

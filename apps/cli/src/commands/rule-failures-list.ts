@@ -1,6 +1,6 @@
 import { Option } from "commander";
 import { z } from "zod";
-import { listRuleFailures, type RuleFailureQuery } from "@studyflow/domain";
+import { listRuleFailures, type RuleFailureQuery } from "@studyflow/domain/events";
 import { defineCommand, type CliContext } from "../command-definition";
 import { requireStudy } from "../command-support";
 import { oneOf, studyKey, text, wholeNumber } from "../flag-values";

@@ -1,6 +1,6 @@
 import { Option } from "commander";
 import { z } from "zod";
-import { getRulesVersion } from "@studyflow/domain";
+import { getRulesVersion } from "@studyflow/domain/study-config";
 import { defineCommand, type CliContext } from "../command-definition";
 import { studyKey, text } from "../flag-values";
 

@@ -1,6 +1,6 @@
 import { Option } from "commander";
 import { z } from "zod";
-import { createServiceAccount } from "@studyflow/domain";
+import { createServiceAccount } from "@studyflow/domain/management-users";
 import { defineCommand, type CliContext } from "../command-definition";
 import { UPLOADED_BY } from "../command-support";
 import { text } from "../flag-values";

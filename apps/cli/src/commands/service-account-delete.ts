@@ -1,6 +1,6 @@
 import { Option } from "commander";
 import { z } from "zod";
-import { deleteServiceAccount, readServiceAccount } from "@studyflow/domain";
+import { deleteServiceAccount, readServiceAccount } from "@studyflow/domain/management-users";
 import { defineCommand, type CliContext } from "../command-definition";
 import { UPLOADED_BY } from "../command-support";
 import { rowId } from "../flag-values";

@@ -1,6 +1,6 @@
 import { Option } from "commander";
 import { z } from "zod";
-import { createServiceAccountApiKey, DEFAULT_API_KEY_DAYS, MAX_API_KEY_DAYS } from "@studyflow/domain";
+import { createServiceAccountApiKey, DEFAULT_API_KEY_DAYS, MAX_API_KEY_DAYS } from "@studyflow/domain/access";
 import { defineCommand, type CliContext } from "../command-definition";
 import { UPLOADED_BY } from "../command-support";
 import { rowId, text, wholeNumber } from "../flag-values";

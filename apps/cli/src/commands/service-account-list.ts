@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { listServiceAccounts } from "@studyflow/domain";
+import { listServiceAccounts } from "@studyflow/domain/management-users";
 import { defineCommand, type CliContext } from "../command-definition";
 import { tableLines } from "../output";
 

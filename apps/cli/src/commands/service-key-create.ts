@@ -1,6 +1,6 @@
 import { Option } from "commander";
 import { z } from "zod";
-import { createApiKey, DEFAULT_API_KEY_DAYS, MAX_API_KEY_DAYS } from "@studyflow/domain";
+import { createApiKey, DEFAULT_API_KEY_DAYS, MAX_API_KEY_DAYS } from "@studyflow/domain/access";
 import { defineCommand, type CliContext } from "../command-definition";
 import { UPLOADED_BY } from "../command-support";
 import { text, wholeNumber } from "../flag-values";

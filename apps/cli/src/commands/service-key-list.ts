@@ -1,6 +1,6 @@
 import { Option } from "commander";
 import { z } from "zod";
-import { apiKeyStatus, listApiKeys } from "@studyflow/domain";
+import { apiKeyStatus, listApiKeys } from "@studyflow/domain/access";
 import { tableLines } from "../output";
 import { defineCommand, type CliContext } from "../command-definition";
 import { text } from "../flag-values";

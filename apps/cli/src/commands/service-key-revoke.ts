@@ -1,6 +1,6 @@
 import { Option } from "commander";
 import { z } from "zod";
-import { revokeApiKey } from "@studyflow/domain";
+import { revokeApiKey } from "@studyflow/domain/access";
 import { defineCommand, type CliContext } from "../command-definition";
 import { UPLOADED_BY } from "../command-support";
 import { text } from "../flag-values";

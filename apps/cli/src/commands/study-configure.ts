@@ -1,6 +1,6 @@
 import { Option } from "commander";
 import { z } from "zod";
-import { updateStudySettings, type StudySettings } from "@studyflow/domain";
+import { updateStudySettings, type StudySettings } from "@studyflow/domain/study-setup";
 import { defineCommand, type CliContext } from "../command-definition";
 import { UPLOADED_BY, requireStudy } from "../command-support";
 import { UsageError } from "../failures";

@@ -1,7 +1,8 @@
 import { Option } from "commander";
 import { z } from "zod";
 import type { StudyStatus } from "@studyflow/db";
-import { createStudy, storeRules } from "@studyflow/domain";
+import { storeRules } from "@studyflow/domain/rules";
+import { createStudy } from "@studyflow/domain/study-setup";
 import { defineCommand, type CliContext } from "../command-definition";
 import { readRulesFile, translateUniqueViolation, UPLOADED_BY } from "../command-support";
 import { oneOf, studyKey, switchFlag, text } from "../flag-values";

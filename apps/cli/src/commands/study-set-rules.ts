@@ -1,6 +1,6 @@
 import { Option } from "commander";
 import { z } from "zod";
-import { setStudyRules } from "@studyflow/domain";
+import { setStudyRules } from "@studyflow/domain/study-setup";
 import { defineCommand, type CliContext } from "../command-definition";
 import { readRulesFile, requireStudy, UPLOADED_BY } from "../command-support";
 import { studyKey, text } from "../flag-values";

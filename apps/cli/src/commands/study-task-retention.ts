@@ -7,7 +7,7 @@ import {
   type StudyTaskRetention,
   type StudyTaskRetentionChange,
   type TaskRetentionDefaults,
-} from "@studyflow/domain";
+} from "@studyflow/domain/tasks";
 import { defineCommand, type CliContext } from "../command-definition";
 import { UPLOADED_BY } from "../command-support";
 import { studyKey, text, wholeNumber } from "../flag-values";

@@ -1,6 +1,6 @@
 import { Option } from "commander";
 import { z } from "zod";
-import { LANGUAGE_CODE, STUDY_STATUSES, updateStudy, type StudyChange } from "@studyflow/domain";
+import { LANGUAGE_CODE, STUDY_STATUSES, updateStudy, type StudyChange } from "@studyflow/domain/study-config";
 import { defineCommand, type CliContext } from "../command-definition";
 import { UPLOADED_BY } from "../command-support";
 import { UsageError } from "../failures";

@@ -1,6 +1,6 @@
 import { Option } from "commander";
 import { z } from "zod";
-import { addSubscription, messageTypeProblem } from "@studyflow/domain";
+import { addSubscription, messageTypeProblem } from "@studyflow/domain/notifications";
 import { defineCommand, type CliContext } from "../command-definition";
 import { UPLOADED_BY } from "../command-support";
 import { emailAddress, studyKey, text } from "../flag-values";

@@ -1,6 +1,6 @@
 import { Option } from "commander";
 import { z } from "zod";
-import { listSubscriptions } from "@studyflow/domain";
+import { listSubscriptions } from "@studyflow/domain/notifications";
 import { tableLines } from "../output";
 import { defineCommand, type CliContext } from "../command-definition";
 import { studyKey } from "../flag-values";

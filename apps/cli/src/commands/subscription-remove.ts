@@ -1,6 +1,6 @@
 import { Option } from "commander";
 import { z } from "zod";
-import { removeSubscription } from "@studyflow/domain";
+import { removeSubscription } from "@studyflow/domain/notifications";
 import { defineCommand, type CliContext } from "../command-definition";
 import { UPLOADED_BY } from "../command-support";
 import { studyKey, wholeNumber } from "../flag-values";

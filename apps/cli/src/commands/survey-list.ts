@@ -1,6 +1,6 @@
 import { Option } from "commander";
 import { z } from "zod";
-import { listSurveys } from "@studyflow/domain";
+import { listSurveys } from "@studyflow/domain/surveys";
 import { defineCommand, type CliContext } from "../command-definition";
 import { requireStudy } from "../command-support";
 import { studyKey } from "../flag-values";

@@ -1,6 +1,6 @@
 import { Option } from "commander";
 import { z } from "zod";
-import { unpublishSurvey } from "@studyflow/domain";
+import { unpublishSurvey } from "@studyflow/domain/surveys";
 import { defineCommand, type CliContext } from "../command-definition";
 import { requireStudy, UPLOADED_BY } from "../command-support";
 import { studyKey } from "../flag-values";

@@ -1,6 +1,7 @@
 import { Option } from "commander";
 import { z } from "zod";
-import { Invalid, SurveyDefinitionTooLarge, publishSurveyVersion } from "@studyflow/domain";
+import { Invalid } from "@studyflow/domain/errors";
+import { SurveyDefinitionTooLarge, publishSurveyVersion } from "@studyflow/domain/surveys";
 import { defineCommand, type CliContext } from "../command-definition";
 import { readJsonFile, requireStudy, UPLOADED_BY } from "../command-support";
 import { studyKey, text } from "../flag-values";

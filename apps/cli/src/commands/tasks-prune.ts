@@ -1,6 +1,7 @@
 import { Option } from "commander";
 import { z } from "zod";
-import { countPrunableTasks, createFileStore, pruneFinishedTasks, type PruneSummary } from "@studyflow/domain";
+import { createFileStore } from "@studyflow/domain/files";
+import { countPrunableTasks, pruneFinishedTasks, type PruneSummary } from "@studyflow/domain/tasks";
 import { defineCommand, type CliContext } from "../command-definition";
 import { studyKey, switchFlag } from "../flag-values";
 import { createProgressReporter, progressModeFor, type ProgressStream } from "../progress";

@@ -1,6 +1,6 @@
 import { Option } from "commander";
 import { z } from "zod";
-import { updateStudyTimer } from "@studyflow/domain";
+import { updateStudyTimer } from "@studyflow/domain/timer";
 import { defineCommand, type CliContext } from "../command-definition";
 import { UPLOADED_BY } from "../command-support";
 import { studyKey } from "../flag-values";

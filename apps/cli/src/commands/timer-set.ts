@@ -5,7 +5,7 @@ import {
   MIN_TIMER_INTERVAL_SECONDS,
   updateStudyTimer,
   type StudyTimerChange,
-} from "@studyflow/domain";
+} from "@studyflow/domain/timer";
 import { defineCommand, type CliContext } from "../command-definition";
 import { UPLOADED_BY } from "../command-support";
 import { UsageError } from "../failures";

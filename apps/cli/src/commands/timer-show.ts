@@ -1,6 +1,6 @@
 import { Option } from "commander";
 import { z } from "zod";
-import { getStudyTimer, type StudyTimerState } from "@studyflow/domain";
+import { getStudyTimer, type StudyTimerState } from "@studyflow/domain/timer";
 import { presentStudyTimer } from "@studyflow/presenters/task";
 import { defineCommand, type CliContext } from "../command-definition";
 import { studyKey } from "../flag-values";

@@ -1,6 +1,6 @@
 import { Option } from "commander";
 import { z } from "zod";
-import { mintManagementToken } from "@studyflow/domain";
+import { mintManagementToken } from "@studyflow/domain/access";
 import { defineCommand, type CliContext } from "../command-definition";
 import { DEFAULT_TOKEN_TTL_SECONDS, expiryOf, ttlFlag, ttlSeconds } from "../command-support";
 import { switchFlag, text } from "../flag-values";

@@ -1,6 +1,6 @@
 import { Option } from "commander";
 import { z } from "zod";
-import { revokeSubjectTokens } from "@studyflow/domain";
+import { revokeSubjectTokens } from "@studyflow/domain/access";
 import { defineCommand, type CliContext } from "../command-definition";
 import { text } from "../flag-values";
 

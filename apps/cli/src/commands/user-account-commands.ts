@@ -6,7 +6,7 @@ import {
   signOutParticipantAccount,
   unlockParticipantAccount,
   type ParticipantAccountSummary,
-} from "@studyflow/domain";
+} from "@studyflow/domain/participant-accounts";
 import { presentParticipantAccount } from "@studyflow/presenters/participant-account";
 import { defineCommand, type CliCommand, type CliContext } from "../command-definition";
 import { UPLOADED_BY } from "../command-support";

@@ -1,6 +1,8 @@
 import { Option } from "commander";
 import { z } from "zod";
-import { checkPasswordRule, createUserWithProfiles, Invalid } from "@studyflow/domain";
+import { Invalid } from "@studyflow/domain/errors";
+import { checkPasswordRule } from "@studyflow/domain/participant-accounts";
+import { createUserWithProfiles } from "@studyflow/domain/study-setup";
 import { defineCommand, type CliContext } from "../command-definition";
 import { translateUniqueViolation } from "../command-support";
 import { commaList, emailAddress, languageTag, text } from "../flag-values";

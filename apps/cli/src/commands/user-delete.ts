@@ -1,7 +1,11 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { Option } from "commander";
 import { z } from "zod";
-import { accountDeletionProgress, getParticipantAccount, requestAccountDeletion } from "@studyflow/domain";
+import {
+  accountDeletionProgress,
+  getParticipantAccount,
+  requestAccountDeletion,
+} from "@studyflow/domain/participant-accounts";
 import { ACCOUNT_DELETION_QUEUE, createRedisConnection, queueAccountDeletion } from "@studyflow/queue";
 import { Queue } from "bullmq";
 import { defineCommand, type CliContext } from "../command-definition";

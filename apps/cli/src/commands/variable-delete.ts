@@ -1,6 +1,6 @@
 import { Option } from "commander";
 import { z } from "zod";
-import { deleteStudyVariable } from "@studyflow/domain";
+import { deleteStudyVariable } from "@studyflow/domain/study-config";
 import { defineCommand, type CliContext } from "../command-definition";
 import { UPLOADED_BY } from "../command-support";
 import { studyKey } from "../flag-values";

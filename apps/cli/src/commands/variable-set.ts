@@ -1,13 +1,13 @@
 import { Option } from "commander";
 import { z } from "zod";
 import type { StudyVariableType } from "@studyflow/db";
+import { NotFound } from "@studyflow/domain/errors";
 import {
-  NotFound,
   STUDY_VARIABLE_TYPES,
   parseStudyVariableText,
   readStudyVariable,
   setStudyVariable,
-} from "@studyflow/domain";
+} from "@studyflow/domain/study-config";
 import { defineCommand, type CliContext } from "../command-definition";
 import { UPLOADED_BY } from "../command-support";
 import { UsageError } from "../failures";

@@ -1,18 +1,17 @@
 import { eq } from "drizzle-orm";
 import { permissions, studies, users, type DbHandle } from "@studyflow/db";
+import { mintManagementToken, mintParticipantToken } from "@studyflow/domain/access";
+import { Forbidden } from "@studyflow/domain/errors";
+import { enterStudy } from "@studyflow/domain/events";
+import { type ClockContext } from "@studyflow/domain/foundation";
+import { participantIdsInStudy } from "@studyflow/domain/participants";
 import {
   addSyntheticParticipants,
   createStudy,
   createUserWithProfiles,
-  enterStudy,
-  Forbidden,
   grantPermission,
-  participantIdsInStudy,
   setStudyRules,
-  mintManagementToken,
-  mintParticipantToken,
-  type ClockContext,
-} from "@studyflow/domain";
+} from "@studyflow/domain/study-setup";
 import type { CliConfig } from "../config";
 import { demoRules } from "./demo-rules";
 

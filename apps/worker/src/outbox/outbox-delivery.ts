@@ -1,20 +1,20 @@
 import type { Processor } from "bullmq";
 import type { Logger } from "pino";
 import type { Database } from "@studyflow/db";
+import { UndeliverableMessage } from "@studyflow/domain/mail";
+import { queueDueParticipantMessages } from "@studyflow/domain/messages";
+import { queueResearcherNotifications } from "@studyflow/domain/notifications";
 import {
-  UndeliverableMessage,
   claimDueMessages,
   expireOverdueMessages,
   failAbandonedMessages,
   markMessageFailed,
   markMessageSent,
   prepareMail,
-  queueDueParticipantMessages,
-  queueResearcherNotifications,
   recordFailedAttempt,
   releaseClaimedMessages,
   type OutboxMessage,
-} from "@studyflow/domain";
+} from "@studyflow/domain/outbox";
 import { SmtpDeliveryError, type Mailer } from "./smtp-mailer";
 
 /**

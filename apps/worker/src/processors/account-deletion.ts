@@ -2,14 +2,13 @@ import type { Processor, Queue } from "bullmq";
 import { sql } from "drizzle-orm";
 import type { Logger } from "pino";
 import type { DbHandle } from "@studyflow/db";
+import { type DomainContext, type RuleFailureRecord } from "@studyflow/domain/events";
 import {
   markAccountDeletionFailed,
   runAccountDeletion,
   unfinishedAccountDeletions,
-  type DomainContext,
-  type ExternalServiceCaller,
-  type RuleFailureRecord,
-} from "@studyflow/domain";
+} from "@studyflow/domain/participant-accounts";
+import { type ExternalServiceCaller } from "@studyflow/domain/rules";
 import { accountDeletionJobId, accountDeletionJobSchema, queueAccountDeletion } from "@studyflow/queue";
 
 /**

@@ -7,7 +7,7 @@ import {
   type AccountLifecycleRound,
   type AccountLifecycleSettings,
   type AccountLifecycleStep,
-} from "@studyflow/domain";
+} from "@studyflow/domain/participant-accounts";
 import { accountLifecycleJobSchema, queueAccountDeletion, type AccountLifecycleJob } from "@studyflow/queue";
 
 export interface AccountLifecycleProcessorDeps {

@@ -1,19 +1,14 @@
 import type { Processor, Queue } from "bullmq";
 import type { Logger } from "pino";
 import type { DbHandle } from "@studyflow/db";
-import {
-  expireTemporaryParticipants,
-  pruneFinishedTasks,
-  removeExpiredIdempotencyKeys,
-  removeExpiredExportFiles,
-  startDailyExports,
-  sweepApiKeyRevealCopies,
-  sweepExpiredAccountTokens,
-  sweepExpiredManagementSessions,
-  type ExportRetention,
-  type FileStore,
-  type TaskRetentionDefaults,
-} from "@studyflow/domain";
+import { sweepApiKeyRevealCopies } from "@studyflow/domain/access";
+import { removeExpiredExportFiles, startDailyExports, type ExportRetention } from "@studyflow/domain/exports";
+import { type FileStore } from "@studyflow/domain/files";
+import { removeExpiredIdempotencyKeys } from "@studyflow/domain/idempotency";
+import { sweepExpiredManagementSessions } from "@studyflow/domain/management-users";
+import { sweepExpiredAccountTokens } from "@studyflow/domain/participant-accounts";
+import { expireTemporaryParticipants } from "@studyflow/domain/participants";
+import { pruneFinishedTasks, type TaskRetentionDefaults } from "@studyflow/domain/tasks";
 import { maintenanceJobSchema, queueTask } from "@studyflow/queue";
 import { runScheduledEmailsRound } from "../schedules/scheduled-emails";
 import { sweepStaleTasks } from "./stale-task-sweeper";

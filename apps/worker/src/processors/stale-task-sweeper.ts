@@ -2,7 +2,7 @@ import type { Queue } from "bullmq";
 import { and, eq, inArray, lt, sql } from "drizzle-orm";
 import type { Logger } from "pino";
 import { taskChunks, tasks, type DbHandle } from "@studyflow/db";
-import { failTask } from "@studyflow/domain";
+import { failTask } from "@studyflow/domain/task-pipeline";
 import { chunkJobId, queueTask, taskJobId } from "@studyflow/queue";
 
 /**

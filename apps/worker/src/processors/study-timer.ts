@@ -1,7 +1,7 @@
 import type { Processor, Queue } from "bullmq";
 import type { Logger } from "pino";
 import type { DbHandle } from "@studyflow/db";
-import { startDueTimerTicks } from "@studyflow/domain";
+import { startDueTimerTicks } from "@studyflow/domain/timer";
 import { queueTask, timerJobSchema } from "@studyflow/queue";
 
 export interface StudyTimerProcessorDeps {

@@ -2,16 +2,11 @@ import { DelayedError, UnrecoverableError, type Job, type Processor, type Queue 
 import type { Logger } from "pino";
 import { eq } from "drizzle-orm";
 import { tasks, type DbHandle } from "@studyflow/db";
-import {
-  failTask,
-  finalizeIfComplete,
-  planTask,
-  processChunk,
-  type BatchRunner,
-  type ExternalServiceCaller,
-  type FileStore,
-  type RuleFailureRecord,
-} from "@studyflow/domain";
+import { type RuleFailureRecord } from "@studyflow/domain/events";
+import { type FileStore } from "@studyflow/domain/files";
+import { type ExternalServiceCaller } from "@studyflow/domain/rules";
+import { failTask, finalizeIfComplete, planTask, processChunk } from "@studyflow/domain/task-pipeline";
+import { type BatchRunner } from "@studyflow/domain/tasks";
 import { TASK_CHUNK_JOB_NAME, chunkJobId, taskJobOptions, taskJobSchema, type TaskJob } from "@studyflow/queue";
 
 export interface TaskProcessorDeps {

@@ -1,5 +1,5 @@
 import type { Queue } from "bullmq";
-import { lifecycleStepEnabled, type AccountLifecycleSettings } from "@studyflow/domain";
+import { lifecycleStepEnabled, type AccountLifecycleSettings } from "@studyflow/domain/participant-accounts";
 import type { AccountLifecycleJob } from "@studyflow/queue";
 import { upsertSchedules, type ClusterSchedule } from "./upsert-schedules";
 

@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import type { Database } from "@studyflow/db";
-import { fireDueScheduledEmails, type ScheduledEmailsRound } from "@studyflow/domain";
+import { fireDueScheduledEmails, type ScheduledEmailsRound } from "@studyflow/domain/messages";
 import type { MaintenanceJob } from "@studyflow/queue";
 import type { ClusterSchedule } from "./upsert-schedules";
 

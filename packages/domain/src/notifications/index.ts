@@ -23,3 +23,4 @@ export {
   type QueueNotificationsOptions,
   type QueuedNotifications,
 } from "./queue-notifications";
+export * from "./notification-subscriptions";

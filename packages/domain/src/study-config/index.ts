@@ -67,3 +67,4 @@ export {
   type RulesVersionSummary,
 } from "./rules-versions";
 export { listAuditLog, type AuditLogEntry } from "./audit-log";
+export * from "./case-props";

@@ -1,7 +1,8 @@
 import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { z } from "zod";
-import { Invalid, SecretUnreadable, type SecretBox } from "@studyflow/domain";
+import { SecretUnreadable, type SecretBox } from "@studyflow/domain/access";
+import { Invalid } from "@studyflow/domain/errors";
 import type { AppEnv } from "../../app-env";
 
 /**

@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { SecretBox } from "@studyflow/domain";
+import { SecretBox } from "@studyflow/domain/access";
 import type { AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
 import { consoleSessions } from "../../auth/console-session-cookie";

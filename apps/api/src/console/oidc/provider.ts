@@ -1,5 +1,5 @@
 import * as oidc from "openid-client";
-import { Invalid, Unavailable } from "@studyflow/domain";
+import { Invalid, Unavailable } from "@studyflow/domain/errors";
 import {
   lazyDiscovery,
   providerMessageOf as messageOf,

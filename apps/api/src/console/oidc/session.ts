@@ -1,11 +1,11 @@
 import type { Hono } from "hono";
+import { Unauthorized } from "@studyflow/domain/errors";
+import { recordAudit } from "@studyflow/domain/foundation";
 import {
-  Unauthorized,
   endManagementSession,
   findManagementUser,
-  recordAudit,
   userOfOpenManagementSession,
-} from "@studyflow/domain";
+} from "@studyflow/domain/management-users";
 import type { AppEnv } from "../../app-env";
 import type { ConsoleSignIn } from "./sign-in";
 

@@ -1,4 +1,4 @@
-import type { SecretBox } from "@studyflow/domain";
+import type { SecretBox } from "@studyflow/domain/access";
 import type { AppDeps } from "../../deps";
 import type { ConsoleSessions } from "../../auth/console-session-cookie";
 import type { ConsoleProvider } from "./provider";

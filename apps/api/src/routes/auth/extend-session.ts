@@ -1,13 +1,12 @@
 import { z } from "@hono/zod-openapi";
+import { type SecretBox } from "@studyflow/domain/access";
+import { Forbidden, Unauthorized } from "@studyflow/domain/errors";
+import { recordAudit } from "@studyflow/domain/foundation";
 import {
-  Forbidden,
-  Unauthorized,
   extendableManagementSession,
   findManagementUser,
-  recordAudit,
   rotateManagementSession,
-  type SecretBox,
-} from "@studyflow/domain";
+} from "@studyflow/domain/management-users";
 import { managementOf } from "../../app-env";
 import { caseAdminProvider } from "../../auth/idp-refresh";
 import type { AppDeps } from "../../deps";

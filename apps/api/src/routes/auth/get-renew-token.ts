@@ -6,7 +6,7 @@ import type { ApiRouter } from "../create-router";
 import { defineRoute } from "../define-route";
 import { errorResponses } from "../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent } from "../schemas";
-import { renewTokenOfSession } from "@studyflow/domain";
+import { renewTokenOfSession } from "@studyflow/domain/management-users";
 import { nowOf, secretBoxOf } from "./management-session-answer";
 
 const sessionParam = z.object({

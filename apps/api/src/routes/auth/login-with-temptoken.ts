@@ -1,5 +1,7 @@
 import { z } from "@hono/zod-openapi";
-import { Invalid, Unauthorized, issueSessionTokens, verifyPassword } from "@studyflow/domain";
+import { Invalid, Unauthorized } from "@studyflow/domain/errors";
+import { verifyPassword } from "@studyflow/domain/participant-accounts";
+import { issueSessionTokens } from "@studyflow/domain/participant-sessions";
 import type { AppDeps } from "../../deps";
 import { participantTokenCheck } from "../../middleware/auth";
 import type { RateLimiter } from "../../rate-limit";

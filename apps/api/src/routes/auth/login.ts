@@ -1,12 +1,8 @@
 import { z } from "@hono/zod-openapi";
-import {
-  INVALID_CREDENTIALS_MESSAGE,
-  Unauthorized,
-  issueSessionTokens,
-  passwordSignIn,
-  presentCaseUser,
-  signInProfiles,
-} from "@studyflow/domain";
+import { Unauthorized } from "@studyflow/domain/errors";
+import { presentCaseUser } from "@studyflow/domain/participant-accounts";
+import { issueSessionTokens } from "@studyflow/domain/participant-sessions";
+import { INVALID_CREDENTIALS_MESSAGE, passwordSignIn, signInProfiles } from "@studyflow/domain/participant-sign-in";
 import { checkInstanceId } from "../../case-compat";
 import type { AppDeps } from "../../deps";
 import type { RateLimiter } from "../../rate-limit";

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { signOutSession } from "@studyflow/domain";
+import { signOutSession } from "@studyflow/domain/participant-sessions";
 import { participantOf } from "../../app-env";
 import type { AppDeps } from "../../deps";
 import { participantAuth } from "../../middleware/auth";

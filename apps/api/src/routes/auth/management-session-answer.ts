@@ -1,15 +1,10 @@
 import { z } from "@hono/zod-openapi";
 import { decodeJwt, decodeProtectedHeader } from "jose";
-import type { SecretBox } from "@studyflow/domain";
-import {
-  Forbidden,
-  MANAGEMENT_TOKEN_TYPE,
-  SESSION_ID_CLAIM,
-  Unavailable,
-  secretBoxOfSettings,
-} from "@studyflow/domain";
+import type { SecretBox } from "@studyflow/domain/access";
+import { MANAGEMENT_TOKEN_TYPE, SESSION_ID_CLAIM, secretBoxOfSettings } from "@studyflow/domain/access";
+import { Forbidden, Unavailable } from "@studyflow/domain/errors";
 import type { AppDeps } from "../../deps";
-import { mintManagementSessionToken } from "@studyflow/domain";
+import { mintManagementSessionToken } from "@studyflow/domain/management-users";
 
 /** case-backend's answer of signin-with-idp and extend-session (case-admin keeps all four). */
 export const sessionAnswerSchema = z

@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
 import { createMiddleware } from "hono/factory";
 import type { z } from "zod";
-import { RateLimited, normalizeEmail } from "@studyflow/domain";
+import { RateLimited } from "@studyflow/domain/errors";
+import { normalizeEmail } from "@studyflow/domain/participant-accounts";
 import type { AppEnv } from "../../app-env";
 import { addressKeys, clientAddress } from "../../client-address";
 import { acceptedInput, rateLimit, unlessUnavailable, type RateLimitCheck, type RateLimiter } from "../../rate-limit";

@@ -1,4 +1,4 @@
-import type { SessionTokenSettings } from "@studyflow/domain";
+import type { SessionTokenSettings } from "@studyflow/domain/participant-sessions";
 import type { ApiConfig } from "../../config";
 
 /** The token and session lifetimes of participant sign-in, from the API's configuration. */

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { SUBJECT_TYPES } from "@studyflow/db";
-import { listSubjectAppRoles, listSubjectPermissions } from "@studyflow/domain";
+import { listSubjectAppRoles, listSubjectPermissions } from "@studyflow/domain/management-users";
 import { managementOf } from "../../app-env";
 import type { AppDeps } from "../../deps";
 import { managementAuth } from "../../middleware/auth";

@@ -1,13 +1,9 @@
 import { createSecretKey } from "node:crypto";
 import { z } from "@hono/zod-openapi";
 import { compactVerify } from "jose";
-import {
-  PARTICIPANT_TOKEN_TYPE,
-  SESSION_ID_CLAIM,
-  TOKEN_ISSUER,
-  Unauthorized,
-  renewSessionTokens,
-} from "@studyflow/domain";
+import { PARTICIPANT_TOKEN_TYPE, SESSION_ID_CLAIM, TOKEN_ISSUER } from "@studyflow/domain/access";
+import { Unauthorized } from "@studyflow/domain/errors";
+import { renewSessionTokens } from "@studyflow/domain/participant-sessions";
 import type { AppDeps } from "../../deps";
 import type { RateLimiter } from "../../rate-limit";
 import type { ApiRouter } from "../create-router";

@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
-import { Invalid, sendEmailOtp } from "@studyflow/domain";
+import { Invalid } from "@studyflow/domain/errors";
+import { sendEmailOtp } from "@studyflow/domain/participant-sign-in";
 import { participantOf, type AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
 import type { ApiRouter } from "../create-router";

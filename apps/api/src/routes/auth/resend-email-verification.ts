@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { resendEmailVerification } from "@studyflow/domain";
+import { resendEmailVerification } from "@studyflow/domain/participant-sign-in";
 import { participantOf } from "../../app-env";
 import type { AppDeps } from "../../deps";
 import { participantAuth } from "../../middleware/auth";

@@ -8,7 +8,7 @@ import type { ApiRouter } from "../create-router";
 import { defineRoute } from "../define-route";
 import { errorResponses } from "../openapi-errors";
 import { jsonContent } from "../schemas";
-import { signInManagementUser } from "@studyflow/domain";
+import { signInManagementUser } from "@studyflow/domain/management-users";
 import { answerForSession, nowOf, secretBoxOf, sessionAnswerSchema } from "./management-session-answer";
 
 /** Go reads an absent or null string as "": so do we. */

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { PASSWORD_RULE_DESCRIPTION, signUp } from "@studyflow/domain";
+import { PASSWORD_RULE_DESCRIPTION } from "@studyflow/domain/participant-accounts";
+import { signUp } from "@studyflow/domain/participant-sign-in";
 import { checkInstanceId } from "../../case-compat";
 import type { AppDeps } from "../../deps";
 import type { RateLimiter } from "../../rate-limit";

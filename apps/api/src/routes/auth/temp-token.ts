@@ -1,5 +1,7 @@
 import type { TokenPurpose } from "@studyflow/db";
-import { INVALID_TEMP_TOKEN_MESSAGE, Unauthorized, peekAccountTokenAccount } from "@studyflow/domain";
+import { Unauthorized } from "@studyflow/domain/errors";
+import { peekAccountTokenAccount } from "@studyflow/domain/participant-accounts";
+import { INVALID_TEMP_TOKEN_MESSAGE } from "@studyflow/domain/participant-sign-in";
 import type { AppDeps } from "../../deps";
 import { limitMailedTokenFailures } from "../../middleware/mailed-token-limit";
 import type { RateLimiter } from "../../rate-limit";

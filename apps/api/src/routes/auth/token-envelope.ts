@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import type { Executor } from "@studyflow/db";
-import { loadCaseUser, type CaseUser, type SessionTokens } from "@studyflow/domain";
+import { loadCaseUser, type CaseUser } from "@studyflow/domain/participant-accounts";
+import { type SessionTokens } from "@studyflow/domain/participant-sessions";
 import { caseUserSchema } from "../user/case-user-schema";
 
 /** CASE's token part of the sign-in answers (login, renew, OTP verify, temp-token login). */

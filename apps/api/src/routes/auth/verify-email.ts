@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { verifyEmailToken, type VerifiedAddress } from "@studyflow/domain";
+import { verifyEmailToken, type VerifiedAddress } from "@studyflow/domain/participant-sign-in";
 import type { AppDeps } from "../../deps";
 import { limitMailedTokenFailures } from "../../middleware/mailed-token-limit";
 import type { RateLimiter } from "../../rate-limit";

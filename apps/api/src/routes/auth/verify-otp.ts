@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
-import { issueSessionTokens, tryAgainIn, verifyEmailOtp } from "@studyflow/domain";
+import { issueSessionTokens } from "@studyflow/domain/participant-sessions";
+import { tryAgainIn, verifyEmailOtp } from "@studyflow/domain/participant-sign-in";
 import { participantOf, type AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
 import { failureRateLimits, type RateLimiter } from "../../rate-limit";

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { participantMailCoverage } from "@studyflow/domain";
+import { participantMailCoverage } from "@studyflow/domain/outbox";
 import { managementOf } from "../../app-env";
 import type { AppDeps } from "../../deps";
 import type { ApiRouter } from "../create-router";

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { assertPermission, type ManagementSubject } from "@studyflow/domain";
+import { assertPermission, type ManagementSubject } from "@studyflow/domain/access";
 import type { Executor, MessagingResourceKey } from "@studyflow/db";
 import { keyString } from "../schemas";
 

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { getParticipantAccount, requestAccountDeletion } from "@studyflow/domain";
+import { getParticipantAccount, requestAccountDeletion } from "@studyflow/domain/participant-accounts";
 import { managementOf } from "../../app-env";
 import type { AppDeps } from "../../deps";
 import { accountDeletionSchema, presentAccountDeletion } from "@studyflow/presenters/participant-account";

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { findParticipantAccountByEmail } from "@studyflow/domain";
+import { findParticipantAccountByEmail } from "@studyflow/domain/participant-accounts";
 import { participantAccountSchema, presentParticipantAccount } from "@studyflow/presenters/participant-account";
 import type { AppDeps } from "../../deps";
 import type { ApiRouter } from "../create-router";

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { getParticipantAccount } from "@studyflow/domain";
+import { getParticipantAccount } from "@studyflow/domain/participant-accounts";
 import { participantAccountSchema, presentParticipantAccount } from "@studyflow/presenters/participant-account";
 import type { AppDeps } from "../../deps";
 import type { ApiRouter } from "../create-router";

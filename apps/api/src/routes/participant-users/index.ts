@@ -1,5 +1,5 @@
 import { createMiddleware } from "hono/factory";
-import { Forbidden } from "@studyflow/domain";
+import { Forbidden } from "@studyflow/domain/errors";
 import { managementOf, type AppEnv } from "../../app-env";
 import type { AppDeps } from "../../deps";
 import { managementAuth } from "../../middleware/auth";

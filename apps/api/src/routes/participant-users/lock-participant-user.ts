@@ -1,4 +1,4 @@
-import { lockParticipantAccount } from "@studyflow/domain";
+import { lockParticipantAccount } from "@studyflow/domain/participant-accounts";
 import { presentParticipantAccount } from "@studyflow/presenters/participant-account";
 import { managementOf } from "../../app-env";
 import type { AppDeps } from "../../deps";

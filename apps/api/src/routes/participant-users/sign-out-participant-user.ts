@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { signOutParticipantAccount } from "@studyflow/domain";
+import { signOutParticipantAccount } from "@studyflow/domain/participant-accounts";
 import { managementOf } from "../../app-env";
 import type { AppDeps } from "../../deps";
 import type { ApiRouter } from "../create-router";

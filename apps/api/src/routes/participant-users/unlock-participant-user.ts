@@ -1,4 +1,4 @@
-import { unlockParticipantAccount } from "@studyflow/domain";
+import { unlockParticipantAccount } from "@studyflow/domain/participant-accounts";
 import { presentParticipantAccount } from "@studyflow/presenters/participant-account";
 import { managementOf } from "../../app-env";
 import type { AppDeps } from "../../deps";

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { z } from "@hono/zod-openapi";
-import { initiatePasswordReset, normalizeEmail } from "@studyflow/domain";
+import { initiatePasswordReset, normalizeEmail } from "@studyflow/domain/participant-accounts";
 import { addressKeys } from "../../client-address";
 import { checkInstanceId } from "../../case-compat";
 import type { AppDeps } from "../../deps";

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { INVALID_RESET_TOKEN_MESSAGE, Unauthorized, passwordResetTokenAccount } from "@studyflow/domain";
+import { Unauthorized } from "@studyflow/domain/errors";
+import { INVALID_RESET_TOKEN_MESSAGE, passwordResetTokenAccount } from "@studyflow/domain/participant-accounts";
 import type { AppDeps } from "../../deps";
 import { limitMailedTokenFailures } from "../../middleware/mailed-token-limit";
 import type { RateLimiter } from "../../rate-limit";

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { PASSWORD_RULE_DESCRIPTION, hashResetToken, resetPassword } from "@studyflow/domain";
+import { PASSWORD_RULE_DESCRIPTION, hashResetToken, resetPassword } from "@studyflow/domain/participant-accounts";
 import { addressKeys } from "../../client-address";
 import type { AppDeps } from "../../deps";
 import { rateLimit, type RateLimiter } from "../../rate-limit";

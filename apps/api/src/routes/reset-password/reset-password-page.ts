@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { PASSWORD_MIN_CHARACTERS, PASSWORD_RULE_DESCRIPTION } from "@studyflow/domain";
+import { PASSWORD_MIN_CHARACTERS, PASSWORD_RULE_DESCRIPTION } from "@studyflow/domain/participant-accounts";
 import type { ApiRouter } from "../create-router";
 import { defineRoute } from "../define-route";
 

@@ -1,12 +1,8 @@
 import { z } from "@hono/zod-openapi";
-import {
-  Conflict,
-  assertPermission,
-  caseStudyStats,
-  createStudy,
-  getStudyOverview,
-  updateStudy,
-} from "@studyflow/domain";
+import { assertPermission } from "@studyflow/domain/access";
+import { Conflict } from "@studyflow/domain/errors";
+import { caseStudyStats, getStudyOverview, updateStudy } from "@studyflow/domain/study-config";
+import { createStudy } from "@studyflow/domain/study-setup";
 import { managementOf } from "../../app-env";
 import type { AppDeps } from "../../deps";
 import type { ApiRouter } from "../create-router";

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { assertStudyPermission, deleteStudy, removeStudyFiles } from "@studyflow/domain";
+import { assertStudyPermission } from "@studyflow/domain/access";
+import { deleteStudy, removeStudyFiles } from "@studyflow/domain/studies";
 import { managementOf } from "../../app-env";
 import type { AppDeps } from "../../deps";
 import type { ApiRouter } from "../create-router";

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { assertStudyVisible, countParticipantsByStatus } from "@studyflow/domain";
+import { countParticipantsByStatus } from "@studyflow/domain/participants";
+import { assertStudyVisible } from "@studyflow/domain/study-config";
 import { managementOf } from "../../app-env";
 import type { AppDeps } from "../../deps";
 import type { ApiRouter } from "../create-router";

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { assertStudyVisible, caseStudyStats, getStudyOverview } from "@studyflow/domain";
+import { assertStudyVisible, caseStudyStats, getStudyOverview } from "@studyflow/domain/study-config";
 import { managementOf } from "../../app-env";
 import type { AppDeps } from "../../deps";
 import type { ApiRouter } from "../create-router";

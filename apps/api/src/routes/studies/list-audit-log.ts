@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { assertStudyPermission, listAuditLog } from "@studyflow/domain";
+import { assertStudyPermission } from "@studyflow/domain/access";
+import { listAuditLog } from "@studyflow/domain/study-config";
 import { managementOf } from "../../app-env";
 import type { AppDeps } from "../../deps";
 import type { ApiRouter } from "../create-router";

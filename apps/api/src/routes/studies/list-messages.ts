@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { assertStudyPermission, listStudyMessages, type StudyMessage } from "@studyflow/domain";
+import { assertStudyPermission } from "@studyflow/domain/access";
+import { listStudyMessages, type StudyMessage } from "@studyflow/domain/outbox";
 import { managementOf } from "../../app-env";
 import type { AppDeps } from "../../deps";
 import type { ApiRouter } from "../create-router";

@@ -1,5 +1,8 @@
 import { z } from "@hono/zod-openapi";
-import { Invalid, assertStudyPermission, getStudy, listRuleFailures } from "@studyflow/domain";
+import { assertStudyPermission } from "@studyflow/domain/access";
+import { Invalid } from "@studyflow/domain/errors";
+import { listRuleFailures } from "@studyflow/domain/events";
+import { getStudy } from "@studyflow/domain/studies";
 import { managementOf } from "../../app-env";
 import type { AppDeps } from "../../deps";
 import type { ApiRouter } from "../create-router";

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { caseStudyStats, listVisibleStudies } from "@studyflow/domain";
+import { caseStudyStats, listVisibleStudies } from "@studyflow/domain/study-config";
 import { managementOf } from "../../app-env";
 import type { AppDeps } from "../../deps";
 import type { ApiRouter } from "../create-router";

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "@studyflow/domain";
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "@studyflow/domain/study-config";
 
 /** `limit` and `cursor` of the keyset-paged lists of study configuration. */
 export const pageQuery = z.object({

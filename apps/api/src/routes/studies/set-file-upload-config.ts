@@ -1,5 +1,7 @@
 import { z } from "@hono/zod-openapi";
-import { assertStudyPermission, invalidRulesError, setParticipantFileUploadRule } from "@studyflow/domain";
+import { assertStudyPermission } from "@studyflow/domain/access";
+import { setParticipantFileUploadRule } from "@studyflow/domain/participant-files";
+import { invalidRulesError } from "@studyflow/domain/rules";
 import { validateExpression } from "@studyflow/engine";
 import { managementOf } from "../../app-env";
 import type { AppDeps } from "../../deps";

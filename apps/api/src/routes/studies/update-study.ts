@@ -1,13 +1,13 @@
 import { z } from "@hono/zod-openapi";
 import { isTimeZoneName } from "@studyflow/engine";
+import { assertStudyPermission } from "@studyflow/domain/access";
 import {
   LANGUAGE_CODE,
   STUDY_PROPERTY_LIMITS,
   STUDY_STATUSES,
-  assertStudyPermission,
   isCalendarDate,
   updateStudy,
-} from "@studyflow/domain";
+} from "@studyflow/domain/study-config";
 import { managementOf } from "../../app-env";
 import type { AppDeps } from "../../deps";
 import type { ApiRouter } from "../create-router";

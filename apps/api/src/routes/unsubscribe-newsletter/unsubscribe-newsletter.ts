@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { unsubscribeNewsletter } from "@studyflow/domain";
+import { unsubscribeNewsletter } from "@studyflow/domain/participant-accounts";
 import { addressKeys } from "../../client-address";
 import type { AppDeps } from "../../deps";
 import { rateLimit, type RateLimiter } from "../../rate-limit";

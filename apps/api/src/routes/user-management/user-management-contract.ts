@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { Forbidden } from "@studyflow/domain";
+import { Forbidden } from "@studyflow/domain/errors";
 import { RESOURCE_TYPES } from "@studyflow/db";
 import { managementOf, type AppEnv } from "../../app-env";
 import type { ManagementPrincipal } from "../../auth/principals";

@@ -1,4 +1,4 @@
-import { MAX_PROFILES_PER_USER, addProfile } from "@studyflow/domain";
+import { MAX_PROFILES_PER_USER, addProfile } from "@studyflow/domain/participant-accounts";
 import { participantOf } from "../../app-env";
 import type { AppDeps } from "../../deps";
 import type { ApiRouter } from "../create-router";

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { presentCaseProfile, type ProfileRow } from "@studyflow/domain";
+import { presentCaseProfile, type ProfileRow } from "@studyflow/domain/participant-accounts";
 import { caseUnixTimeInput } from "../../case-compat/unix-time";
 
 /** CASE's Profile as participant apps read it (`user.profiles[]`, and the profile routes' answers). */

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { loadCaseUser, requestEmailChange } from "@studyflow/domain";
+import { loadCaseUser, requestEmailChange } from "@studyflow/domain/participant-accounts";
 import { participantOf } from "../../app-env";
 import type { AppDeps } from "../../deps";
 import { rateLimit, type RateLimiter } from "../../rate-limit";

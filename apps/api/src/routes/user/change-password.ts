@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { changePassword } from "@studyflow/domain";
+import { changePassword } from "@studyflow/domain/participant-accounts";
 import { participantOf } from "../../app-env";
 import type { AppDeps } from "../../deps";
 import type { RateLimiter } from "../../rate-limit";

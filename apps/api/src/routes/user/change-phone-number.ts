@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { Conflict } from "@studyflow/domain";
+import { Conflict } from "@studyflow/domain/errors";
 import type { ApiRouter } from "../create-router";
 import { defineRoute } from "../define-route";
 import { errorResponses } from "../openapi-errors";

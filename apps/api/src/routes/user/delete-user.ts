@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { createMiddleware } from "hono/factory";
-import { assertRecentlyAuthenticated, requestAccountDeletion } from "@studyflow/domain";
+import { assertRecentlyAuthenticated, requestAccountDeletion } from "@studyflow/domain/participant-accounts";
 import { participantOf, type AppEnv } from "../../app-env";
 import { replaceRequestJson, requestJson } from "../../request-json";
 import type { AppDeps } from "../../deps";

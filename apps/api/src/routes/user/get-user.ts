@@ -1,4 +1,4 @@
-import { loadCaseUser } from "@studyflow/domain";
+import { loadCaseUser } from "@studyflow/domain/participant-accounts";
 import { participantOf } from "../../app-env";
 import type { AppDeps } from "../../deps";
 import type { ApiRouter } from "../create-router";

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { removeProfile } from "@studyflow/domain";
+import { removeProfile } from "@studyflow/domain/participant-accounts";
 import { participantOf } from "../../app-env";
 import type { AppDeps } from "../../deps";
 import { domainContext } from "../../domain-context";

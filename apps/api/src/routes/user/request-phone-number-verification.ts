@@ -1,4 +1,4 @@
-import { Conflict } from "@studyflow/domain";
+import { Conflict } from "@studyflow/domain/errors";
 import type { ApiRouter } from "../create-router";
 import { defineRoute } from "../define-route";
 import { errorResponses } from "../openapi-errors";

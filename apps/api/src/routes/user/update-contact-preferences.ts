@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { loadCaseUser, updateContactPreferences } from "@studyflow/domain";
+import { loadCaseUser, updateContactPreferences } from "@studyflow/domain/participant-accounts";
 import { participantOf } from "../../app-env";
 import type { AppDeps } from "../../deps";
 import type { ApiRouter } from "../create-router";

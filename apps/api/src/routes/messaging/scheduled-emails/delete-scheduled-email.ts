@@ -1,4 +1,4 @@
-import { deleteScheduledEmail } from "@studyflow/domain";
+import { deleteScheduledEmail } from "@studyflow/domain/messages";
 import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import type { ApiRouter } from "../../create-router";

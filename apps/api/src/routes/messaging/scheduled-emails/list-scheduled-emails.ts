@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { listScheduledEmails } from "@studyflow/domain";
+import { listScheduledEmails } from "@studyflow/domain/messages";
 import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import type { ApiRouter } from "../../create-router";

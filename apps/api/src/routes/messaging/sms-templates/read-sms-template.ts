@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { readSmsTemplate } from "@studyflow/domain";
+import { readSmsTemplate } from "@studyflow/domain/messages";
 import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import type { ApiRouter } from "../../create-router";

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { accountDeletionProgress } from "@studyflow/domain";
+import { accountDeletionProgress } from "@studyflow/domain/participant-accounts";
 import {
   accountDeletionProgressSchema,
   presentAccountDeletionProgress,

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { listAccountDeletions, type AccountDeletionStatus } from "@studyflow/domain";
+import { listAccountDeletions, type AccountDeletionStatus } from "@studyflow/domain/participant-accounts";
 import { accountDeletionSchema, presentAccountDeletion } from "@studyflow/presenters/participant-account";
 import type { AppDeps } from "../../../deps";
 import type { ApiRouter } from "../../create-router";

@@ -1,11 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import {
-  MAX_CODES_PER_ADD,
-  addStudyCodes,
-  assertStudyPermission,
-  codeProblem,
-  countStudyCodes,
-} from "@studyflow/domain";
+import { assertStudyPermission } from "@studyflow/domain/access";
+import { MAX_CODES_PER_ADD, addStudyCodes, codeProblem, countStudyCodes } from "@studyflow/domain/study-config";
 import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import type { ApiRouter } from "../../create-router";

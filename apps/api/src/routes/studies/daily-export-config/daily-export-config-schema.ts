@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import type { DailyExportConfig } from "@studyflow/domain";
+import type { DailyExportConfig } from "@studyflow/domain/exports";
 
 export const includeMetaSchema = z.object({
   position: z.boolean().default(false),

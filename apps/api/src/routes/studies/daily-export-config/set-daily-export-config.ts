@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { DEFAULT_QUESTION_OPTION_SEP } from "@studyflow/case-export";
-import { assertStudyPermission, setDailyExportConfig } from "@studyflow/domain";
+import { assertStudyPermission } from "@studyflow/domain/access";
+import { setDailyExportConfig } from "@studyflow/domain/exports";
 import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import type { ApiRouter } from "../../create-router";

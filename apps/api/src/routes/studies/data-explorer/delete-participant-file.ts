@@ -1,4 +1,6 @@
-import { NotFound, assertStudyPermission, getStudy } from "@studyflow/domain";
+import { assertStudyPermission } from "@studyflow/domain/access";
+import { NotFound } from "@studyflow/domain/errors";
+import { getStudy } from "@studyflow/domain/studies";
 import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import type { ApiRouter } from "../../create-router";

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { assertStudyPermission, deleteExplorerResponse, type ExplorerPageCache } from "@studyflow/domain";
+import { assertStudyPermission } from "@studyflow/domain/access";
+import { deleteExplorerResponse, type ExplorerPageCache } from "@studyflow/domain/data-explorer";
 import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import type { ApiRouter } from "../../create-router";

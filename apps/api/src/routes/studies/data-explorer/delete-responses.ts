@@ -1,10 +1,7 @@
 import { z } from "@hono/zod-openapi";
-import {
-  assertStudyPermission,
-  deleteExplorerResponses,
-  parseCaseJsonParam,
-  type ExplorerPageCache,
-} from "@studyflow/domain";
+import { assertStudyPermission } from "@studyflow/domain/access";
+import { parseCaseJsonParam } from "@studyflow/domain/case-filter";
+import { deleteExplorerResponses, type ExplorerPageCache } from "@studyflow/domain/data-explorer";
 import { managementOf } from "../../../app-env";
 import { caseJsonQueryParam } from "../../../case-compat";
 import type { AppDeps } from "../../../deps";

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { parseCaseJsonParam, type ExplorerQuery } from "@studyflow/domain";
+import { parseCaseJsonParam } from "@studyflow/domain/case-filter";
+import { type ExplorerQuery } from "@studyflow/domain/data-explorer";
 import { caseJsonQueryParam, casePageQuery, casePagination, type CasePagination } from "../../../case-compat";
 import { keyString } from "../../schemas";
 

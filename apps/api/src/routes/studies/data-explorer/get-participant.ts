@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { assertStudyPermission, getExplorerParticipant } from "@studyflow/domain";
+import { assertStudyPermission } from "@studyflow/domain/access";
+import { getExplorerParticipant } from "@studyflow/domain/data-explorer";
 import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import { participantSchema, presentParticipant } from "@studyflow/presenters/participant";

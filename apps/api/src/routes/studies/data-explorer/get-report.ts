@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { assertStudyPermission, getExplorerReport } from "@studyflow/domain";
+import { assertStudyPermission } from "@studyflow/domain/access";
+import { getExplorerReport } from "@studyflow/domain/data-explorer";
 import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import type { ApiRouter } from "../../create-router";

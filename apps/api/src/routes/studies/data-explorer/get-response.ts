@@ -1,5 +1,7 @@
 import { z } from "@hono/zod-openapi";
-import { assertStudyPermission, getExplorerResponse, nowSeconds, surveyVersionsForFormatting } from "@studyflow/domain";
+import { assertStudyPermission } from "@studyflow/domain/access";
+import { getExplorerResponse, surveyVersionsForFormatting } from "@studyflow/domain/data-explorer";
+import { nowSeconds } from "@studyflow/domain/foundation";
 import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import type { ApiRouter } from "../../create-router";

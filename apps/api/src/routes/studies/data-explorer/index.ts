@@ -1,4 +1,4 @@
-import { ExplorerPageCache } from "@studyflow/domain";
+import { ExplorerPageCache } from "@studyflow/domain/data-explorer";
 import type { AppDeps } from "../../../deps";
 import { registerDeleteResponse } from "./delete-response";
 import { registerDeleteResponses } from "./delete-responses";

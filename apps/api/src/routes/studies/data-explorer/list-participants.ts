@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { assertStudyPermission, listExplorerParticipants, type ExplorerPageCache } from "@studyflow/domain";
+import { assertStudyPermission } from "@studyflow/domain/access";
+import { listExplorerParticipants, type ExplorerPageCache } from "@studyflow/domain/data-explorer";
 import { managementOf } from "../../../app-env";
 import { casePaginationSchema } from "../../../case-compat";
 import type { AppDeps } from "../../../deps";

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { createResponseFormatter } from "@studyflow/case-export";
-import type { ExplorerResponse, ExplorerSurveyVersion, ReportRow } from "@studyflow/domain";
+import type { ExplorerResponse, ExplorerSurveyVersion, ReportRow } from "@studyflow/domain/data-explorer";
 
 /** A report as case-backend's JSON shows it. */
 export const caseReportSchema = z

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import type { Executor } from "@studyflow/db";
-import { surveyVersionsForFormatting, type ExplorerPage, type ExplorerResponse } from "@studyflow/domain";
+import { surveyVersionsForFormatting, type ExplorerPage, type ExplorerResponse } from "@studyflow/domain/data-explorer";
 import { casePaginationSchema } from "../../../case-compat";
 import { explorerListQuery, paginationOf } from "./explorer-query";
 import { flatResponseSchema, flattenResponses } from "./present";

@@ -1,5 +1,7 @@
 import { z } from "@hono/zod-openapi";
-import { assertStudyPermission, countResponses, parseCaseJsonParam } from "@studyflow/domain";
+import { assertStudyPermission } from "@studyflow/domain/access";
+import { parseCaseJsonParam } from "@studyflow/domain/case-filter";
+import { countResponses } from "@studyflow/domain/exports";
 import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import type { ApiRouter } from "../../create-router";

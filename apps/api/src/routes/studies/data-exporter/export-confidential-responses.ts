@@ -1,5 +1,7 @@
 import { z } from "@hono/zod-openapi";
-import { Invalid, assertStudyPermission, findConfidentialResponses } from "@studyflow/domain";
+import { assertStudyPermission } from "@studyflow/domain/access";
+import { Invalid } from "@studyflow/domain/errors";
+import { findConfidentialResponses } from "@studyflow/domain/participant-data";
 import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import {

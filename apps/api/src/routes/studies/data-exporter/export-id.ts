@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { Invalid } from "@studyflow/domain";
+import { Invalid } from "@studyflow/domain/errors";
 import { keyString } from "../../schemas";
 
 /**

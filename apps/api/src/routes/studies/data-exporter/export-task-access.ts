@@ -1,7 +1,9 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { Database } from "@studyflow/db";
-import { Forbidden, NotFound, assertStudyPermission, getVisibleTask, type TaskRow } from "@studyflow/domain";
+import { assertStudyPermission } from "@studyflow/domain/access";
+import { Forbidden, NotFound } from "@studyflow/domain/errors";
+import { getVisibleTask, type TaskRow } from "@studyflow/domain/tasks";
 import { managementOf, type AppEnv } from "../../../app-env";
 import { keyString } from "../../schemas";
 import type { ExportGroup } from "./export-groups";

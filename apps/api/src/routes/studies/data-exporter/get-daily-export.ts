@@ -1,5 +1,8 @@
 import { z } from "@hono/zod-openapi";
-import { NotFound, assertStudyPermission, listDailyExports, openDailyExport, type FileStore } from "@studyflow/domain";
+import { assertStudyPermission } from "@studyflow/domain/access";
+import { NotFound } from "@studyflow/domain/errors";
+import { listDailyExports, openDailyExport } from "@studyflow/domain/exports";
+import { type FileStore } from "@studyflow/domain/files";
 import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import { caseDailyExportName } from "@studyflow/presenters/case-daily-export";

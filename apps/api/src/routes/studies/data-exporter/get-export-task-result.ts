@@ -1,5 +1,8 @@
 import { z } from "@hono/zod-openapi";
-import { Conflict, NotFound, openTaskFile, type FileStore, type TaskRow } from "@studyflow/domain";
+import { Conflict, NotFound } from "@studyflow/domain/errors";
+import { openTaskFile } from "@studyflow/domain/exports";
+import { type FileStore } from "@studyflow/domain/files";
+import { type TaskRow } from "@studyflow/domain/tasks";
 import type { AppDeps } from "../../../deps";
 import type { ApiRouter } from "../../create-router";
 import { defineRoute } from "../../define-route";

@@ -1,14 +1,9 @@
 import { z } from "@hono/zod-openapi";
 import { surveyInfo, type SurveyVersionInput } from "@studyflow/case-export";
-import {
-  Invalid,
-  NotFound,
-  assertStudyPermission,
-  getStudy,
-  getSurveyVersion,
-  listSurveyVersions,
-  type SurveyVersionInfo,
-} from "@studyflow/domain";
+import { assertStudyPermission } from "@studyflow/domain/access";
+import { Invalid, NotFound } from "@studyflow/domain/errors";
+import { getStudy } from "@studyflow/domain/studies";
+import { getSurveyVersion, listSurveyVersions, type SurveyVersionInfo } from "@studyflow/domain/surveys";
 import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import type { ApiRouter } from "../../create-router";

@@ -1,4 +1,4 @@
-import { createFileStore } from "@studyflow/domain";
+import { createFileStore } from "@studyflow/domain/files";
 import type { AppDeps } from "../../../deps";
 import { registerCountResponses } from "./count-responses";
 import { registerExportConfidentialResponses } from "./export-confidential-responses";

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { assertStudyPermission, getStudy } from "@studyflow/domain";
+import { assertStudyPermission } from "@studyflow/domain/access";
+import { getStudy } from "@studyflow/domain/studies";
 import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import type { ApiRouter } from "../../create-router";

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { assertStudyPermission, listDailyExports } from "@studyflow/domain";
+import { assertStudyPermission } from "@studyflow/domain/access";
+import { listDailyExports } from "@studyflow/domain/exports";
 import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import { caseDailyExportName } from "@studyflow/presenters/case-daily-export";

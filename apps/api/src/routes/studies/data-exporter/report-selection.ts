@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { Invalid, parseCaseJsonParam } from "@studyflow/domain";
+import { parseCaseJsonParam } from "@studyflow/domain/case-filter";
+import { Invalid } from "@studyflow/domain/errors";
 import { caseJsonQuery, unixSecondsQuery } from "./case-query";
 
 /** The query case-admin's report exporter sends: a report key, a participant, a time window. */

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import type { TaskRow } from "@studyflow/domain";
+import type { TaskRow } from "@studyflow/domain/tasks";
 import { queueTask } from "@studyflow/queue";
 import { loggerOf, type AppEnv } from "../../../app-env";
 import type { AppDeps } from "../../../deps";

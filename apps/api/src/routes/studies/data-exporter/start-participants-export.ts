@@ -1,11 +1,8 @@
 import { z } from "@hono/zod-openapi";
-import {
-  assertStudyPermission,
-  countParticipants,
-  createParticipantExportTask,
-  getStudy,
-  parseCaseJsonParam,
-} from "@studyflow/domain";
+import { assertStudyPermission } from "@studyflow/domain/access";
+import { parseCaseJsonParam } from "@studyflow/domain/case-filter";
+import { countParticipants, createParticipantExportTask } from "@studyflow/domain/exports";
+import { getStudy } from "@studyflow/domain/studies";
 import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import type { ApiRouter } from "../../create-router";

@@ -1,5 +1,7 @@
 import { z } from "@hono/zod-openapi";
-import { assertStudyPermission, countReports, createReportExportTask, getStudy } from "@studyflow/domain";
+import { assertStudyPermission } from "@studyflow/domain/access";
+import { countReports, createReportExportTask } from "@studyflow/domain/exports";
+import { getStudy } from "@studyflow/domain/studies";
 import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import type { ApiRouter } from "../../create-router";

@@ -1,15 +1,11 @@
 import { z } from "@hono/zod-openapi";
 import { DEFAULT_QUESTION_OPTION_SEP, type IncludeMeta } from "@studyflow/case-export";
-import {
-  Invalid,
-  NotFound,
-  assertStudyPermission,
-  countResponses,
-  createResponseExportTask,
-  getStudy,
-  listSurveyVersions,
-  parseCaseJsonParam,
-} from "@studyflow/domain";
+import { assertStudyPermission } from "@studyflow/domain/access";
+import { parseCaseJsonParam } from "@studyflow/domain/case-filter";
+import { Invalid, NotFound } from "@studyflow/domain/errors";
+import { countResponses, createResponseExportTask } from "@studyflow/domain/exports";
+import { getStudy } from "@studyflow/domain/studies";
+import { listSurveyVersions } from "@studyflow/domain/surveys";
 import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import type { ApiRouter } from "../../create-router";

@@ -1,14 +1,10 @@
 import { z } from "@hono/zod-openapi";
-import {
-  Invalid,
-  NotFound,
-  assertStudyPermission,
-  currentSurveyVersion,
-  getRulesVersion,
-  getStudy,
-  listSubscriptions,
-  listSurveys,
-} from "@studyflow/domain";
+import { assertStudyPermission } from "@studyflow/domain/access";
+import { Invalid, NotFound } from "@studyflow/domain/errors";
+import { listSubscriptions } from "@studyflow/domain/notifications";
+import { getStudy } from "@studyflow/domain/studies";
+import { getRulesVersion } from "@studyflow/domain/study-config";
+import { currentSurveyVersion, listSurveys } from "@studyflow/domain/surveys";
 import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import { presentCaseStudy, presentCaseStudyRules, presentCaseSurvey } from "@studyflow/presenters/case-study";

@@ -1,4 +1,5 @@
-import { assertStudyPermission, deleteMessageTemplate } from "@studyflow/domain";
+import { assertStudyPermission } from "@studyflow/domain/access";
+import { deleteMessageTemplate } from "@studyflow/domain/messages";
 import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import type { ApiRouter } from "../../create-router";

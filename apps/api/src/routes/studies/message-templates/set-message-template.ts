@@ -1,10 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import {
-  MAX_TEMPLATE_BODY_LENGTH,
-  MAX_TEMPLATE_SUBJECT_LENGTH,
-  assertStudyPermission,
-  setMessageTemplate,
-} from "@studyflow/domain";
+import { assertStudyPermission } from "@studyflow/domain/access";
+import { MAX_TEMPLATE_BODY_LENGTH, MAX_TEMPLATE_SUBJECT_LENGTH, setMessageTemplate } from "@studyflow/domain/messages";
 import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import type { ApiRouter } from "../../create-router";

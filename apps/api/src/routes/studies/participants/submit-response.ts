@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { assertStudyPermission, submitResponse } from "@studyflow/domain";
+import { assertStudyPermission } from "@studyflow/domain/access";
+import { submitResponse } from "@studyflow/domain/events";
 import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import { answerOnce, idempotencyKey, idempotencyKeyHeaders } from "../../../middleware/idempotency";

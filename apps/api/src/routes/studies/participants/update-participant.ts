@@ -1,5 +1,7 @@
 import { z } from "@hono/zod-openapi";
-import { Invalid, assertStudyPermission, editParticipantState } from "@studyflow/domain";
+import { assertStudyPermission } from "@studyflow/domain/access";
+import { Invalid } from "@studyflow/domain/errors";
+import { editParticipantState } from "@studyflow/domain/participants";
 import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import { participantSchema, presentParticipant } from "@studyflow/presenters/participant";

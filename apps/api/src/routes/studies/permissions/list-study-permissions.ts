@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { assertStudyPermission, hasPermission, listStudyPermissions, studyResource } from "@studyflow/domain";
+import { assertStudyPermission, hasPermission, studyResource } from "@studyflow/domain/access";
+import { listStudyPermissions } from "@studyflow/domain/studies";
 import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import type { ApiRouter } from "../../create-router";

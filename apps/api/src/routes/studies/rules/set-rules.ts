@@ -1,4 +1,6 @@
-import { assertStudyPermission, getRulesVersion, setStudyRules } from "@studyflow/domain";
+import { assertStudyPermission } from "@studyflow/domain/access";
+import { getRulesVersion } from "@studyflow/domain/study-config";
+import { setStudyRules } from "@studyflow/domain/study-setup";
 import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import type { ApiRouter } from "../../create-router";

@@ -1,4 +1,4 @@
-import { cancelTask } from "@studyflow/domain";
+import { cancelTask } from "@studyflow/domain/tasks";
 import type { AppDeps } from "../../../deps";
 import { presentTask, taskEnvelope } from "@studyflow/presenters/task";
 import type { ApiRouter } from "../../create-router";

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { validateRules } from "@studyflow/engine";
-import { invalidRulesError } from "@studyflow/domain";
+import { invalidRulesError } from "@studyflow/domain/rules";
 import { MAX_RULES, keyString } from "../../schemas";
 
 export const expressionSchema = z

@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { TASK_KINDS } from "@studyflow/db";
-import { assertStudyPermission, listVisibleTasks } from "@studyflow/domain";
+import { assertStudyPermission } from "@studyflow/domain/access";
+import { listVisibleTasks } from "@studyflow/domain/tasks";
 import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import { presentTaskListItem, taskListItemSchema } from "@studyflow/presenters/task";

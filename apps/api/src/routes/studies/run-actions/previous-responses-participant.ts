@@ -1,4 +1,5 @@
-import { assertStudyPermission, runRulesOnPreviousResponses } from "@studyflow/domain";
+import { assertStudyPermission } from "@studyflow/domain/access";
+import { runRulesOnPreviousResponses } from "@studyflow/domain/bulk";
 import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import { domainContext } from "../../../domain-context";

@@ -1,5 +1,7 @@
 import type { z } from "@hono/zod-openapi";
-import { NotFound, assertStudyPermission, getVisibleTask, type TaskRow } from "@studyflow/domain";
+import { assertStudyPermission } from "@studyflow/domain/access";
+import { NotFound } from "@studyflow/domain/errors";
+import { getVisibleTask, type TaskRow } from "@studyflow/domain/tasks";
 import type { Context } from "hono";
 import { managementOf, type AppEnv } from "../../../app-env";
 import type { AppDeps } from "../../../deps";

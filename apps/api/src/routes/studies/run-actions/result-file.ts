@@ -1,7 +1,8 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { z } from "@hono/zod-openapi";
-import { Conflict, NotFound, type TaskRow } from "@studyflow/domain";
+import { Conflict, NotFound } from "@studyflow/domain/errors";
+import { type TaskRow } from "@studyflow/domain/tasks";
 
 /** The document a worker writes when a task (run-actions or a timer tick) completes. */
 export const resultDocumentSchema = z

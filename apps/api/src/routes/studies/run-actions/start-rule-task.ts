@@ -1,4 +1,5 @@
-import { assertStudyPermission, createQueuedRuleTask, type QueuedRuleTask, type TaskRow } from "@studyflow/domain";
+import { assertStudyPermission } from "@studyflow/domain/access";
+import { createQueuedRuleTask, type QueuedRuleTask, type TaskRow } from "@studyflow/domain/tasks";
 import { queueTask } from "@studyflow/queue";
 import type { ManagementPrincipal } from "../../../auth/principals";
 import type { AppDeps } from "../../../deps";

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { streamSSE } from "hono/streaming";
-import { TERMINAL_STATUSES, getVisibleTask } from "@studyflow/domain";
+import { TERMINAL_STATUSES, getVisibleTask } from "@studyflow/domain/tasks";
 import type { AppDeps } from "../../../deps";
 import { presentTask } from "@studyflow/presenters/task";
 import type { ApiRouter } from "../../create-router";

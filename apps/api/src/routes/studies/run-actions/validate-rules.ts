@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { validateRules } from "@studyflow/engine";
-import { assertStudyPermission, getStudy } from "@studyflow/domain";
+import { assertStudyPermission } from "@studyflow/domain/access";
+import { getStudy } from "@studyflow/domain/studies";
 import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import type { ApiRouter } from "../../create-router";

@@ -1,7 +1,8 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { Database } from "@studyflow/db";
-import { assertStudyPermission, getVisibleTask } from "@studyflow/domain";
+import { assertStudyPermission } from "@studyflow/domain/access";
+import { getVisibleTask } from "@studyflow/domain/tasks";
 import { managementOf, type AppEnv } from "../../../app-env";
 import { keyString } from "../../schemas";
 

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { assertStudyPermission, countStudyCodes, listStudyCodeEntries } from "@studyflow/domain";
+import { assertStudyPermission } from "@studyflow/domain/access";
+import { countStudyCodes, listStudyCodeEntries } from "@studyflow/domain/study-config";
 import { managementOf } from "../../../app-env";
 import { caseOffset, casePageQuery, casePagination, casePaginationSchema } from "../../../case-compat/pagination";
 import type { AppDeps } from "../../../deps";

@@ -1,4 +1,5 @@
-import { assertStudyPermission, removeStudyCounter } from "@studyflow/domain";
+import { assertStudyPermission } from "@studyflow/domain/access";
+import { removeStudyCounter } from "@studyflow/domain/study-config";
 import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import type { ApiRouter } from "../../create-router";

@@ -1,11 +1,11 @@
 import { z } from "@hono/zod-openapi";
+import { assertStudyPermission } from "@studyflow/domain/access";
 import {
   MAX_MESSAGE_TYPE_LENGTH,
   MAX_SUBSCRIPTION_EMAIL_LENGTH,
   addSubscription,
-  assertStudyPermission,
   messageTypeProblem,
-} from "@studyflow/domain";
+} from "@studyflow/domain/notifications";
 import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import type { ApiRouter } from "../../create-router";

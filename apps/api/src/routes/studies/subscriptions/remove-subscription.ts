@@ -1,4 +1,5 @@
-import { assertStudyPermission, removeSubscription } from "@studyflow/domain";
+import { assertStudyPermission } from "@studyflow/domain/access";
+import { removeSubscription } from "@studyflow/domain/notifications";
 import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import type { ApiRouter } from "../../create-router";

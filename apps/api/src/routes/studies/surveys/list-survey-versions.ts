@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { assertStudyPermission, listSurveyVersionDocuments } from "@studyflow/domain";
+import { assertStudyPermission } from "@studyflow/domain/access";
+import { listSurveyVersionDocuments } from "@studyflow/domain/surveys";
 import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import { caseSurveyDocumentSchema, presentCaseSurvey } from "@studyflow/presenters/case-survey";

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { assertStudyPermission, listSurveys } from "@studyflow/domain";
+import { assertStudyPermission } from "@studyflow/domain/access";
+import { listSurveys } from "@studyflow/domain/surveys";
 import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import { presentSurveySummary, surveySummarySchema } from "@studyflow/presenters/survey";

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { MAX_SURVEY_DEFINITION_BYTES } from "@studyflow/domain";
+import { MAX_SURVEY_DEFINITION_BYTES } from "@studyflow/domain/surveys";
 import { keyString } from "../../schemas";
 
 /** The uploaded CASE Survey: only its key is read, the rest is kept as it is. */

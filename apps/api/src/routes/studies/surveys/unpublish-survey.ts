@@ -1,4 +1,5 @@
-import { assertStudyPermission, unpublishSurvey } from "@studyflow/domain";
+import { assertStudyPermission } from "@studyflow/domain/access";
+import { unpublishSurvey } from "@studyflow/domain/surveys";
 import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import { domainContext } from "../../../domain-context";

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { assertStudyPermission, publishSurveyVersion } from "@studyflow/domain";
+import { assertStudyPermission } from "@studyflow/domain/access";
+import { publishSurveyVersion } from "@studyflow/domain/surveys";
 import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import { domainContext } from "../../../domain-context";

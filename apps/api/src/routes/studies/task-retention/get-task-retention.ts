@@ -1,4 +1,5 @@
-import { assertStudyVisible, getStudyTaskRetention } from "@studyflow/domain";
+import { assertStudyVisible } from "@studyflow/domain/study-config";
+import { getStudyTaskRetention } from "@studyflow/domain/tasks";
 import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import type { ApiRouter } from "../../create-router";

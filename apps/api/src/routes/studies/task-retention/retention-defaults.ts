@@ -1,4 +1,4 @@
-import type { TaskRetentionDefaults } from "@studyflow/domain";
+import type { TaskRetentionDefaults } from "@studyflow/domain/tasks";
 import type { AppDeps } from "../../../deps";
 
 /** The deployment's retention, which a study's unset (null) retention falls back to. */

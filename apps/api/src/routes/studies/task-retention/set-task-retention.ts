@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { TASK_RETENTION_DEFAULTS, assertStudyPermission, updateStudyTaskRetention } from "@studyflow/domain";
+import { assertStudyPermission } from "@studyflow/domain/access";
+import { TASK_RETENTION_DEFAULTS, updateStudyTaskRetention } from "@studyflow/domain/tasks";
 import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import type { ApiRouter } from "../../create-router";

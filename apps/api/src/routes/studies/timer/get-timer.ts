@@ -1,4 +1,5 @@
-import { assertStudyPermission, getStudyTimer } from "@studyflow/domain";
+import { assertStudyPermission } from "@studyflow/domain/access";
+import { getStudyTimer } from "@studyflow/domain/timer";
 import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import type { ApiRouter } from "../../create-router";

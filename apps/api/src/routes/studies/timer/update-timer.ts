@@ -1,10 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import {
-  MAX_TIMER_INTERVAL_SECONDS,
-  MIN_TIMER_INTERVAL_SECONDS,
-  assertStudyPermission,
-  updateStudyTimer,
-} from "@studyflow/domain";
+import { assertStudyPermission } from "@studyflow/domain/access";
+import { MAX_TIMER_INTERVAL_SECONDS, MIN_TIMER_INTERVAL_SECONDS, updateStudyTimer } from "@studyflow/domain/timer";
 import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import type { ApiRouter } from "../../create-router";

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { STUDY_VARIABLE_TYPES } from "@studyflow/domain";
+import { STUDY_VARIABLE_TYPES } from "@studyflow/domain/study-config";
 import { keyString } from "../../schemas";
 
 /** case-admin's description of a variable (CASE's StudyVariables minus key, type and value). */

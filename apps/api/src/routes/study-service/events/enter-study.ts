@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { assertProfileOfUser, enterStudy } from "@studyflow/domain";
+import { assertProfileOfUser } from "@studyflow/domain/access";
+import { enterStudy } from "@studyflow/domain/events";
 import { participantOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import { answerOnce, idempotencyKey, idempotencyKeyHeaders } from "../../../middleware/idempotency";

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { assertProfileOfUser, mergeTemporaryParticipant } from "@studyflow/domain";
+import { assertProfileOfUser } from "@studyflow/domain/access";
+import { mergeTemporaryParticipant } from "@studyflow/domain/events";
 import { participantOf } from "../../../app-env";
 import { addressKeys } from "../../../client-address";
 import type { AppDeps } from "../../../deps";

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { SUBMITTED_BY_PARTICIPANT, assertProfileOfUser, submitResponse } from "@studyflow/domain";
+import { assertProfileOfUser } from "@studyflow/domain/access";
+import { SUBMITTED_BY_PARTICIPANT, submitResponse } from "@studyflow/domain/events";
 import { participantOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import { answerOnce, idempotencyKey, idempotencyKeyHeaders } from "../../../middleware/idempotency";

@@ -1,5 +1,7 @@
 import { z } from "@hono/zod-openapi";
-import { assertProfileOfUser, findConfidentialResponses, getStudy, participantIdOfProfile } from "@studyflow/domain";
+import { assertProfileOfUser } from "@studyflow/domain/access";
+import { findConfidentialResponses, participantIdOfProfile } from "@studyflow/domain/participant-data";
+import { getStudy } from "@studyflow/domain/studies";
 import { participantOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import {

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { assertProfileOfUser, getOwnLinkingCode } from "@studyflow/domain";
+import { assertProfileOfUser } from "@studyflow/domain/access";
+import { getOwnLinkingCode } from "@studyflow/domain/participant-data";
 import { participantOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import type { ApiRouter } from "../../create-router";

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import type { ParticipantRow, ProfileAssignedSurvey, Submission, SurveyInfo } from "@studyflow/domain";
+import type { ProfileAssignedSurvey, Submission, SurveyInfo } from "@studyflow/domain/participant-data";
+import type { ParticipantRow } from "@studyflow/domain/participants";
 
 const localisedTexts = z
   .array(z.unknown())

@@ -1,5 +1,7 @@
 import { z } from "@hono/zod-openapi";
-import { assertProfileOfUser, listOwnReports, parseCaseJsonParam } from "@studyflow/domain";
+import { assertProfileOfUser } from "@studyflow/domain/access";
+import { parseCaseJsonParam } from "@studyflow/domain/case-filter";
+import { listOwnReports } from "@studyflow/domain/participant-data";
 import { participantOf } from "../../../app-env";
 import { caseJsonQueryParam, casePageQuery, casePaginationSchema } from "../../../case-compat";
 import type { AppDeps } from "../../../deps";

@@ -1,4 +1,6 @@
-import { assertProfileOfUser, listOwnResponses, nowSeconds } from "@studyflow/domain";
+import { assertProfileOfUser } from "@studyflow/domain/access";
+import { nowSeconds } from "@studyflow/domain/foundation";
+import { listOwnResponses } from "@studyflow/domain/participant-data";
 import { participantOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import { toExplorerQuery } from "../../studies/data-explorer/explorer-query";

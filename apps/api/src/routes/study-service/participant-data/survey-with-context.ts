@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { assertProfileOfUser, getSurveyWithContextForProfile } from "@studyflow/domain";
+import { assertProfileOfUser } from "@studyflow/domain/access";
+import { getSurveyWithContextForProfile } from "@studyflow/domain/survey-context";
 import { loggerOf, participantOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import { domainContext } from "../../../domain-context";

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { assertProfileOfUser, getAssignedSurveyVersion } from "@studyflow/domain";
+import { assertProfileOfUser } from "@studyflow/domain/access";
+import { getAssignedSurveyVersion } from "@studyflow/domain/participants";
 import { participantOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import { caseSurveySchema, presentSurveyDocument } from "@studyflow/presenters/survey";

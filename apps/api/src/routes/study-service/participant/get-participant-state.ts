@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { assertProfileOfUser, getProfileParticipant } from "@studyflow/domain";
+import { assertProfileOfUser } from "@studyflow/domain/access";
+import { getProfileParticipant } from "@studyflow/domain/participants";
 import { participantOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import { ownParticipantSchema, presentOwnParticipant } from "@studyflow/presenters/participant";

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { assertProfileOfUser, listProfileStudies } from "@studyflow/domain";
+import { assertProfileOfUser } from "@studyflow/domain/access";
+import { listProfileStudies } from "@studyflow/domain/participants";
 import { participantOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import { participantStudySchema, presentProfileStudy } from "@studyflow/presenters/participant";

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { getStudy } from "@studyflow/domain";
+import { getStudy } from "@studyflow/domain/studies";
 import { checkInstanceId } from "../../../case-compat";
 import type { AppDeps } from "../../../deps";
 import type { ApiRouter } from "../../create-router";

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { readStudyVariable } from "@studyflow/domain";
+import { readStudyVariable } from "@studyflow/domain/study-config";
 import { checkInstanceId } from "../../../case-compat";
 import type { AppDeps } from "../../../deps";
 import type { ApiRouter } from "../../create-router";

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { listParticipatingStudies } from "@studyflow/domain";
+import { listParticipatingStudies } from "@studyflow/domain/participant-data";
 import { participantOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import type { ApiRouter } from "../../create-router";

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { listStudiesByStatus } from "@studyflow/domain";
+import { listStudiesByStatus } from "@studyflow/domain/participant-data";
 import { checkInstanceId } from "../../../case-compat";
 import type { AppDeps } from "../../../deps";
 import type { ApiRouter } from "../../create-router";

@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { caseDateValue } from "@studyflow/presenters/case-date";
-import type { StoredStudyVariable, StudyRow } from "@studyflow/domain";
+import type { StudyRow } from "@studyflow/domain/studies";
+import type { StoredStudyVariable } from "@studyflow/domain/study-config";
 import { presentCaseStudy } from "@studyflow/presenters/case-study";
 
 const localisedSchema = z.array(

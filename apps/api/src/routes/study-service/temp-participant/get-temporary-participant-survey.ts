@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { getSurveyWithContextForTemporaryParticipant } from "@studyflow/domain";
+import { getSurveyWithContextForTemporaryParticipant } from "@studyflow/domain/survey-context";
 import { loggerOf } from "../../../app-env";
 import { checkInstanceId } from "../../../case-compat";
 import { addressKeys } from "../../../client-address";

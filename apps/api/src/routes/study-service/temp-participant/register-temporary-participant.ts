@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { registerTemporaryParticipant } from "@studyflow/domain";
+import { registerTemporaryParticipant } from "@studyflow/domain/events";
 import { checkInstanceId } from "../../../case-compat";
 import { addressKeys } from "../../../client-address";
 import type { AppDeps } from "../../../deps";

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { SUBMITTED_BY_PARTICIPANT, submitResponse } from "@studyflow/domain";
+import { SUBMITTED_BY_PARTICIPANT, submitResponse } from "@studyflow/domain/events";
 import { checkInstanceId } from "../../../case-compat";
 import { addressKeys } from "../../../client-address";
 import type { AppDeps } from "../../../deps";

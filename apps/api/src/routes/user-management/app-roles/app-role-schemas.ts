@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import type { AppRoleRow } from "@studyflow/domain";
+import type { AppRoleRow } from "@studyflow/domain/management-users";
 
 /** An app role of a subject, as case-backend shows it (in the list of every role and in a user's). */
 export const caseAppRoleSchema = z

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { listManagementUsers } from "@studyflow/domain";
+import { listManagementUsers } from "@studyflow/domain/management-users";
 import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import type { ApiRouter } from "../../create-router";

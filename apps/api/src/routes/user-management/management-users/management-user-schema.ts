@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import type { ManagementUserRow } from "@studyflow/domain";
+import type { ManagementUserRow } from "@studyflow/domain/management-users";
 import { caseTimeOf } from "../user-management-contract";
 
 export const caseManagementUserSchema = z

@@ -1,11 +1,7 @@
 import { z } from "@hono/zod-openapi";
-import {
-  Invalid,
-  NotFound,
-  assertPermission,
-  findParticipantAccountByEmail,
-  requestAccountDeletion,
-} from "@studyflow/domain";
+import { assertPermission } from "@studyflow/domain/access";
+import { Invalid, NotFound } from "@studyflow/domain/errors";
+import { findParticipantAccountByEmail, requestAccountDeletion } from "@studyflow/domain/participant-accounts";
 import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import { accountDeletionSchema, presentAccountDeletion } from "@studyflow/presenters/participant-account";

@@ -10,7 +10,7 @@ import {
   setServiceAccountPermissionLimiter,
   type NewPermission,
   type PermissionRow,
-} from "@studyflow/domain";
+} from "@studyflow/domain/management-users";
 import type { Database, PermissionLimiter, SubjectType } from "@studyflow/db";
 import { idParam } from "../user-management-contract";
 

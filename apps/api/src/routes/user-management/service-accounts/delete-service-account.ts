@@ -1,4 +1,4 @@
-import { deleteServiceAccount } from "@studyflow/domain";
+import { deleteServiceAccount } from "@studyflow/domain/management-users";
 import type { AppDeps } from "../../../deps";
 import type { ApiRouter } from "../../create-router";
 import { defineRoute } from "../../define-route";

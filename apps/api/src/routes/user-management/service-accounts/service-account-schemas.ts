@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import type { ServiceAccountApiKey, ServiceAccountRow } from "@studyflow/domain";
+import type { ServiceAccountApiKey } from "@studyflow/domain/access";
+import type { ServiceAccountRow } from "@studyflow/domain/management-users";
 import { caseTimeOf, idParam } from "../user-management-contract";
 
 export const accountIdParam = z.object({ serviceAccountID: idParam("serviceAccountID", "the service account's id") });

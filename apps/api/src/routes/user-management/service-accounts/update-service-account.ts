@@ -1,4 +1,4 @@
-import { updateServiceAccount } from "@studyflow/domain";
+import { updateServiceAccount } from "@studyflow/domain/management-users";
 import type { AppDeps } from "../../../deps";
 import type { ApiRouter } from "../../create-router";
 import { defineRoute } from "../../define-route";

@@ -1,4 +1,4 @@
-import { listGlobalEmailTemplates } from "@studyflow/domain";
+import { listGlobalEmailTemplates } from "@studyflow/domain/messages";
 import { managementOf } from "../../../../app-env";
 import type { AppDeps } from "../../../../deps";
 import type { ApiRouter } from "../../../create-router";

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { readGlobalEmailTemplate } from "@studyflow/domain";
+import { readGlobalEmailTemplate } from "@studyflow/domain/messages";
 import { managementOf } from "../../../../app-env";
 import type { AppDeps } from "../../../../deps";
 import type { ApiRouter } from "../../../create-router";

@@ -1,4 +1,4 @@
-import { deleteEmailTemplate } from "@studyflow/domain";
+import { deleteEmailTemplate } from "@studyflow/domain/messages";
 import { managementOf } from "../../../../app-env";
 import type { AppDeps } from "../../../../deps";
 import type { ApiRouter } from "../../../create-router";

@@ -1,4 +1,6 @@
-import { assertProfileOfUser, deleteOwnParticipantFile, type FileStore } from "@studyflow/domain";
+import { assertProfileOfUser } from "@studyflow/domain/access";
+import { type FileStore } from "@studyflow/domain/files";
+import { deleteOwnParticipantFile } from "@studyflow/domain/participant-files";
 import { participantOf } from "../../../../app-env";
 import type { AppDeps } from "../../../../deps";
 import type { ApiRouter } from "../../../create-router";

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { participantFileName, type ParticipantFileRow } from "@studyflow/domain";
+import { participantFileName, type ParticipantFileRow } from "@studyflow/domain/participant-files";
 import { keyString } from "../../../schemas";
 
 /**

@@ -1,5 +1,7 @@
 import { z } from "@hono/zod-openapi";
-import { assertProfileOfUser, openOwnParticipantFile, type FileStore } from "@studyflow/domain";
+import { assertProfileOfUser } from "@studyflow/domain/access";
+import { type FileStore } from "@studyflow/domain/files";
+import { openOwnParticipantFile } from "@studyflow/domain/participant-files";
 import { participantOf } from "../../../../app-env";
 import type { AppDeps } from "../../../../deps";
 import { sendFile } from "../../../download";

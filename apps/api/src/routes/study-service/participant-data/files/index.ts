@@ -1,4 +1,4 @@
-import { createFileStore } from "@studyflow/domain";
+import { createFileStore } from "@studyflow/domain/files";
 import type { AppDeps } from "../../../../deps";
 import type { RateLimiter } from "../../../../rate-limit";
 import { createRouter } from "../../../create-router";

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { assertProfileOfUser, listOwnParticipantFiles } from "@studyflow/domain";
+import { assertProfileOfUser } from "@studyflow/domain/access";
+import { listOwnParticipantFiles } from "@studyflow/domain/participant-files";
 import { participantOf } from "../../../../app-env";
 import { casePageQuery, casePagination, casePaginationSchema } from "../../../../case-compat";
 import type { AppDeps } from "../../../../deps";

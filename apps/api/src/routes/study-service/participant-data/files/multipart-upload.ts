@@ -1,5 +1,5 @@
 import busboy from "busboy";
-import { DomainError, Invalid } from "@studyflow/domain";
+import { DomainError, Invalid } from "@studyflow/domain/errors";
 
 /**
  * What a participant's upload form may hold. The CASE participant app sends two parts, profileID

@@ -1,6 +1,9 @@
 import { z } from "@hono/zod-openapi";
 import { createMiddleware } from "hono/factory";
-import { Invalid, assertProfileOfUser, uploadParticipantFile, type FileStore } from "@studyflow/domain";
+import { assertProfileOfUser } from "@studyflow/domain/access";
+import { Invalid } from "@studyflow/domain/errors";
+import { type FileStore } from "@studyflow/domain/files";
+import { uploadParticipantFile } from "@studyflow/domain/participant-files";
 import { participantOf, type AppEnv } from "../../../../app-env";
 import type { AppDeps } from "../../../../deps";
 import { domainContext } from "../../../../domain-context";

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import type { AppRoleTemplateRow } from "@studyflow/domain";
+import type { AppRoleTemplateRow } from "@studyflow/domain/management-users";
 import { RESOURCE_TYPES } from "@studyflow/db";
 import { caseLimiterSchema } from "@studyflow/presenters/case-permission";
 import { idParam, newPermissionBody } from "../../user-management-contract";

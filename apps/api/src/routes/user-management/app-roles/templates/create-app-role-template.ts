@@ -1,4 +1,4 @@
-import { createAppRoleTemplate } from "@studyflow/domain";
+import { createAppRoleTemplate } from "@studyflow/domain/management-users";
 import type { AppDeps } from "../../../../deps";
 import type { ApiRouter } from "../../../create-router";
 import { defineRoute } from "../../../define-route";

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { listAppRoleTemplates } from "@studyflow/domain";
+import { listAppRoleTemplates } from "@studyflow/domain/management-users";
 import type { AppDeps } from "../../../../deps";
 import type { ApiRouter } from "../../../create-router";
 import { defineRoute } from "../../../define-route";

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { createServiceAccountApiKey, secretBoxOfSettings } from "@studyflow/domain";
+import { createServiceAccountApiKey, secretBoxOfSettings } from "@studyflow/domain/access";
 import type { AppDeps } from "../../../../deps";
 import type { ApiRouter } from "../../../create-router";
 import { defineRoute } from "../../../define-route";

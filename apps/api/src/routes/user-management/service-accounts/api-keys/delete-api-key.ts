@@ -1,4 +1,4 @@
-import { deleteServiceAccountApiKey } from "@studyflow/domain";
+import { deleteServiceAccountApiKey } from "@studyflow/domain/access";
 import type { AppDeps } from "../../../../deps";
 import type { ApiRouter } from "../../../create-router";
 import { defineRoute } from "../../../define-route";

@@ -1,0 +1,4 @@
+/** Leaves every folder may use: the audit record, batched sweeps, the clock. */
+export * from "./audit";
+export * from "./clock";
+export * from "./batched-sweep";

@@ -1,0 +1,4 @@
+/** Study rows: reading, permissions on them, deletion. */
+export * from "./study-repository";
+export * from "./delete-study";
+export * from "./study-permissions";

@@ -1,0 +1,2 @@
+/** Creating a study with its rules and settings (orchestrates studies, rules and study config). */
+export * from "./study-setup";
