@@ -239,6 +239,21 @@ export async function currentSurveyVersion(
   return row;
 }
 
+/**
+ * The current version (case-admin's "latest survey"): NotFound for an unknown study, or a survey
+ * with no version left published.
+ */
+export async function getCurrentSurveyVersion(
+  db: Executor,
+  studyKey: string,
+  surveyKey: string,
+): Promise<SurveyVersion> {
+  await getStudy(db, studyKey);
+  const current = await currentSurveyVersion(db, studyKey, surveyKey);
+  if (!current) throw new NotFound(`survey "${surveyKey}" has no published version in study "${studyKey}"`);
+  return current;
+}
+
 /** What the study holds of a survey a response names: nothing, or whether the named version is one of its versions. */
 export type SurveyVersionStanding = "survey-unknown" | "version-known" | "version-unknown";
 

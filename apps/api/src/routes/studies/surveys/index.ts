@@ -1,5 +1,6 @@
 import type { AppDeps } from "../../../deps";
 import { registerDeleteSurveyVersion } from "./delete-survey-version";
+import { registerGetCurrentSurvey } from "./get-current-survey";
 import { registerGetSurveyVersion } from "./get-survey-version";
 import { registerListSurveyVersions } from "./list-survey-versions";
 import { registerListSurveys } from "./list-surveys";
@@ -19,6 +20,7 @@ export function createSurveysRouter(deps: AppDeps) {
   registerListSurveys(router, deps);
   registerListSurveyVersions(router, deps);
   registerGetSurveyVersion(router, deps);
+  registerGetCurrentSurvey(router, deps);
   registerUnpublishSurvey(router, deps);
   registerUploadSurveyVersion(router, deps);
   registerDeleteSurveyVersion(router, deps);
