@@ -3,7 +3,7 @@ import { resolve } from "node:path";
 import { Option } from "commander";
 import { eq } from "drizzle-orm";
 import { studies, type Executor } from "@studyflow/db";
-import { Conflict, Invalid, NotFound } from "@studyflow/domain/errors";
+import { Invalid, NotFound } from "@studyflow/domain/errors";
 import { invalidRulesError } from "@studyflow/domain/rules";
 import { validateRules, type Expression } from "@studyflow/engine";
 import type { OutputContext } from "./command-definition";
@@ -71,24 +71,4 @@ export async function readRulesFile(ctx: OutputContext, file: string): Promise<E
     throw invalidRulesError(validation.errors, { subject: `invalid rules in ${file}`, shown: MAX_SHOWN_RULE_ISSUES });
   }
   return validation.rules;
-}
-
-const UNIQUE_VIOLATION = "23505";
-
-function postgresCodeOf(error: unknown): string | undefined {
-  for (let current = error; current instanceof Error; current = current.cause) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === "string" && /^[0-9A-Z]{5}$/.test(code)) return code;
-  }
-  return undefined;
-}
-
-/** A duplicate key is the operator's input clashing with existing data, not a server failure. */
-export async function translateUniqueViolation<T>(work: Promise<T>, message: string): Promise<T> {
-  try {
-    return await work;
-  } catch (error) {
-    if (postgresCodeOf(error) === UNIQUE_VIOLATION) throw new Conflict(message);
-    throw error;
-  }
 }

@@ -2,7 +2,8 @@ import { Option } from "commander";
 import { z } from "zod";
 import { addSyntheticParticipants } from "@studyflow/domain/study-setup";
 import { defineCommand, type CliContext } from "../command-definition";
-import { requireStudy, translateUniqueViolation } from "../command-support";
+import { Conflict } from "@studyflow/domain/errors";
+import { requireStudy } from "../command-support";
 import { commaList, studyKey, text, wholeNumber } from "../flag-values";
 import { fieldLines } from "../output";
 
@@ -30,8 +31,8 @@ export async function participantsAdd(ctx: CliContext, input: ParticipantsAddInp
   const statuses = input.statuses && input.statuses.length > 0 ? input.statuses : ["active"];
   const enteredAt = input.enteredAt ?? Math.floor(ctx.clock() / 1000);
   // One transaction, so a clash with existing ids halfway through leaves no partial cohort.
-  const added = await translateUniqueViolation(
-    ctx.database.db.transaction((tx) =>
+  const added = await ctx.database.db
+    .transaction((tx) =>
       addSyntheticParticipants(tx, {
         studyKey: input.studyKey,
         count: input.count,
@@ -39,9 +40,12 @@ export async function participantsAdd(ctx: CliContext, input: ParticipantsAddInp
         enteredAt,
         idPrefix: prefix,
       }),
-    ),
-    `participant ids starting with "${prefix}" already exist in study "${input.studyKey}"; choose another --prefix`,
-  );
+    )
+    .catch((error: unknown) => {
+      // the operator's way out, in the operator's words
+      if (error instanceof Conflict) throw new Conflict(`${error.message}; choose another --prefix`);
+      throw error;
+    });
   // Mirrors the id scheme of addSyntheticParticipants: prefix + index padded to 9 digits.
   const idAt = (index: number) => `${prefix}${String(index).padStart(9, "0")}`;
   const data = {

@@ -4,7 +4,7 @@ import type { StudyStatus } from "@studyflow/db";
 import { storeRules } from "@studyflow/domain/rules";
 import { createStudy } from "@studyflow/domain/study-setup";
 import { defineCommand, type CliContext } from "../command-definition";
-import { readRulesFile, translateUniqueViolation, UPLOADED_BY } from "../command-support";
+import { readRulesFile, UPLOADED_BY } from "../command-support";
 import { oneOf, studyKey, switchFlag, text } from "../flag-values";
 import { fieldLines } from "../output";
 
@@ -22,21 +22,18 @@ export interface StudyCreateInput {
 export async function studyCreate(ctx: CliContext, input: StudyCreateInput) {
   // Read and validated before anything is written: a bad file must leave no study behind.
   const rules = input.rulesFile === undefined ? undefined : await readRulesFile(ctx, input.rulesFile);
-  const { study, rulesVersion } = await translateUniqueViolation(
-    ctx.database.db.transaction(async (tx) => {
-      const study = await createStudy(tx, {
-        key: input.key,
-        ...(input.status ? { status: input.status } : {}),
-        ...(input.secret === undefined ? {} : { secret: input.secret }),
-        trackAccount: input.trackAccount ?? false,
-        createdBy: UPLOADED_BY,
-      });
-      // Same transaction as the study: either both exist or neither.
-      const rulesVersion = rules ? await storeRules(tx, study.key, rules, UPLOADED_BY) : null;
-      return { study, rulesVersion };
-    }),
-    `study "${input.key}" already exists`,
-  );
+  const { study, rulesVersion } = await ctx.database.db.transaction(async (tx) => {
+    const study = await createStudy(tx, {
+      key: input.key,
+      ...(input.status ? { status: input.status } : {}),
+      ...(input.secret === undefined ? {} : { secret: input.secret }),
+      trackAccount: input.trackAccount ?? false,
+      createdBy: UPLOADED_BY,
+    });
+    // Same transaction as the study: either both exist or neither.
+    const rulesVersion = rules ? await storeRules(tx, study.key, rules, UPLOADED_BY) : null;
+    return { study, rulesVersion };
+  });
   const data = {
     study: { key: study.key, status: study.status, trackAccount: study.trackAccount, createdAt: study.createdAt },
     rulesVersion,

@@ -4,7 +4,6 @@ import { Invalid } from "@studyflow/domain/errors";
 import { checkPasswordRule } from "@studyflow/domain/participant-accounts";
 import { createUserWithProfiles } from "@studyflow/domain/study-setup";
 import { defineCommand, type CliContext } from "../command-definition";
-import { translateUniqueViolation } from "../command-support";
 import { commaList, emailAddress, languageTag, text } from "../flag-values";
 import { fieldLines } from "../output";
 
@@ -20,16 +19,13 @@ export async function userCreate(ctx: CliContext, input: UserCreateInput) {
   // The same rule as password resets, so operator-made accounts are no weaker than others.
   const violation = checkPasswordRule(input.password);
   if (violation !== null) throw new Invalid(`--password: ${violation}`);
-  const { user, profiles } = await translateUniqueViolation(
-    createUserWithProfiles(ctx.database.db, {
-      now: new Date(ctx.clock()),
-      email: input.email,
-      password: input.password,
-      ...(input.profiles ? { profiles: input.profiles } : {}),
-      ...(input.language ? { preferredLanguage: input.language } : {}),
-    }),
-    `an account with e-mail ${input.email} already exists`,
-  );
+  const { user, profiles } = await createUserWithProfiles(ctx.database.db, {
+    now: new Date(ctx.clock()),
+    email: input.email,
+    password: input.password,
+    ...(input.profiles ? { profiles: input.profiles } : {}),
+    ...(input.language ? { preferredLanguage: input.language } : {}),
+  });
   const data = {
     user: {
       id: user.id,

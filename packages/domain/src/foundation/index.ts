@@ -2,3 +2,4 @@
 export * from "./audit";
 export * from "./clock";
 export * from "./batched-sweep";
+export * from "./unique-conflict";

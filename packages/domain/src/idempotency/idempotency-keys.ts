@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { and, eq, gte, isNotNull, lt } from "drizzle-orm";
-import { idempotencyKeys, rawClientOf, type Database, type Executor } from "@studyflow/db";
+import { idempotencyKeys, isUniqueViolation, rawClientOf, type Database, type Executor } from "@studyflow/db";
 import { Conflict } from "../errors";
 import type { TransactionHooks } from "../events/event-runner";
 
@@ -132,10 +132,7 @@ export async function completeIdempotencyKey(
 /** The unique index a claim of a taken key runs into (migration 0014). */
 const KEY_CONSTRAINT = "idempotency_keys_scope_key_pk";
 
-const isKeyTakenError = (error: unknown) =>
-  error instanceof Error &&
-  (error as { code?: unknown }).code === "23505" &&
-  (error as { constraint_name?: unknown }).constraint_name === KEY_CONSTRAINT;
+const isKeyTakenError = (error: unknown) => isUniqueViolation(error, KEY_CONSTRAINT);
 
 /**
  * The claim without a round trip of its own: queued on the transaction's connection now, before

@@ -1,5 +1,6 @@
 import { and, asc, eq } from "drizzle-orm";
 import {
+  isUniqueViolation,
   appRoleTemplates,
   appRoles,
   managementUsers,
@@ -63,8 +64,6 @@ function checkedTemplate(input: AppRoleTemplateInput) {
   });
   return { appName, role, requiredPermissions };
 }
-
-const isUniqueViolation = (error: unknown) => (error as { code?: unknown }).code === "23505";
 
 async function userExists(tx: Executor, userId: string): Promise<boolean> {
   if (!UUID_PATTERN.test(userId)) return false;

@@ -1,5 +1,6 @@
 import { and, asc, eq } from "drizzle-orm";
 import {
+  isUniqueViolation,
   CASE_STUDY_ACTIONS,
   MESSAGING_RESOURCE_KEYS,
   STUDY_ACTIONS,
@@ -67,8 +68,6 @@ export function checkedPermission(input: NewPermission): NewPermission & { actio
   const limiter = input.limiter && input.limiter.length > 0 ? input.limiter : null;
   return { resourceType, resourceKey, action: action as PermissionAction, limiter };
 }
-
-const isUniqueViolation = (error: unknown) => (error as { code?: unknown }).code === "23505";
 
 /** A numeric permission id, or NotFound (an id that cannot be one is no permission). */
 function permissionIdOf(id: string): number {

@@ -18,6 +18,7 @@ import { normalizeEmail } from "../participant-accounts/password-reset";
 import { forgetCached } from "../cache/read-cache";
 import { mainProfileValues } from "../participant-accounts/main-profile";
 import { recordAudit } from "../foundation/audit";
+import { conflictOnUniqueViolation } from "../foundation/unique-conflict";
 import { invalidRulesError } from "../rules/rule-issues";
 import { Invalid } from "../errors";
 import { storeRules } from "../rules/study-rules";
@@ -47,16 +48,19 @@ export async function createStudy(db: Executor, input: CreateStudyInput) {
   const secret = input.secret ?? randomBytes(32).toString("hex");
   if (secret.length < 16) throw new Invalid("study secret must be at least 16 characters");
   if (input.settings?.timeZone !== undefined) checkTimeZone(input.settings.timeZone);
-  const [row] = await db
-    .insert(studies)
-    .values({
-      key: input.key,
-      status: input.status ?? "active",
-      secret,
-      trackAccount: input.trackAccount ?? false,
-      config: { ...input.settings },
-    })
-    .returning();
+  const [row] = await conflictOnUniqueViolation(
+    db
+      .insert(studies)
+      .values({
+        key: input.key,
+        status: input.status ?? "active",
+        secret,
+        trackAccount: input.trackAccount ?? false,
+        config: { ...input.settings },
+      })
+      .returning(),
+    `study "${input.key}" already exists`,
+  );
   if (!row) throw new Error("study insert returned nothing");
   if (input.createdBy !== undefined) {
     await recordAudit(db, {
@@ -136,11 +140,14 @@ export async function addSyntheticParticipants(db: Executor, input: SyntheticPar
   const step = 50_000;
   for (let start = 0; start < input.count; start += step) {
     const end = Math.min(input.count, start + step);
-    await db.execute(sql`
-      insert into participants (study_key, participant_id, study_status, entered_at, modified_at)
-      select ${input.studyKey}, ${prefix} || lpad(i::text, 9, '0'),
-             ${JSON.stringify(statuses)}::text::jsonb ->> (i % ${statuses.length}), ${input.enteredAt}, ${input.enteredAt}
-      from generate_series(${start}::int, ${end - 1}::int) as i`);
+    await conflictOnUniqueViolation(
+      db.execute(sql`
+        insert into participants (study_key, participant_id, study_status, entered_at, modified_at)
+        select ${input.studyKey}, ${prefix} || lpad(i::text, 9, '0'),
+               ${JSON.stringify(statuses)}::text::jsonb ->> (i % ${statuses.length}), ${input.enteredAt}, ${input.enteredAt}
+        from generate_series(${start}::int, ${end - 1}::int) as i`),
+      `participant ids starting with "${prefix}" already exist in study "${input.studyKey}"`,
+    );
   }
   return input.count;
 }
@@ -162,10 +169,13 @@ export async function createUserWithProfiles(db: Database, input: CreateUserInpu
   const passwordHash = await hashPassword(input.password);
   const email = normalizeEmail(input.email);
   return db.transaction(async (tx) => {
-    const [user] = await tx
-      .insert(users)
-      .values({ email, passwordHash, preferredLanguage: input.preferredLanguage ?? "en" })
-      .returning();
+    const [user] = await conflictOnUniqueViolation(
+      tx
+        .insert(users)
+        .values({ email, passwordHash, preferredLanguage: input.preferredLanguage ?? "en" })
+        .returning(),
+      `an account with e-mail ${input.email} already exists`,
+    );
     if (!user) throw new Error("user insert returned nothing");
     const { now } = input;
     const [mainAlias, ...others] = input.profiles ?? [];

@@ -1,6 +1,5 @@
 import { z } from "@hono/zod-openapi";
 import { assertPermission } from "@studyflow/domain/access";
-import { Conflict } from "@studyflow/domain/errors";
 import { caseStudyStats, getStudyOverview, updateStudy } from "@studyflow/domain/study-config";
 import { createStudy } from "@studyflow/domain/study-setup";
 import { managementOf } from "../../app-env";
@@ -13,11 +12,6 @@ import { MANAGEMENT_SECURITY, jsonContent, keyString } from "../schemas";
 
 /** Shortest study secret: it keys the HMAC that derives participant ids (case-backend takes 5 characters). */
 export const MIN_STUDY_SECRET_LENGTH = 16;
-
-/** A unique violation, as the driver reports it or as the query builder wraps it. */
-const isUniqueViolation = (error: unknown): boolean =>
-  error instanceof Error &&
-  ((error as { code?: unknown }).code === "23505" || isUniqueViolation((error as { cause?: unknown }).cause));
 
 export function registerCreateStudy(router: ApiRouter, deps: AppDeps) {
   const db = deps.database.db;
@@ -52,17 +46,12 @@ export function registerCreateStudy(router: ApiRouter, deps: AppDeps) {
       const who = managementOf(c);
       await assertPermission(db, who, { resourceType: "study", resourceKeys: ["*"], action: "create-study" });
       const { studyKey, secretKey, isSystemDefaultStudy } = c.req.valid("json");
-      try {
-        await db.transaction(async (tx) => {
-          await createStudy(tx, { key: studyKey, secret: secretKey, status: "inactive", createdBy: who.subject });
-          if (isSystemDefaultStudy === true) {
-            await updateStudy(tx, studyKey, { systemDefaultStudy: true }, who.subject, deps);
-          }
-        });
-      } catch (error) {
-        if (isUniqueViolation(error)) throw new Conflict(`study "${studyKey}" exists`);
-        throw error;
-      }
+      await db.transaction(async (tx) => {
+        await createStudy(tx, { key: studyKey, secret: secretKey, status: "inactive", createdBy: who.subject });
+        if (isSystemDefaultStudy === true) {
+          await updateStudy(tx, studyKey, { systemDefaultStudy: true }, who.subject, deps);
+        }
+      });
       const overview = await getStudyOverview(db, studyKey);
       return c.json(
         { study: presentCaseAdminStudy(overview, await caseStudyStats(db, studyKey, new Date(deps.clock()))) },
