@@ -1,23 +1,42 @@
-import type { Database } from "@studyflow/db";
-import type { ParticipantRow } from "../participants/participant-repository";
-import { studyForEvent } from "../studies/study-repository";
+import type { Database, Executor } from "@studyflow/db";
+import { Conflict, NotFound } from "../errors";
+import { confidentialIdInStudy } from "../participants/participant-ids";
+import { lockEventParticipant, type ParticipantRow } from "../participants/participant-repository";
+import { studyForEvent, type StudyRow } from "../studies/study-repository";
 import { applyEvent } from "./apply-event";
 import { inEventTransaction, type DomainContext } from "./event-runner";
 import type { RuleFailureRecord } from "./rule-failures";
-import { lockProfileParticipant } from "./submit-response";
+import { lockProfileParticipant, type EventParticipant } from "./submit-response";
 
-export interface CustomEventInput {
+export type CustomEventInput = EventParticipant & {
   studyKey: string;
-  profileId: string;
   /** What happened, as the rules test it with checkEventKey (e.g. "KIT_ORDERED"). */
   eventKey: string;
   /** Read by the rules with getEventPayloadValueAsStr/AsNum and hasEventPayloadKey. */
   payload: Record<string, unknown>;
+};
+
+/**
+ * A researcher's event for a participant by id: any participant the study holds (virtual ones are
+ * managed this way), except one whose account was deleted, which takes no new data.
+ */
+async function lockParticipantById(tx: Executor, study: StudyRow, participantId: string) {
+  const row = await lockEventParticipant(
+    tx,
+    study,
+    participantId,
+    () => new NotFound(`participant "${participantId}" not found in study "${study.key}"`),
+  );
+  if (row.studyStatus === "accountDeleted") {
+    throw new Conflict(`participant "${participantId}" has status "accountDeleted" and takes no events`);
+  }
+  return { row, confidentialId: confidentialIdInStudy(study, row.participantId) };
 }
 
 /**
- * The participant of a profile raises a CUSTOM event: the study's rules run on it with the event
- * key and payload, and the resulting state is saved, like any other participant event.
+ * A CUSTOM event for a participant (the profile's own, or one a researcher names): the study's
+ * rules run on it with the event key and payload, and the resulting state is saved, like any
+ * other participant event.
  */
 export async function raiseCustomEvent(
   db: Database,
@@ -26,7 +45,10 @@ export async function raiseCustomEvent(
 ): Promise<{ participant: ParticipantRow; warnings: RuleFailureRecord[] }> {
   return inEventTransaction(db, ctx, async (tx, eventCtx) => {
     const study = await studyForEvent(tx, input.studyKey, eventCtx.cache);
-    const { row, confidentialId } = await lockProfileParticipant(tx, study, input.profileId);
+    const { row, confidentialId } =
+      "profileId" in input
+        ? await lockProfileParticipant(tx, study, input.profileId)
+        : await lockParticipantById(tx, study, input.participantId);
     const { participant } = await applyEvent(
       tx,
       {

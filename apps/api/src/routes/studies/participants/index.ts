@@ -1,4 +1,5 @@
 import type { AppDeps } from "../../../deps";
+import { registerParticipantEvent } from "./participant-event";
 import { registerSubmitResponse } from "./submit-response";
 import { registerUpdateParticipant } from "./update-participant";
 import { createRouter } from "../../create-router";
@@ -9,5 +10,6 @@ export function createParticipantsRouter(deps: AppDeps) {
   const router = createRouter();
   registerSubmitResponse(router, deps);
   registerUpdateParticipant(router, deps);
+  registerParticipantEvent(router, deps);
   return router;
 }
