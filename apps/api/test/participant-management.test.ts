@@ -1,3 +1,4 @@
+import { surveyResponses } from "@studyflow/db";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import {
   call,
@@ -112,6 +113,97 @@ describe("participant management routes (CASE)", () => {
       expect((await postJson(t, path("study-b", "pb"), { eventKey: "X" }, token)).status).toBe(403);
       expect((await postJson(t, path("study-a", "pb"), { eventKey: "X" }, token)).status).toBe(404);
       expect((await readParticipant(t.database.db, "study-b", "pb"))?.flags).toEqual({});
+    });
+  });
+
+  describe("POST …/participants/virtual", () => {
+    const path = (study: string) => `/v1/studies/${study}/participants/virtual`;
+
+    it("creates a participant with status virtual after the ENTER rules, audited", async () => {
+      const creator = await researcher(t, "study-a", "create-virtual-participant");
+      const res = await postJson(t, path("study-a"), undefined, creator.token);
+      expect(res.status).toBe(200);
+      const body = await res.json();
+      expect(body.message).toBe("virtual participant created");
+      expect(body.participant).toMatchObject({ studyStatus: "virtual", enteredAt: NOW_S });
+      expect(body.participant.assignedSurveys).toEqual([expect.objectContaining({ surveyKey: "intake" })]);
+      const id = body.participant.participantId as string;
+      expect(id).toMatch(/^[0-9a-f]{64}$/);
+      expect((await readParticipant(t.database.db, "study-a", id))?.studyStatus).toBe("virtual");
+      const audit = await t.database
+        .sql`select actor, action, target from audit_log where action = 'participant.create-virtual'`;
+      expect(audit).toEqual([{ actor: creator.subject, action: "participant.create-virtual", target: id }]);
+      const second = await (await postJson(t, path("study-a"), undefined, creator.token)).json();
+      expect(second.participant.participantId).not.toBe(id);
+    });
+
+    it("404 for an unknown study, 409 for an inactive one", async () => {
+      expect((await postJson(t, path("nope"), undefined, admin)).status).toBe(404);
+      const res = await postJson(t, path("study-off"), undefined, admin);
+      expect(res.status).toBe(409);
+      expect(Object.keys(await res.json())).toEqual(["error"]);
+    });
+
+    it("401 without a token; 403 without create-virtual-participant or for another study", async () => {
+      expect((await postJson(t, path("study-a"), undefined)).status).toBe(401);
+      expect((await postJson(t, path("study-a"), undefined, token)).status).toBe(403);
+      const other = await researcher(t, "study-b", "create-virtual-participant");
+      expect((await postJson(t, path("study-a"), undefined, other.token)).status).toBe(403);
+      expect(await t.database.sql`select 1 from participants`).toHaveLength(0);
+    });
+  });
+
+  describe("POST …/participants/{participantID}/remove-session", () => {
+    const path = (study: string, participant: string) => participantPath(study, participant, "/remove-session");
+    const respond = (participantId: string, session: string) =>
+      t.database.db.insert(surveyResponses).values({
+        studyKey: "study-a",
+        participantId,
+        key: "weekly",
+        submittedAt: 1,
+        arrivedAt: 1,
+        context: { session },
+      });
+
+    it("replaces the current session and relabels the participant's responses under it", async () => {
+      await insertParticipant(t.database.db, { studyKey: "study-a", participantId: "p1", currentStudySession: "s1" });
+      await respond("p1", "s1");
+      await respond("p1", "s1");
+      await respond("p1", "s0");
+      await respond("p2", "s1");
+      const res = await postJson(t, path("study-a", "p1"), { sessionToRemove: "s1", replacementSession: "s2" }, token);
+      expect(res.status).toBe(200);
+      const body = await res.json();
+      expect(body).toMatchObject({ message: "session removed", responsesUpdated: 2 });
+      expect(body.participant.currentStudySession).toBe("s2");
+      const sessions = await t.database
+        .sql`select participant_id, context->>'session' as s from survey_responses order by participant_id, s`;
+      expect(sessions.map((r) => `${r.participant_id}:${r.s}`)).toEqual(["p1:s0", "p1:s2", "p1:s2", "p2:s1"]);
+    });
+
+    it("without a replacement the session is emptied; another current session stays", async () => {
+      await insertParticipant(t.database.db, { studyKey: "study-a", participantId: "p1", currentStudySession: "s9" });
+      await respond("p1", "s1");
+      const body = await (await postJson(t, path("study-a", "p1"), { sessionToRemove: "s1" }, token)).json();
+      expect(body.responsesUpdated).toBe(1);
+      expect(body.participant.currentStudySession).toBe("s9");
+      const [row] = await t.database.sql`select context->>'session' as s from survey_responses`;
+      expect(row!.s).toBe("");
+    });
+
+    it("400 without sessionToRemove, 404 for an unknown participant, 401/403 as the other routes", async () => {
+      await insertParticipant(t.database.db, { studyKey: "study-b", participantId: "pb", currentStudySession: "s1" });
+      for (const body of [{}, { sessionToRemove: "" }, { sessionToRemove: 5 }]) {
+        const res = await postJson(t, path("study-a", "p1"), body, token);
+        expect(res.status, JSON.stringify(body)).toBe(400);
+        expect(Object.keys(await res.json())).toEqual(["error"]);
+      }
+      expect((await postJson(t, path("study-a", "pb"), { sessionToRemove: "s1" }, token)).status).toBe(404);
+      expect((await postJson(t, path("study-b", "pb"), { sessionToRemove: "s1" }, token)).status).toBe(403);
+      expect((await postJson(t, path("study-a", "pb"), { sessionToRemove: "s1" })).status).toBe(401);
+      const reader = await researcher(t, "study-a", "get-responses");
+      expect((await postJson(t, path("study-a", "pb"), { sessionToRemove: "s1" }, reader.token)).status).toBe(403);
+      expect((await readParticipant(t.database.db, "study-b", "pb"))?.currentStudySession).toBe("s1");
     });
   });
 });

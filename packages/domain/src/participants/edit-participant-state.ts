@@ -1,5 +1,6 @@
 import type { ParticipantState } from "@studyflow/engine";
-import type { Database } from "@studyflow/db";
+import { and, eq, sql } from "drizzle-orm";
+import { surveyResponses, type Database } from "@studyflow/db";
 import { recordAudit } from "../foundation/audit";
 import { Conflict, Invalid, NotFound } from "../errors";
 import { getStudy } from "../studies/study-repository";
@@ -77,5 +78,71 @@ export async function editParticipantState(
       },
     });
     return saved;
+  });
+}
+
+export interface RemoveSessionInput {
+  studyKey: string;
+  participantId: string;
+  sessionToRemove: string;
+  /** "": the responses and the participant are left without a session. */
+  replacementSession: string;
+  actor: string;
+}
+
+/**
+ * Takes a study session off a participant, as case-backend's remove-session does: its current
+ * session, when it is the one removed, becomes the replacement, and every response it recorded
+ * under that session (context.session) is relabelled. One transaction, audited
+ * (`participant.remove-session`).
+ */
+export async function removeStudySession(
+  db: Database,
+  input: RemoveSessionInput,
+  now: number,
+): Promise<{ participant: ParticipantRow; responsesUpdated: number }> {
+  if (input.sessionToRemove === "") throw new Invalid("sessionToRemove is required");
+  return db.transaction(async (tx) => {
+    await getStudy(tx, input.studyKey);
+    const row = await lockParticipant(tx, input.studyKey, input.participantId);
+    if (!row) throw new NotFound(`participant "${input.participantId}" not found in study "${input.studyKey}"`);
+    const participant =
+      row.currentStudySession === input.sessionToRemove
+        ? await saveParticipantState(
+            tx,
+            row,
+            { ...toEngineState(row), currentStudySession: input.replacementSession },
+            now,
+          )
+        : row;
+    const relabelled = await tx
+      .update(surveyResponses)
+      .set({
+        context: sql`jsonb_set(${surveyResponses.context}, '{session}', to_jsonb(${input.replacementSession}::text))`,
+      })
+      .where(
+        and(
+          eq(surveyResponses.studyKey, input.studyKey),
+          eq(surveyResponses.participantId, input.participantId),
+          sql`${surveyResponses.context}->>'session' = ${input.sessionToRemove}`,
+        ),
+      )
+      .returning({ id: surveyResponses.id });
+    await recordAudit(
+      tx,
+      {
+        studyKey: input.studyKey,
+        actor: input.actor,
+        action: "participant.remove-session",
+        target: input.participantId,
+        details: {
+          sessionToRemove: input.sessionToRemove,
+          replacementSession: input.replacementSession,
+          responsesUpdated: relabelled.length,
+        },
+      },
+      new Date(now * 1000),
+    );
+    return { participant, responsesUpdated: relabelled.length };
   });
 }

@@ -129,3 +129,11 @@ export function hashedAccountIdInStudy(study: StudyIdKeys, accountEmail: string)
 export function newTemporaryParticipantId(): string {
   return randomBytes(32).toString("hex");
 }
+
+/**
+ * A virtual participant's id: derived, as case-backend derives it, from a random profile id no
+ * account holds, so it looks like any other participant id of the study in exports.
+ */
+export function newVirtualParticipantId(study: StudyIdKeys): string {
+  return participantIdsInStudy(study, randomBytes(12).toString("hex")).participantId;
+}

@@ -1,5 +1,7 @@
 import type { AppDeps } from "../../../deps";
+import { registerCreateVirtualParticipant } from "./create-virtual-participant";
 import { registerParticipantEvent } from "./participant-event";
+import { registerRemoveSession } from "./remove-session";
 import { registerSubmitResponse } from "./submit-response";
 import { registerUpdateParticipant } from "./update-participant";
 import { createRouter } from "../../create-router";
@@ -8,8 +10,10 @@ import { createRouter } from "../../create-router";
 export function createParticipantsRouter(deps: AppDeps) {
   // mounted in the studies router, whose management auth covers it
   const router = createRouter();
+  registerCreateVirtualParticipant(router, deps);
   registerSubmitResponse(router, deps);
   registerUpdateParticipant(router, deps);
   registerParticipantEvent(router, deps);
+  registerRemoveSession(router, deps);
   return router;
 }
