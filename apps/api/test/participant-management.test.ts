@@ -206,4 +206,109 @@ describe("participant management routes (CASE)", () => {
       expect((await readParticipant(t.database.db, "study-b", "pb"))?.currentStudySession).toBe("s1");
     });
   });
+
+  describe("POST …/participants/{participantID}/reports and PUT …/reports/{reportID}", () => {
+    const path = (study: string, participant: string, rest = "") =>
+      participantPath(study, participant, `/reports${rest}`);
+    const report = (participantID: string) => ({
+      key: "lab",
+      participantID,
+      timestamp: 1_700_000_000,
+      data: [{ key: "result", value: "negative", dtype: "string" }],
+    });
+
+    it("stores a report, then appends to and replaces its data", async () => {
+      await insertParticipant(t.database.db, { studyKey: "study-a", participantId: "p1" });
+      const res = await postJson(t, path("study-a", "p1"), report("p1"), token);
+      expect(res.status).toBe(200);
+      const body = await res.json();
+      expect(body).toMatchObject({
+        message: "report submitted",
+        report: { key: "lab", participantID: "p1", timestamp: 1_700_000_000, responseID: "" },
+      });
+      const id = body.report.id as string;
+      const [stored] = await t.database.sql`select event_type, data from reports where id = ${id}`;
+      expect(stored).toEqual({
+        event_type: "MANAGEMENT",
+        data: [{ key: "result", value: "negative", dtype: "string" }],
+      });
+
+      const appended = await postJson(
+        t,
+        path("study-a", "p1", `/${id}`),
+        { data: [{ key: "note", value: "x" }] },
+        token,
+        "PUT",
+      );
+      expect(appended.status).toBe(200);
+      expect((await appended.json()).report.data).toEqual([
+        { key: "result", value: "negative", dtype: "string" },
+        { key: "note", value: "x" },
+      ]);
+      const replaced = await postJson(
+        t,
+        path("study-a", "p1", `/${id}`),
+        { mode: "replace", data: [{ key: "only", value: "y" }] },
+        token,
+        "PUT",
+      );
+      expect((await replaced.json()).report.data).toEqual([{ key: "only", value: "y" }]);
+    });
+
+    it("a report without a timestamp gets the time it arrives", async () => {
+      await insertParticipant(t.database.db, { studyKey: "study-a", participantId: "p1" });
+      const body = await (await postJson(t, path("study-a", "p1"), { key: "lab", participantID: "p1" }, token)).json();
+      expect(body.report.timestamp).toBe(NOW_S);
+    });
+
+    it("400 for another participantID, a deleted account, a bad body or mode; 404 for unknown participant or report", async () => {
+      await insertParticipant(t.database.db, { studyKey: "study-a", participantId: "p1" });
+      await insertParticipant(t.database.db, { studyKey: "study-a", participantId: "p2" });
+      await insertParticipant(t.database.db, {
+        studyKey: "study-a",
+        participantId: "gone",
+        studyStatus: "accountDeleted",
+      });
+      for (const [participant, body] of [
+        ["p1", report("p2")],
+        ["gone", report("gone")],
+        ["p1", { participantID: "p1" }],
+        ["p1", { ...report("p1"), data: [{ key: "a", value: 1 }] }],
+        ["p1", { ...report("p1"), timestamp: "soon" }],
+      ] as const) {
+        const res = await postJson(t, path("study-a", participant), body, token);
+        expect(res.status, JSON.stringify(body)).toBe(400);
+        expect(Object.keys(await res.json())).toEqual(["error"]);
+      }
+      expect((await postJson(t, path("study-a", "nobody"), report("nobody"), token)).status).toBe(404);
+
+      const id = (await (await postJson(t, path("study-a", "p1"), report("p1"), token)).json()).report.id as string;
+      const bad = await postJson(t, path("study-a", "p1", `/${id}`), { mode: "merge", data: [] }, token, "PUT");
+      expect(bad.status).toBe(400);
+      for (const [participant, reportId] of [
+        ["p2", id],
+        ["p1", "not-a-uuid"],
+        ["p1", "00000000-0000-4000-8000-000000000000"],
+      ] as const) {
+        const res = await postJson(t, path("study-a", participant, `/${reportId}`), { data: [] }, token, "PUT");
+        expect(res.status, `${participant} ${reportId}`).toBe(404);
+        expect(Object.keys(await res.json())).toEqual(["error"]);
+      }
+    });
+
+    it("401 without a token, 403 without edit-participant-data; another study's report is not reachable", async () => {
+      await insertParticipant(t.database.db, { studyKey: "study-b", participantId: "pb" });
+      const id = (await (await postJson(t, path("study-b", "pb"), report("pb"), admin)).json()).report.id as string;
+      expect((await postJson(t, path("study-a", "pb"), report("pb"))).status).toBe(401);
+      expect((await postJson(t, path("study-b", "pb"), report("pb"), token)).status).toBe(403);
+      const reader = await researcher(t, "study-a", "get-reports");
+      expect((await postJson(t, path("study-a", "pb"), report("pb"), reader.token)).status).toBe(403);
+      expect((await postJson(t, path("study-b", "pb", `/${id}`), { data: [] }, token, "PUT")).status).toBe(403);
+      expect(
+        (await postJson(t, path("study-a", "pb", `/${id}`), { mode: "replace", data: [] }, token, "PUT")).status,
+      ).toBe(404);
+      const [kept] = await t.database.sql`select data from reports where id = ${id}`;
+      expect(kept!.data).toHaveLength(1);
+    });
+  });
 });

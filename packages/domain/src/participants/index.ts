@@ -6,3 +6,4 @@ export * from "./participant-views";
 export * from "./participant-counts";
 export * from "./expire-temporary";
 export * from "./edit-participant-state";
+export * from "./participant-reports";

@@ -2,7 +2,9 @@ import type { AppDeps } from "../../../deps";
 import { registerCreateVirtualParticipant } from "./create-virtual-participant";
 import { registerParticipantEvent } from "./participant-event";
 import { registerRemoveSession } from "./remove-session";
+import { registerSubmitReport } from "./submit-report";
 import { registerSubmitResponse } from "./submit-response";
+import { registerUpdateReport } from "./update-report";
 import { registerUpdateParticipant } from "./update-participant";
 import { createRouter } from "../../create-router";
 
@@ -15,5 +17,7 @@ export function createParticipantsRouter(deps: AppDeps) {
   registerUpdateParticipant(router, deps);
   registerParticipantEvent(router, deps);
   registerRemoveSession(router, deps);
+  registerSubmitReport(router, deps);
+  registerUpdateReport(router, deps);
   return router;
 }
