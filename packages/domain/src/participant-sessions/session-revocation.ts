@@ -1,5 +1,5 @@
 import { and, eq, isNull, ne, sql } from "drizzle-orm";
-import { participantSessions, users, type Executor } from "@studyflow/db";
+import { participantSessions, users, type Database, type Executor } from "@studyflow/db";
 import { forgetCached } from "../cache/read-cache";
 import { announceSessionChanges, type SessionRevocationReason } from "./sessions";
 
@@ -41,4 +41,17 @@ export async function revokeUserSessions(
     forgetCached(db, "user", userId);
   }
   return revoked.length;
+}
+
+/**
+ * The participant's own "revoke my tokens" (case-backend's token/revoke, which deletes every
+ * renew token of the account): every session ends, so no refresh token renews, and the token
+ * version is bumped, so no access token already issued, this one included, is accepted again.
+ * Answers how many sessions were still open.
+ */
+export async function revokeOwnTokens(db: Database, userId: string, now: Date): Promise<number> {
+  const revoked = await db.transaction((tx) => revokeUserSessions(tx, userId, "tokens-revoked", { now }));
+  // a request that read the account meanwhile must not keep its old token version
+  forgetCached(db, "user", userId);
+  return revoked;
 }

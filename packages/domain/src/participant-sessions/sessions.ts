@@ -23,7 +23,8 @@ export type SessionRevocationReason =
   | "operator"
   | "account-locked"
   | "account-deleted"
-  | "profile-removed";
+  | "profile-removed"
+  | "tokens-revoked";
 
 /** How long tokens and sessions live; the API takes them from its configuration. */
 export interface SessionTokenSettings {

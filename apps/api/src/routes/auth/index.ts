@@ -11,9 +11,11 @@ import { registerMyPermissions } from "./permissions";
 import { registerRenewSessionTokens } from "./renew-session-tokens";
 import { registerRequestOtp } from "./request-otp";
 import { registerResendEmailVerification } from "./resend-email-verification";
+import { registerRevokeTokens } from "./revoke-tokens";
 import { registerSignInWithIdp } from "./signin-with-idp";
 import { registerSignup } from "./signup";
 import { registerTempTokenInfo } from "./temptoken-info";
+import { registerValidateToken } from "./validate-token";
 import { registerVerifyEmail } from "./verify-email";
 import { registerVerifyOtp } from "./verify-otp";
 
@@ -30,6 +32,8 @@ export function createAuthRouter(deps: AppDeps, limiter: RateLimiter) {
   registerLogin(router, deps, limiter);
   registerRenewSessionTokens(router, deps, limiter);
   registerLogout(router, deps);
+  registerValidateToken(router, deps);
+  registerRevokeTokens(router, deps);
   // One for both OTP routes: the token the app's code page sends to each is verified (and an
   // external provider's keys fetched) once.
   const otpAuth = participantAuth(deps);

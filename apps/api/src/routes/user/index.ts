@@ -11,6 +11,7 @@ import { registerGetUser } from "./get-user";
 import { registerRemoveProfile } from "./remove-profile";
 import { registerRequestPhoneNumberVerification } from "./request-phone-number-verification";
 import { registerUpdateContactPreferences } from "./update-contact-preferences";
+import { registerUpdatePreferredLanguage } from "./update-preferred-language";
 import { registerUpdateProfile } from "./update-profile";
 
 /** The signed-in participant's own account under /v1/user, as case-backend's user management serves it. */
@@ -25,6 +26,7 @@ export function createUserRouter(deps: AppDeps, limiter: RateLimiter) {
   registerChangePhoneNumber(router);
   registerRequestPhoneNumberVerification(router);
   registerUpdateContactPreferences(router, deps);
+  registerUpdatePreferredLanguage(router, deps);
   registerDeleteUser(router, deps, limiter);
   return router;
 }
