@@ -36,6 +36,8 @@ const FOLDER_LAYERS = {
     // orchestration: above the services it calls
     ["task-pipeline", "study-setup"],
     ["timer"],
+    // the import of a CASE deployment writes through services of every layer
+    ["case-import"],
   ],
   "packages/engine/src": [["actions", "expressions"]],
   "packages/db/src": [["schema"]],
