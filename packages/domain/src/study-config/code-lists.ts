@@ -139,6 +139,19 @@ export async function countStudyCodes(db: Executor, studyKey: string, listKey: s
   return row?.codeCount ?? 0;
 }
 
+/** Whether a study's list holds a code (CASE's public has-code check); NotFound for an unknown study. */
+export async function studyCodeExists(db: Executor, studyKey: string, listKey: string, code: string): Promise<boolean> {
+  await getStudy(db, studyKey);
+  const [row] = await db
+    .select({ id: studyCodeLists.id })
+    .from(studyCodeLists)
+    .where(
+      and(eq(studyCodeLists.studyKey, studyKey), eq(studyCodeLists.listKey, listKey), eq(studyCodeLists.code, code)),
+    )
+    .limit(1);
+  return row !== undefined;
+}
+
 /** Removes one code, recording `code-list.remove` with the code; NotFound if the list does not hold it. */
 export async function removeStudyCode(
   db: Executor,

@@ -24,6 +24,7 @@ export {
   listStudyCodes,
   removeStudyCode,
   removeStudyCodeList,
+  studyCodeExists,
   type AddedCodes,
   type CodeListSummary,
   type StoredCode,

@@ -18,6 +18,6 @@ export function createStudyServiceRouter(deps: AppDeps, limiter: RateLimiter) {
   router.route("/temp-participant", createTemporaryParticipantsRouter(deps, limiter));
   router.route("/participant", createParticipantViewsRouter(deps));
   router.route("/participant-data", createParticipantDataRouter(deps, limiter));
-  router.route("/studies", createStudyServiceStudiesRouter(deps));
+  router.route("/studies", createStudyServiceStudiesRouter(deps, limiter));
   return router;
 }

@@ -1,5 +1,8 @@
 import type { AppDeps } from "../../../deps";
 import { participantAuth } from "../../../middleware/auth";
+import type { RateLimiter } from "../../../rate-limit";
+import { registerCodeListAvailableCount } from "./code-list-available-count";
+import { registerCodeListHasCode } from "./code-list-has-code";
 import { registerGetStudy } from "./get-study";
 import { registerListParticipating } from "./list-participating";
 import { registerListStudies } from "./list-studies";
@@ -9,10 +12,10 @@ import { createRouter } from "../../create-router";
 
 /**
  * case-backend's study routes of the participant API under /v1/study-service/studies: the public
- * study list, one study and its variables (no token, as in case-backend), and the studies the
- * signed-in user's profiles take part in (participant token).
+ * study list, one study, its variables and its code-list checks (no token, as in case-backend),
+ * and the studies the signed-in user's profiles take part in (participant token).
  */
-export function createStudyServiceStudiesRouter(deps: AppDeps) {
+export function createStudyServiceStudiesRouter(deps: AppDeps, limiter: RateLimiter) {
   // Public but for /participating, whose token is checked for the path whatever the method (401 before 404)
   const router = createRouter();
   router.use("/participating", participantAuth(deps));
@@ -22,5 +25,7 @@ export function createStudyServiceStudiesRouter(deps: AppDeps) {
   registerGetStudy(router, deps);
   registerListVariables(router, deps);
   registerGetVariable(router, deps);
+  registerCodeListHasCode(router, deps, limiter);
+  registerCodeListAvailableCount(router, deps);
   return router;
 }
