@@ -311,4 +311,85 @@ describe("participant management routes (CASE)", () => {
       expect(kept!.data).toHaveLength(1);
     });
   });
+
+  describe("GET …/participants/{participantID}/responses", () => {
+    const path = (study: string, participant: string, query = "") =>
+      participantPath(study, participant, `/responses${query}`);
+    const get = (p: string, auth?: string) =>
+      t.app.request(p, { headers: auth ? { Authorization: `Bearer ${auth}` } : {} });
+    const respond = (studyKey: string, participantId: string, key: string, arrivedAt: number) =>
+      t.database.db.insert(surveyResponses).values({
+        studyKey,
+        participantId,
+        key,
+        versionId: "v1",
+        submittedAt: arrivedAt,
+        arrivedAt,
+        responses: [{ key: `${key}.q1`, response: { key: "rg" } }],
+        context: { session: "s1" },
+      });
+
+    it("pages every survey's responses of the participant, unflattened, in arrival order", async () => {
+      const reader = await researcher(t, "study-a", "get-responses");
+      await insertParticipant(t.database.db, { studyKey: "study-a", participantId: "p1" });
+      await respond("study-a", "p1", "weekly", 3);
+      await respond("study-a", "p1", "intake", 1);
+      await respond("study-a", "p1", "weekly", 2);
+      await respond("study-a", "p2", "weekly", 4);
+      const res = await get(path("study-a", "p1"), reader.token);
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as { responses: { arrivedAt: number }[]; pagination: unknown };
+      expect(body.responses.map((r) => r.arrivedAt)).toEqual([1, 2, 3]);
+      expect(body.responses[0]).toEqual({
+        id: expect.any(String),
+        key: "intake",
+        participantId: "p1",
+        versionId: "v1",
+        openedAt: 0,
+        submittedAt: 1,
+        arrivedAt: 1,
+        responses: [{ key: "intake.q1", response: { key: "rg" } }],
+        context: { session: "s1" },
+      });
+      expect(body.pagination).toMatchObject({ totalCount: 3, currentPage: 1 });
+
+      const filtered = await get(
+        path(
+          "study-a",
+          "p1",
+          `/?filter=${encodeURIComponent('{"key":"weekly","participantID":"p2"}')}&sort=${encodeURIComponent('{"arrivedAt":-1}')}&limit=1&page=2`,
+        ),
+        reader.token,
+      );
+      expect(filtered.status).toBe(200);
+      const page = (await filtered.json()) as {
+        responses: { arrivedAt: number; participantId: string }[];
+        pagination: unknown;
+      };
+      expect(page.responses.map((r) => `${r.participantId}@${r.arrivedAt}`)).toEqual(["p1@2"]);
+      expect(page.pagination).toMatchObject({ totalCount: 2, currentPage: 2 });
+    });
+
+    it("400 for a bad filter or sort, 404 for an unknown participant; 401/403; another study's participant is not reachable", async () => {
+      const reader = await researcher(t, "study-a", "get-responses");
+      await insertParticipant(t.database.db, { studyKey: "study-a", participantId: "p1" });
+      await insertParticipant(t.database.db, { studyKey: "study-b", participantId: "pb" });
+      await respond("study-b", "pb", "weekly", 1);
+      for (const query of [
+        "?filter=nojson",
+        `?filter=${encodeURIComponent('{"nope":1}')}`,
+        `?sort=${encodeURIComponent('{"x":1}')}`,
+      ]) {
+        const res = await get(path("study-a", "p1", query), reader.token);
+        expect(res.status, query).toBe(400);
+        expect(Object.keys(await res.json())).toEqual(["error"]);
+      }
+      const unknown = await get(path("study-a", "pb"), reader.token);
+      expect(unknown.status).toBe(404);
+      expect(await unknown.json()).toEqual({ error: 'participant "pb" not found in study "study-a"' });
+      expect((await get(path("study-a", "p1"))).status).toBe(401);
+      expect((await get(path("study-a", "p1"), token)).status).toBe(403);
+      expect((await get(path("study-b", "pb"), reader.token)).status).toBe(403);
+    });
+  });
 });

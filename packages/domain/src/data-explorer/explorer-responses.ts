@@ -113,6 +113,49 @@ export async function listExplorerResponses(
   return { ...page, study, surveyKey: key };
 }
 
+/**
+ * A page of one participant's responses to every survey (case-backend's participant responses),
+ * in arrival order unless sorted. The participant's id is a condition of its own, whatever the
+ * filter says. NotFound for an unknown study or participant.
+ */
+export async function listParticipantResponses(
+  db: Executor,
+  studyKey: string,
+  participantId: string,
+  query: ExplorerQuery,
+  cache?: ExplorerPageCache,
+): Promise<ExplorerPage<ResponseRow>> {
+  await getStudy(db, studyKey);
+  const [participant] = await db
+    .select({ id: participants.id })
+    .from(participants)
+    .where(and(eq(participants.studyKey, studyKey), eq(participants.participantId, participantId)))
+    .limit(1);
+  if (!participant) throw new NotFound(`participant "${participantId}" not found in study "${studyKey}"`);
+  const { filter } = query;
+  if (filter !== undefined && filter !== null && (typeof filter !== "object" || Array.isArray(filter))) {
+    throw new Invalid("filter: expected an object of conditions");
+  }
+  return readExplorerPage(
+    db,
+    "responses",
+    studyKey,
+    {
+      ...query,
+      sort: query.sort ?? { arrivedAt: 1 },
+      filter: { ...(filter as Record<string, unknown> | undefined), participantID: participantId },
+    },
+    cache,
+    async (keys) => {
+      const rows = await db
+        .select()
+        .from(surveyResponses)
+        .where(and(eq(surveyResponses.studyKey, studyKey), inArray(surveyResponses.id, keys)));
+      return inPageOrder(keys, rows, (row) => row.id);
+    },
+  );
+}
+
 export async function getExplorerResponse(
   db: Executor,
   studyKey: string,

@@ -3,6 +3,7 @@ export type { ExplorerPage, ExplorerQuery } from "./explorer-page";
 export { listExplorerParticipants, getExplorerParticipant } from "./explorer-participants";
 export {
   listExplorerResponses,
+  listParticipantResponses,
   getExplorerResponse,
   deleteExplorerResponses,
   deleteExplorerResponse,

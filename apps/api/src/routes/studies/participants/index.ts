@@ -1,5 +1,6 @@
 import type { AppDeps } from "../../../deps";
 import { registerCreateVirtualParticipant } from "./create-virtual-participant";
+import { registerListParticipantResponses } from "./list-participant-responses";
 import { registerParticipantEvent } from "./participant-event";
 import { registerRemoveSession } from "./remove-session";
 import { registerSubmitReport } from "./submit-report";
@@ -14,6 +15,7 @@ export function createParticipantsRouter(deps: AppDeps) {
   const router = createRouter();
   registerCreateVirtualParticipant(router, deps);
   registerSubmitResponse(router, deps);
+  registerListParticipantResponses(router, deps);
   registerUpdateParticipant(router, deps);
   registerParticipantEvent(router, deps);
   registerRemoveSession(router, deps);
