@@ -22,3 +22,5 @@ export * from "./stored-files";
 export * from "./participant-auth";
 export * from "./management";
 export * from "./case-messaging";
+export * from "./case-import";
+export * from "./user-attributes";

@@ -39,7 +39,7 @@ export function toPlain(value: unknown, rename: Readonly<Record<string, string>>
       case "Double":
         return Number(value.valueOf());
       case "Decimal128":
-        return String(value);
+        return (value as { toString: () => string }).toString();
       case "Binary":
         return Buffer.from((value as { buffer: Uint8Array }).buffer).toString("base64");
       case "Timestamp":
@@ -47,7 +47,8 @@ export function toPlain(value: unknown, rename: Readonly<Record<string, string>>
       case undefined:
         break;
       default:
-        return String(value);
+        // Code, Symbol, MinKey, MaxKey, BSONRegExp: CASE's types write none of them
+        return (value as { toString: () => string }).toString();
     }
     const plain: Record<string, Plain> = {};
     for (const [key, item] of Object.entries(value)) {

@@ -1,0 +1,334 @@
+import { stat } from "node:fs/promises";
+import { eq } from "drizzle-orm";
+import { caseImportCheckpoints, type Database, type Executor } from "@studyflow/db";
+import type { ClockContext } from "../foundation/clock";
+import { Invalid } from "../errors";
+import { deserializeCaseDocument, documentId, type CaseDocument } from "./case-values";
+import {
+  DumpFileDamaged,
+  findDumpCollection,
+  readDumpDocuments,
+  type DumpCollectionFile,
+  type ReadProgress,
+} from "./dump-reader";
+import { skipped, type BatchDocument, type CollectionImporter, type DocumentOutcome } from "./import-batch";
+import {
+  ImportedStudies,
+  participantsImporter,
+  RuleVersionPlan,
+  studyInfosImporter,
+  studyRulesImporter,
+  surveysImporter,
+} from "./import-studies";
+import { usersImporter } from "./import-users";
+
+/** What `import:case` can take so far, in the order it takes them. */
+export const CASE_IMPORT_PARTS = ["studies", "users"] as const;
+export type CaseImportPart = (typeof CASE_IMPORT_PARTS)[number];
+
+/** Documents per transaction: large enough to keep round trips few, small enough to lose little on a kill. */
+export const CASE_IMPORT_BATCH_SIZE = 500;
+
+export interface CaseImportOptions {
+  /** The mongodump output directory (the folder holding one folder per database). */
+  dumpDir: string;
+  /** case-backend's instance id (INSTANCE_IDS), part of its database names. */
+  instance: string;
+  /** case-backend's DB_PREFIX, in front of the instance id in its database names. */
+  dbPrefix: string;
+  only: readonly CaseImportPart[];
+  /** One study's collections only (the instance's accounts are not a study's: `--only` decides on them). */
+  study?: string;
+  dryRun: boolean;
+  /** Overwrite studies and accounts studyflow has of its own (same key, same address). */
+  replace: boolean;
+  batchSize?: number;
+}
+
+/** A document that was not imported, and why. */
+export interface CaseImportProblem {
+  database: string;
+  collection: string;
+  /** The document's _id (hex for an ObjectId); empty when the problem is the collection's. */
+  id: string;
+  reason: string;
+}
+
+export interface CollectionSummary {
+  database: string;
+  collection: string;
+  /** Documents read (without those a resumed run passed over). */
+  read: number;
+  inserted: number;
+  updated: number;
+  unchanged: number;
+  skipped: number;
+  /** Not asked for: another study than `--study`. */
+  ignored: number;
+  /** Documents committed by an earlier, interrupted run and not read again. */
+  resumedAfter: number;
+}
+
+export interface CaseImportSummary {
+  dryRun: boolean;
+  collections: CollectionSummary[];
+  /** inserted + updated over all collections: 0 means the run changed nothing. */
+  changed: number;
+  skipped: number;
+  /** Lines of the report: skipped documents, damaged files, a `--study` the dump lacks. */
+  problems: number;
+}
+
+/** What the caller is told while the import runs: the CLI's progress bars and report file. */
+export interface CaseImportListener {
+  collectionStarted?: (file: DumpCollectionFile) => void;
+  /** After each batch: compressed bytes for a gzip file. */
+  progress?: (file: DumpCollectionFile, fileBytesRead: number, summary: CollectionSummary) => void;
+  collectionFinished?: (file: DumpCollectionFile, summary: CollectionSummary) => void;
+  problem?: (problem: CaseImportProblem) => void | Promise<void>;
+}
+
+export const caseDatabaseName = (options: Pick<CaseImportOptions, "dbPrefix" | "instance">, kind: string) =>
+  `${options.dbPrefix}${options.instance}_${kind}`;
+
+const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+class CaseImportRun {
+  readonly summaries: CollectionSummary[] = [];
+  problems = 0;
+
+  constructor(
+    private readonly db: Database,
+    private readonly options: CaseImportOptions,
+    private readonly listener: CaseImportListener,
+    private readonly ctx: ClockContext,
+  ) {}
+
+  async problem(problem: CaseImportProblem) {
+    this.problems += 1;
+    await this.listener.problem?.(problem);
+  }
+
+  /** Every document of one collection file through its importer, batch by batch, resuming at the checkpoint. */
+  async importCollection(file: DumpCollectionFile, importer: CollectionImporter): Promise<CollectionSummary> {
+    const summary: CollectionSummary = {
+      database: file.database,
+      collection: file.collection,
+      read: 0,
+      inserted: 0,
+      updated: 0,
+      unchanged: 0,
+      skipped: 0,
+      ignored: 0,
+      resumedAfter: 0,
+    };
+    const name = `${file.database}/${file.collection}`;
+    const write = !this.options.dryRun;
+    const [checkpoint] = await this.db
+      .select()
+      .from(caseImportCheckpoints)
+      .where(eq(caseImportCheckpoints.collection, name));
+    // a finished collection is read again and compared (so a rerun says what changed); an unfinished one resumes
+    const resumeAt =
+      checkpoint && checkpoint.completedAt === null && checkpoint.fileBytes === file.bytes
+        ? checkpoint.documentsDone
+        : 0;
+    summary.resumedAfter = resumeAt;
+    this.listener.collectionStarted?.(file);
+    const progress: ReadProgress = { fileBytesRead: 0 };
+    const batchSize = this.options.batchSize ?? CASE_IMPORT_BATCH_SIZE;
+    let batch: BatchDocument[] = [];
+    let done = resumeAt;
+
+    const flush = async () => {
+      if (batch.length === 0) return;
+      const current = batch;
+      batch = [];
+      const outcomes = await this.runBatch(importer, current, write, name, file.bytes, done + current.length);
+      for (const [i, outcome] of outcomes.entries()) {
+        summary[outcome.kind] += 1;
+        if (outcome.kind === "skipped") {
+          await this.problem({
+            database: file.database,
+            collection: file.collection,
+            id: documentId(current[i]!.document),
+            reason: outcome.reason,
+          });
+        }
+      }
+      done += current.length;
+      this.listener.progress?.(file, progress.fileBytesRead, summary);
+    };
+
+    try {
+      for await (const { index, bytes } of readDumpDocuments(file, progress)) {
+        if (index < resumeAt) continue;
+        summary.read += 1;
+        let document: CaseDocument;
+        try {
+          document = deserializeCaseDocument(bytes);
+        } catch (error) {
+          // counted in the batch so the checkpoint still moves past it
+          batch.push({ index, bytes, document: { _id: `#${index}`, unreadable: errorText(error) } });
+          if (batch.length >= batchSize) await flush();
+          continue;
+        }
+        batch.push({ index, bytes, document });
+        if (batch.length >= batchSize) await flush();
+      }
+      await flush();
+      if (write) await this.saveCheckpoint(this.db, name, file.bytes, done, true);
+    } catch (error) {
+      if (!(error instanceof DumpFileDamaged)) throw error;
+      await flush();
+      summary.skipped += 1;
+      await this.problem({ database: file.database, collection: file.collection, id: "", reason: error.message });
+    }
+    this.listener.collectionFinished?.(file, summary);
+    this.summaries.push(summary);
+    return summary;
+  }
+
+  /**
+   * One batch in one transaction with its checkpoint. When the batch fails as a whole (a
+   * constraint the importer did not foresee), each document is tried on its own, so one bad
+   * document is reported and the others still come in.
+   */
+  private async runBatch(
+    importer: CollectionImporter,
+    batch: readonly BatchDocument[],
+    write: boolean,
+    name: string,
+    fileBytes: number,
+    doneAfter: number,
+  ): Promise<DocumentOutcome[]> {
+    const unreadable = (entry: BatchDocument) =>
+      typeof entry.document["unreadable"] === "string" && typeof entry.document["_id"] === "string"
+        ? skipped(`not a readable BSON document: ${entry.document["unreadable"]}`)
+        : undefined;
+    const readable = batch.filter((entry) => unreadable(entry) === undefined);
+    const merge = (outcomes: readonly DocumentOutcome[]) => {
+      let next = 0;
+      return batch.map((entry) => unreadable(entry) ?? outcomes[next++]!);
+    };
+    try {
+      const outcomes = await this.db.transaction(async (tx) => {
+        const result = await importer.importBatch(tx, readable, write);
+        if (write) await this.saveCheckpoint(tx, name, fileBytes, doneAfter, false);
+        return result;
+      });
+      return merge(outcomes);
+    } catch (batchError) {
+      if (readable.length <= 1) {
+        const reason = errorText(batchError);
+        if (write) await this.saveCheckpoint(this.db, name, fileBytes, doneAfter, false);
+        return merge(readable.map(() => skipped(reason)));
+      }
+      const outcomes: DocumentOutcome[] = [];
+      for (const entry of readable) {
+        try {
+          outcomes.push(...(await this.db.transaction((tx) => importer.importBatch(tx, [entry], write))));
+        } catch (error) {
+          outcomes.push(skipped(errorText(error)));
+        }
+      }
+      if (write) await this.saveCheckpoint(this.db, name, fileBytes, doneAfter, false);
+      return merge(outcomes);
+    }
+  }
+
+  private async saveCheckpoint(db: Executor, name: string, fileBytes: number, done: number, completed: boolean) {
+    const now = new Date(this.ctx.clock());
+    const values = { fileBytes, documentsDone: done, completedAt: completed ? now : null, updatedAt: now };
+    await db
+      .insert(caseImportCheckpoints)
+      .values({ collection: name, ...values })
+      .onConflictDoUpdate({ target: caseImportCheckpoints.collection, set: values });
+  }
+}
+
+async function requireCollection(dumpDir: string, database: string, collection: string) {
+  const file = await findDumpCollection(dumpDir, database, collection);
+  if (!file) {
+    throw new Invalid(`the dump has no ${database}/${collection}.bson(.gz) (is --instance or --db-prefix right?)`);
+  }
+  return file;
+}
+
+/**
+ * Imports a case-backend instance's mongodump into studyflow: studies with their rules, survey
+ * versions and participants, and the participant accounts. Idempotent (a rerun changes nothing and
+ * counts everything unchanged), resumable (each collection goes on after its last committed
+ * batch), and a document that cannot be imported is reported to the listener without stopping the
+ * rest. A dry run reads and decides the same and writes nothing.
+ *
+ * @throws Invalid when the dump directory or a required collection is missing.
+ */
+export async function importCaseDump(
+  db: Database,
+  options: CaseImportOptions,
+  listener: CaseImportListener,
+  ctx: ClockContext,
+): Promise<CaseImportSummary> {
+  const info = await stat(options.dumpDir).catch(() => undefined);
+  if (!info?.isDirectory()) throw new Invalid(`dump directory ${options.dumpDir} does not exist`);
+  const run = new CaseImportRun(db, options, listener, ctx);
+  const studyDb = caseDatabaseName(options, "studyDB");
+  const usersDb = caseDatabaseName(options, "users");
+  const wanted = new Set(options.only);
+  // find every required file before anything is written
+  const studyInfos = wanted.has("studies")
+    ? await requireCollection(options.dumpDir, studyDb, "study-infos")
+    : undefined;
+  const usersFile = wanted.has("users") ? await requireCollection(options.dumpDir, usersDb, "users") : undefined;
+
+  if (studyInfos) {
+    const imported = new ImportedStudies();
+    await run.importCollection(studyInfos, studyInfosImporter(options.study, options.replace, imported, ctx));
+    if (options.study !== undefined && !imported.keys.has(options.study) && !imported.refused.has(options.study)) {
+      await run.problem({
+        database: studyDb,
+        collection: "study-infos",
+        id: "",
+        reason: `study "${options.study}" was not imported (not in the dump, or its document was skipped)`,
+      });
+    }
+    const rulesFile = await findDumpCollection(options.dumpDir, studyDb, "studyRules");
+    if (rulesFile) {
+      const plan = new RuleVersionPlan();
+      try {
+        for await (const { bytes } of readDumpDocuments(rulesFile)) {
+          try {
+            plan.note(deserializeCaseDocument(bytes));
+          } catch {
+            // an unreadable document is reported by the import pass
+          }
+        }
+      } catch (error) {
+        // a damaged file is reported by the import pass, which stops at the same place
+        if (!(error instanceof DumpFileDamaged)) throw error;
+      }
+      await run.importCollection(rulesFile, studyRulesImporter(imported, plan));
+    }
+    for (const studyKey of [...imported.keys].sort()) {
+      for (const [suffix, importer] of [
+        ["surveys", surveysImporter(studyKey)],
+        ["participants", participantsImporter(studyKey)],
+      ] as const) {
+        const file = await findDumpCollection(options.dumpDir, studyDb, `${studyKey}_${suffix}`);
+        if (file) await run.importCollection(file, importer);
+      }
+    }
+  }
+  if (usersFile) await run.importCollection(usersFile, usersImporter(options.replace, ctx));
+
+  const sum = (field: keyof CollectionSummary) =>
+    run.summaries.reduce((total, summary) => total + (summary[field] as number), 0);
+  return {
+    dryRun: options.dryRun,
+    collections: run.summaries,
+    changed: sum("inserted") + sum("updated"),
+    skipped: sum("skipped"),
+    problems: run.problems,
+  };
+}
