@@ -23,4 +23,3 @@ export * from "./participant-auth";
 export * from "./management";
 export * from "./case-messaging";
 export * from "./case-import";
-export * from "./user-attributes";

@@ -4,8 +4,10 @@ export { participantsOfProfiles, participantIdOfProfile, type ProfileParticipant
 export { currentSurveyInfos, submittedSurveyInfos, surveyInfoOf, type SurveyInfo } from "./survey-infos";
 export {
   listAssignedSurveysOfProfiles,
+  listAssignedSurveysOfTemporaryParticipant,
   type AssignedSurveysOfProfiles,
   type ProfileAssignedSurvey,
+  type TemporaryAssignedSurveys,
 } from "./assigned-surveys";
 export { listSubmissionHistory, type Submission, type SubmissionHistory } from "./submission-history";
 export { listStudiesByStatus, listParticipatingStudies, type ParticipatingStudy } from "./studies";

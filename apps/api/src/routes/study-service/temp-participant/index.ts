@@ -1,6 +1,7 @@
 import type { AppDeps } from "../../../deps";
 import type { RateLimiter } from "../../../rate-limit";
 import { registerGetTemporaryParticipantSurvey } from "./get-temporary-participant-survey";
+import { registerListTemporaryParticipantSurveys } from "./list-temporary-participant-surveys";
 import { registerTemporaryParticipantRegistration } from "./register-temporary-participant";
 import { registerSubmitTemporaryParticipantResponse } from "./submit-temporary-participant-response";
 import { createRouter } from "../../create-router";
@@ -9,6 +10,7 @@ import { createRouter } from "../../create-router";
 export function createTemporaryParticipantsRouter(deps: AppDeps, limiter: RateLimiter) {
   const router = createRouter();
   registerTemporaryParticipantRegistration(router, deps, limiter);
+  registerListTemporaryParticipantSurveys(router, deps, limiter);
   registerGetTemporaryParticipantSurvey(router, deps, limiter);
   registerSubmitTemporaryParticipantResponse(router, deps, limiter);
   return router;
