@@ -31,6 +31,8 @@ describe("migrations", () => {
       "app_role_templates",
       "app_roles",
       "audit_log",
+      "case_import_checkpoints",
+      "case_import_records",
       "confidential_id_map",
       "confidential_responses",
       "daily_export_configs",
@@ -74,6 +76,7 @@ describe("migrations", () => {
       "task_chunks",
       "tasks",
       "token_revocations",
+      "user_attributes",
       "users",
     ]);
   });

@@ -7,6 +7,7 @@ export * from "./change-password";
 export * from "./change-email";
 export * from "./contact-preferences";
 export * from "./preferred-language";
+export * from "./user-attributes";
 /** Passwords, password reset, and the one-time links mailed to an account's address. */
 export * from "./passwords";
 export * from "./password-reset";

@@ -6,10 +6,13 @@ import { registerAddProfile } from "./add-profile";
 import { registerChangeAccountEmail } from "./change-account-email";
 import { registerChangePassword } from "./change-password";
 import { registerChangePhoneNumber } from "./change-phone-number";
+import { registerDeleteAttribute } from "./delete-attribute";
 import { registerDeleteUser } from "./delete-user";
 import { registerGetUser } from "./get-user";
+import { registerListAttributes } from "./list-attributes";
 import { registerRemoveProfile } from "./remove-profile";
 import { registerRequestPhoneNumberVerification } from "./request-phone-number-verification";
+import { registerSetAttribute } from "./set-attribute";
 import { registerUpdateContactPreferences } from "./update-contact-preferences";
 import { registerUpdatePreferredLanguage } from "./update-preferred-language";
 import { registerUpdateProfile } from "./update-profile";
@@ -27,6 +30,9 @@ export function createUserRouter(deps: AppDeps, limiter: RateLimiter) {
   registerRequestPhoneNumberVerification(router);
   registerUpdateContactPreferences(router, deps);
   registerUpdatePreferredLanguage(router, deps);
+  registerListAttributes(router, deps);
+  registerSetAttribute(router, deps);
+  registerDeleteAttribute(router, deps);
   registerDeleteUser(router, deps, limiter);
   return router;
 }
