@@ -7,6 +7,7 @@ export * from "./response-version-check";
 export * from "./leave-study";
 export * from "./enter-study";
 export * from "./merge-temporary";
+export * from "./merge-virtual";
 export * from "./register-temporary";
 export * from "./custom-event";
 export * from "./rule-failures";

@@ -6,15 +6,16 @@ import {
   researcherMessages,
   surveyResponses,
   type Database,
+  type Executor,
 } from "@studyflow/db";
 import type { OwnedProfile } from "../access/permissions";
 import { Conflict, NotFound } from "../errors";
 import { confidentialIdInStudy } from "../participants/participant-ids";
 import { lockParticipant, toEngineState, type ParticipantRow } from "../participants/participant-repository";
-import { getActiveStudy } from "../studies/study-repository";
+import { getActiveStudy, type StudyRow } from "../studies/study-repository";
 import { applyEvent } from "./apply-event";
 import { ensureProfileParticipant, runEnter } from "./enter-study";
-import { inEventTransaction, type DomainContext } from "./event-runner";
+import { inEventTransaction, type DomainContext, type EventContext } from "./event-runner";
 import { nowSeconds } from "../foundation/clock";
 import type { RuleFailureRecord } from "./rule-failures";
 
@@ -37,6 +38,76 @@ export function mergeLastSubmissions(
     if (!(key in merged) || (merged[key] ?? 0) < at) merged[key] = at;
   }
   return merged;
+}
+
+export interface ParticipantMerge {
+  study: StudyRow;
+  /** Locked by the caller; it takes the incoming participant's data. */
+  target: ParticipantRow;
+  /** Where the incoming participant's confidential responses move. */
+  targetConfidentialId: string;
+  /** Locked by the caller; deleted once merged. */
+  incoming: ParticipantRow;
+  at: number;
+}
+
+/**
+ * What every merge of one participant into another does, inside the caller's transaction: the
+ * MERGE rules run on the target with the incoming state readable as incomingState, submissions
+ * merge (latest wins), responses/reports/confidential responses/researcher messages move to the
+ * target, and the incoming participant is deleted.
+ */
+export async function mergeParticipantInto(
+  tx: Executor,
+  merge: ParticipantMerge,
+  eventCtx: EventContext,
+): Promise<ParticipantRow> {
+  const { study, target, incoming } = merge;
+  const { participant } = await applyEvent(
+    tx,
+    {
+      study,
+      row: target,
+      event: {
+        type: "MERGE",
+        studyKey: study.key,
+        mergeWithParticipant: toEngineState(incoming),
+        participantIDForConfidentialResponses: merge.targetConfidentialId,
+      },
+      settle: (state) => ({
+        ...state,
+        lastSubmissions: mergeLastSubmissions(state.lastSubmissions, incoming.lastSubmissions),
+      }),
+      at: merge.at,
+    },
+    eventCtx,
+  );
+
+  const from = incoming.participantId;
+  const to = participant.participantId;
+  await tx
+    .update(surveyResponses)
+    .set({ participantId: to })
+    .where(and(eq(surveyResponses.studyKey, study.key), eq(surveyResponses.participantId, from)));
+  await tx
+    .update(reports)
+    .set({ participantId: to })
+    .where(and(eq(reports.studyKey, study.key), eq(reports.participantId, from)));
+  await tx
+    .update(researcherMessages)
+    .set({ participantId: to })
+    .where(and(eq(researcherMessages.studyKey, study.key), eq(researcherMessages.participantId, from)));
+  await tx
+    .update(confidentialResponses)
+    .set({ confidentialId: merge.targetConfidentialId })
+    .where(
+      and(
+        eq(confidentialResponses.studyKey, study.key),
+        eq(confidentialResponses.confidentialId, confidentialIdInStudy(study, from)),
+      ),
+    );
+  await tx.delete(participants).where(eq(participants.id, incoming.id));
+  return participant;
 }
 
 /**
@@ -71,50 +142,11 @@ export async function mergeTemporaryParticipant(
       ? await runEnter(tx, study, ensured.row, "active", ensured.confidentialId, eventCtx)
       : ensured.row;
 
-    const { participant } = await applyEvent(
+    const participant = await mergeParticipantInto(
       tx,
-      {
-        study,
-        row: target,
-        event: {
-          type: "MERGE",
-          studyKey: study.key,
-          mergeWithParticipant: toEngineState(temp),
-          participantIDForConfidentialResponses: ensured.confidentialId,
-        },
-        settle: (state) => ({
-          ...state,
-          lastSubmissions: mergeLastSubmissions(state.lastSubmissions, temp.lastSubmissions),
-        }),
-        at: now,
-      },
+      { study, target, targetConfidentialId: ensured.confidentialId, incoming: temp, at: now },
       eventCtx,
     );
-
-    const from = temp.participantId;
-    const to = participant.participantId;
-    await tx
-      .update(surveyResponses)
-      .set({ participantId: to })
-      .where(and(eq(surveyResponses.studyKey, study.key), eq(surveyResponses.participantId, from)));
-    await tx
-      .update(reports)
-      .set({ participantId: to })
-      .where(and(eq(reports.studyKey, study.key), eq(reports.participantId, from)));
-    await tx
-      .update(researcherMessages)
-      .set({ participantId: to })
-      .where(and(eq(researcherMessages.studyKey, study.key), eq(researcherMessages.participantId, from)));
-    await tx
-      .update(confidentialResponses)
-      .set({ confidentialId: ensured.confidentialId })
-      .where(
-        and(
-          eq(confidentialResponses.studyKey, study.key),
-          eq(confidentialResponses.confidentialId, confidentialIdInStudy(study, from)),
-        ),
-      );
-    await tx.delete(participants).where(eq(participants.id, temp.id));
     return { participant, warnings: eventCtx.failures };
   });
 }

@@ -7,3 +7,4 @@ export * from "./participant-counts";
 export * from "./expire-temporary";
 export * from "./edit-participant-state";
 export * from "./participant-reports";
+export * from "./virtual-participants";

@@ -6,6 +6,7 @@ import { createParticipantViewsRouter } from "./participant";
 import { createParticipantDataRouter } from "./participant-data";
 import { createStudyServiceStudiesRouter } from "./studies";
 import { createTemporaryParticipantsRouter } from "./temp-participant";
+import { createVirtualParticipantsRouter } from "./virtual-participants";
 
 /**
  * case-backend's participant-facing study service. No auth of its own: temp-participant is public
@@ -19,5 +20,6 @@ export function createStudyServiceRouter(deps: AppDeps, limiter: RateLimiter) {
   router.route("/participant", createParticipantViewsRouter(deps));
   router.route("/participant-data", createParticipantDataRouter(deps, limiter));
   router.route("/studies", createStudyServiceStudiesRouter(deps, limiter));
+  router.route("/virtual-participants", createVirtualParticipantsRouter(deps, limiter));
   return router;
 }

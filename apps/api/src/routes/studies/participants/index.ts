@@ -1,6 +1,7 @@
 import type { AppDeps } from "../../../deps";
 import { registerCreateVirtualParticipant } from "./create-virtual-participant";
 import { registerListParticipantResponses } from "./list-participant-responses";
+import { registerMergeParticipants } from "./merge-participants";
 import { registerParticipantEvent } from "./participant-event";
 import { registerRemoveSession } from "./remove-session";
 import { registerSubmitReport } from "./submit-report";
@@ -14,6 +15,7 @@ export function createParticipantsRouter(deps: AppDeps) {
   // mounted in the studies router, whose management auth covers it
   const router = createRouter();
   registerCreateVirtualParticipant(router, deps);
+  registerMergeParticipants(router, deps);
   registerSubmitResponse(router, deps);
   registerListParticipantResponses(router, deps);
   registerUpdateParticipant(router, deps);

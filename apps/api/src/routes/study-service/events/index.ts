@@ -5,6 +5,7 @@ import { registerCustomEvent } from "./custom-event";
 import { registerEnterStudy } from "./enter-study";
 import { registerLeaveStudy } from "./leave-study";
 import { registerMergeTemporaryParticipant } from "./merge-temporary-participant";
+import { registerMergeVirtualParticipant } from "./merge-virtual-participant";
 import { registerSubmitResponse } from "./submit-response";
 import { createRouter } from "../../create-router";
 
@@ -14,6 +15,7 @@ export function createStudyEventsRouter(deps: AppDeps, limiter: RateLimiter) {
   registerEnterStudy(router, deps);
   registerLeaveStudy(router, deps);
   registerMergeTemporaryParticipant(router, deps, limiter);
+  registerMergeVirtualParticipant(router, deps, limiter);
   registerSubmitResponse(router, deps);
   registerCustomEvent(router, deps);
   return router;
