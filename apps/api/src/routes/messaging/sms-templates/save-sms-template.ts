@@ -1,12 +1,11 @@
-import { z } from "@hono/zod-openapi";
 import { saveSmsTemplate } from "@studyflow/domain/messages";
 import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import type { ApiRouter } from "../../create-router";
 import { defineRoute } from "../../define-route";
-import { errorResponses } from "../../openapi-errors";
-import { jsonContent, MANAGEMENT_SECURITY } from "../../schemas";
+import { MANAGEMENT_SECURITY } from "../../schemas";
 import { SMS_TEMPLATES_PERMISSION } from "../permission-texts";
+import { saveTemplateResponses } from "../template-answers";
 import { assertMessaging, smsTemplateBody, smsTemplateSchema } from "../schemas";
 
 export function registerSaveSmsTemplate(router: ApiRouter, deps: AppDeps) {
@@ -28,13 +27,10 @@ export function registerSaveSmsTemplate(router: ApiRouter, deps: AppDeps) {
       security: MANAGEMENT_SECURITY,
       caseBody: smsTemplateBody,
       bothSlashes: true,
-      responses: {
-        200: jsonContent(z.object({ template: smsTemplateSchema }), "the saved template"),
-        ...errorResponses([400, 401, 403, 404, 409], {
-          404: "no SMS template with this id",
-          409: "an SMS template of this type exists (send its id)",
-        }),
-      },
+      responses: saveTemplateResponses(smsTemplateSchema, {
+        404: "no SMS template with this id",
+        409: "an SMS template of this type exists (send its id)",
+      }),
     },
     async (c) => {
       const who = managementOf(c);

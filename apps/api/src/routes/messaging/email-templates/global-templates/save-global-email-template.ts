@@ -1,12 +1,11 @@
-import { z } from "@hono/zod-openapi";
 import { saveEmailTemplate } from "@studyflow/domain/messages";
 import { managementOf } from "../../../../app-env";
 import type { AppDeps } from "../../../../deps";
 import type { ApiRouter } from "../../../create-router";
 import { defineRoute } from "../../../define-route";
-import { errorResponses } from "../../../openapi-errors";
-import { jsonContent, MANAGEMENT_SECURITY } from "../../../schemas";
+import { MANAGEMENT_SECURITY } from "../../../schemas";
 import { GLOBAL_EMAIL_TEMPLATES_PERMISSION } from "../../permission-texts";
+import { saveTemplateResponses } from "../../template-answers";
 import { assertMessaging, emailTemplateBody, emailTemplateSchema } from "../../schemas";
 
 export function registerSaveGlobalEmailTemplate(router: ApiRouter, deps: AppDeps) {
@@ -29,13 +28,10 @@ export function registerSaveGlobalEmailTemplate(router: ApiRouter, deps: AppDeps
       security: MANAGEMENT_SECURITY,
       caseBody: emailTemplateBody,
       bothSlashes: true,
-      responses: {
-        200: jsonContent(z.object({ template: emailTemplateSchema }), "the saved template"),
-        ...errorResponses([400, 401, 403, 404, 409], {
-          404: "no global template with this id",
-          409: "a global template of this type exists (send its id)",
-        }),
-      },
+      responses: saveTemplateResponses(emailTemplateSchema, {
+        404: "no global template with this id",
+        409: "a global template of this type exists (send its id)",
+      }),
     },
     async (c) => {
       const who = managementOf(c);

@@ -3,9 +3,9 @@ import { managementOf } from "../../../../app-env";
 import type { AppDeps } from "../../../../deps";
 import type { ApiRouter } from "../../../create-router";
 import { defineRoute } from "../../../define-route";
-import { errorResponses } from "../../../openapi-errors";
-import { jsonContent, MANAGEMENT_SECURITY, messageSchema } from "../../../schemas";
+import { MANAGEMENT_SECURITY } from "../../../schemas";
 import { STUDY_EMAIL_TEMPLATES_PERMISSION } from "../../permission-texts";
+import { deleteTemplateResponses } from "../../template-answers";
 import { assertMessaging, studyMessageTypeParams } from "../../schemas";
 
 export function registerDeleteStudyEmailTemplate(router: ApiRouter, deps: AppDeps) {
@@ -24,10 +24,7 @@ export function registerDeleteStudyEmailTemplate(router: ApiRouter, deps: AppDep
       security: MANAGEMENT_SECURITY,
       request: { params: studyMessageTypeParams },
       bothSlashes: true,
-      responses: {
-        200: jsonContent(messageSchema, '`{"message": "template deleted"}`'),
-        ...errorResponses([400, 401, 403]),
-      },
+      responses: deleteTemplateResponses,
     },
     async (c) => {
       const who = managementOf(c);

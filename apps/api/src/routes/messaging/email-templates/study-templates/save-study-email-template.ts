@@ -1,12 +1,11 @@
-import { z } from "@hono/zod-openapi";
 import { saveEmailTemplate } from "@studyflow/domain/messages";
 import { managementOf } from "../../../../app-env";
 import type { AppDeps } from "../../../../deps";
 import type { ApiRouter } from "../../../create-router";
 import { defineRoute } from "../../../define-route";
-import { errorResponses } from "../../../openapi-errors";
-import { jsonContent, MANAGEMENT_SECURITY, studyKeyParam } from "../../../schemas";
+import { MANAGEMENT_SECURITY, studyKeyParam } from "../../../schemas";
 import { STUDY_EMAIL_TEMPLATES_PERMISSION } from "../../permission-texts";
+import { saveTemplateResponses } from "../../template-answers";
 import { assertMessaging, emailTemplateBody, emailTemplateSchema } from "../../schemas";
 
 export function registerSaveStudyEmailTemplate(router: ApiRouter, deps: AppDeps) {
@@ -30,13 +29,10 @@ export function registerSaveStudyEmailTemplate(router: ApiRouter, deps: AppDeps)
       request: { params: studyKeyParam },
       caseBody: emailTemplateBody,
       bothSlashes: true,
-      responses: {
-        200: jsonContent(z.object({ template: emailTemplateSchema }), "the saved template"),
-        ...errorResponses([400, 401, 403, 404, 409], {
-          404: "study not found, or no template of the study with this id",
-          409: "the study has a template of this type (send its id)",
-        }),
-      },
+      responses: saveTemplateResponses(emailTemplateSchema, {
+        404: "study not found, or no template of the study with this id",
+        409: "the study has a template of this type (send its id)",
+      }),
     },
     async (c) => {
       const who = managementOf(c);
