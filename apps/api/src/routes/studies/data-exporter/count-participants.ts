@@ -7,8 +7,8 @@ import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import type { ApiRouter } from "../../create-router";
 import { defineRoute } from "../../define-route";
-import { errorResponses } from "../../openapi-errors";
-import { MANAGEMENT_SECURITY, jsonContent, studyKeyParam } from "../../schemas";
+import { MANAGEMENT_SECURITY, studyKeyParam } from "../../schemas";
+import { exportCountResponses } from "./export-contract";
 import { EXPORT_GROUPS } from "./export-groups";
 import { filterQuery } from "./participant-filter-query";
 
@@ -26,13 +26,7 @@ export function registerCountParticipants(router: ApiRouter, deps: AppDeps) {
       description: `Participants matching \`filter\`. Requires \`${group.permission}\`.`,
       security: MANAGEMENT_SECURITY,
       request: { params: studyKeyParam, query: z.object({ filter: filterQuery }) },
-      responses: {
-        200: jsonContent(z.object({ count: z.number().int() }), "how many"),
-        ...errorResponses([400, 401, 403, 404], {
-          400: "filter not JSON, or an unknown field or operator",
-          404: "study not found",
-        }),
-      },
+      responses: exportCountResponses("filter not JSON, or an unknown field or operator"),
     },
     async (c) => {
       const { studyKey } = c.req.valid("param");

@@ -6,8 +6,8 @@ import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import type { ApiRouter } from "../../create-router";
 import { defineRoute } from "../../define-route";
-import { errorResponses } from "../../openapi-errors";
-import { MANAGEMENT_SECURITY, jsonContent, studyKeyParam } from "../../schemas";
+import { MANAGEMENT_SECURITY, studyKeyParam } from "../../schemas";
+import { exportCountResponses } from "./export-contract";
 import { EXPORT_GROUPS } from "./export-groups";
 import { selectionQuery, reportSelection } from "./report-selection";
 
@@ -25,13 +25,7 @@ export function registerCountReports(router: ApiRouter, deps: AppDeps) {
       description: `Reports matching reportKey, pid, from, until and filter. Requires \`${group.permission}\`.`,
       security: MANAGEMENT_SECURITY,
       request: { params: studyKeyParam, query: z.object(selectionQuery) },
-      responses: {
-        200: jsonContent(z.object({ count: z.number().int() }), "how many"),
-        ...errorResponses([400, 401, 403, 404], {
-          400: "from/until not Unix seconds or from after until; filter not valid",
-          404: "study not found",
-        }),
-      },
+      responses: exportCountResponses("from/until not Unix seconds or from after until; filter not valid"),
     },
     async (c) => {
       const { studyKey } = c.req.valid("param");

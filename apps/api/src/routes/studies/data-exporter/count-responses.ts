@@ -6,9 +6,9 @@ import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import type { ApiRouter } from "../../create-router";
 import { defineRoute } from "../../define-route";
-import { errorResponses } from "../../openapi-errors";
-import { MANAGEMENT_SECURITY, jsonContent, studyKeyParam } from "../../schemas";
+import { MANAGEMENT_SECURITY, studyKeyParam } from "../../schemas";
 import { caseJsonQuery } from "./case-query";
+import { exportCountResponses } from "./export-contract";
 import { EXPORT_GROUPS } from "./export-groups";
 
 const group = EXPORT_GROUPS.responses;
@@ -34,13 +34,7 @@ export function registerCountResponses(router: ApiRouter, deps: AppDeps) {
           filter: caseJsonQuery("filter", 'e.g. {"$and":[{"arrivedAt":{"$gt":1780000000}}]}'),
         }),
       },
-      responses: {
-        200: jsonContent(z.object({ count: z.number().int() }), "how many"),
-        ...errorResponses([400, 401, 403, 404], {
-          400: "filter not JSON, or an unknown field or operator",
-          404: "study not found",
-        }),
-      },
+      responses: exportCountResponses("filter not JSON, or an unknown field or operator"),
     },
     async (c) => {
       const { studyKey } = c.req.valid("param");

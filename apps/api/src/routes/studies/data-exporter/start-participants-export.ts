@@ -7,11 +7,11 @@ import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import type { ApiRouter } from "../../create-router";
 import { defineRoute } from "../../define-route";
-import { errorResponses } from "../../openapi-errors";
-import { MANAGEMENT_SECURITY, jsonContent, studyKeyParam } from "../../schemas";
+import { MANAGEMENT_SECURITY, studyKeyParam } from "../../schemas";
 import { caseJsonQuery } from "./case-query";
+import { startExportResponses } from "./export-contract";
 import { EXPORT_GROUPS } from "./export-groups";
-import { gzipQuery, startExport, startExportAnswer } from "./start-export";
+import { gzipQuery, startExport } from "./start-export";
 import { filterQuery } from "./participant-filter-query";
 
 const group = EXPORT_GROUPS.participants;
@@ -38,14 +38,7 @@ export function registerStartParticipantsExport(router: ApiRouter, deps: AppDeps
           gzip: gzipQuery,
         }),
       },
-      responses: {
-        200: jsonContent(startExportAnswer, "the task, recorded and queued; or `{error}` when no participant matches"),
-        ...errorResponses([400, 401, 403, 404, 503], {
-          400: "filter or sort not valid (the message names it)",
-          404: "study not found",
-          503: "the job queue is unavailable",
-        }),
-      },
+      responses: startExportResponses("participant", "filter or sort not valid (the message names it)"),
       bothSlashes: true,
     },
     async (c) => {

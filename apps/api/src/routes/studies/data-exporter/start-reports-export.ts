@@ -6,10 +6,10 @@ import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import type { ApiRouter } from "../../create-router";
 import { defineRoute } from "../../define-route";
-import { errorResponses } from "../../openapi-errors";
-import { MANAGEMENT_SECURITY, jsonContent, studyKeyParam } from "../../schemas";
+import { MANAGEMENT_SECURITY, studyKeyParam } from "../../schemas";
+import { startExportResponses } from "./export-contract";
 import { EXPORT_GROUPS } from "./export-groups";
-import { guardFormulasQuery, gzipQuery, startExport, startExportAnswer } from "./start-export";
+import { guardFormulasQuery, gzipQuery, startExport } from "./start-export";
 import { selectionQuery, reportSelection } from "./report-selection";
 
 const group = EXPORT_GROUPS.reports;
@@ -40,14 +40,7 @@ export function registerStartReportsExport(router: ApiRouter, deps: AppDeps) {
           guardFormulas: guardFormulasQuery,
         }),
       },
-      responses: {
-        200: jsonContent(startExportAnswer, "the task, recorded and queued; or `{error}` when no report matches"),
-        ...errorResponses([400, 401, 403, 404, 503], {
-          400: "an unknown type, a bad time window or filter (the message names it)",
-          404: "study not found",
-          503: "the job queue is unavailable",
-        }),
-      },
+      responses: startExportResponses("report", "an unknown type, a bad time window or filter (the message names it)"),
       bothSlashes: true,
     },
     async (c) => {

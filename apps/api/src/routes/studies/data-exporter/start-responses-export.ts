@@ -10,11 +10,11 @@ import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import type { ApiRouter } from "../../create-router";
 import { defineRoute } from "../../define-route";
-import { errorResponses } from "../../openapi-errors";
-import { MANAGEMENT_SECURITY, jsonContent, studyKeyParam } from "../../schemas";
+import { MANAGEMENT_SECURITY, studyKeyParam } from "../../schemas";
 import { caseJsonQuery, goBoolQuery } from "./case-query";
+import { startExportResponses } from "./export-contract";
 import { EXPORT_GROUPS } from "./export-groups";
-import { guardFormulasQuery, gzipQuery, startExport, startExportAnswer } from "./start-export";
+import { guardFormulasQuery, gzipQuery, startExport } from "./start-export";
 
 const group = EXPORT_GROUPS.responses;
 
@@ -94,14 +94,10 @@ export function registerStartResponsesExport(router: ApiRouter, deps: AppDeps) {
         params: studyKeyParam,
         query: responsesExportQuery,
       },
-      responses: {
-        200: jsonContent(startExportAnswer, "the task, recorded and queued; or `{error}` when no response matches"),
-        ...errorResponses([400, 401, 403, 404, 503], {
-          400: "surveyKey missing or not a survey of the study, an unknown format, filter or sort not valid (the message names it)",
-          404: "study not found",
-          503: "the job queue is unavailable",
-        }),
-      },
+      responses: startExportResponses(
+        "response",
+        "surveyKey missing or not a survey of the study, an unknown format, filter or sort not valid (the message names it)",
+      ),
       bothSlashes: true,
     },
     async (c) => {
