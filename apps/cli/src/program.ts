@@ -5,6 +5,7 @@ import { demoSeedCommand } from "./commands/demo-seed";
 import { demoWalkthroughCommand } from "./commands/demo-walkthrough";
 import { dailyExportSetCommand, dailyExportShowCommand } from "./commands/daily-export-set";
 import { EXPORT_COMMANDS } from "./commands/export-commands";
+import { importCaseCommand } from "./commands/import-case";
 import { MANAGEMENT_USER_COMMANDS } from "./commands/management-user-commands";
 import { migrateCommand } from "./commands/migrate";
 import { PARTICIPANT_FILES_COMMANDS } from "./commands/participant-files-commands";
@@ -66,6 +67,7 @@ export const COMMANDS: readonly CliCommand[] = [
   ...EXPORT_COMMANDS,
   dailyExportSetCommand,
   dailyExportShowCommand,
+  importCaseCommand,
   demoSeedCommand,
   demoWalkthroughCommand,
 ];
