@@ -140,6 +140,12 @@ describe("routers and their auth boundaries", () => {
     "POST /v1/user/change-phone-number",
     "GET /v1/user/request-phone-number-verification",
     "PUT /v1/user/contact-preferences",
+    "PUT /v1/user/preferred-language",
+    "GET /v1/user/attributes",
+    "POST /v1/user/attributes",
+    "DELETE /v1/user/attributes/a1",
+    "GET /v1/auth/token/validate",
+    "GET /v1/auth/token/revoke",
     "GET /v1/study-service/studies/participating",
     "GET /v1/study-service/participant-data/study-a/survey/intake?pid=p",
     "POST /v1/study-service/participant-data/study-a/files",
@@ -183,6 +189,8 @@ describe("routers and their auth boundaries", () => {
       "POST /v1/auth/resend-email-verification": participantSecurity,
       "POST /v1/auth/temptoken-info": undefined,
       "POST /v1/auth/login-with-temptoken": undefined,
+      "GET /v1/auth/token/validate": participantSecurity,
+      "GET /v1/auth/token/revoke": participantSecurity,
       "POST /v1/password-reset/initiate": undefined,
       "POST /v1/password-reset/get-infos": undefined,
       "POST /v1/password-reset/reset": undefined,
@@ -196,6 +204,10 @@ describe("routers and their auth boundaries", () => {
       "POST /v1/user/change-phone-number": participantSecurity,
       "GET /v1/user/request-phone-number-verification": participantSecurity,
       "PUT /v1/user/contact-preferences": participantSecurity,
+      "PUT /v1/user/preferred-language": participantSecurity,
+      "GET /v1/user/attributes": participantSecurity,
+      "POST /v1/user/attributes": participantSecurity,
+      "DELETE /v1/user/attributes/{attributeID}": participantSecurity,
       "POST /v1/unsubscribe-newsletter": undefined,
       "POST /v1/studies/{studyKey}/participants/{participantID}/responses": managementSecurity,
       "POST /v1/studies/{studyKey}/run-actions/participants/": managementSecurity,
@@ -282,6 +294,7 @@ describe("routers and their auth boundaries", () => {
       "POST /v1/study-service/events/{studyKey}/custom": participantSecurity,
       "POST /v1/study-service/temp-participant/register": undefined,
       "GET /v1/study-service/temp-participant/survey": undefined,
+      "GET /v1/study-service/temp-participant/surveys": undefined,
       "POST /v1/study-service/temp-participant/submit-response": undefined,
       "GET /v1/study-service/participant/studies": participantSecurity,
       "GET /v1/study-service/participant/studies/{studyKey}": participantSecurity,
@@ -303,6 +316,8 @@ describe("routers and their auth boundaries", () => {
       "GET /v1/study-service/studies/{studyKey}": undefined,
       "GET /v1/study-service/studies/{studyKey}/variables": undefined,
       "GET /v1/study-service/studies/{studyKey}/variables/{variableKey}": undefined,
+      "GET /v1/study-service/studies/{studyKey}/code-lists/has-code": undefined,
+      "GET /v1/study-service/studies/{studyKey}/code-lists/available-count": undefined,
       "GET /v1/participant-users/deletions": managementSecurity,
       "GET /v1/participant-users/deletions/{deletionId}": managementSecurity,
       "GET /v1/participant-users": managementSecurity,
@@ -489,6 +504,13 @@ describe("routers and their auth boundaries", () => {
       expect((await t.app.request(path)).status, path).toBe(200);
     }
     expect((await t.app.request("/v1/study-service/temp-participant/survey")).status).toBe(400);
+    expect((await t.app.request("/v1/study-service/temp-participant/surveys", { headers })).status).toBe(400);
+    for (const path of [
+      "/v1/study-service/studies/study-a/code-lists/has-code?listKey=l&code=c",
+      "/v1/study-service/studies/study-a/code-lists/available-count?listKey=l",
+    ]) {
+      expect((await t.app.request(path, { headers })).status, path).toBe(200);
+    }
     for (const path of ["/v1/password-reset/other", "/v1/auth/other"]) {
       const unknown = await t.app.request(path, { method: "POST" });
       expect(unknown.status, path).toBe(404);

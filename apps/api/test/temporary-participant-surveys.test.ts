@@ -95,13 +95,14 @@ describe("GET /v1/study-service/temp-participant/surveys (CASE)", () => {
 
   it("refuses a missing studyKey or pid and another instance with 400", async () => {
     const pid = await register();
-    for (const params of [
+    const cases: Record<string, string>[] = [
       { studyKey: "study-t" },
       { pid },
       { studyKey: "study-t", pid: "" },
       { studyKey: "study-t", pid, instanceID: "elsewhere" },
       { studyKey: "a b", pid },
-    ]) {
+    ];
+    for (const params of cases) {
       const res = await surveys(params);
       expect(res.status, JSON.stringify(params)).toBe(400);
       expect(await res.json()).toHaveProperty("error");
