@@ -11,9 +11,8 @@ import {
 
 import type { ApiRouter } from "../../create-router";
 import { defineRoute } from "../../define-route";
-import { errorResponses } from "../../openapi-errors";
 import { PARTICIPANT_SECURITY, jsonContent } from "../../schemas";
-import { FORBIDDEN_PROFILE, pidKeyQuery, studyParams } from "./profile-query";
+import { profileDataErrors, pidKeyQuery, studyParams } from "./profile-query";
 
 export function registerConfidentialResponse(router: ApiRouter, deps: AppDeps) {
   const db = deps.database.db;
@@ -35,11 +34,7 @@ export function registerConfidentialResponse(router: ApiRouter, deps: AppDeps) {
       },
       responses: {
         200: jsonContent(z.object({ confidentialResponse: z.array(caseConfidentialEntrySchema) }), "the entries"),
-        ...errorResponses([400, 401, 403, 404], {
-          400: "pid or key missing",
-          403: FORBIDDEN_PROFILE,
-          404: "study not found",
-        }),
+        ...profileDataErrors("pid or key missing"),
       },
     },
     async (c) => {

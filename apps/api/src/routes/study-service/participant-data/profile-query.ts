@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { errorResponses } from "../../openapi-errors";
 import { studyKeyParam } from "../../schemas";
 
 /** Most profiles one request may name: a user has a handful; this bounds the work a request asks for. */
@@ -48,3 +49,7 @@ export const studyParams = studyKeyParam;
 
 /** The answer when a profile is someone else's: nothing of any profile is read then. */
 export const FORBIDDEN_PROFILE = "a profile named is not the signed-in user's (nothing is read)";
+
+/** The errors of a read of one profile's data in a study; `invalidInput` says which of its query can be wrong. */
+export const profileDataErrors = (invalidInput: string) =>
+  errorResponses([400, 401, 403, 404], { 400: invalidInput, 403: FORBIDDEN_PROFILE, 404: "study not found" });

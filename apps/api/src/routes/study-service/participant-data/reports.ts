@@ -9,9 +9,8 @@ import { paginationOf } from "../../studies/data-explorer/explorer-query";
 import { caseReportSchema, presentCaseReport } from "../../studies/data-explorer/present";
 import type { ApiRouter } from "../../create-router";
 import { defineRoute } from "../../define-route";
-import { errorResponses } from "../../openapi-errors";
 import { PARTICIPANT_SECURITY, jsonContent } from "../../schemas";
-import { FORBIDDEN_PROFILE, pidQuery, studyParams } from "./profile-query";
+import { profileDataErrors, pidQuery, studyParams } from "./profile-query";
 
 export function registerReports(router: ApiRouter, deps: AppDeps) {
   const db = deps.database.db;
@@ -40,11 +39,7 @@ export function registerReports(router: ApiRouter, deps: AppDeps) {
           z.object({ reports: z.array(caseReportSchema), pagination: casePaginationSchema }),
           "a page of reports",
         ),
-        ...errorResponses([400, 401, 403, 404], {
-          400: "pid missing; page, limit or filter not valid",
-          403: FORBIDDEN_PROFILE,
-          404: "study not found",
-        }),
+        ...profileDataErrors("pid missing; page, limit or filter not valid"),
       },
     },
     async (c) => {

@@ -7,9 +7,8 @@ import { toExplorerQuery } from "../../studies/data-explorer/explorer-query";
 import { presentResponsePage, responseListQuery, responsePageSchema } from "../../studies/data-explorer/response-page";
 import type { ApiRouter } from "../../create-router";
 import { defineRoute } from "../../define-route";
-import { errorResponses } from "../../openapi-errors";
 import { PARTICIPANT_SECURITY, jsonContent } from "../../schemas";
-import { FORBIDDEN_PROFILE, pidQuery, studyParams } from "./profile-query";
+import { profileDataErrors, pidQuery, studyParams } from "./profile-query";
 
 export function registerResponses(router: ApiRouter, deps: AppDeps) {
   const db = deps.database.db;
@@ -32,11 +31,7 @@ export function registerResponses(router: ApiRouter, deps: AppDeps) {
       },
       responses: {
         200: jsonContent(responsePageSchema, "a page of responses"),
-        ...errorResponses([400, 401, 403, 404], {
-          400: "pid or surveyKey missing; page, limit, filter or sort not valid",
-          403: FORBIDDEN_PROFILE,
-          404: "study not found",
-        }),
+        ...profileDataErrors("pid or surveyKey missing; page, limit, filter or sort not valid"),
       },
     },
     async (c) => {

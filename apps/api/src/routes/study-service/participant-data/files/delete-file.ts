@@ -5,9 +5,8 @@ import { participantOf } from "../../../../app-env";
 import type { AppDeps } from "../../../../deps";
 import type { ApiRouter } from "../../../create-router";
 import { defineRoute } from "../../../define-route";
-import { errorResponses } from "../../../openapi-errors";
 import { PARTICIPANT_SECURITY, jsonContent, messageSchema } from "../../../schemas";
-import { fileParams, pidQuery } from "./file-info";
+import { fileParams, oneFileErrors, pidQuery } from "./file-info";
 
 export function registerDeleteParticipantFile(router: ApiRouter, deps: AppDeps, fileStore: FileStore) {
   const db = deps.database.db;
@@ -25,12 +24,7 @@ export function registerDeleteParticipantFile(router: ApiRouter, deps: AppDeps, 
       request: { params: fileParams, query: pidQuery },
       responses: {
         200: jsonContent(messageSchema, "deleted"),
-        ...errorResponses([400, 401, 403, 404, 409], {
-          400: "pid missing",
-          403: "the profile is not the signed-in user's",
-          404: "study not found, or no such file of this profile's participant",
-          409: "study not active",
-        }),
+        ...oneFileErrors,
       },
       bothSlashes: true,
     },

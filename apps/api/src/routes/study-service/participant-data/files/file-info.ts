@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { participantFileName, type ParticipantFileRow } from "@studyflow/domain/participant-files";
+import { errorResponses } from "../../../openapi-errors";
 import { keyString } from "../../../schemas";
 
 /**
@@ -49,4 +50,12 @@ export const fileParams = z.object({
     .min(1, "fileID must not be empty")
     .max(200, "fileID is longer than 200 characters")
     .openapi({ param: { name: "fileID", in: "path" }, description: "the file's id from the upload or the list" }),
+});
+
+/** The errors of the download and the deletion of one of a profile's files. */
+export const oneFileErrors = errorResponses([400, 401, 403, 404, 409], {
+  400: "pid missing",
+  403: "the profile is not the signed-in user's",
+  404: "study not found, or no such file of this profile's participant",
+  409: "study not active",
 });

@@ -7,9 +7,8 @@ import type { AppDeps } from "../../../../deps";
 import { sendFile } from "../../../download";
 import type { ApiRouter } from "../../../create-router";
 import { defineRoute } from "../../../define-route";
-import { errorResponses } from "../../../openapi-errors";
 import { PARTICIPANT_SECURITY } from "../../../schemas";
-import { fileParams, pidQuery } from "./file-info";
+import { fileParams, oneFileErrors, pidQuery } from "./file-info";
 
 export function registerGetParticipantFile(router: ApiRouter, deps: AppDeps, fileStore: FileStore) {
   const db = deps.database.db;
@@ -33,12 +32,7 @@ export function registerGetParticipantFile(router: ApiRouter, deps: AppDeps, fil
             "image/png": { schema: z.string().openapi({ format: "binary" }) },
           },
         },
-        ...errorResponses([400, 401, 403, 404, 409], {
-          400: "pid missing",
-          403: "the profile is not the signed-in user's",
-          404: "study not found, or no such file of this profile's participant",
-          409: "study not active",
-        }),
+        ...oneFileErrors,
       },
       bothSlashes: true,
     },
