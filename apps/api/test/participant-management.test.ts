@@ -1,4 +1,4 @@
-import { surveyResponses } from "@studyflow/db";
+import { permissions, surveyResponses, type CaseStudyAction } from "@studyflow/db";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import {
   call,
@@ -15,6 +15,14 @@ import {
   num,
 } from "./fixtures";
 import { createTestApp, type TestApp } from "./test-app";
+
+/** A researcher holding one of case-backend's own study actions (case-admin grants them by these names). */
+async function caseResearcher(t: TestApp, studyKey: string, action: CaseStudyAction) {
+  const subject = `researcher-${Math.random().toString(36).slice(2, 10)}`;
+  await t.database.db.insert(permissions).values({ subjectId: subject, studyKey, action });
+  await t.settle();
+  return { subject, token: await managementToken(t, subject) };
+}
 
 const NOW = Date.UTC(2026, 5, 1, 12, 0, 0);
 const NOW_S = NOW / 1000;
@@ -120,7 +128,7 @@ describe("participant management routes (CASE)", () => {
     const path = (study: string) => `/v1/studies/${study}/participants/virtual`;
 
     it("creates a participant with status virtual after the ENTER rules, audited", async () => {
-      const creator = await researcher(t, "study-a", "create-virtual-participant");
+      const creator = await caseResearcher(t, "study-a", "create-virtual-participant");
       const res = await postJson(t, path("study-a"), undefined, creator.token);
       expect(res.status).toBe(200);
       const body = await res.json();
@@ -147,7 +155,7 @@ describe("participant management routes (CASE)", () => {
     it("401 without a token; 403 without create-virtual-participant or for another study", async () => {
       expect((await postJson(t, path("study-a"), undefined)).status).toBe(401);
       expect((await postJson(t, path("study-a"), undefined, token)).status).toBe(403);
-      const other = await researcher(t, "study-b", "create-virtual-participant");
+      const other = await caseResearcher(t, "study-b", "create-virtual-participant");
       expect((await postJson(t, path("study-a"), undefined, other.token)).status).toBe(403);
       expect(await t.database.sql`select 1 from participants`).toHaveLength(0);
     });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { reports, surveyResponses } from "@studyflow/db";
+import { permissions, reports, surveyResponses, type CaseStudyAction } from "@studyflow/db";
 import {
   bearer,
   call,
@@ -17,6 +17,14 @@ import {
   str,
 } from "./fixtures";
 import { createTestApp, type TestApp } from "./test-app";
+
+/** A researcher holding one of case-backend's own study actions (case-admin grants them by these names). */
+async function caseResearcher(t: TestApp, studyKey: string, action: CaseStudyAction) {
+  const subject = `researcher-${Math.random().toString(36).slice(2, 10)}`;
+  await t.database.db.insert(permissions).values({ subjectId: subject, studyKey, action });
+  await t.settle();
+  return { subject, token: await managementToken(t, subject) };
+}
 
 const NOW = Date.UTC(2026, 5, 1, 12, 0, 0);
 const NOW_S = NOW / 1000;
@@ -241,7 +249,7 @@ describe("virtual participants: claimed by a profile, looked up, merged by resea
 
   describe("POST /v1/studies/{studyKey}/participants/merge", () => {
     it("merges one participant into another: MERGE rules, submissions, responses, reports; audited", async () => {
-      const merger = await researcher(t, "study-a", "merge-participants");
+      const merger = await caseResearcher(t, "study-a", "merge-participants");
       await insertParticipant(t.database.db, {
         studyKey: "study-a",
         participantId: "target",
@@ -282,7 +290,7 @@ describe("virtual participants: claimed by a profile, looked up, merged by resea
     });
 
     it("400 for the same participant twice or a missing id, 404 for an unknown one; 401/403; other studies unreachable", async () => {
-      const merger = await researcher(t, "study-a", "merge-participants");
+      const merger = await caseResearcher(t, "study-a", "merge-participants");
       await insertParticipant(t.database.db, { studyKey: "study-a", participantId: "p1" });
       await insertParticipant(t.database.db, { studyKey: "study-b", participantId: "pb" });
       for (const body of [
