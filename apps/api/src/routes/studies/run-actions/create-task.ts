@@ -4,9 +4,9 @@ import type { AppDeps } from "../../../deps";
 import { presentTask, taskEnvelope } from "@studyflow/presenters/task";
 import type { ApiRouter } from "../../create-router";
 import { defineRoute } from "../../define-route";
-import { errorResponses } from "../../openapi-errors";
-import { MANAGEMENT_SECURITY, jsonContent, studyKeyParam } from "../../schemas";
+import { MANAGEMENT_SECURITY, studyKeyParam } from "../../schemas";
 import { rulesField } from "./case-rules";
+import { startRuleTaskResponses } from "./rule-run-answers";
 import { startRuleTask } from "./start-rule-task";
 
 export function registerCreateTask(router: ApiRouter, deps: AppDeps) {
@@ -27,14 +27,10 @@ export function registerCreateTask(router: ApiRouter, deps: AppDeps) {
       security: MANAGEMENT_SECURITY,
       request: { params: studyKeyParam },
       caseBody: z.object({ rules: rulesField, dryRun: z.boolean().optional() }),
-      responses: {
-        200: jsonContent(taskEnvelope, "task created and queued"),
-        ...errorResponses([400, 401, 403, 404, 503], {
-          400: "invalid body or invalid rules (the message names the JSON path)",
-          404: "study not found",
-          503: "the job queue is unavailable",
-        }),
-      },
+      responses: startRuleTaskResponses(
+        taskEnvelope,
+        "invalid body or invalid rules (the message names the JSON path)",
+      ),
       bothSlashes: true,
     },
     async (c) => {

@@ -5,15 +5,9 @@ import type { AppDeps } from "../../../deps";
 import { domainContext } from "../../../domain-context";
 import type { ApiRouter } from "../../create-router";
 import { defineRoute } from "../../define-route";
-import { errorResponses } from "../../openapi-errors";
-import { MANAGEMENT_SECURITY, jsonContent } from "../../schemas";
-import {
-  participantParams,
-  participantRunResultSchema,
-  previousResponsesBody,
-  selectionOf,
-  validatedRules,
-} from "./case-rules";
+import { MANAGEMENT_SECURITY } from "../../schemas";
+import { participantParams, previousResponsesBody, selectionOf, validatedRules } from "./case-rules";
+import { participantRunAnswer, participantRunResponses } from "./rule-run-answers";
 
 export function registerPreviousResponsesForParticipant(router: ApiRouter, deps: AppDeps) {
   defineRoute(
@@ -33,15 +27,11 @@ export function registerPreviousResponsesForParticipant(router: ApiRouter, deps:
       security: MANAGEMENT_SECURITY,
       request: { params: participantParams },
       caseBody: previousResponsesBody,
-      responses: {
-        200: jsonContent(participantRunResultSchema, "the responses were replayed"),
-        ...errorResponses([400, 401, 403, 404, 409, 422], {
-          400: "invalid body or invalid rules (the message names the field or JSON path)",
-          404: "study not found",
-          409: "the participant was changed by another request at the same time; retry",
-          422: "a rule failed on one of the responses; nothing was written",
-        }),
-      },
+      responses: participantRunResponses(
+        "the responses were replayed",
+        "invalid body or invalid rules (the message names the field or JSON path)",
+        "a rule failed on one of the responses; nothing was written",
+      ),
     },
     async (c) => {
       const { studyKey, participantID } = c.req.valid("param");
@@ -54,14 +44,7 @@ export function registerPreviousResponsesForParticipant(router: ApiRouter, deps:
         { studyKey, participantId: participantID, rules, actor: who.subject, ...selectionOf(body) },
         domainContext(deps),
       );
-      return c.json(
-        {
-          participantCount: result.participantCount,
-          duration: result.durationSeconds,
-          ruleResults: result.changedPerRule,
-        },
-        200,
-      );
+      return c.json(participantRunAnswer(result), 200);
     },
   );
 }

@@ -6,9 +6,9 @@ import type { AppDeps } from "../../../deps";
 import { domainContext } from "../../../domain-context";
 import type { ApiRouter } from "../../create-router";
 import { defineRoute } from "../../define-route";
-import { errorResponses } from "../../openapi-errors";
-import { MANAGEMENT_SECURITY, jsonContent } from "../../schemas";
-import { participantParams, participantRunResultSchema, rulesField, validatedRules } from "./case-rules";
+import { MANAGEMENT_SECURITY } from "../../schemas";
+import { participantParams, rulesField, validatedRules } from "./case-rules";
+import { participantRunAnswer, participantRunResponses } from "./rule-run-answers";
 
 export function registerRunOnParticipant(router: ApiRouter, deps: AppDeps) {
   defineRoute(
@@ -27,15 +27,11 @@ export function registerRunOnParticipant(router: ApiRouter, deps: AppDeps) {
       security: MANAGEMENT_SECURITY,
       request: { params: participantParams },
       caseBody: z.object({ rules: rulesField }),
-      responses: {
-        200: jsonContent(participantRunResultSchema, "the rules ran"),
-        ...errorResponses([400, 401, 403, 404, 409, 422], {
-          400: "invalid body or invalid rules (the message names the JSON path)",
-          404: "study not found",
-          409: "the participant was changed by another request at the same time; retry",
-          422: "a rule failed on the participant; nothing was written",
-        }),
-      },
+      responses: participantRunResponses(
+        "the rules ran",
+        "invalid body or invalid rules (the message names the JSON path)",
+        "a rule failed on the participant; nothing was written",
+      ),
     },
     async (c) => {
       const { studyKey, participantID } = c.req.valid("param");
@@ -47,14 +43,7 @@ export function registerRunOnParticipant(router: ApiRouter, deps: AppDeps) {
         { studyKey, participantId: participantID, rules, actor: who.subject },
         domainContext(deps),
       );
-      return c.json(
-        {
-          participantCount: result.participantCount,
-          duration: result.durationSeconds,
-          ruleResults: result.changedPerRule,
-        },
-        200,
-      );
+      return c.json(participantRunAnswer(result), 200);
     },
   );
 }

@@ -3,9 +3,9 @@ import type { AppDeps } from "../../../deps";
 import { caseTaskEnvelope, presentCaseTask } from "@studyflow/presenters/case-task";
 import type { ApiRouter } from "../../create-router";
 import { defineRoute } from "../../define-route";
-import { errorResponses } from "../../openapi-errors";
-import { MANAGEMENT_SECURITY, jsonContent, studyKeyParam } from "../../schemas";
+import { MANAGEMENT_SECURITY, studyKeyParam } from "../../schemas";
 import { previousResponsesBody, selectionOf } from "./case-rules";
+import { startRuleTaskResponses } from "./rule-run-answers";
 import { startRuleTask } from "./start-rule-task";
 import { PREVIOUS_RESPONSES_KIND } from "./previous-responses-task-access";
 
@@ -26,14 +26,10 @@ export function registerStartPreviousResponsesTask(router: ApiRouter, deps: AppD
       security: MANAGEMENT_SECURITY,
       request: { params: studyKeyParam },
       caseBody: previousResponsesBody,
-      responses: {
-        200: jsonContent(caseTaskEnvelope, "task created and queued"),
-        ...errorResponses([400, 401, 403, 404, 503], {
-          400: "invalid body or invalid rules (the message names the field or JSON path)",
-          404: "study not found",
-          503: "the job queue is unavailable",
-        }),
-      },
+      responses: startRuleTaskResponses(
+        caseTaskEnvelope,
+        "invalid body or invalid rules (the message names the field or JSON path)",
+      ),
       bothSlashes: true,
     },
     async (c) => {
