@@ -1,22 +1,21 @@
 import { z } from "@hono/zod-openapi";
-import { assertProfileOfUser } from "@studyflow/domain/access";
 import { enterStudy } from "@studyflow/domain/events";
-import { participantOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import { answerOnce, idempotencyKey, idempotencyKeyHeaders } from "../../../middleware/idempotency";
 import { assignedSurveysEnvelope, presentAssignedSurveys } from "@studyflow/presenters/participant";
 import { presentWarnings, warningsField } from "@studyflow/presenters/rule-failure";
+import { eventProfile, profileEventBody } from "./profile-event";
 import type { ApiRouter } from "../../create-router";
 import { defineRoute } from "../../define-route";
 import { errorResponses } from "../../openapi-errors";
-import { PARTICIPANT_SECURITY, jsonContent, profileIdField, studyKeyParam } from "../../schemas";
+import { PARTICIPANT_SECURITY, jsonContent, studyKeyParam } from "../../schemas";
 
 export function registerEnterStudy(router: ApiRouter, deps: AppDeps) {
   const db = deps.database.db;
   defineRoute(
     router,
     {
-      caseBody: z.object({ profileID: profileIdField }),
+      caseBody: profileEventBody,
       afterBody: [idempotencyKey()],
       method: "post",
       path: "/{studyKey}/enter",
@@ -38,8 +37,7 @@ export function registerEnterStudy(router: ApiRouter, deps: AppDeps) {
     },
     async (c) => {
       const { studyKey } = c.req.valid("param");
-      const { userId } = participantOf(c);
-      const profile = await assertProfileOfUser(db, userId, c.req.valid("json").profileID);
+      const { userId, profile } = await eventProfile(db, c, c.req.valid("json").profileID);
       return answerOnce(
         c,
         deps,
