@@ -3,6 +3,7 @@ import { NONCE } from "hono/secure-headers";
 import type { AppEnv } from "../../app-env";
 import type { ApiRouter } from "../create-router";
 import { defineRoute } from "../define-route";
+import { PAGE_CSP_LIMITS, PAGE_ROUTE } from "../page-route";
 import { API_REFERENCE_ASSETS_PATH, nameOfViewer } from "./viewer-asset";
 
 /**
@@ -16,10 +17,7 @@ export const PAGE_CSP = {
   styleSrc: ["'self'", "'unsafe-inline'"],
   imgSrc: ["'self'", "data:"],
   fontSrc: ["'self'"],
-  connectSrc: ["'self'"],
-  baseUri: ["'none'"],
-  formAction: ["'none'"],
-  frameAncestors: ["'none'"],
+  ...PAGE_CSP_LIMITS,
 };
 
 /**
@@ -27,34 +25,25 @@ export const PAGE_CSP = {
  * in the browser. A page for people, no part of the API document (hidden).
  */
 export function registerApiReferencePage(router: ApiRouter, documentPath: string) {
-  defineRoute(
-    router,
-    {
-      method: "get",
-      path: "/",
-      hide: true,
-      responses: { 200: { description: "the page" } },
-    },
-    async (c, next) => {
-      const viewer = await nameOfViewer();
-      const page = Scalar<AppEnv>({
-        url: documentPath,
-        pageTitle: "studyflow API reference",
-        cdn: `${API_REFERENCE_ASSETS_PATH}/${viewer}`,
-        nonce: c.get("secureHeadersNonce") ?? "",
-        // Scalar's defaults that would reach its own hosts: the Inter and JetBrains Mono fonts from
-        // fonts.scalar.com, the developer toolbar (shown on localhost; sharing goes through
-        // Scalar's registry), "Open API Client" (client.scalar.com, given this document's address),
-        // the AI agent and MCP buttons, telemetry. "Test Request" stays: it calls this API directly.
-        withDefaultFonts: false,
-        showDeveloperTools: "never",
-        hideClientButton: true,
-        agent: { disabled: true },
-        mcp: { disabled: true },
-        telemetry: false,
-      });
-      // Scalar's middleware always answers with the page (its type allows handing on instead)
-      return (await page(c, next)) ?? c.res;
-    },
-  );
+  defineRoute(router, PAGE_ROUTE, async (c, next) => {
+    const viewer = await nameOfViewer();
+    const page = Scalar<AppEnv>({
+      url: documentPath,
+      pageTitle: "studyflow API reference",
+      cdn: `${API_REFERENCE_ASSETS_PATH}/${viewer}`,
+      nonce: c.get("secureHeadersNonce") ?? "",
+      // Scalar's defaults that would reach its own hosts: the Inter and JetBrains Mono fonts from
+      // fonts.scalar.com, the developer toolbar (shown on localhost; sharing goes through
+      // Scalar's registry), "Open API Client" (client.scalar.com, given this document's address),
+      // the AI agent and MCP buttons, telemetry. "Test Request" stays: it calls this API directly.
+      withDefaultFonts: false,
+      showDeveloperTools: "never",
+      hideClientButton: true,
+      agent: { disabled: true },
+      mcp: { disabled: true },
+      telemetry: false,
+    });
+    // Scalar's middleware always answers with the page (its type allows handing on instead)
+    return (await page(c, next)) ?? c.res;
+  });
 }

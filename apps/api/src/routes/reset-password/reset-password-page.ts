@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { PASSWORD_MIN_CHARACTERS, PASSWORD_RULE_DESCRIPTION } from "@studyflow/domain/participant-accounts";
 import type { ApiRouter } from "../create-router";
 import { defineRoute } from "../define-route";
+import { PAGE_CSP_LIMITS, PAGE_ROUTE } from "../page-route";
 
 /** The policy's own words (packages/domain/src/accounts/passwords.ts), as HTML text. */
 const RULE_HTML = PASSWORD_RULE_DESCRIPTION.replace(
@@ -71,26 +72,14 @@ export const PAGE_CSP = {
   defaultSrc: ["'none'"],
   scriptSrc: [sha256(SCRIPT)],
   styleSrc: [sha256(STYLE)],
-  connectSrc: ["'self'"],
-  baseUri: ["'none'"],
-  formAction: ["'none'"],
-  frameAncestors: ["'none'"],
+  ...PAGE_CSP_LIMITS,
 };
 
 /** The page the reset e-mail links to: for people, no part of the API document (hidden). */
 export function registerResetPasswordPage(router: ApiRouter) {
-  defineRoute(
-    router,
-    {
-      method: "get",
-      path: "/",
-      hide: true,
-      responses: { 200: { description: "the page" } },
-    },
-    (c) => {
-      // nor may a cache keep the page under an address that holds a token
-      c.header("Cache-Control", "no-store");
-      return c.html(PAGE);
-    },
-  );
+  defineRoute(router, PAGE_ROUTE, (c) => {
+    // nor may a cache keep the page under an address that holds a token
+    c.header("Cache-Control", "no-store");
+    return c.html(PAGE);
+  });
 }
