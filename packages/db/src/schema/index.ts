@@ -23,3 +23,4 @@ export * from "./participant-auth";
 export * from "./management";
 export * from "./case-messaging";
 export * from "./case-import";
+export * from "./user-attributes";
