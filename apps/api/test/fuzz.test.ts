@@ -1423,7 +1423,21 @@ function participantRefuses(w: World, op: Operation, st: State, params: Record<s
     case "GET /v1/user":
     case "GET /v1/study-service/studies/participating":
     case "PUT /v1/user/contact-preferences":
+    case "GET /v1/user/attributes":
+    case "GET /v1/auth/token/validate":
+    case "GET /v1/auth/token/revoke":
       return false;
+    case "PUT /v1/user/preferred-language": {
+      const locale = field("newLocale");
+      return typeof locale !== "string" || !/^[a-z]{2}(-([A-Z]{2}|\d{3}))?$/.test(locale);
+    }
+    case "POST /v1/user/attributes": {
+      const type = field("type");
+      if (typeof type !== "string" || type.trim() === "" || type.length > 100) return true;
+      return JSON.stringify(field("attributes") ?? null).length > 16 * 1024;
+    }
+    case "DELETE /v1/user/attributes/{attributeID}":
+      return true; // the fuzz user keeps no attributes (setting one is always aimed away)
     case "DELETE /v1/user":
       return field("password") !== STRONG_PASSWORD; // no sign-in of a session to stand for the password
     case "POST /v1/user/profiles":
@@ -1475,6 +1489,7 @@ function publicRefuses(w: World, op: Operation, st: State): boolean {
     case "POST /v1/unsubscribe-newsletter":
       return true;
     case "POST /v1/study-service/temp-participant/submit-response":
+    case "GET /v1/study-service/temp-participant/surveys":
       return true; // no temporary participant exists (registration is always aimed away)
     case "POST /v1/auth/login":
       return !(sameAddress(field("email"), w.email) && field("password") === STRONG_PASSWORD);
@@ -1535,8 +1550,15 @@ const WRITES_NOTHING = new Set([
   "POST /v1/password-reset/get-infos",
 ]);
 
-/** Operations that may write when they succeed (asking for a sign-in code is a GET that does). */
-const mayWrite = (op: Operation) => (op.method !== "GET" || op.id === "GET /v1/auth/otp") && !WRITES_NOTHING.has(op.id);
+/**
+ * Operations that, succeeding, would end every token of the fuzz user (and make its stale token a
+ * valid one): aimed away even where writes are allowed.
+ */
+const ENDS_THE_FUZZ_USER = new Set(["GET /v1/auth/token/revoke"]);
+
+/** Operations that may write when they succeed (asking for a sign-in code or revoking tokens are GETs that do). */
+const mayWrite = (op: Operation) =>
+  (op.method !== "GET" || op.id === "GET /v1/auth/otp" || ENDS_THE_FUZZ_USER.has(op.id)) && !WRITES_NOTHING.has(op.id);
 
 /** Aims a request that could succeed and write at something that makes it fail, changing nothing. */
 function retarget(st: State, op: Operation): void {
@@ -1566,6 +1588,15 @@ function retarget(st: State, op: Operation): void {
       return;
     case "PUT /v1/user/contact-preferences":
       setCaseField(st, op, "receiveWeeklyMessageDayOfWeek", 7); // 400: days are 0 to 6
+      return;
+    case "PUT /v1/user/preferred-language":
+      setCaseField(st, op, "newLocale", "not a language"); // 400
+      return;
+    case "POST /v1/user/attributes":
+      setCaseField(st, op, "type", ""); // 400: type is required
+      return;
+    case "GET /v1/auth/token/revoke":
+      st.withoutCredential = true; // 401
       return;
   }
   if (nonStudyAccess(op) !== undefined) {
@@ -1647,7 +1678,12 @@ function build(w: World, d: Draft, options: { allowWrites?: boolean } = {}): Bui
   };
   let { body, reasons } = examine();
   let refused = refusedByContext(w, served, caller, st);
-  if (!refused && reasons.length === 0 && mayWrite(served) && !options.allowWrites) {
+  if (
+    !refused &&
+    reasons.length === 0 &&
+    mayWrite(served) &&
+    (!options.allowWrites || ENDS_THE_FUZZ_USER.has(served.id))
+  ) {
     retarget(st, served);
     ({ body, reasons } = examine());
     refused = true;
