@@ -1,11 +1,11 @@
 import { createHash, timingSafeEqual } from "node:crypto";
-import type { OpenAPIHono } from "@hono/zod-openapi";
 import { serve } from "@hono/node-server";
 import { Hono, type Context } from "hono";
 import { Counter, Histogram, Registry, collectDefaultMetrics } from "prom-client";
-import type { AppEnv } from "./app-env";
 import type { ApiConfig } from "./config";
 import { whenListening, type ListeningServer } from "./listening-server";
+import type { ApiRouter } from "./routes/create-router";
+import { defineRoute } from "./routes/define-route";
 
 export const METRICS_PATH = "/metrics";
 
@@ -112,9 +112,13 @@ function metricsHandler(metrics: ApiMetrics, token: string | undefined) {
  * so (otherwise the path is unknown there: 404). Left out of the OpenAPI document: it is an
  * operations endpoint for the scraper, not part of the API's contract.
  */
-export function registerMetrics(router: OpenAPIHono<AppEnv>, metrics: ApiMetrics, exposure: MetricsExposure) {
+export function registerMetrics(router: ApiRouter, metrics: ApiMetrics, exposure: MetricsExposure) {
   if (exposure.on !== "api-port") return;
-  router.get(METRICS_PATH, metricsHandler(metrics, exposure.token));
+  defineRoute(
+    router,
+    { method: "get", path: METRICS_PATH, hide: true, responses: { 200: { description: "Prometheus text" } } },
+    metricsHandler(metrics, exposure.token),
+  );
 }
 
 /** The admin port's app: GET /metrics and nothing else. */
