@@ -59,11 +59,27 @@ const localised = (texts: Record<string, string> | undefined): CaseLocalisedText
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([code, str]) => ({ code, parts: [{ dtype: "str", str }] }));
 
+/** studyflow's plain tags as texts per language, each in TAG_LANGUAGE. */
+const plainTags = (props: StudyRow["props"]): Record<string, string>[] =>
+  (props.tags ?? []).map((tag) => ({ [TAG_LANGUAGE]: tag }));
+
 /** YYYY-MM-DD → Unix seconds at 00:00 UTC, as CASE keeps dates; 0 (CASE's "not set") otherwise. */
 function unixDay(date: string | undefined): number {
   if (!date) return 0;
   const at = Date.parse(`${date}T00:00:00Z`);
   return Number.isNaN(at) ? 0 : Math.floor(at / 1000);
+}
+
+/** A study's props as CASE's Study holds them, with `tags` given as texts per language. */
+function presentCaseStudyProps(props: StudyRow["props"], tags: readonly Record<string, string>[]): CaseStudy["props"] {
+  return {
+    name: localised(props.name),
+    description: localised(props.description),
+    tags: tags.map((texts) => ({ label: localised(texts) })),
+    startDate: unixDay(props.startDate),
+    endDate: 0,
+    systemDefaultStudy: props.systemDefaultStudy === true,
+  };
 }
 
 /**
@@ -75,16 +91,7 @@ export function presentCaseStudy(study: StudyRow, subscriptions: readonly Resear
   return {
     key: study.key,
     status: study.status,
-    props: {
-      name: localised(study.props.name),
-      description: localised(study.props.description),
-      tags: (study.props.tags ?? []).map((tag) => ({
-        label: [{ code: TAG_LANGUAGE, parts: [{ dtype: "str", str: tag }] }],
-      })),
-      startDate: unixDay(study.props.startDate),
-      endDate: 0,
-      systemDefaultStudy: study.props.systemDefaultStudy === true,
-    },
+    props: presentCaseStudyProps(study.props, plainTags(study.props)),
     configs: {
       participantFileUploadRule: null,
       idMappingMethod: study.idMappingMethod,
@@ -137,6 +144,18 @@ const localisedSchema = z.array(
 );
 
 /**
+ * The props of CASE's Study every schema of it shows alike, all but `systemDefaultStudy` (whose
+ * description differs between the management and the public study routes).
+ */
+export const caseStudyPropsFields = {
+  name: localisedSchema,
+  description: localisedSchema,
+  tags: z.array(z.object({ label: localisedSchema })),
+  startDate: z.number().int().openapi({ description: "Unix seconds; 0 when not set" }),
+  endDate: z.number().int(),
+};
+
+/**
  * The Study case-admin reads (`GET /v1/studies`, `GET /v1/studies/{studyKey}`, `POST /v1/studies`):
  * CASE's document without its secret (not even CASE's empty `secretKey`), with studyflow's own fields beside it.
  */
@@ -144,14 +163,7 @@ export const caseAdminStudySchema = z
   .object({
     key: z.string(),
     status: z.enum(STUDY_STATUSES),
-    props: z.object({
-      name: localisedSchema,
-      description: localisedSchema,
-      tags: z.array(z.object({ label: localisedSchema })),
-      startDate: z.number().int().openapi({ description: "Unix seconds; 0 when not set" }),
-      endDate: z.number().int(),
-      systemDefaultStudy: z.boolean(),
-    }),
+    props: z.object({ ...caseStudyPropsFields, systemDefaultStudy: z.boolean() }),
     configs: z.object({
       participantFileUploadRule: z.unknown().openapi({ description: "an expression; null: uploads are refused" }),
       idMappingMethod: z.string(),
@@ -178,18 +190,10 @@ export type CaseAdminStudy = z.infer<typeof caseAdminStudySchema>;
 export function presentCaseAdminStudy(overview: StudyOverview, stats: CaseStudyStats): CaseAdminStudy {
   const { study } = overview;
   const plain = presentStudy(overview);
-  const tags = study.props.localisedTags ?? (study.props.tags ?? []).map((tag) => ({ [TAG_LANGUAGE]: tag }));
   return {
     key: study.key,
     status: study.status,
-    props: {
-      name: localised(study.props.name),
-      description: localised(study.props.description),
-      tags: tags.map((texts) => ({ label: localised(texts) })),
-      startDate: unixDay(study.props.startDate),
-      endDate: 0,
-      systemDefaultStudy: study.props.systemDefaultStudy === true,
-    },
+    props: presentCaseStudyProps(study.props, study.props.localisedTags ?? plainTags(study.props)),
     configs: {
       participantFileUploadRule: study.config.participantFileUploadRule ?? null,
       idMappingMethod: study.idMappingMethod,

@@ -2,11 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { caseDateValue } from "@studyflow/presenters/case-date";
 import type { StudyRow } from "@studyflow/domain/studies";
 import type { StoredStudyVariable } from "@studyflow/domain/study-config";
-import { presentCaseStudy } from "@studyflow/presenters/case-study";
-
-const localisedSchema = z.array(
-  z.object({ code: z.string(), parts: z.array(z.object({ dtype: z.string(), str: z.string() })) }),
-);
+import { caseStudyPropsFields, presentCaseStudy } from "@studyflow/presenters/case-study";
 
 /**
  * A study as case-backend's public study routes show it (its StudyInfo): key, status, props and
@@ -17,11 +13,7 @@ export const caseStudyInfoSchema = z
     key: z.string(),
     status: z.string(),
     props: z.object({
-      name: localisedSchema,
-      description: localisedSchema,
-      tags: z.array(z.object({ label: localisedSchema })),
-      startDate: z.number().int().openapi({ description: "Unix seconds; 0 when not set" }),
-      endDate: z.number().int(),
+      ...caseStudyPropsFields,
       systemDefaultStudy: z
         .boolean()
         .openapi({ description: "participant apps enter every new profile into such studies" }),
