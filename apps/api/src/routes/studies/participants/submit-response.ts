@@ -14,7 +14,8 @@ import { presentWarnings, warningsField } from "@studyflow/presenters/rule-failu
 import type { ApiRouter } from "../../create-router";
 import { defineRoute } from "../../define-route";
 import { errorResponses } from "../../openapi-errors";
-import { MANAGEMENT_SECURITY, jsonBody, jsonContent, keyString, submittedResponseSchema } from "../../schemas";
+import { MANAGEMENT_SECURITY, jsonBody, jsonContent, submittedResponseSchema } from "../../schemas";
+import { participantParams } from "./participant-params";
 
 export function registerSubmitResponse(router: ApiRouter, deps: AppDeps) {
   defineRoute(
@@ -33,14 +34,7 @@ export function registerSubmitResponse(router: ApiRouter, deps: AppDeps) {
         "with `context.submittedBy` set to the caller's subject. Requires the `edit-participant-data` permission.",
       security: MANAGEMENT_SECURITY,
       request: {
-        params: z.object({
-          studyKey: keyString("studyKey").openapi({ param: { name: "studyKey", in: "path" } }),
-          participantID: z
-            .string()
-            .min(1)
-            .max(200)
-            .openapi({ param: { name: "participantID", in: "path" } }),
-        }),
+        params: participantParams,
         headers: idempotencyKeyHeaders,
         body: jsonBody(submittedResponseSchema),
       },

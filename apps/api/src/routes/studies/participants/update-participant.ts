@@ -9,6 +9,7 @@ import type { ApiRouter } from "../../create-router";
 import { defineRoute } from "../../define-route";
 import { errorResponses } from "../../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent, keyString } from "../../schemas";
+import { participantParams } from "./participant-params";
 
 /** Bounds of an edited state: the sizes a participant's state reaches through rules, with room to spare. */
 const MAX_ENTRIES = 1_000;
@@ -80,14 +81,7 @@ export function registerUpdateParticipant(router: ApiRouter, deps: AppDeps) {
         "(`participant.update`). Requires `edit-participant-data`.",
       security: MANAGEMENT_SECURITY,
       request: {
-        params: z.object({
-          studyKey: keyString("studyKey").openapi({ param: { name: "studyKey", in: "path" } }),
-          participantID: z
-            .string()
-            .min(1)
-            .max(200)
-            .openapi({ param: { name: "participantID", in: "path" } }),
-        }),
+        params: participantParams,
       },
       caseBody: editedStateSchema,
       responses: {

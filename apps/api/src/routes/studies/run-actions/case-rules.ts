@@ -40,15 +40,6 @@ export function selectionOf(body: z.infer<typeof previousResponsesBody>) {
   };
 }
 
-export const participantParams = z.object({
-  studyKey: keyString("studyKey").openapi({ param: { name: "studyKey", in: "path" } }),
-  participantID: z
-    .string()
-    .min(1)
-    .max(200)
-    .openapi({ param: { name: "participantID", in: "path" } }),
-});
-
 /** What a synchronous run on one participant answers (case-backend's shape). */
 export const participantRunResultSchema = z
   .object({

@@ -6,7 +6,8 @@ import { domainContext } from "../../../domain-context";
 import type { ApiRouter } from "../../create-router";
 import { defineRoute } from "../../define-route";
 import { MANAGEMENT_SECURITY } from "../../schemas";
-import { participantParams, previousResponsesBody, selectionOf, validatedRules } from "./case-rules";
+import { participantParams } from "../participants/participant-params";
+import { previousResponsesBody, selectionOf, validatedRules } from "./case-rules";
 import { participantRunAnswer, participantRunResponses } from "./rule-run-answers";
 
 export function registerPreviousResponsesForParticipant(router: ApiRouter, deps: AppDeps) {

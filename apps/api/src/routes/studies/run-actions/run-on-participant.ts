@@ -7,7 +7,8 @@ import { domainContext } from "../../../domain-context";
 import type { ApiRouter } from "../../create-router";
 import { defineRoute } from "../../define-route";
 import { MANAGEMENT_SECURITY } from "../../schemas";
-import { participantParams, rulesField, validatedRules } from "./case-rules";
+import { participantParams } from "../participants/participant-params";
+import { rulesField, validatedRules } from "./case-rules";
 import { participantRunAnswer, participantRunResponses } from "./rule-run-answers";
 
 export function registerRunOnParticipant(router: ApiRouter, deps: AppDeps) {
