@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { errorResponses } from "../openapi-errors";
 import { jsonContent, messageSchema } from "../schemas";
+import { emailTemplatesAnswer } from "./schemas";
 
 /** How case-backend answers a read of a global or SMS template whose type has none. */
 export const EMPTY_TEMPLATE_NOTE =
@@ -16,6 +17,12 @@ export const readTemplateResponses = <T extends z.ZodType>(template: T) => ({
 export const saveTemplateResponses = <T extends z.ZodType>(template: T, errors: { 404: string; 409: string }) => ({
   200: jsonContent(z.object({ template }), "the saved template"),
   ...errorResponses([400, 401, 403, 404, 409], errors),
+});
+
+/** The answers of a list of e-mail templates across studies or of none; `listed` says by what they are listed. */
+export const listEmailTemplatesResponses = (listed: string) => ({
+  200: jsonContent(emailTemplatesAnswer, listed),
+  ...errorResponses([401, 403]),
 });
 
 /** The answers of a template's deletion, the same whether or not there was one. */

@@ -3,10 +3,10 @@ import { managementOf } from "../../../../app-env";
 import type { AppDeps } from "../../../../deps";
 import type { ApiRouter } from "../../../create-router";
 import { defineRoute } from "../../../define-route";
-import { errorResponses } from "../../../openapi-errors";
-import { jsonContent, MANAGEMENT_SECURITY } from "../../../schemas";
+import { MANAGEMENT_SECURITY } from "../../../schemas";
 import { GLOBAL_EMAIL_TEMPLATES_PERMISSION } from "../../permission-texts";
-import { assertMessaging, emailTemplatesAnswer } from "../../schemas";
+import { assertMessaging } from "../../schemas";
+import { listEmailTemplatesResponses } from "../../template-answers";
 
 export function registerListGlobalEmailTemplates(router: ApiRouter, deps: AppDeps) {
   const db = deps.database.db;
@@ -20,10 +20,7 @@ export function registerListGlobalEmailTemplates(router: ApiRouter, deps: AppDep
       description: GLOBAL_EMAIL_TEMPLATES_PERMISSION,
       security: MANAGEMENT_SECURITY,
       bothSlashes: true,
-      responses: {
-        200: jsonContent(emailTemplatesAnswer, "the templates, by message type"),
-        ...errorResponses([401, 403]),
-      },
+      responses: listEmailTemplatesResponses("the templates, by message type"),
     },
     async (c) => {
       await assertMessaging(db, managementOf(c), "global-email-templates");

@@ -3,9 +3,9 @@ import { managementOf } from "../../../../app-env";
 import type { AppDeps } from "../../../../deps";
 import type { ApiRouter } from "../../../create-router";
 import { defineRoute } from "../../../define-route";
-import { errorResponses } from "../../../openapi-errors";
-import { jsonContent, MANAGEMENT_SECURITY } from "../../../schemas";
-import { assertMessaging, emailTemplatesAnswer } from "../../schemas";
+import { MANAGEMENT_SECURITY } from "../../../schemas";
+import { assertMessaging } from "../../schemas";
+import { listEmailTemplatesResponses } from "../../template-answers";
 
 /** Every study's templates at once: outside a study's collection, and not limited to a study. */
 export function registerListAllStudyEmailTemplates(router: ApiRouter, deps: AppDeps) {
@@ -20,10 +20,7 @@ export function registerListAllStudyEmailTemplates(router: ApiRouter, deps: AppD
       description: "Requires permission `messaging/study-email-templates/*` without a limiter (admins always pass).",
       security: MANAGEMENT_SECURITY,
       bothSlashes: true,
-      responses: {
-        200: jsonContent(emailTemplatesAnswer, "the templates, by study and message type"),
-        ...errorResponses([401, 403]),
-      },
+      responses: listEmailTemplatesResponses("the templates, by study and message type"),
     },
     async (c) => {
       await assertMessaging(db, managementOf(c), "study-email-templates");
