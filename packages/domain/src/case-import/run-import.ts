@@ -21,9 +21,11 @@ import {
   surveysImporter,
 } from "./import-studies";
 import { usersImporter } from "./import-users";
+import { importManagementCollections } from "./import-management";
+import { importMessageCollections } from "./import-messages";
 
 /** What `import:case` can take so far, in the order it takes them. */
-export const CASE_IMPORT_PARTS = ["studies", "users"] as const;
+export const CASE_IMPORT_PARTS = ["studies", "users", "management", "messages"] as const;
 export type CaseImportPart = (typeof CASE_IMPORT_PARTS)[number];
 
 /** Documents per transaction: large enough to keep round trips few, small enough to lose little on a kill. */
@@ -321,6 +323,15 @@ export async function importCaseDump(
     }
   }
   if (usersFile) await run.importCollection(usersFile, usersImporter(options.replace, ctx));
+  const importCollection = (file: DumpCollectionFile, importer: CollectionImporter) =>
+    run.importCollection(file, importer);
+  if (wanted.has("management")) {
+    await importManagementCollections(options.dumpDir, usersDb, options.replace, ctx, importCollection);
+  }
+  if (wanted.has("messages")) {
+    const messageDb = caseDatabaseName(options, "messageDB");
+    await importMessageCollections(options.dumpDir, messageDb, options.replace, ctx, importCollection);
+  }
 
   const sum = (field: keyof CollectionSummary) =>
     run.summaries.reduce((total, summary) => total + (summary[field] as number), 0);
