@@ -20,6 +20,7 @@ import {
   studyRulesImporter,
   surveysImporter,
 } from "./import-studies";
+import { sharedStudyDataImporters, studyDataImporters } from "./import-study-data";
 import { usersImporter } from "./import-users";
 import { importManagementCollections } from "./import-management";
 import { importMessageCollections } from "./import-messages";
@@ -316,10 +317,15 @@ export async function importCaseDump(
       for (const [suffix, importer] of [
         ["surveys", surveysImporter(studyKey)],
         ["participants", participantsImporter(studyKey)],
+        ...studyDataImporters(studyKey),
       ] as const) {
         const file = await findDumpCollection(options.dumpDir, studyDb, `${studyKey}_${suffix}`);
         if (file) await run.importCollection(file, importer);
       }
+    }
+    for (const [collection, importer] of sharedStudyDataImporters(imported)) {
+      const file = await findDumpCollection(options.dumpDir, studyDb, collection);
+      if (file) await run.importCollection(file, importer);
     }
   }
   if (usersFile) await run.importCollection(usersFile, usersImporter(options.replace, ctx));

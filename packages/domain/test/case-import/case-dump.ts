@@ -225,3 +225,118 @@ export async function writeCaseDump(dir: string, spec: DumpSpec): Promise<string
   }
   return dir;
 }
+
+/** types.SurveyResponse as AddSurveyResponse stores it (context.session set by case-backend). */
+export function caseResponse(
+  participantID: string,
+  key: string,
+  versionID: string,
+  submittedAt: number,
+  over: Partial<{ _id: ObjectId; value: string }> = {},
+) {
+  return {
+    _id: over._id ?? new ObjectId(),
+    key,
+    participantID,
+    versionID,
+    openedAt: int64(submittedAt - 60),
+    submittedAt: int64(submittedAt),
+    arrivedAt: int64(submittedAt + 1),
+    responses: [
+      {
+        key: `${key}.Q1`,
+        meta: {
+          position: new Int32(0),
+          localeCode: "en",
+          rendered: [int64(submittedAt - 50)],
+          displayed: null,
+          responded: [int64(submittedAt - 10)],
+        },
+        response: { key: "rg", items: [{ key: "scg", items: [{ key: over.value ?? "2" }] }] },
+      },
+    ],
+    context: { session: "", engineVersion: "1.2.0" },
+  };
+}
+
+/** types.Report; one never modified has Go's zero time as modifiedAt (omitempty does not drop a time.Time). */
+export function caseReport(participantID: string, key: string, responseID: string, timestamp: number) {
+  return {
+    _id: new ObjectId(),
+    key,
+    participantID,
+    responseID,
+    timestamp: int64(timestamp),
+    modifiedAt: new Date("0001-01-01T00:00:00Z"),
+    data: [
+      { key: "fever", value: "yes", dtype: "string" },
+      { key: "count", value: "3" },
+    ],
+  };
+}
+
+/** A confidential item as saveResponses stores it: a SurveyResponse under the confidential id, meta emptied. */
+export function caseConfidentialResponse(confidentialID: string, key: string, value: string) {
+  return {
+    _id: new ObjectId(),
+    key,
+    participantID: confidentialID,
+    versionID: "",
+    openedAt: int64(0),
+    submittedAt: int64(0),
+    arrivedAt: int64(0),
+    responses: [
+      {
+        key,
+        meta: { position: new Int32(0), localeCode: "", rendered: null, displayed: null, responded: null },
+        response: { key: "rg", items: [{ key: "txt", value }] },
+        confidentialMode: "replace",
+      },
+    ],
+    context: null,
+  };
+}
+
+/** An entry of `confidential-id-map` as AddConfidentialIDMapEntry inserts it (a bson.M, _id added by the driver). */
+export const caseConfidentialIdMapEntry = (studyKey: string, confidentialID: string, profileID: string) => ({
+  _id: new ObjectId(),
+  confidentialID,
+  profileID,
+  studyKey,
+});
+
+/** types.StudyCodeListEntry */
+export const caseCodeListEntry = (studyKey: string, listKey: string, code: string, addedAt: Date) => ({
+  _id: new ObjectId(),
+  studyKey,
+  listKey,
+  code,
+  addedAt,
+});
+
+/** StudyCounter, as IncrementAndGetStudyCounterValue upserts it. */
+export const caseCounter = (studyKey: string, scope: string, value: number) => ({
+  _id: new ObjectId(),
+  scope,
+  studyKey,
+  value: int64(value),
+});
+
+/** types.StudyVariables */
+export function caseStudyVariable(studyKey: string, key: string, type: string, value: unknown) {
+  return {
+    _id: new ObjectId(),
+    createdAt: new Date("2024-01-01T00:00:00Z"),
+    configUpdatedAt: new Date("2024-01-02T00:00:00Z"),
+    valueUpdatedAt: new Date("2024-01-03T00:00:00Z"),
+    studyKey,
+    key,
+    value,
+    type,
+    label: `Label of ${key}`,
+    description: "",
+    uiType: "",
+    uiPriority: int64(2),
+    configs: type === "int" ? { min: int64(0), max: int64(100) } : null,
+  };
+}
