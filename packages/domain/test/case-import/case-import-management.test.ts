@@ -1,7 +1,6 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ObjectId } from "bson";
 import { asc, eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -24,68 +23,10 @@ import {
 } from "@studyflow/domain/case-import";
 import { createStudy } from "@studyflow/domain/study-setup";
 import { createTestDatabase, type TestDatabase } from "@studyflow/testkit";
-import { caseStudy, caseUser, writeCaseDump } from "./case-dump";
-import {
-  caseAppRole,
-  caseAppRoleTemplate,
-  caseEmailTemplate,
-  caseManagementUser,
-  caseOutgoingEmail,
-  casePermission,
-  caseScheduledEmail,
-  caseServiceUser,
-  caseServiceUserApiKey,
-  caseSmsTemplate,
-} from "./case-management-dump";
+import { writeCaseDump } from "./case-dump";
+import { managementDump } from "./case-management-dump";
 
 const clock = () => Date.UTC(2026, 0, 1);
-const HASH = "$argon2id$v=19$m=65536,t=4,p=1$c2FsdHNhbHRzYWx0c2FsdA$a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2U";
-
-/** A CASE instance's management and messaging collections, with one study and one account. */
-export function managementDump() {
-  const nina = caseManagementUser("nina");
-  const admin = caseManagementUser("boss", { isAdmin: true });
-  const robot = caseServiceUser("exporter");
-  const ann = caseUser("ann@example.org", HASH, [new ObjectId()]);
-  const ghost = new ObjectId();
-  return {
-    nina,
-    admin,
-    robot,
-    ann,
-    spec: {
-      instance: "tr",
-      prefix: "case_",
-      databases: {
-        studyDB: { "study-infos": [caseStudy("flu")] },
-        users: {
-          users: [ann],
-          management_users: [nina, admin],
-          service_users: [robot],
-          service_user_api_keys: [caseServiceUserApiKey(robot._id)],
-          permissions: [
-            casePermission(nina._id, "management-user", "study", "flu", "read-study-config"),
-            casePermission(nina._id, "management-user", "study", "flu", "update-survey", [{ surveyKey: "intake" }]),
-            casePermission(robot._id, "service-account", "study", "flu", "get-responses"),
-            casePermission(ghost, "management-user", "study", "flu", "delete-study"),
-          ],
-          app_role_templates: [caseAppRoleTemplate("case-admin", "researcher")],
-          app_roles: [caseAppRole(nina._id, "case-admin", "researcher")],
-        },
-        messageDB: {
-          "email-templates": [caseEmailTemplate("registration"), caseEmailTemplate("study-reminder", "flu")],
-          "sms-templates": [caseSmsTemplate("verification-code")],
-          "auto-messages": [
-            caseScheduledEmail("all-users", ""),
-            caseScheduledEmail("study-participants", "flu", { dtype: "exp", exp: { name: "hasStudyStatus" } }),
-          ],
-          "outgoing-emails": [caseOutgoingEmail(ann._id, "ann@example.org")],
-          "sent-emails": [{ _id: new ObjectId(), messageType: "registration" }],
-        },
-      },
-    },
-  };
-}
 
 describe("importing a case-backend dump: researchers, service accounts and messaging", () => {
   let database: TestDatabase;
@@ -130,7 +71,7 @@ describe("importing a case-backend dump: researchers, service accounts and messa
 
   it("a dry run decides the same (grants find this run's researchers) and writes nothing", async () => {
     const { summary, problems } = await run({ dryRun: true });
-    expect(summary.collections.find((c) => c.collection === "permissions")).toMatchObject({ inserted: 3, skipped: 1 });
+    expect(summary.collections.find((c) => c.collection === "permissions")).toMatchObject({ inserted: 4, skipped: 1 });
     expect(problems.filter((p) => p.collection === "permissions")).toHaveLength(1);
     expect(await count(managementUsers)).toBe(0);
     expect(await count(permissions)).toBe(0);
@@ -156,6 +97,7 @@ describe("importing a case-backend dump: researchers, service accounts and messa
 
     const grants = await database.db.select().from(permissions).orderBy(asc(permissions.action));
     expect(grants.map((g) => [g.subjectType, g.subjectId, g.resourceType, g.studyKey, g.action, g.limiter])).toEqual([
+      ["management-user", ninaId, "messaging", "global-email-templates", "*", null],
       ["service-account", robotId, "study", "flu", "get-responses", null],
       ["management-user", ninaId, "study", "flu", "read-study-config", null],
       ["management-user", ninaId, "study", "flu", "update-survey", [{ surveyKey: "intake" }]],

@@ -5,6 +5,7 @@
  * ScheduledEmail, OutgoingEmail: no omitempty but studyKey, int64 Unix seconds, nil pointers as null).
  */
 import { Long, ObjectId } from "bson";
+import { caseStudy, caseUser } from "./case-dump";
 
 const int64 = (value: number) => Long.fromNumber(value);
 const at = (seconds: number) => new Date(seconds * 1000);
@@ -156,5 +157,54 @@ export function caseOutgoingEmail(userId: ObjectId, to: string) {
     expiresAt: int64(1_900_000_000),
     highPrio: false,
     lastSendAttempt: int64(0),
+  };
+}
+
+/** A CASE instance's management and messaging collections, with one study and one account. */
+export function managementDump() {
+  // an argon2id hash as pwhash writes it (no one signs in with it here)
+  const HASH = "$argon2id$v=19$m=65536,t=4,p=1$c2FsdHNhbHRzYWx0c2FsdA$a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2U";
+  const nina = caseManagementUser("nina");
+  const admin = caseManagementUser("boss", { isAdmin: true });
+  const robot = caseServiceUser("exporter");
+  const ann = caseUser("ann@example.org", HASH, [new ObjectId()]);
+  const ghost = new ObjectId();
+  return {
+    nina,
+    admin,
+    robot,
+    ann,
+    spec: {
+      instance: "tr",
+      prefix: "case_",
+      databases: {
+        studyDB: { "study-infos": [caseStudy("flu")] },
+        users: {
+          users: [ann],
+          management_users: [nina, admin],
+          service_users: [robot],
+          service_user_api_keys: [caseServiceUserApiKey(robot._id)],
+          permissions: [
+            casePermission(nina._id, "management-user", "study", "flu", "read-study-config"),
+            casePermission(nina._id, "management-user", "study", "flu", "update-survey", [{ surveyKey: "intake" }]),
+            casePermission(robot._id, "service-account", "study", "flu", "get-responses"),
+            casePermission(nina._id, "management-user", "messaging", "global-email-templates", "*"),
+            casePermission(ghost, "management-user", "study", "flu", "delete-study"),
+          ],
+          app_role_templates: [caseAppRoleTemplate("case-admin", "researcher")],
+          app_roles: [caseAppRole(nina._id, "case-admin", "researcher")],
+        },
+        messageDB: {
+          "email-templates": [caseEmailTemplate("registration"), caseEmailTemplate("study-reminder", "flu")],
+          "sms-templates": [caseSmsTemplate("verification-code")],
+          "auto-messages": [
+            caseScheduledEmail("all-users", ""),
+            caseScheduledEmail("study-participants", "flu", { dtype: "exp", exp: { name: "hasStudyStatus" } }),
+          ],
+          "outgoing-emails": [caseOutgoingEmail(ann._id, "ann@example.org")],
+          "sent-emails": [{ _id: new ObjectId(), messageType: "registration" }],
+        },
+      },
+    },
   };
 }
