@@ -1319,6 +1319,11 @@ function actionOf(op: Operation): string {
   }
   if (op.template.includes("/run-actions/previous-responses")) return "run-study-action";
   if (op.id === "PUT /v1/studies/{studyKey}/participants/{participantID}") return "edit-participant-data";
+  // case-backend's remaining participant management: its own actions, which no fuzz researcher holds
+  if (op.id === "POST /v1/studies/{studyKey}/participants/virtual") return "create-virtual-participant";
+  if (op.id === "POST /v1/studies/{studyKey}/participants/merge") return "merge-participants";
+  if (op.id === "GET /v1/studies/{studyKey}/participants/{participantID}/responses") return "get-responses";
+  if (op.template.startsWith("/v1/studies/{studyKey}/participants/{participantID}/")) return "edit-participant-data";
   // CASE's data-exporter group (and export-config): CASE's read actions, one per kind of data
   if (op.template.includes("/data-exporter/confidential-responses")) return "get-confidential-responses";
   if (op.template.includes("/data-exporter/survey-info") || op.template.endsWith("/export-config")) {
@@ -1467,9 +1472,15 @@ function participantRefuses(w: World, op: Operation, st: State, params: Record<s
     if (!ownProfiles(w, [field("profileID")])) return true; // someone else's profile
     if (op.template.endsWith("/enter")) return params.studyKey !== EXISTING_STUDY;
     // no participant of the profile anywhere, no temporary one
-    if (["/leave", "/merge-temporary-participant", "/submit", "/custom"].some((end) => op.template.endsWith(end))) {
+    // no virtual participant exists either
+    const none = ["/leave", "/merge-temporary-participant", "/merge-virtual-participant", "/submit", "/custom"];
+    if (none.some((end) => op.template.endsWith(end))) {
       return true;
     }
+  }
+  if (op.template.startsWith("/v1/study-service/virtual-participants/")) {
+    // a look-up of the existing study with a key and a value answers, maybe with no one
+    return params.studyKey !== EXISTING_STUDY || !queryValue(st, "key") || !queryValue(st, "value");
   }
   throw new Error(`${op.id}: when can it succeed? Teach the fuzz test.`);
 }
@@ -1527,7 +1538,9 @@ function refusedByContext(w: World, op: Operation, caller: Caller, st: State): b
       // case-backend's one-participant runs answer for any id: an unknown participant counts 0
       if (/\/run-actions\/(participants|previous-responses)\/\{participantID\}$/.test(op.template)) return false;
       if ("participantID" in params) {
-        const participants = op.method === "GET" ? EXISTING_PARTICIPANTS : SUBMITTABLE;
+        // a session is taken off a participant of any status, a deleted account's too
+        const anyStatus = op.method === "GET" || op.template.endsWith("/remove-session");
+        const participants = anyStatus ? EXISTING_PARTICIPANTS : SUBMITTABLE;
         return !participants.has(params.participantID ?? "");
       }
       return false;
