@@ -312,6 +312,7 @@ describe("case-admin run actions (replayed as case-admin sends them)", () => {
       for (const [body, field] of [
         [{ rules: replayRules, from: "yesterday" }, /from/],
         [{ rules: replayRules, to: -1 }, /to/],
+        [{ rules: replayRules, from: 9223372036854776000 }, /from is beyond the year 9999/],
         [{ rules: replayRules, surveyKeys: "weekly" }, /surveyKeys/],
         [{ surveyKeys: [] }, /rules/],
         [{ rules: [{ name: "NOPE" }] }, /rules\[0\]/],

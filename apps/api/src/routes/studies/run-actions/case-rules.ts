@@ -11,6 +11,9 @@ export const expressionSchema = z
 /** `rules` of every run-actions body: CASE study-engine expressions, checked by the engine's validator after zod. */
 export const rulesField = z.array(expressionSchema).max(MAX_RULES, `at most ${MAX_RULES} rules`);
 
+/** 9999-12-31T23:59:59Z: the last second a stored time takes (a larger bound is refused, not failed on). */
+const LAST_UNIX_SECOND = 253_402_300_799;
+
 /** The previous-responses bodies (case-admin sends `from`/`to` as Unix seconds, absent for no bound). */
 export const previousResponsesBody = z.object({
   rules: rulesField,
@@ -22,11 +25,13 @@ export const previousResponsesBody = z.object({
   from: z
     .number()
     .nonnegative("from must not be negative")
+    .max(LAST_UNIX_SECOND, "from is beyond the year 9999")
     .nullish()
     .openapi({ description: "only responses that arrived after this Unix time (seconds); 0 or absent: no bound" }),
   to: z
     .number()
     .nonnegative("to must not be negative")
+    .max(LAST_UNIX_SECOND, "to is beyond the year 9999")
     .nullish()
     .openapi({ description: "only responses that arrived before this Unix time (seconds); 0 or absent: no bound" }),
 });
