@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { caseAccountUuid, importCaseDump, type CaseImportOptions } from "@studyflow/domain/case-import";
 import { writeCaseDump } from "../../../../packages/domain/test/case-import/case-dump";
-import { managementDump } from "../../../../packages/domain/test/case-import/case-management-dump";
+import { CASE_API_KEY, managementDump } from "../../../../packages/domain/test/case-import/case-management-dump";
 import { bearer, managementToken } from "../fixtures";
 import { createTestApp, type TestApp } from "../test-app";
 
@@ -74,6 +74,19 @@ describe("a CASE instance's researchers and templates after import:case", () => 
     expect(studies.status).toBe(200);
     const listed = (await studies.json()) as { studies: { key: string }[] };
     expect(listed.studies.map((study) => study.key)).toContain("flu");
+  });
+
+  it("a service account's CASE API key goes on working (X-API-Key), with the account's grants; a wrong one does not", async () => {
+    const robotId = caseAccountUuid(fixture.robot._id.toHexString());
+    const answer = await t.app.request("/v1/auth/permissions", { headers: { "X-API-Key": CASE_API_KEY } });
+    expect(answer.status).toBe(200);
+    const body = (await answer.json()) as { permissions: { subjectId: string; resourceKey: string; action: string }[] };
+    expect(body.permissions).toEqual([
+      expect.objectContaining({ subjectId: robotId, resourceKey: "flu", action: "get-responses" }),
+    ]);
+    const wrong = `${CASE_API_KEY.slice(0, -1)}${CASE_API_KEY.endsWith("a") ? "b" : "a"}`;
+    const refused = await t.app.request("/v1/auth/permissions", { headers: { "X-API-Key": wrong } });
+    expect(refused.status).toBe(401);
   });
 
   it("an imported global e-mail template is listed to a researcher granted global templates in CASE", async () => {

@@ -20,6 +20,16 @@ export const API_KEY_PREFIX = "sf_";
 const KEY_BYTES = 32;
 /** `sf_` and the base64url of 32 bytes (43 characters, no padding). */
 const KEY_PATTERN = /^sf_[A-Za-z0-9_-]{43}$/;
+
+/**
+ * A key a CASE deployment handed out (case-backend's token strings: 24 bytes, 18 of them random,
+ * in lowercase base32), carried over by import:case so the machines holding one keep working.
+ * 144 random bits leave nothing to guess, so its SHA-256 serves as it does for our own keys.
+ */
+const CASE_KEY_PATTERN = /^[a-z2-7]{39}$/;
+
+/** Whether `key` has the form of a key case-backend made. */
+export const isCaseApiKey = (key: string): boolean => CASE_KEY_PATTERN.test(key);
 /** Shown in lists to tell keys apart: 8 characters (48 bits) of the 256, too few to use or guess the key. */
 const SHOWN_PREFIX_LENGTH = API_KEY_PREFIX.length + 8;
 
@@ -215,7 +225,7 @@ export async function revokeApiKey(db: Database, id: string, by: string, now: Da
  */
 export async function verifyApiKey(db: Executor, key: string, now: Date): Promise<ApiKeySubject> {
   // A string that cannot be a key is refused without a query.
-  if (!KEY_PATTERN.test(key)) throw new ApiKeyRejected("invalid");
+  if (!KEY_PATTERN.test(key) && !isCaseApiKey(key)) throw new ApiKeyRejected("invalid");
   const keyHash = hashApiKey(key);
   const load = async () => {
     const [found] = await db

@@ -1,5 +1,6 @@
 import { and, eq, sql } from "drizzle-orm";
 import {
+  apiKeys,
   appRoles,
   appRoleTemplates,
   managementUsers,
@@ -14,6 +15,7 @@ import {
   type ResourceType,
   type SubjectType,
 } from "@studyflow/db";
+import { MAX_API_KEY_DAYS, hashApiKey, isCaseApiKey } from "../access/api-keys";
 import type { ClockContext } from "../foundation/clock";
 import {
   asArray,
@@ -185,23 +187,52 @@ export function serviceUsersImporter(
 }
 
 /**
- * Why no CASE API key is carried: case-backend keeps the key itself (GenerateUniqueTokenString's
- * 39 lowercase base32 characters) and compares it as stored; studyflow keeps only the SHA-256 of
- * keys of its own form (`sf_` and 43 characters) and refuses any other text before looking it up.
+ * `service_user_api_keys`: each key carried as studyflow keeps keys, by its SHA-256 only (case-backend
+ * kept the key itself), under the service account the import gave its owner, so the machines that
+ * hold a key go on calling with it (X-API-Key; verifyApiKey takes CASE's key form). A key without
+ * an expiry in CASE expires MAX_API_KEY_DAYS after the import, studyflow's longest lifetime. The
+ * key's text never reaches a report.
  */
-export const CASE_API_KEY_NOT_CARRIED =
-  "API keys are not carried: case-backend's keys (39 base32 characters, stored as they are) are not in studyflow's key form (sf_…), which its key check requires; create a new key for the service account";
-
-/** `service_user_api_keys`: each key reported as not carried (its text never reaches the report). */
-export function serviceUserApiKeysImporter(): CollectionImporter {
+export function serviceUserApiKeysImporter(subjects: ImportedSubjects, ctx: ClockContext): CollectionImporter {
   return {
-    importBatch: (_tx, batch) =>
-      Promise.resolve(
-        batch.map(({ document }) => {
-          const owner = asString(document["serviceUserId"]);
-          return skipped(`${CASE_API_KEY_NOT_CARRIED} (service account ${owner ? caseAccountUuid(owner) : "unknown"})`);
-        }),
-      ),
+    importBatch: async (tx, batch, write) => {
+      const outcomes: DocumentOutcome[] = [];
+      for (const { document } of batch) {
+        const key = asString(document["key"]);
+        const owner = asString(document["serviceUserId"]);
+        if (!isCaseApiKey(key)) {
+          outcomes.push(skipped("the key is not in case-backend's key form (39 base32 characters)"));
+          continue;
+        }
+        const account = await subjects.find(tx, "service-account", owner);
+        if (account === undefined) {
+          outcomes.push(skipped(`its service account ${owner} was not imported`));
+          continue;
+        }
+        const keyHash = hashApiKey(key);
+        const [existing] = await tx.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.keyHash, keyHash));
+        if (existing) {
+          outcomes.push({ kind: "unchanged" });
+          continue;
+        }
+        const now = new Date(ctx.clock());
+        if (write) {
+          await tx.insert(apiKeys).values({
+            subject: account,
+            serviceAccountId: account,
+            label: "imported from CASE",
+            keyHash,
+            keyPrefix: key.slice(0, 6),
+            createdBy: IMPORT_ACTOR,
+            createdAt: goTime(document["createdAt"]) ?? now,
+            expiresAt: goTime(document["expiresAt"]) ?? new Date(now.getTime() + MAX_API_KEY_DAYS * 86_400_000),
+            lastUsedAt: goTime(document["lastUsedAt"]),
+          });
+        }
+        outcomes.push({ kind: "inserted" });
+      }
+      return outcomes;
+    },
   };
 }
 
@@ -465,7 +496,7 @@ export async function importManagementCollections(
   const steps: [string, CollectionImporter][] = [
     ["management_users", managementUsersImporter(replace, subjects, ctx)],
     ["service_users", serviceUsersImporter(replace, subjects, ctx)],
-    ["service_user_api_keys", serviceUserApiKeysImporter()],
+    ["service_user_api_keys", serviceUserApiKeysImporter(subjects, ctx)],
     ["permissions", permissionsImporter(replace, subjects, ctx)],
     ["app_role_templates", appRoleTemplatesImporter(replace, ctx)],
     ["app_roles", appRolesImporter(replace, subjects, ctx)],

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -24,7 +25,7 @@ import {
 import { createStudy } from "@studyflow/domain/study-setup";
 import { createTestDatabase, type TestDatabase } from "@studyflow/testkit";
 import { writeCaseDump } from "./case-dump";
-import { managementDump } from "./case-management-dump";
+import { CASE_API_KEY, managementDump } from "./case-management-dump";
 
 const clock = () => Date.UTC(2026, 0, 1);
 
@@ -93,7 +94,16 @@ describe("importing a case-backend dump: researchers, service accounts and messa
     expect(await database.db.select().from(serviceAccounts)).toMatchObject([
       { id: robotId, label: "exporter", description: "exporter integration" },
     ]);
-    expect(await database.db.select().from(apiKeys)).toEqual([]);
+    // the key carried by its hash only, under the account, with CASE's times
+    expect(await database.db.select().from(apiKeys)).toMatchObject([
+      {
+        subject: robotId,
+        serviceAccountId: robotId,
+        keyHash: createHash("sha256").update(CASE_API_KEY).digest("hex"),
+        expiresAt: new Date(1_900_000_000_000),
+        createdAt: new Date(1_695_000_000_000),
+      },
+    ]);
 
     const grants = await database.db.select().from(permissions).orderBy(asc(permissions.action));
     expect(grants.map((g) => [g.subjectType, g.subjectId, g.resourceType, g.studyKey, g.action, g.limiter])).toEqual([
@@ -159,12 +169,11 @@ describe("importing a case-backend dump: researchers, service accounts and messa
 
     const reasons = problems.map((p) => `${p.collection}: ${p.reason}`);
     expect(reasons).toEqual([
-      expect.stringMatching(/^service_user_api_keys: API keys are not carried/),
       expect.stringMatching(/^permissions: its management-user [0-9a-f]{24} was not imported/),
       expect.stringMatching(/^auto-messages: participant conditions/),
     ]);
     // the key itself never reaches the report
-    expect(JSON.stringify(problems)).not.toContain("aaaqbaidaqfaogaebeeqsctcmnbaqdqpcaiyeilt");
+    expect(JSON.stringify(problems)).not.toContain(CASE_API_KEY);
   });
 
   it("a second run changes nothing and says so", async () => {

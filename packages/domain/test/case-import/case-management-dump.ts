@@ -51,11 +51,14 @@ export function caseServiceUser(label: string) {
 }
 
 /** ServiceUserAPIKey: the key as GenerateUniqueTokenString makes it (39 lowercase base32), stored as is. */
+/** A key as case-backend's GenerateUniqueTokenString makes one: 24 bytes (6 of time, 18 random), base32, lower case. */
+export const CASE_API_KEY = "aaaadc6p4vuaaaicamcakbqhbaequcymbuha6ea";
+
 export function caseServiceUserApiKey(serviceUser: ObjectId) {
   return {
     _id: new ObjectId(),
     serviceUserId: serviceUser.toHexString(),
-    key: "aaaqbaidaqfaogaebeeqsctcmnbaqdqpcaiyeilt",
+    key: CASE_API_KEY,
     expiresAt: at(1_900_000_000),
     createdAt: at(1_695_000_000),
   };
