@@ -142,7 +142,8 @@ export async function importCase(ctx: CliContext & { progress?: ProgressStream }
 
 export const importCaseCommand = defineCommand({
   name: "import:case",
-  summary: "import a case-backend mongodump (studies, rules, surveys, participants, accounts); reruns change nothing",
+  summary:
+    "import a case-backend mongodump (studies, rules, surveys, participants, responses, reports, accounts, researchers, messages); reruns change nothing",
   flags: () => [
     new Option(
       "--dump <DIR>",
