@@ -41,7 +41,7 @@ const FOLDER_LAYERS = {
   ],
   "packages/engine/src": [["actions", "expressions"]],
   "packages/db/src": [["schema"]],
-  "apps/api/src": [["auth", "rate-limit"], ["middleware"], ["case-compat", "console"], ["routes"]],
+  "apps/api/src": [["auth", "rate-limit"], ["middleware"], ["case-compat"], ["routes"], ["console"]],
   "apps/worker/src": [["schedules", "outbox"], ["processors"]],
   "apps/cli/src": [["demo"], ["commands"]],
 };

@@ -1,14 +1,15 @@
 import { readFileSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { Hono } from "hono";
 import { etag } from "hono/etag";
-import type { AppEnv } from "../app-env";
 import type { AppDeps } from "../deps";
 import { errorBody } from "../errors";
 import { createConsoleOidcRouter } from "./oidc";
 import { TASK_STATUS_MODULE, taskStatusModuleSource } from "./task-status-module";
 import { pageHeaders } from "../middleware/page-headers";
+import { createRouter } from "../routes/create-router";
+import { defineRoute } from "../routes/define-route";
+import { PAGE_ROUTE } from "../routes/page-route";
 
 /**
  * The browser console (/console): one static page and its ES modules and stylesheet, served from
@@ -63,10 +64,10 @@ const CONSOLE_CSP = {
   trustedTypes: ["'none'"],
 };
 
-/** Pages for people, outside the API document (plain Hono routes, not openapi ones). */
+/** Pages for people, hidden from the API document. */
 export function createConsoleRouter(deps: AppDeps) {
   const { html, assets } = readAssets();
-  const router = new Hono<AppEnv>();
+  const router = createRouter();
   router.use(pageHeaders(CONSOLE_CSP));
   // Revalidated on each load (no-cache) and answered 304 while unchanged.
   router.use(etag());
@@ -84,13 +85,22 @@ export function createConsoleRouter(deps: AppDeps) {
     }
     await next();
   });
-  router.get("/", (c) => c.html(html));
+  defineRoute(router, { ...PAGE_ROUTE, responses: { 200: { description: "the console" } } }, (c) => c.html(html));
   router.route("/oidc", createConsoleOidcRouter(deps));
-  router.get("/assets/:name", (c) => {
-    const name = c.req.param("name");
-    const asset = assets.get(name);
-    if (!asset) return c.json(errorBody(`no console asset named "${name}"`), 404);
-    return c.body(asset.body, 200, { "Content-Type": asset.contentType });
-  });
+  defineRoute(
+    router,
+    {
+      method: "get",
+      path: "/assets/{name}",
+      hide: true,
+      responses: { 200: { description: "a console script or style" }, 404: { description: "no asset of this name" } },
+    },
+    (c) => {
+      const name = c.req.param("name");
+      const asset = assets.get(name);
+      if (!asset) return c.json(errorBody(`no console asset named "${name}"`), 404);
+      return c.body(asset.body, 200, { "Content-Type": asset.contentType });
+    },
+  );
   return router;
 }

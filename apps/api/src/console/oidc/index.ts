@@ -1,17 +1,18 @@
-import { Hono } from "hono";
 import { SecretBox } from "@studyflow/domain/access";
-import type { AppEnv } from "../../app-env";
+import { createRouter } from "../../routes/create-router";
 import type { AppDeps } from "../../deps";
 import { consoleSessions } from "../../auth/console-session-cookie";
 import { registerCallback } from "./callback";
+import { registerConfig } from "./config";
 import { registerLogin } from "./login";
 import { consoleProvider } from "./provider";
 import { registerSession } from "./session";
+import { registerSignOut } from "./sign-out";
 import type { ConsoleSignIn } from "./sign-in";
 
 /**
- * The console's OpenID Connect sign-in below /console/oidc: plain Hono routes for the browser,
- * outside the API document like /console itself. `config` always answers (the sign-in page asks
+ * The console's OpenID Connect sign-in below /console/oidc: routes for the browser, hidden from
+ * the API document like /console itself. `config` always answers (the sign-in page asks
  * it whether to show the provider's button); the others exist only with CONSOLE_OIDC_* set.
  *
  * - config: {enabled, providerName}
@@ -21,14 +22,11 @@ import type { ConsoleSignIn } from "./sign-in";
  * - sign-out (POST): ends the session and removes the cookie
  */
 export function createConsoleOidcRouter(deps: AppDeps) {
-  const router = new Hono<AppEnv>();
+  const router = createRouter();
   const provider = consoleProvider(deps.config);
   const sessions = consoleSessions(deps.config);
   const key = deps.config.MANAGEMENT_SECRETS_KEY;
-  router.get("/config", (c) => {
-    c.header("Cache-Control", "no-store");
-    return c.json({ enabled: provider !== null && sessions !== null, providerName: provider?.name ?? null });
-  });
+  registerConfig(router, { enabled: provider !== null && sessions !== null, providerName: provider?.name ?? null });
   if (!provider || !sessions || key === undefined) return router;
   const signIn: ConsoleSignIn = {
     deps,
@@ -40,5 +38,6 @@ export function createConsoleOidcRouter(deps: AppDeps) {
   registerLogin(router, signIn);
   registerCallback(router, signIn);
   registerSession(router, signIn);
+  registerSignOut(router, signIn);
   return router;
 }
