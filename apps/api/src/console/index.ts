@@ -3,13 +3,12 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { etag } from "hono/etag";
 import type { AppDeps } from "../deps";
-import { errorBody } from "../errors";
 import { createConsoleOidcRouter } from "./oidc";
 import { TASK_STATUS_MODULE, taskStatusModuleSource } from "./task-status-module";
 import { pageHeaders } from "../middleware/page-headers";
 import { createRouter } from "../routes/create-router";
-import { defineRoute } from "../routes/define-route";
-import { PAGE_ROUTE } from "../routes/page-route";
+import { registerConsoleAsset, type ConsoleAsset } from "./console-asset";
+import { registerConsolePage } from "./console-page";
 
 /**
  * The browser console (/console): one static page and its ES modules and stylesheet, served from
@@ -26,17 +25,12 @@ const CONTENT_TYPES: Record<string, string> = {
   ".css": "text/css; charset=utf-8",
 };
 
-interface Asset {
-  body: string;
-  contentType: string;
-}
-
 /**
  * Read once: the files are small and change only with a deployment. task-status.js is not among
  * them: it is written from the domain's task-status tables, which the CLI reads too.
  */
-function readAssets(): { html: string; assets: Map<string, Asset> } {
-  const assets = new Map<string, Asset>();
+function readAssets(): { html: string; assets: Map<string, ConsoleAsset> } {
+  const assets = new Map<string, ConsoleAsset>();
   for (const name of readdirSync(ASSETS_DIR)) {
     const contentType = CONTENT_TYPES[path.extname(name)];
     if (contentType) assets.set(name, { body: readFileSync(path.join(ASSETS_DIR, name), "utf8"), contentType });
@@ -85,22 +79,8 @@ export function createConsoleRouter(deps: AppDeps) {
     }
     await next();
   });
-  defineRoute(router, { ...PAGE_ROUTE, responses: { 200: { description: "the console" } } }, (c) => c.html(html));
+  registerConsolePage(router, html);
   router.route("/oidc", createConsoleOidcRouter(deps));
-  defineRoute(
-    router,
-    {
-      method: "get",
-      path: "/assets/{name}",
-      hide: true,
-      responses: { 200: { description: "a console script or style" }, 404: { description: "no asset of this name" } },
-    },
-    (c) => {
-      const name = c.req.param("name");
-      const asset = assets.get(name);
-      if (!asset) return c.json(errorBody(`no console asset named "${name}"`), 404);
-      return c.body(asset.body, 200, { "Content-Type": asset.contentType });
-    },
-  );
+  registerConsoleAsset(router, assets);
   return router;
 }
