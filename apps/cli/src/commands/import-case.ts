@@ -11,6 +11,7 @@ import {
   type DumpCollectionFile,
 } from "@studyflow/domain/case-import";
 import { Invalid } from "@studyflow/domain/errors";
+import { createFileStore } from "@studyflow/domain/files";
 import { defineCommand, type CliContext } from "../command-definition";
 import { UsageError } from "../failures";
 import { commaList, studyKey, switchFlag, text } from "../flag-values";
@@ -30,6 +31,8 @@ export interface ImportCaseInput {
   dryRun: boolean;
   replace: boolean;
   report: string;
+  /** case-backend's participant file folder (its filestore path). */
+  filesDir?: string;
 }
 
 const kilobytes = (bytes: number) => Math.ceil(bytes / 1024);
@@ -96,6 +99,15 @@ export async function importCase(ctx: CliContext & { progress?: ProgressStream }
         ...(input.study === undefined ? {} : { study: input.study }),
         dryRun: input.dryRun,
         replace: input.replace,
+        ...(input.filesDir === undefined
+          ? {}
+          : {
+              filesDir: resolve(ctx.workingDirectory, input.filesDir),
+              fileStore: createFileStore(ctx.database.db, {
+                backend: ctx.config.EXPORT_FILE_STORE,
+                directory: ctx.config.RESULT_DIR,
+              }),
+            }),
       },
       {
         collectionStarted: (file) => {
@@ -159,6 +171,10 @@ export const importCaseCommand = defineCommand({
     new Option("--study <KEY>", "only this study's collections"),
     new Option("--dry-run", "read, count and report; write nothing"),
     new Option("--replace", "overwrite studies and accounts studyflow has of its own with CASE's"),
+    new Option(
+      "--files-dir <DIR>",
+      "case-backend's participant file folder (its filestore path): the uploaded files' bytes come along",
+    ),
     new Option("--report <FILE>", `JSON lines of what was not imported (default ${DEFAULT_REPORT_FILE})`),
   ],
   values: z
@@ -174,12 +190,14 @@ export const importCaseCommand = defineCommand({
       dryRun: switchFlag,
       replace: switchFlag,
       report: text.default(DEFAULT_REPORT_FILE),
+      filesDir: text.optional(),
     })
-    .transform(({ globalSecret, study, only, ...rest }): ImportCaseInput => ({
+    .transform(({ globalSecret, study, only, filesDir, ...rest }): ImportCaseInput => ({
       ...rest,
       only: [...new Set(only)],
       ...(globalSecret === undefined ? {} : { globalSecret }),
       ...(study === undefined ? {} : { study }),
+      ...(filesDir === undefined ? {} : { filesDir }),
     })),
   uses: "database",
   run: importCase,

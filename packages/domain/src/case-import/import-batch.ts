@@ -8,15 +8,22 @@ export interface BatchDocument {
   document: CaseDocument;
 }
 
-/** What became of one document. `ignored`: not asked for (another study than `--study`). */
+/**
+ * What became of one document. `ignored`: not asked for (another study than `--study`). A `note`
+ * goes to the report although the document was taken (a file whose bytes did not come along).
+ */
 export type DocumentOutcome =
-  { kind: "inserted" | "updated" | "unchanged" | "ignored" } | { kind: "skipped"; reason: string };
+  { kind: "inserted" | "updated" | "unchanged" | "ignored"; note?: string } | { kind: "skipped"; reason: string };
 
 export const INSERTED: DocumentOutcome = { kind: "inserted" };
 export const UPDATED: DocumentOutcome = { kind: "updated" };
 export const UNCHANGED: DocumentOutcome = { kind: "unchanged" };
 export const IGNORED: DocumentOutcome = { kind: "ignored" };
 export const skipped = (reason: string): DocumentOutcome => ({ kind: "skipped", reason });
+
+/** The outcome with a line for the report. */
+export const noted = (outcome: DocumentOutcome, note: string | undefined): DocumentOutcome =>
+  note === undefined || outcome.kind === "skipped" ? outcome : { ...outcome, note };
 
 /**
  * How one collection's documents become studyflow rows: one call per batch, inside the batch's

@@ -3,6 +3,7 @@ import { eq } from "drizzle-orm";
 import { caseImportCheckpoints, type Database, type Executor } from "@studyflow/db";
 import type { ClockContext } from "../foundation/clock";
 import { Invalid } from "../errors";
+import type { FileStore } from "../files/file-store";
 import { deserializeCaseDocument, documentId, type CaseDocument } from "./case-values";
 import {
   DumpFileDamaged,
@@ -22,6 +23,9 @@ import {
 } from "./import-studies";
 import { sharedStudyDataImporters, studyDataImporters } from "./import-study-data";
 import { usersImporter } from "./import-users";
+import { participantFilesImporter } from "./import-participant-files";
+import { researcherMessagesImporter } from "./import-researcher-messages";
+import { userAttributesImporter } from "./import-user-attributes";
 import { importManagementCollections } from "./import-management";
 import { importMessageCollections } from "./import-messages";
 
@@ -46,6 +50,10 @@ export interface CaseImportOptions {
   /** Overwrite studies and accounts studyflow has of its own (same key, same address). */
   replace: boolean;
   batchSize?: number;
+  /** case-backend's participant file folder: the files' bytes come from here; without it, metadata only. */
+  filesDir?: string;
+  /** The deployment's file store, where the files' bytes go (needed with filesDir). */
+  fileStore?: FileStore;
 }
 
 /** A document that was not imported, and why. */
@@ -150,12 +158,13 @@ class CaseImportRun {
       const outcomes = await this.runBatch(importer, current, write, name, file.bytes, done + current.length);
       for (const [i, outcome] of outcomes.entries()) {
         summary[outcome.kind] += 1;
-        if (outcome.kind === "skipped") {
+        const reason = outcome.kind === "skipped" ? outcome.reason : outcome.note;
+        if (reason !== undefined) {
           await this.problem({
             database: file.database,
             collection: file.collection,
             id: documentId(current[i]!.document),
-            reason: outcome.reason,
+            reason,
           });
         }
       }
@@ -275,6 +284,11 @@ export async function importCaseDump(
 ): Promise<CaseImportSummary> {
   const info = await stat(options.dumpDir).catch(() => undefined);
   if (!info?.isDirectory()) throw new Invalid(`dump directory ${options.dumpDir} does not exist`);
+  if (options.filesDir !== undefined) {
+    const files = await stat(options.filesDir).catch(() => undefined);
+    if (!files?.isDirectory()) throw new Invalid(`files directory ${options.filesDir} does not exist`);
+    if (!options.fileStore) throw new Invalid("the files' bytes need the file store to go to");
+  }
   const run = new CaseImportRun(db, options, listener, ctx);
   const studyDb = caseDatabaseName(options, "studyDB");
   const usersDb = caseDatabaseName(options, "users");
@@ -318,6 +332,14 @@ export async function importCaseDump(
         ["surveys", surveysImporter(studyKey)],
         ["participants", participantsImporter(studyKey)],
         ...studyDataImporters(studyKey),
+        [
+          "participantFiles",
+          participantFilesImporter(studyKey, {
+            ...(options.filesDir === undefined ? {} : { filesDir: options.filesDir }),
+            ...(options.fileStore === undefined ? {} : { store: options.fileStore }),
+          }),
+        ],
+        ["researcherMessages", researcherMessagesImporter(studyKey, options.replace, ctx)],
       ] as const) {
         const file = await findDumpCollection(options.dumpDir, studyDb, `${studyKey}_${suffix}`);
         if (file) await run.importCollection(file, importer);
@@ -328,7 +350,11 @@ export async function importCaseDump(
       if (file) await run.importCollection(file, importer);
     }
   }
-  if (usersFile) await run.importCollection(usersFile, usersImporter(options.replace, ctx));
+  if (usersFile) {
+    await run.importCollection(usersFile, usersImporter(options.replace, ctx));
+    const attributesFile = await findDumpCollection(options.dumpDir, usersDb, "userAttributes");
+    if (attributesFile) await run.importCollection(attributesFile, userAttributesImporter(options.replace));
+  }
   const importCollection = (file: DumpCollectionFile, importer: CollectionImporter) =>
     run.importCollection(file, importer);
   if (wanted.has("management")) {

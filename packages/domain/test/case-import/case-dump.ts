@@ -340,3 +340,45 @@ export function caseStudyVariable(studyKey: string, key: string, type: string, v
     configs: type === "int" ? { min: int64(0), max: int64(100) } : null,
   };
 }
+
+/**
+ * types.FileInfo as the participant API leaves it after an upload: status ready, `path` relative
+ * to case-backend's filestore path (`<instance>/<studyKey>/<id><ext>`), createdAt a BSON date.
+ */
+export function caseParticipantFile(
+  instance: string,
+  studyKey: string,
+  participantID: string,
+  over: Partial<{ _id: ObjectId; fileType: string; size: number; status: string; path: string }> = {},
+) {
+  const _id = over._id ?? new ObjectId();
+  const fileType = over.fileType ?? "image/png";
+  const extension = fileType === "image/png" ? ".png" : fileType === "application/pdf" ? ".pdf" : ".jpg";
+  return {
+    _id,
+    participantID,
+    status: over.status ?? "ready",
+    path: over.path ?? `${instance}/${studyKey}/${_id.toHexString()}${extension}`,
+    createdAt: new Date("2024-06-01T08:00:00Z"),
+    fileType,
+    visibleToParticipant: true,
+    size: int64(over.size ?? 0),
+  };
+}
+
+/** types.StudyMessage as NOTIFY_RESEARCHER saves it (omitempty drops an empty payload). */
+export const caseResearcherMessage = (type: string, participantID: string, payload: Record<string, string>) => ({
+  _id: new ObjectId(),
+  type,
+  payload,
+  participantID,
+});
+
+/** types.UserAttributes of the users database. */
+export const caseUserAttributes = (userId: ObjectId, type: string, attributes: Record<string, unknown> | null) => ({
+  _id: new ObjectId(),
+  userId,
+  type,
+  attributes,
+  createdAt: new Date("2024-07-01T12:00:00Z"),
+});
