@@ -216,8 +216,11 @@ export function serviceUserApiKeysImporter(subjects: ImportedSubjects, ctx: Cloc
           continue;
         }
         const now = new Date(ctx.clock());
+        const sourceId = documentId(document);
         if (write) {
           await tx.insert(apiKeys).values({
+            // from CASE's id, so that every import of the same dump gives the key the same row
+            ...(isObjectIdHex(sourceId) ? { id: caseAccountUuid(sourceId) } : {}),
             subject: account,
             serviceAccountId: account,
             label: "imported from CASE",
@@ -459,7 +462,11 @@ export function appRolesImporter(replace: boolean, subjects: ImportedSubjects, c
               exists: async (db, id) =>
                 (await db.select({ id: appRoles.id }).from(appRoles).where(eq(appRoles.id, id))).length > 0,
               insert: async (db) => {
-                const [inserted] = await db.insert(appRoles).values(values).returning({ id: appRoles.id });
+                const sourceId = documentId(document);
+                const [inserted] = await db
+                  .insert(appRoles)
+                  .values({ ...(isObjectIdHex(sourceId) ? { id: caseAccountUuid(sourceId) } : {}), ...values })
+                  .returning({ id: appRoles.id });
                 return inserted!.id;
               },
               update: async (db, id) => {

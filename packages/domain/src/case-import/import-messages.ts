@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { and, eq, inArray, isNull, ne } from "drizzle-orm";
 import {
   caseImportRecords,
@@ -71,6 +72,12 @@ const translationsOf = (value: unknown): EmailTemplateTranslation[] =>
 
 async function studyExists(tx: Executor, key: string) {
   return (await tx.select({ key: studies.key }).from(studies).where(eq(studies.key, key))).length > 0;
+}
+
+/** A UUID from an e-mail's CASE id and the place of one of its recipients. */
+function outboxRowId(sourceId: string, index: number): string {
+  const hex = createHash("sha256").update(`${sourceId}/${index}`).digest("hex");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
 }
 
 const idFor = (sourceId: string) => (isObjectIdHex(sourceId) ? { id: caseAccountUuid(sourceId) } : {});
@@ -345,7 +352,9 @@ export function outgoingEmailsImporter(ctx: ClockContext): CollectionImporter {
           const rows = await tx
             .insert(outgoingMessages)
             .values(
-              to.map((address) => ({
+              to.map((address, index) => ({
+                // from CASE's id and the recipient's place, so that every import of the same dump gives the same rows
+                id: outboxRowId(sourceId, index),
                 template: SCHEDULED_EMAIL_TEMPLATE,
                 toAddress: address,
                 userId: userId ?? null,

@@ -24,8 +24,10 @@ import {
   asRecord,
   asString,
   canonicalJson,
+  caseAccountUuid,
   contentHash,
   documentId,
+  isObjectIdHex,
   toPlain,
   unixSecondsDate,
   type CaseDocument,
@@ -503,13 +505,15 @@ export function participantsImporter(studyKey: string): CollectionImporter {
         .from(participants)
         .where(and(eq(participants.studyKey, studyKey), inArray(participants.participantId, [...rows.keys()])));
       const before = new Map(existing.map((row) => [row.participantId, row]));
-      const writes: ParticipantRow[] = [];
+      const writes: (ParticipantRow & { id?: string })[] = [];
       for (const { at, row } of rows.values()) {
         const had = before.get(row.participantId);
         if (had && participantContent(had) === participantContent(row)) outcomes[at] = UNCHANGED;
         else {
           outcomes[at] = had ? UPDATED : INSERTED;
-          writes.push(row);
+          // a new row's id from CASE's _id, so that every import of the same dump gives the same rows
+          const sourceId = documentId(batch[at]!.document);
+          writes.push(isObjectIdHex(sourceId) ? { ...row, id: caseAccountUuid(sourceId) } : row);
         }
       }
       if (write && writes.length > 0) {
