@@ -433,7 +433,7 @@ describe("data explorer: /v1/studies/{studyKey}/data-explorer", () => {
     });
   });
 
-  describe("participant files (not stored yet)", () => {
+  describe("participant files (none uploaded in this study)", () => {
     it("lists none in CASE's shape; a file is 404", async () => {
       expect(await get(`${BASE}/files`)).toEqual({
         status: 200,

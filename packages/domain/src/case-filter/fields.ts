@@ -1,8 +1,11 @@
 import { sql, type SQL } from "drizzle-orm";
-import { participants, reports, surveyResponses } from "@studyflow/db";
+import { participantFiles, participants, reports, surveyResponses } from "@studyflow/db";
 
-/** The collections case-admin filters: a study's survey responses, its participants and its reports. */
+/** The collections case-admin pages through: a study's survey responses, its participants and its reports. */
 export type CaseFilterTarget = "responses" | "participants" | "reports";
+
+/** The collections case-admin filters: those it pages through, and a study's participant files (one plain page). */
+export type CaseFilterCollection = CaseFilterTarget | "files";
 
 /** What a filter value of a field must be: CASE keeps strings, and times as whole Unix seconds. */
 export type CaseValueType = "string" | "seconds";
@@ -51,7 +54,7 @@ const scalar = (type: CaseValueType, expression: SQL, column: string | null, nul
  * The fields of CASE's documents (by their stored names, which case-admin's filters use) and where
  * studyflow keeps them. Anything not named here is refused with a 400 naming it.
  */
-export const CASE_FIELDS: Record<CaseFilterTarget, Record<string, CaseField>> = {
+export const CASE_FIELDS: Record<CaseFilterCollection, Record<string, CaseField>> = {
   responses: {
     participantID: scalar("string", sql`${surveyResponses.participantId}`, "participant_id"),
     key: scalar("string", sql`${surveyResponses.key}`, "key"),
@@ -80,6 +83,12 @@ export const CASE_FIELDS: Record<CaseFilterTarget, Record<string, CaseField>> = 
     timestamp: scalar("seconds", sql`${reports.timestamp}`, "timestamp"),
     data: { shape: "elements", expression: sql`${reports.data}`, properties: ["key", "value", "dtype"] },
   },
+  // case-admin's file page filters by participantID; CASE's createdAt is a date, not seconds, so it is not offered
+  files: {
+    participantID: scalar("string", sql`${participantFiles.participantId}`, "participant_id"),
+    status: scalar("string", sql`${participantFiles.status}`, "status"),
+    fileType: scalar("string", sql`${participantFiles.fileType}`, "file_type"),
+  },
 };
 
 /** The field a dotted path names, with the map key or element property after the dot. */
@@ -90,7 +99,7 @@ export interface ResolvedField {
 }
 
 /** Resolves `path` on `target`, or returns null when CASE's documents have no such field for us. */
-export function resolveCaseField(target: CaseFilterTarget, path: string): ResolvedField | null {
+export function resolveCaseField(target: CaseFilterCollection, path: string): ResolvedField | null {
   const fields = CASE_FIELDS[target];
   const dot = path.indexOf(".");
   if (dot === -1) {

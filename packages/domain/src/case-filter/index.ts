@@ -1,4 +1,10 @@
-export { CASE_FIELDS, resolveCaseField, type CaseFilterTarget, type CaseField } from "./fields";
+export {
+  CASE_FIELDS,
+  resolveCaseField,
+  type CaseFilterTarget,
+  type CaseFilterCollection,
+  type CaseField,
+} from "./fields";
 export {
   translateCaseFilter,
   CASE_FILTER_OPERATORS,

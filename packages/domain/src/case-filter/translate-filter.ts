@@ -1,6 +1,12 @@
 import { sql, type SQL } from "drizzle-orm";
 import { Invalid } from "../errors";
-import { CASE_FIELDS, resolveCaseField, type CaseFilterTarget, type CaseValueType, type ResolvedField } from "./fields";
+import {
+  CASE_FIELDS,
+  resolveCaseField,
+  type CaseFilterCollection,
+  type CaseValueType,
+  type ResolvedField,
+} from "./fields";
 
 /**
  * The comparison operators of the subset (Mongo's names and meaning). `$exists` is offered for map
@@ -25,7 +31,7 @@ interface Budget {
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
 
-function fieldNames(target: CaseFilterTarget): string {
+function fieldNames(target: CaseFilterCollection): string {
   return Object.entries(CASE_FIELDS[target])
     .map(([name, field]) => (field.shape === "scalar" ? name : `${name}.<key>`))
     .join(", ");
@@ -134,7 +140,7 @@ function compareElements(where: string, resolved: ResolvedField, operator: Opera
   }
 }
 
-function fieldCondition(target: CaseFilterTarget, path: string, condition: unknown, budget: Budget): SQL {
+function fieldCondition(target: CaseFilterCollection, path: string, condition: unknown, budget: Budget): SQL {
   const where = `filter.${path}`;
   const resolved = resolveCaseField(target, path);
   if (!resolved)
@@ -177,7 +183,7 @@ function fieldCondition(target: CaseFilterTarget, path: string, condition: unkno
 }
 
 function documentCondition(
-  target: CaseFilterTarget,
+  target: CaseFilterCollection,
   filter: unknown,
   where: string,
   depth: number,
@@ -212,7 +218,7 @@ function documentCondition(
  * turned into a 400 rather than a silent empty page: a value of the wrong type (`{"enteredAt":
  * "5"}`), an embedded-document equality, an operator outside the subset.
  */
-export function translateCaseFilter(target: CaseFilterTarget, filter: unknown): SQL {
+export function translateCaseFilter(target: CaseFilterCollection, filter: unknown): SQL {
   if (filter === undefined || filter === null) return sql`true`;
   return documentCondition(target, filter, "filter", 0, { conditions: 0 });
 }

@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
 import type { Readable } from "node:stream";
-import { and, count, desc, eq } from "drizzle-orm";
+import { and, count, desc, eq, type SQL } from "drizzle-orm";
 import { participantFiles, participants, storedFiles, type Database, type Executor } from "@studyflow/db";
+import { translateCaseFilter } from "../case-filter/index";
 import { DomainError, Forbidden, Invalid, NotFound } from "../errors";
 import type { DomainContext } from "../events/event-runner";
 import type { FileStore } from "../files/file-store";
@@ -150,21 +151,14 @@ export interface ParticipantFilePage {
   totalCount: number;
 }
 
-/**
- * A page of a study's files, newest first, all of them or one participant's; the page is counted
- * as case-backend counts it (everything on one page when it fits, whatever page was asked).
- */
-export async function listParticipantFiles(
+/** A page of the study's ready files matching `condition`, newest first, counted as case-backend counts it. */
+async function pageOfFiles(
   db: Executor,
   studyKey: string,
   page: FilePage,
-  participantId?: string,
+  condition?: SQL,
 ): Promise<ParticipantFilePage> {
-  const where = and(
-    eq(participantFiles.studyKey, studyKey),
-    eq(participantFiles.status, FILE_STATUS_READY),
-    participantId === undefined ? undefined : eq(participantFiles.participantId, participantId),
-  );
+  const where = and(eq(participantFiles.studyKey, studyKey), eq(participantFiles.status, FILE_STATUS_READY), condition);
   const [counted] = await db.select({ total: count() }).from(participantFiles).where(where);
   const totalCount = counted?.total ?? 0;
   const currentPage = totalCount < page.limit ? 1 : Math.max(1, page.page);
@@ -176,6 +170,40 @@ export async function listParticipantFiles(
     .limit(page.limit)
     .offset((currentPage - 1) * page.limit);
   return { files, totalCount };
+}
+
+/**
+ * A page of a study's files, newest first, all of them or one participant's; the page is counted
+ * as case-backend counts it (everything on one page when it fits, whatever page was asked).
+ */
+export async function listParticipantFiles(
+  db: Executor,
+  studyKey: string,
+  page: FilePage,
+  participantId?: string,
+): Promise<ParticipantFilePage> {
+  return pageOfFiles(
+    db,
+    studyKey,
+    page,
+    participantId === undefined ? undefined : eq(participantFiles.participantId, participantId),
+  );
+}
+
+/**
+ * A page of a study's files as the data explorer asks for them: CASE's file-info `filter`
+ * (case-admin sends `{"participantID": …}`; `status` and `fileType` work too).
+ * @throws NotFound for an unknown study, Invalid for a filter outside the subset.
+ */
+export async function listStudyParticipantFiles(
+  db: Executor,
+  studyKey: string,
+  page: FilePage,
+  filter?: unknown,
+): Promise<ParticipantFilePage> {
+  const condition = translateCaseFilter("files", filter);
+  await getStudy(db, studyKey);
+  return pageOfFiles(db, studyKey, page, condition);
 }
 
 /** The files of a profile's participant in an active study (none when it is no participant, as in case-backend). */
@@ -281,5 +309,18 @@ export async function deleteOwnParticipantFile(
   await db.transaction(async (tx) => {
     const file = await ownFile(tx, studyKey, profileId, fileId);
     await deleteFile(tx, store, file);
+  });
+}
+
+/** A researcher deletes a study's file, its record and bytes together. @throws NotFound */
+export async function deleteParticipantFile(
+  db: Database,
+  store: FileStore,
+  studyKey: string,
+  fileId: string,
+): Promise<void> {
+  await db.transaction(async (tx) => {
+    await getStudy(tx, studyKey);
+    await deleteFile(tx, store, await getParticipantFile(tx, studyKey, fileId));
   });
 }

@@ -1,10 +1,14 @@
+import { assertStudyPermission } from "@studyflow/domain/access";
+import type { FileStore } from "@studyflow/domain/files";
+import { deleteParticipantFile } from "@studyflow/domain/participant-files";
 import { managementOf } from "../../../app-env";
 import type { AppDeps } from "../../../deps";
 import type { ApiRouter } from "../../create-router";
 import { defineRoute } from "../../define-route";
-import { NOTE, answerNoFile, oneFileRoute } from "./participant-file-params";
+import { jsonContent, messageSchema } from "../../schemas";
+import { DELETE_FILES, oneFileErrors, oneFileRoute, requires } from "./participant-file-params";
 
-export function registerDeleteParticipantFile(router: ApiRouter, deps: AppDeps) {
+export function registerDeleteParticipantFile(router: ApiRouter, deps: AppDeps, fileStore: FileStore) {
   const db = deps.database.db;
   defineRoute(
     router,
@@ -12,10 +16,22 @@ export function registerDeleteParticipantFile(router: ApiRouter, deps: AppDeps) 
       method: "delete",
       path: "/files/{fileID}",
       tags: ["data-explorer"],
-      summary: "Delete a participant file (none yet)",
-      description: NOTE.trim() + " Requires `edit-participant-data`.",
+      summary: "Delete a participant file",
+      description:
+        "Removes the file's record and its bytes in one transaction and answers 200 " +
+        '`{"message":"study file deleted"}`, as case-backend. Another study\'s file is not found.' +
+        requires(DELETE_FILES),
       ...oneFileRoute,
+      responses: {
+        200: jsonContent(messageSchema, "deleted"),
+        ...oneFileErrors,
+      },
     },
-    (c) => answerNoFile(db, managementOf(c), c.req.valid("param"), "edit-participant-data"),
+    async (c) => {
+      const { studyKey, fileID } = c.req.valid("param");
+      await assertStudyPermission(db, managementOf(c), studyKey, DELETE_FILES);
+      await deleteParticipantFile(db, fileStore, studyKey, fileID);
+      return c.json({ message: "study file deleted" }, 200);
+    },
   );
 }

@@ -1,4 +1,5 @@
 import { ExplorerPageCache } from "@studyflow/domain/data-explorer";
+import { createFileStore } from "@studyflow/domain/files";
 import type { AppDeps } from "../../../deps";
 import { registerDeleteResponse } from "./delete-response";
 import { registerDeleteResponses } from "./delete-responses";
@@ -17,7 +18,8 @@ import { createRouter } from "../../create-router";
 /**
  * case-backend's data-explorer group at its paths and in its shapes, so case-admin's explorer pages
  * work unchanged: a study's responses (flat, as exported), participants and reports, paged and
- * filtered as CASE pages and filters them, and the deletes of responses. Mounted at
+ * filtered as CASE pages and filters them, the deletes of responses, and the files participants
+ * uploaded (list, download, delete). Mounted at
  * /v1/studies/{studyKey}/data-explorer.
  */
 export function createDataExplorerRouter(deps: AppDeps) {
@@ -35,8 +37,12 @@ export function createDataExplorerRouter(deps: AppDeps) {
   registerListReportKeys(router, deps);
   registerListReports(router, deps, cache);
   registerGetReport(router, deps);
+  // participant uploads live in the shared file store, as export files do
+  const fileStore =
+    deps.fileStore ??
+    createFileStore(deps.database.db, { backend: deps.config.EXPORT_FILE_STORE, directory: deps.config.RESULT_DIR });
   registerListParticipantFiles(router, deps);
-  registerGetParticipantFile(router, deps);
-  registerDeleteParticipantFile(router, deps);
+  registerGetParticipantFile(router, deps, fileStore);
+  registerDeleteParticipantFile(router, deps, fileStore);
   return router;
 }

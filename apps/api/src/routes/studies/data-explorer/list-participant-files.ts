@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { assertStudyPermission } from "@studyflow/domain/access";
-import { getStudy } from "@studyflow/domain/studies";
+import { parseCaseJsonParam } from "@studyflow/domain/case-filter";
+import { listStudyParticipantFiles } from "@studyflow/domain/participant-files";
 import { managementOf } from "../../../app-env";
 import { caseJsonQueryParam, casePageQuery, casePagination, casePaginationSchema } from "../../../case-compat";
 import type { AppDeps } from "../../../deps";
@@ -9,7 +10,7 @@ import { defineRoute } from "../../define-route";
 import { errorResponses } from "../../openapi-errors";
 import { MANAGEMENT_SECURITY, jsonContent } from "../../schemas";
 import { studyKeyField } from "./explorer-query";
-import { NOTE } from "./participant-file-params";
+import { READ_FILES, presentStudyFileInfo, requires, studyFileInfoSchema } from "./participant-file-params";
 
 export function registerListParticipantFiles(router: ApiRouter, deps: AppDeps) {
   const db = deps.database.db;
@@ -19,30 +20,49 @@ export function registerListParticipantFiles(router: ApiRouter, deps: AppDeps) {
       method: "get",
       path: "/files",
       tags: ["data-explorer"],
-      summary: "A page of participant files (none yet)",
-      description: "CASE's file list with its pagination." + NOTE + " Requires `get-participant-states`.",
+      summary: "A page of the study's participant files",
+      description:
+        "The files participants uploaded, newest first, in case-backend's FileInfo shape with CASE's pagination " +
+        "(`page` default 1, `limit` default 10; everything on page 1 when it fits). `filter` is CASE's file-info " +
+        'filter: case-admin sends `{"participantID":"…"}`; `status` and `fileType` can be filtered too, with the ' +
+        "operators of the other explorer lists; another field is a 400 naming it." +
+        requires(READ_FILES),
       security: MANAGEMENT_SECURITY,
       request: {
         params: z.object({ studyKey: studyKeyField }),
         query: casePageQuery.extend({
-          filter: caseJsonQueryParam("filter", "CASE's file-info filter (nothing to filter yet)"),
+          filter: caseJsonQueryParam("filter", 'CASE\'s file-info filter, e.g. {"participantID":"…"}'),
         }),
       },
       responses: {
         200: jsonContent(
-          z.object({ fileInfos: z.array(z.record(z.string(), z.unknown())), pagination: casePaginationSchema }),
-          "no files",
+          z.object({ fileInfos: z.array(studyFileInfoSchema), pagination: casePaginationSchema }),
+          "the page of files",
         ),
-        ...errorResponses([400, 401, 403, 404], { 404: "study not found" }),
+        ...errorResponses([400, 401, 403, 404], {
+          400: "page/limit not whole numbers, or a filter that is no JSON or outside the subset",
+          404: "study not found",
+        }),
       },
       bothSlashes: true,
     },
     async (c) => {
       const { studyKey } = c.req.valid("param");
-      const { page, limit } = c.req.valid("query");
-      await assertStudyPermission(db, managementOf(c), studyKey, "get-participant-states");
-      await getStudy(db, studyKey);
-      return c.json({ fileInfos: [], pagination: casePagination(0, page, limit) }, 200);
+      const { page, limit, filter } = c.req.valid("query");
+      await assertStudyPermission(db, managementOf(c), studyKey, READ_FILES);
+      const { files, totalCount } = await listStudyParticipantFiles(
+        db,
+        studyKey,
+        { page, limit },
+        parseCaseJsonParam("filter", filter),
+      );
+      return c.json(
+        {
+          fileInfos: files.map((file) => presentStudyFileInfo(file, deps.config.INSTANCE_ID)),
+          pagination: casePagination(totalCount, page, limit),
+        },
+        200,
+      );
     },
   );
 }
