@@ -27,12 +27,9 @@ export const studyFileInfoSchema = z
       .string()
       .openapi({ description: "`<instance>/<studyKey>/<id>.<ext>`, as case-backend names the stored file" }),
     createdAt: z.string().openapi({ description: "RFC 3339 time of the upload" }),
-    submittedAt: z
-      .number()
-      .int()
-      .openapi({
-        description: "the upload's time in Unix seconds (CASE's older field, still read by older case-admin)",
-      }),
+    submittedAt: z.number().int().openapi({
+      description: "the upload's time in Unix seconds (CASE's older field, still read by older case-admin)",
+    }),
     fileType: z.string().openapi({ description: "the content type read from the file's bytes", example: "image/jpeg" }),
     visibleToParticipant: z.boolean(),
     size: z.number().int().openapi({ description: "bytes" }),
