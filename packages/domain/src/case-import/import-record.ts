@@ -1,4 +1,5 @@
-import { and, eq } from "drizzle-orm";
+import { and, eq, getTableColumns, sql, type SQL } from "drizzle-orm";
+import type { PgColumn, PgTable } from "drizzle-orm/pg-core";
 import { caseImportRecords, type Executor } from "@studyflow/db";
 import type { ClockContext } from "../foundation/clock";
 import { contentHash } from "./case-values";
@@ -89,4 +90,18 @@ export function goTime(value: unknown): Date | null {
   const ms = value.getTime();
   // time.Time{} is year 1: written as a date when the field has no omitempty
   return Number.isFinite(ms) && ms > Date.UTC(1970, 0, 1) ? value : null;
+}
+
+/**
+ * The `set` of an upsert in which each named column takes the value the insert brought
+ * (`excluded.<column>`): an imported document that changed replaces what the last run wrote.
+ */
+export function fromExcluded<T extends PgTable>(
+  table: T,
+  properties: readonly (keyof T["_"]["columns"] & string)[],
+): Record<string, SQL> {
+  const columns = getTableColumns(table) as Record<string, PgColumn>;
+  return Object.fromEntries(
+    properties.map((property) => [property, sql`excluded.${sql.identifier(columns[property]!.name)}`]),
+  );
 }

@@ -36,6 +36,7 @@ import {
   type DocumentOutcome,
 } from "./import-batch";
 import type { ImportedStudies } from "./import-studies";
+import { fromExcluded } from "./import-record";
 
 /**
  * What a study has besides its setup and participants, as case-backend keeps it in the study
@@ -201,17 +202,17 @@ export function surveyResponsesImporter(studyKey: string): CollectionImporter {
         .values(rows)
         .onConflictDoUpdate({
           target: surveyResponses.id,
-          set: {
-            studyKey: sql`excluded.study_key`,
-            participantId: sql`excluded.participant_id`,
-            key: sql`excluded.key`,
-            versionId: sql`excluded.version_id`,
-            openedAt: sql`excluded.opened_at`,
-            submittedAt: sql`excluded.submitted_at`,
-            arrivedAt: sql`excluded.arrived_at`,
-            responses: sql`excluded.responses`,
-            context: sql`excluded.context`,
-          },
+          set: fromExcluded(surveyResponses, [
+            "studyKey",
+            "participantId",
+            "key",
+            "versionId",
+            "openedAt",
+            "submittedAt",
+            "arrivedAt",
+            "responses",
+            "context",
+          ]),
         });
     },
   });
@@ -292,14 +293,7 @@ export function reportsImporter(studyKey: string): CollectionImporter {
         .values(rows)
         .onConflictDoUpdate({
           target: reports.id,
-          set: {
-            studyKey: sql`excluded.study_key`,
-            participantId: sql`excluded.participant_id`,
-            key: sql`excluded.key`,
-            responseId: sql`excluded.response_id`,
-            timestamp: sql`excluded.timestamp`,
-            data: sql`excluded.data`,
-          },
+          set: fromExcluded(reports, ["studyKey", "participantId", "key", "responseId", "timestamp", "data"]),
         });
     },
   });
@@ -353,13 +347,7 @@ export function confidentialResponsesImporter(studyKey: string): CollectionImpor
         .values(rows)
         .onConflictDoUpdate({
           target: confidentialResponses.id,
-          set: {
-            studyKey: sql`excluded.study_key`,
-            confidentialId: sql`excluded.confidential_id`,
-            key: sql`excluded.key`,
-            responses: sql`excluded.responses`,
-            createdAt: sql`excluded.created_at`,
-          },
+          set: fromExcluded(confidentialResponses, ["studyKey", "confidentialId", "key", "responses", "createdAt"]),
         });
     },
   });
@@ -603,18 +591,18 @@ export function studyVariablesImporter(imported: ImportedStudies): CollectionImp
         .values(rows)
         .onConflictDoUpdate({
           target: [studyVariables.studyKey, studyVariables.key],
-          set: {
-            type: sql`excluded.type`,
-            value: sql`excluded.value`,
-            valueUpdatedAt: sql`excluded.value_updated_at`,
-            label: sql`excluded.label`,
-            description: sql`excluded.description`,
-            uiType: sql`excluded.ui_type`,
-            uiPriority: sql`excluded.ui_priority`,
-            configs: sql`excluded.configs`,
-            createdAt: sql`excluded.created_at`,
-            configUpdatedAt: sql`excluded.config_updated_at`,
-          },
+          set: fromExcluded(studyVariables, [
+            "type",
+            "value",
+            "valueUpdatedAt",
+            "label",
+            "description",
+            "uiType",
+            "uiPriority",
+            "configs",
+            "createdAt",
+            "configUpdatedAt",
+          ]),
         });
     },
   });
