@@ -50,9 +50,31 @@ import { fromExcluded } from "./import-record";
 const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 /** The row id of a document whose ObjectId is its identity in CASE, or undefined when it has none. */
-function rowIdOf(document: CaseDocument): string | undefined {
-  const id = documentId(document);
-  return isObjectIdHex(id) ? caseAccountUuid(id) : undefined;
+/** What every document of a participant's collection names: its ObjectId, the participant, its key. */
+interface ParticipantDocumentHead {
+  objectId: string;
+  /** The row's id, made from the ObjectId (the same document gives the same row on every run). */
+  id: string;
+  participantId: string;
+  key: string;
+}
+
+/**
+ * The head of a response, report or confidential response (`what` names it), or the skip saying
+ * which part it lacks (`keyName`: how the report says the key it lacks).
+ */
+function participantDocumentHead(
+  document: CaseDocument,
+  what: string,
+  keyName = "key",
+): ParticipantDocumentHead | DocumentOutcome {
+  const objectId = documentId(document);
+  if (!isObjectIdHex(objectId)) return skipped(`the ${what} has no ObjectId _id`);
+  const participantId = asString(document["participantID"]);
+  const key = asString(document["key"]);
+  if (participantId === "") return skipped(`the ${what} has no participantID`);
+  if (key === "") return skipped(`the ${what} has no ${keyName}`);
+  return { objectId, id: caseAccountUuid(objectId), participantId, key };
 }
 
 /** A map[string]string value: text, or the JSON of whatever else a document holds there. */
@@ -161,12 +183,9 @@ const responseContent = (row: ResponseRow) => [
 export function surveyResponsesImporter(studyKey: string): CollectionImporter {
   return keyedImporter<ResponseRow>({
     plan: (document) => {
-      const id = rowIdOf(document);
-      if (id === undefined) return skipped("the response has no ObjectId _id");
-      const participantId = asString(document["participantID"]);
-      const key = asString(document["key"]);
-      if (participantId === "") return skipped("the response has no participantID");
-      if (key === "") return skipped("the response has no survey key");
+      const head = participantDocumentHead(document, "response", "survey key");
+      if ("kind" in head) return head;
+      const { id, participantId, key } = head;
       return {
         id,
         row: {
@@ -254,12 +273,9 @@ function reportDataOf(value: unknown): StoredReportData[] {
 export function reportsImporter(studyKey: string): CollectionImporter {
   return keyedImporter<ReportRow>({
     plan: (document) => {
-      const id = rowIdOf(document);
-      if (id === undefined) return skipped("the report has no ObjectId _id");
-      const participantId = asString(document["participantID"]);
-      const key = asString(document["key"]);
-      if (participantId === "") return skipped("the report has no participantID");
-      if (key === "") return skipped("the report has no key");
+      const head = participantDocumentHead(document, "report");
+      if ("kind" in head) return head;
+      const { id, participantId, key } = head;
       return {
         id,
         row: {
@@ -309,13 +325,10 @@ type ConfidentialRow = typeof confidentialResponses.$inferSelect;
 export function confidentialResponsesImporter(studyKey: string): CollectionImporter {
   return keyedImporter<ConfidentialRow>({
     plan: (document) => {
-      const objectId = documentId(document);
-      if (!isObjectIdHex(objectId)) return skipped("the confidential response has no ObjectId _id");
-      const id = caseAccountUuid(objectId);
-      const confidentialId = asString(document["participantID"]);
-      const key = asString(document["key"]);
-      if (confidentialId === "") return skipped("the confidential response has no participantID");
-      if (key === "") return skipped("the confidential response has no key");
+      // its participantID is the participant's confidential id
+      const head = participantDocumentHead(document, "confidential response");
+      if ("kind" in head) return head;
+      const { objectId, id, participantId: confidentialId, key } = head;
       return {
         id,
         row: {
