@@ -1,6 +1,7 @@
 import { drizzle, type PostgresJsDatabase } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
 import * as schema from "./schema/index";
+import { connectNoDelay, isSingleHostUrl } from "./socket";
 
 export type Schema = typeof schema;
 export type Database = PostgresJsDatabase<Schema>;
@@ -45,6 +46,7 @@ export function createDb(url: string, options: DbOptions = {}): DbHandle {
     fetch_types: false,
     backoff: reconnectDelaySeconds,
     connection: { application_name: options.applicationName ?? "studyflow" },
+    ...(isSingleHostUrl(url) ? { socket: connectNoDelay } : {}),
   });
   const db = drizzle(sql, { schema });
   return {

@@ -127,4 +127,15 @@ describe("the postgres.js patch", () => {
     // 57P01: "terminating connection due to administrator command", from the old backend
     expect(original.outcome?.second).toEqual({ error: "57P01" });
   });
+
+  it("a COPY FROM STDIN the server refuses ends its stream with the error instead of leaving it open forever", async () => {
+    const patched = await scenario("copy-refused", INSTALLED, database.url);
+    expect(patched.exitCode, patched.stderr).toBe(0);
+    // 23502: not-null violation
+    expect(patched.outcome).toEqual({ refused: { error: "23502" }, accepted: { ok: 0 }, after: { ok: 1 } });
+
+    const original = await scenario("copy-refused", unpatched, database.url);
+    expect(original.exitCode, original.stderr).toBe(0);
+    expect(original.outcome?.refused).toEqual({ hung: 3000 });
+  });
 });

@@ -144,6 +144,28 @@ const scenarios: Record<string, () => Promise<Record<string, Settled>>> = {
     const second = await within(settle(sql`select 1`), 3000);
     return { first, second };
   },
+
+  /**
+   * A COPY … FROM STDIN the server refuses (a row breaks a constraint). The query's promise has
+   * already resolved to the stream, so 3.4.9 drops the error and the stream never finishes; the
+   * patched driver ends the stream with the server's error. The connection works afterwards.
+   */
+  async "copy-refused"() {
+    await sql`create temp table copied (n int not null)`;
+    const copy = async (rows: string) => {
+      const stream = await sql`copy copied (n) from stdin`.writable();
+      await new Promise<void>((resolve, reject) => {
+        stream.on("error", reject);
+        stream.on("finish", resolve);
+        stream.end(rows);
+      });
+      return [] as const;
+    };
+    const refused = await within(settle(copy("1\n\\N\n")), 3000);
+    const accepted = await within(settle(copy("2\n")), 3000);
+    const after = await within(settle(sql`select n from copied`), 3000);
+    return { refused, accepted, after };
+  },
 };
 
 const run = scenarios[scenario];
