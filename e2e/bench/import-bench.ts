@@ -244,6 +244,7 @@ async function importThroughCli(url: string, dumpDir: string, reportFile: string
   const child = spawn(
     process.execPath,
     [
+      ...(process.env.IMPORT_BENCH_CPU_PROF ? ["--cpu-prof", "--cpu-prof-dir", process.env.IMPORT_BENCH_CPU_PROF] : []),
       "--import",
       "tsx",
       "apps/cli/src/main.ts",

@@ -12,8 +12,17 @@ export type Plain = null | boolean | number | string | Plain[] | { [key: string]
 /** A document as the bson package reads it, numbers promoted where they fit. */
 export type CaseDocument = Record<string, unknown>;
 
-export function deserializeCaseDocument(bytes: Buffer): CaseDocument {
-  return deserialize(bytes, { promoteLongs: true, promoteValues: true, promoteBuffers: false });
+/**
+ * `rawFields`: array fields whose documents stay bytes (a Buffer each), for an importer that
+ * writes them out as JSON without reading them into objects (bson-json.ts).
+ */
+export function deserializeCaseDocument(bytes: Buffer, rawFields?: Readonly<Record<string, boolean>>): CaseDocument {
+  return deserialize(bytes, {
+    promoteLongs: true,
+    promoteValues: true,
+    promoteBuffers: false,
+    ...(rawFields === undefined ? {} : { fieldsAsRaw: rawFields }),
+  });
 }
 
 const bsonType = (value: object): string | undefined => (value as { _bsontype?: string })._bsontype;

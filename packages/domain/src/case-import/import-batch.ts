@@ -33,7 +33,25 @@ export const noted = (outcome: DocumentOutcome, note: string | undefined): Docum
  */
 export interface CollectionImporter {
   importBatch: (tx: Executor, batch: readonly BatchDocument[], write: boolean) => Promise<DocumentOutcome[]>;
+  /**
+   * The same in two steps, for the large collections: the batch's own work (documents into rows)
+   * first, outside any transaction, while the previous batch's writes are still running; then
+   * its database work in the batch's transaction.
+   */
+  prepareBatch?: (batch: readonly BatchDocument[]) => Promise<PreparedBatch>;
+  /** Array fields whose documents the importer reads from their bytes (see deserializeCaseDocument). */
+  rawFields?: Readonly<Record<string, boolean>>;
 }
+
+/**
+ * Documents between two turns of the event loop while a batch is read and prepared: the previous
+ * batch's transaction goes on only when its statements' answers are read, so a batch's own work
+ * gives way to it every few milliseconds.
+ */
+export const DOCUMENTS_PER_TURN = 64;
+
+/** A batch read into rows, waiting for its transaction. */
+export type PreparedBatch = (tx: Executor, write: boolean) => Promise<DocumentOutcome[]>;
 
 /** The operator who does what the import writes, in the audit log and `*_by` columns. */
 export const IMPORT_ACTOR = "case-import";

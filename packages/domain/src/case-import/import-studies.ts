@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { and, eq, inArray, sql } from "drizzle-orm";
 import { validateRules } from "@studyflow/engine";
 import {
@@ -16,6 +17,7 @@ import {
 } from "@studyflow/db";
 import type { ClockContext } from "../foundation/clock";
 import { syncMessageSchedule } from "../participants/message-schedule";
+import { copyRows } from "./bulk-rows";
 import { localisedToTexts, PLAIN_TAG_LANGUAGE, type CaseLocalisedText } from "../study-config/case-props";
 import { readSurveyDefinition } from "../surveys/survey-definition";
 import {
@@ -505,7 +507,7 @@ export function participantsImporter(studyKey: string): CollectionImporter {
         .from(participants)
         .where(and(eq(participants.studyKey, studyKey), inArray(participants.participantId, [...rows.keys()])));
       const before = new Map(existing.map((row) => [row.participantId, row]));
-      const writes: (ParticipantRow & { id?: string })[] = [];
+      const writes: (ParticipantRow & { id: string })[] = [];
       for (const { at, row } of rows.values()) {
         const had = before.get(row.participantId);
         if (had && participantContent(had) === participantContent(row)) outcomes[at] = UNCHANGED;
@@ -513,30 +515,39 @@ export function participantsImporter(studyKey: string): CollectionImporter {
           outcomes[at] = had ? UPDATED : INSERTED;
           // a new row's id from CASE's _id, so that every import of the same dump gives the same rows
           const sourceId = documentId(batch[at]!.document);
-          writes.push(isObjectIdHex(sourceId) ? { ...row, id: caseAccountUuid(sourceId) } : row);
+          writes.push({ ...row, id: isObjectIdHex(sourceId) ? caseAccountUuid(sourceId) : randomUUID() });
         }
       }
       if (write && writes.length > 0) {
-        await tx
-          .insert(participants)
-          .values(writes)
-          .onConflictDoUpdate({
-            target: [participants.studyKey, participants.participantId],
-            set: {
-              currentStudySession: sql`excluded.current_study_session`,
-              enteredAt: sql`excluded.entered_at`,
-              modifiedAt: sql`excluded.modified_at`,
-              studyStatus: sql`excluded.study_status`,
-              flags: sql`excluded.flags`,
-              linkingCodes: sql`excluded.linking_codes`,
-              assignedSurveys: sql`excluded.assigned_surveys`,
-              lastSubmissions: sql`excluded.last_submissions`,
-              messages: sql`excluded.messages`,
-              hashedAccountId: sql`excluded.hashed_account_id`,
-              isMainProfile: sql`excluded.is_main_profile`,
-              version: sql`${participants.version} + 1`,
-            },
-          });
+        // participants studyflow does not have yet go in with COPY, the others as an upsert
+        await copyRows(
+          tx,
+          participants,
+          writes.filter((row) => !before.has(row.participantId)),
+        );
+        const changed = writes.filter((row) => before.has(row.participantId));
+        if (changed.length > 0) {
+          await tx
+            .insert(participants)
+            .values(changed)
+            .onConflictDoUpdate({
+              target: [participants.studyKey, participants.participantId],
+              set: {
+                currentStudySession: sql`excluded.current_study_session`,
+                enteredAt: sql`excluded.entered_at`,
+                modifiedAt: sql`excluded.modified_at`,
+                studyStatus: sql`excluded.study_status`,
+                flags: sql`excluded.flags`,
+                linkingCodes: sql`excluded.linking_codes`,
+                assignedSurveys: sql`excluded.assigned_surveys`,
+                lastSubmissions: sql`excluded.last_submissions`,
+                messages: sql`excluded.messages`,
+                hashedAccountId: sql`excluded.hashed_account_id`,
+                isMainProfile: sql`excluded.is_main_profile`,
+                version: sql`${participants.version} + 1`,
+              },
+            });
+        }
         await syncMessageSchedule(
           tx,
           writes.map((row) => ({

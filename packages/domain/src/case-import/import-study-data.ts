@@ -1,4 +1,4 @@
-import { and, eq, inArray, or, sql } from "drizzle-orm";
+import { and, eq, or, sql } from "drizzle-orm";
 import {
   confidentialIdMap,
   confidentialResponses,
@@ -37,6 +37,8 @@ import {
 } from "./import-batch";
 import type { ImportedStudies } from "./import-studies";
 import { fromExcluded } from "./import-record";
+import { bulkRowsImporter } from "./bulk-rows";
+import { rawArrayJson } from "./bson-json";
 
 /**
  * What a study has besides its setup and participants, as case-backend keeps it in the study
@@ -89,11 +91,6 @@ const textOf = (value: Plain): string =>
 
 const textMap = (value: unknown): Record<string, string> =>
   Object.fromEntries(Object.entries(asRecord(value)).map(([key, item]) => [key, textOf(toPlain(item))]));
-
-const plainArray = (value: unknown): unknown[] => {
-  const plain = toPlain(value);
-  return Array.isArray(plain) ? plain : [];
-};
 
 /** A BSON date (Go's time.Time) as a Date; absent or unreadable as undefined. */
 function bsonDate(value: unknown): Date | undefined {
@@ -161,27 +158,14 @@ function keyedImporter<Row>(spec: KeyedRows<Row>): CollectionImporter {
 // ---------------------------------------------------------------------------------------------
 // per study: <studyKey>_surveyResponses, _reports, _confidentialResponses
 
-type ResponseRow = typeof surveyResponses.$inferSelect;
-
-const responseContent = (row: ResponseRow) => [
-  row.studyKey,
-  row.participantId,
-  row.key,
-  row.versionId,
-  row.openedAt,
-  row.submittedAt,
-  row.arrivedAt,
-  row.responses,
-  row.context,
-];
-
 /**
  * `<studyKey>_surveyResponses` (types.SurveyResponse): ids, survey key, version id, times,
  * context and every response item as the app sent it, into the table exports, the data explorer
  * and survey prefills read.
  */
 export function surveyResponsesImporter(studyKey: string): CollectionImporter {
-  return keyedImporter<ResponseRow>({
+  return bulkRowsImporter({
+    table: surveyResponses,
     plan: (document) => {
       const head = participantDocumentHead(document, "response", "survey key");
       if ("kind" in head) return head;
@@ -189,7 +173,6 @@ export function surveyResponsesImporter(studyKey: string): CollectionImporter {
       return {
         id,
         row: {
-          id,
           studyKey,
           participantId,
           key,
@@ -197,43 +180,23 @@ export function surveyResponsesImporter(studyKey: string): CollectionImporter {
           openedAt: asNumber(document["openedAt"]),
           submittedAt: asNumber(document["submittedAt"]),
           arrivedAt: asNumber(document["arrivedAt"]),
-          responses: plainArray(document["responses"]),
+          responses: rawArrayJson(document["responses"]),
           context: textMap(document["context"]),
         },
       };
     },
-    load: async (tx, rows) => {
-      const found = await tx
-        .select()
-        .from(surveyResponses)
-        .where(
-          inArray(
-            surveyResponses.id,
-            rows.map((row) => row.id),
-          ),
-        );
-      return new Map(found.map((row) => [row.id, row]));
-    },
-    content: responseContent,
-    save: async (tx, rows) => {
-      await tx
-        .insert(surveyResponses)
-        .values(rows)
-        .onConflictDoUpdate({
-          target: surveyResponses.id,
-          set: fromExcluded(surveyResponses, [
-            "studyKey",
-            "participantId",
-            "key",
-            "versionId",
-            "openedAt",
-            "submittedAt",
-            "arrivedAt",
-            "responses",
-            "context",
-          ]),
-        });
-    },
+    compared: [
+      "studyKey",
+      "participantId",
+      "key",
+      "versionId",
+      "openedAt",
+      "submittedAt",
+      "arrivedAt",
+      "responses",
+      "context",
+    ],
+    rawFields: { responses: true },
   });
 }
 
@@ -242,8 +205,6 @@ export function surveyResponsesImporter(studyKey: string): CollectionImporter {
  * report says it came with the import.
  */
 export const IMPORTED_REPORT_EVENT = "IMPORTED";
-
-type ReportRow = typeof reports.$inferSelect;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -271,7 +232,8 @@ function reportDataOf(value: unknown): StoredReportData[] {
  * case-backend's modifiedAt has no place in studyflow's reports and is not carried.
  */
 export function reportsImporter(studyKey: string): CollectionImporter {
-  return keyedImporter<ReportRow>({
+  return bulkRowsImporter({
+    table: reports,
     plan: (document) => {
       const head = participantDocumentHead(document, "report");
       if ("kind" in head) return head;
@@ -279,7 +241,6 @@ export function reportsImporter(studyKey: string): CollectionImporter {
       return {
         id,
         row: {
-          id,
           studyKey,
           participantId,
           key,
@@ -290,32 +251,9 @@ export function reportsImporter(studyKey: string): CollectionImporter {
         },
       };
     },
-    load: async (tx, rows) => {
-      const found = await tx
-        .select()
-        .from(reports)
-        .where(
-          inArray(
-            reports.id,
-            rows.map((row) => row.id),
-          ),
-        );
-      return new Map(found.map((row) => [row.id, row]));
-    },
-    content: (row) => [row.studyKey, row.participantId, row.key, row.responseId, row.timestamp, row.data],
-    save: async (tx, rows) => {
-      await tx
-        .insert(reports)
-        .values(rows)
-        .onConflictDoUpdate({
-          target: reports.id,
-          set: fromExcluded(reports, ["studyKey", "participantId", "key", "responseId", "timestamp", "data"]),
-        });
-    },
+    compared: ["studyKey", "participantId", "key", "responseId", "timestamp", "data"],
   });
 }
-
-type ConfidentialRow = typeof confidentialResponses.$inferSelect;
 
 /**
  * `<studyKey>_confidentialResponses`: case-backend stores each confidential item as a
@@ -323,7 +261,8 @@ type ConfidentialRow = typeof confidentialResponses.$inferSelect;
  * keeps no time for them; the ObjectId's creation time gives their order.
  */
 export function confidentialResponsesImporter(studyKey: string): CollectionImporter {
-  return keyedImporter<ConfidentialRow>({
+  return bulkRowsImporter({
+    table: confidentialResponses,
     plan: (document) => {
       // its participantID is the participant's confidential id
       const head = participantDocumentHead(document, "confidential response");
@@ -332,37 +271,16 @@ export function confidentialResponsesImporter(studyKey: string): CollectionImpor
       return {
         id,
         row: {
-          id,
           studyKey,
           confidentialId,
           key,
-          responses: plainArray(document["responses"]),
+          responses: rawArrayJson(document["responses"]),
           createdAt: new Date(parseInt(objectId.slice(0, 8), 16) * 1000),
         },
       };
     },
-    load: async (tx, rows) => {
-      const found = await tx
-        .select()
-        .from(confidentialResponses)
-        .where(
-          inArray(
-            confidentialResponses.id,
-            rows.map((row) => row.id),
-          ),
-        );
-      return new Map(found.map((row) => [row.id, row]));
-    },
-    content: (row) => [row.studyKey, row.confidentialId, row.key, row.responses, row.createdAt.getTime()],
-    save: async (tx, rows) => {
-      await tx
-        .insert(confidentialResponses)
-        .values(rows)
-        .onConflictDoUpdate({
-          target: confidentialResponses.id,
-          set: fromExcluded(confidentialResponses, ["studyKey", "confidentialId", "key", "responses", "createdAt"]),
-        });
-    },
+    compared: ["studyKey", "confidentialId", "key", "responses", "createdAt"],
+    rawFields: { responses: true },
   });
 }
 

@@ -1,4 +1,5 @@
 import { stat } from "node:fs/promises";
+import { setImmediate } from "node:timers/promises";
 import { eq } from "drizzle-orm";
 import { caseImportCheckpoints, type Database, type Executor } from "@studyflow/db";
 import type { ClockContext } from "../foundation/clock";
@@ -12,7 +13,14 @@ import {
   type DumpCollectionFile,
   type ReadProgress,
 } from "./dump-reader";
-import { skipped, type BatchDocument, type CollectionImporter, type DocumentOutcome } from "./import-batch";
+import {
+  DOCUMENTS_PER_TURN,
+  skipped,
+  type BatchDocument,
+  type CollectionImporter,
+  type DocumentOutcome,
+  type PreparedBatch,
+} from "./import-batch";
 import {
   ImportedStudies,
   participantsImporter,
@@ -34,7 +42,13 @@ export const CASE_IMPORT_PARTS = ["studies", "users", "management", "messages"] 
 export type CaseImportPart = (typeof CASE_IMPORT_PARTS)[number];
 
 /** Documents per transaction: large enough to keep round trips few, small enough to lose little on a kill. */
-export const CASE_IMPORT_BATCH_SIZE = 500;
+export const CASE_IMPORT_BATCH_SIZE = 1000;
+/**
+ * Dump bytes per transaction at most: a batch of large documents (responses of a few KB) ends here
+ * before it reaches CASE_IMPORT_BATCH_SIZE, so a transaction stays around a megabyte whatever the
+ * documents' size, and small documents (reports, codes) go in batches of many.
+ */
+export const CASE_IMPORT_BATCH_BYTES = 1024 * 1024;
 
 export interface CaseImportOptions {
   /** The mongodump output directory (the folder holding one folder per database). */
@@ -104,6 +118,13 @@ export const caseDatabaseName = (options: Pick<CaseImportOptions, "dbPrefix" | "
 
 const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
+/** A batch ready for its transaction: the documents its importer reads, and how their outcomes rejoin the batch. */
+interface PreparedRun {
+  readable: readonly BatchDocument[];
+  merge: (outcomes: readonly DocumentOutcome[]) => DocumentOutcome[];
+  work: PreparedBatch;
+}
+
 class CaseImportRun {
   readonly summaries: CollectionSummary[] = [];
   problems = 0;
@@ -149,50 +170,68 @@ class CaseImportRun {
     const progress: ReadProgress = { fileBytesRead: 0 };
     const batchSize = this.options.batchSize ?? CASE_IMPORT_BATCH_SIZE;
     let batch: BatchDocument[] = [];
+    let batchBytes = 0;
     let done = resumeAt;
 
+    // One batch's transaction runs while the next batch is read and prepared: PostgreSQL works
+    // on one core while the import reads BSON on the other. Batches commit in order, one at a time.
+    let inFlight: Promise<void> = Promise.resolve();
     const flush = async () => {
       if (batch.length === 0) return;
       const current = batch;
       batch = [];
-      const outcomes = await this.runBatch(importer, current, write, name, file.bytes, done + current.length);
-      for (const [i, outcome] of outcomes.entries()) {
-        summary[outcome.kind] += 1;
-        const reason = outcome.kind === "skipped" ? outcome.reason : outcome.note;
-        if (reason !== undefined) {
-          await this.problem({
-            database: file.database,
-            collection: file.collection,
-            id: documentId(current[i]!.document),
-            reason,
-          });
-        }
-      }
+      batchBytes = 0;
+      const prepared = await this.prepareBatch(importer, current);
+      await inFlight;
       done += current.length;
-      this.listener.progress?.(file, progress.fileBytesRead, summary);
+      const written = this.runBatch(importer, prepared, write, name, file.bytes, done).then(async (outcomes) => {
+        for (const [i, outcome] of outcomes.entries()) {
+          summary[outcome.kind] += 1;
+          const reason = outcome.kind === "skipped" ? outcome.reason : outcome.note;
+          if (reason !== undefined) {
+            await this.problem({
+              database: file.database,
+              collection: file.collection,
+              id: documentId(current[i]!.document),
+              reason,
+            });
+          }
+        }
+        this.listener.progress?.(file, progress.fileBytesRead, summary);
+      });
+      // its failure is thrown where it is awaited (the next flush or the end), not left unhandled meanwhile
+      written.catch(() => undefined);
+      inFlight = written;
+    };
+    const flushAll = async () => {
+      await flush();
+      await inFlight;
     };
 
     try {
       for await (const { index, bytes } of readDumpDocuments(file, progress)) {
         if (index < resumeAt) continue;
         summary.read += 1;
+        if (summary.read % DOCUMENTS_PER_TURN === 0) await setImmediate();
         let document: CaseDocument;
         try {
-          document = deserializeCaseDocument(bytes);
+          document = deserializeCaseDocument(bytes, importer.rawFields);
         } catch (error) {
           // counted in the batch so the checkpoint still moves past it
           batch.push({ index, bytes, document: { _id: `#${index}`, unreadable: errorText(error) } });
-          if (batch.length >= batchSize) await flush();
+          batchBytes += bytes.length;
+          if (batch.length >= batchSize || batchBytes >= CASE_IMPORT_BATCH_BYTES) await flush();
           continue;
         }
         batch.push({ index, bytes, document });
-        if (batch.length >= batchSize) await flush();
+        batchBytes += bytes.length;
+        if (batch.length >= batchSize || batchBytes >= CASE_IMPORT_BATCH_BYTES) await flush();
       }
-      await flush();
+      await flushAll();
       if (write) await this.saveCheckpoint(this.db, name, file.bytes, done, true);
     } catch (error) {
       if (!(error instanceof DumpFileDamaged)) throw error;
-      await flush();
+      await flushAll();
       summary.skipped += 1;
       await this.problem({ database: file.database, collection: file.collection, id: "", reason: error.message });
     }
@@ -201,19 +240,8 @@ class CaseImportRun {
     return summary;
   }
 
-  /**
-   * One batch in one transaction with its checkpoint. When the batch fails as a whole (a
-   * constraint the importer did not foresee), each document is tried on its own, so one bad
-   * document is reported and the others still come in.
-   */
-  private async runBatch(
-    importer: CollectionImporter,
-    batch: readonly BatchDocument[],
-    write: boolean,
-    name: string,
-    fileBytes: number,
-    doneAfter: number,
-  ): Promise<DocumentOutcome[]> {
+  /** The documents bson could not read, set apart, and the importer's own work on the others. */
+  private async prepareBatch(importer: CollectionImporter, batch: readonly BatchDocument[]): Promise<PreparedRun> {
     const unreadable = (entry: BatchDocument) =>
       typeof entry.document["unreadable"] === "string" && typeof entry.document["_id"] === "string"
         ? skipped(`not a readable BSON document: ${entry.document["unreadable"]}`)
@@ -223,9 +251,33 @@ class CaseImportRun {
       let next = 0;
       return batch.map((entry) => unreadable(entry) ?? outcomes[next++]!);
     };
+    let work: PreparedBatch;
+    try {
+      work = importer.prepareBatch
+        ? await importer.prepareBatch(readable)
+        : (tx, write) => importer.importBatch(tx, readable, write);
+    } catch (error) {
+      work = () => Promise.reject(error instanceof Error ? error : new Error(String(error)));
+    }
+    return { readable, merge, work };
+  }
+
+  /**
+   * One batch in one transaction with its checkpoint. When the batch fails as a whole (a
+   * constraint the importer did not foresee), each document is tried on its own, so one bad
+   * document is reported and the others still come in.
+   */
+  private async runBatch(
+    importer: CollectionImporter,
+    { readable, merge, work }: PreparedRun,
+    write: boolean,
+    name: string,
+    fileBytes: number,
+    doneAfter: number,
+  ): Promise<DocumentOutcome[]> {
     try {
       const outcomes = await this.db.transaction(async (tx) => {
-        const result = await importer.importBatch(tx, readable, write);
+        const result = await work(tx, write);
         if (write) await this.saveCheckpoint(tx, name, fileBytes, doneAfter, false);
         return result;
       });

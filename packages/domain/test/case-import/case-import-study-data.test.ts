@@ -6,7 +6,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ObjectId } from "bson";
+import { Decimal128, Int32, Long, ObjectId } from "bson";
 import { asc, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -261,5 +261,123 @@ describe("importing a study's data from a case-backend dump", () => {
       .from(surveyResponses)
       .where(eq(surveyResponses.id, caseAccountUuid(responseId.toHexString())));
     expect(JSON.stringify(row!.responses)).toContain('"key":"3"');
+  });
+
+  it("a dry run after the change says which response the older dump would update, and writes nothing", async () => {
+    const { summary } = await run({ dryRun: true });
+    expect(summary.collections.find((c) => c.collection === "flu_surveyResponses")).toMatchObject({
+      inserted: 0,
+      updated: 1,
+      unchanged: 1,
+      skipped: 1,
+    });
+    const [row] = await database.db
+      .select()
+      .from(surveyResponses)
+      .where(eq(surveyResponses.id, caseAccountUuid(responseId.toHexString())));
+    expect(JSON.stringify(row!.responses)).toContain('"key":"3"');
+  });
+
+  it("BSON values inside answers are stored as JSON: ObjectId as hex, dates as ISO text, Int64 and Decimal128", async () => {
+    const id = new ObjectId();
+    const response = caseResponse("pid-1", "intake", "v1", 1_700_000_400, { _id: id });
+    const items = [
+      {
+        key: "intake.Q9",
+        meta: { position: new Int32(3) },
+        response: {
+          key: "rg",
+          items: [
+            { key: "ref", value: new ObjectId("65b0000000000000000000aa") },
+            { key: "when", value: new Date("2024-02-03T04:05:06.000Z") },
+            { key: "big", value: Long.fromString("1152921504606846976") },
+            { key: "exact", value: Decimal128.fromString("12.50") },
+            { key: "plain", value: "x", dtype: "string" },
+          ],
+        },
+      },
+    ];
+    await writeCaseDump(join(dir, "bson-values"), {
+      instance: "tr",
+      databases: {
+        studyDB: { "study-infos": [caseStudy("flu")], flu_surveyResponses: [{ ...response, responses: items }] },
+      },
+    });
+    const { summary } = await run({ dumpDir: join(dir, "bson-values") });
+    expect(summary.collections.find((c) => c.collection === "flu_surveyResponses")).toMatchObject({ inserted: 1 });
+    const [row] = await database.db
+      .select()
+      .from(surveyResponses)
+      .where(eq(surveyResponses.id, caseAccountUuid(id.toHexString())));
+    expect(row!.responses).toEqual([
+      {
+        key: "intake.Q9",
+        meta: { position: 3 },
+        response: {
+          key: "rg",
+          items: [
+            { key: "ref", value: "65b0000000000000000000aa" },
+            { key: "when", value: "2024-02-03T04:05:06.000Z" },
+            { key: "big", value: 1152921504606846976 },
+            { key: "exact", value: "12.50" },
+            { key: "plain", value: "x", dtype: "string" },
+          ],
+        },
+      },
+    ]);
+    // the same dump again: unchanged
+    const again = await run({ dumpDir: join(dir, "bson-values") });
+    expect(again.summary.collections.find((c) => c.collection === "flu_surveyResponses")).toMatchObject({
+      unchanged: 1,
+    });
+  });
+
+  it("text with tabs, line breaks and backslashes arrives as it was; a response PostgreSQL refuses is reported and the rest come in", async () => {
+    const odd = new ObjectId();
+    const refused = new ObjectId();
+    const after = new ObjectId();
+    const text = 'tab\there\nnew line\r\\ back\\slash "quoted" \\N';
+    const oddResponse = {
+      ...caseResponse("pid\t1\\x", "intake", "v\n1", 1_700_000_500, { _id: odd }),
+      context: { note: text },
+    };
+    oddResponse.responses[0]!.response = { key: "rg", items: [{ key: "txt", value: text }] } as never;
+    const refusedResponse = caseResponse("pid-1", "intake", "v1", 1_700_000_600, { _id: refused });
+    // jsonb has no place for U+0000: PostgreSQL refuses the document
+    refusedResponse.responses[0]!.response = { key: "rg", items: [{ key: "txt", value: "nul \u0000 here" }] } as never;
+    await writeCaseDump(join(dir, "odd-text"), {
+      instance: "tr",
+      databases: {
+        studyDB: {
+          "study-infos": [caseStudy("flu")],
+          flu_surveyResponses: [
+            oddResponse,
+            refusedResponse,
+            caseResponse("pid-1", "intake", "v1", 1_700_000_700, { _id: after }),
+          ],
+        },
+      },
+    });
+    const { summary, problems } = await run({ dumpDir: join(dir, "odd-text"), batchSize: 3 });
+    expect(summary.collections.find((c) => c.collection === "flu_surveyResponses")).toMatchObject({
+      inserted: 2,
+      skipped: 1,
+    });
+    expect(problems).toEqual([
+      expect.objectContaining({ collection: "flu_surveyResponses", id: refused.toHexString() }),
+    ]);
+    const [row] = await database.db
+      .select()
+      .from(surveyResponses)
+      .where(eq(surveyResponses.id, caseAccountUuid(odd.toHexString())));
+    expect(row).toMatchObject({ participantId: "pid\t1\\x", versionId: "v\n1", context: { note: text } });
+    expect(row!.responses).toEqual([
+      expect.objectContaining({ response: { key: "rg", items: [{ key: "txt", value: text }] } }),
+    ]);
+    const [later] = await database.db
+      .select({ id: surveyResponses.id })
+      .from(surveyResponses)
+      .where(eq(surveyResponses.id, caseAccountUuid(after.toHexString())));
+    expect(later).toBeDefined();
   });
 });
