@@ -37,6 +37,47 @@ function utf8(bytes: Buffer, start: number, end: number): string {
   return text;
 }
 
+/**
+ * Printable ASCII without a quote or backslash (most keys and answer codes) as JSON text, read as
+ * latin1 with no decoding or escaping; undefined for anything else.
+ */
+function quotedAscii(bytes: Buffer, start: number, end: number): string | undefined {
+  for (let i = start; i < end; i++) {
+    const byte = bytes[i]!;
+    if (byte < 0x20 || byte > 0x7e || byte === 0x22 || byte === 0x5c) return undefined;
+  }
+  return `"${bytes.toString("latin1", start, end)}"`;
+}
+
+/** A string's bytes as JSON text. */
+const quotedText = (bytes: Buffer, start: number, end: number): string =>
+  quotedAscii(bytes, start, end) ?? JSON.stringify(utf8(bytes, start, end));
+
+/**
+ * Keys as JSON text, by a hash of their bytes: a dump repeats the same few dozen keys millions of
+ * times. An entry is used only when its bytes are the key's.
+ */
+const keyCache = new Map<number, { raw: Buffer; quoted: string }>();
+const KEY_CACHE_LIMIT = 4096;
+
+function quotedKey(bytes: Buffer, start: number, end: number, hash: number): string {
+  const cached = keyCache.get(hash);
+  if (cached !== undefined && cached.raw.length === end - start) {
+    let same = true;
+    for (let i = 0; i < cached.raw.length; i++) {
+      if (cached.raw[i] !== bytes[start + i]) {
+        same = false;
+        break;
+      }
+    }
+    if (same) return cached.quoted;
+  }
+  const quoted = quotedText(bytes, start, end);
+  if (keyCache.size >= KEY_CACHE_LIMIT) keyCache.clear();
+  keyCache.set(hash, { raw: Buffer.from(bytes.subarray(start, end)), quoted });
+  return quoted;
+}
+
 /** The document (or array) at `start`, as JSON text. */
 function documentJson(bytes: Buffer, start: number, isArray: boolean): string {
   const end = start + bytes.readInt32LE(start);
@@ -45,11 +86,13 @@ function documentJson(bytes: Buffer, start: number, isArray: boolean): string {
   let json = "";
   while (at < end - 1) {
     const type = bytes[at++]!;
-    const keyEnd = bytes.indexOf(0, at);
-    if (keyEnd < 0 || keyEnd >= end) throw new NotTranscoded();
-    const key = isArray ? "" : utf8(bytes, at, keyEnd);
+    let keyEnd = at;
+    let hash = 0;
+    while (keyEnd < end && bytes[keyEnd] !== 0) hash = (Math.imul(hash, 31) + bytes[keyEnd++]!) | 0;
+    if (keyEnd >= end - 1) throw new NotTranscoded();
+    const key = isArray ? "" : quotedKey(bytes, at, keyEnd, hash);
     // a document with $ref is a DBRef to the bson package
-    if (key === "$ref") throw new NotTranscoded();
+    if (key === '"$ref"') throw new NotTranscoded();
     at = keyEnd + 1;
     let value: string;
     switch (type) {
@@ -64,7 +107,7 @@ function documentJson(bytes: Buffer, start: number, isArray: boolean): string {
         const from = at + 4;
         const to = from + length - 1;
         if (length < 1 || bytes[to] !== 0) throw new NotTranscoded();
-        value = JSON.stringify(utf8(bytes, from, to));
+        value = quotedText(bytes, from, to);
         at = to + 1;
         break;
       }
@@ -118,7 +161,7 @@ function documentJson(bytes: Buffer, start: number, isArray: boolean): string {
         throw new NotTranscoded();
     }
     if (json !== "") json += ",";
-    json += isArray ? value : `${JSON.stringify(key)}:${value}`;
+    json += isArray ? value : `${key}:${value}`;
   }
   if (at !== end - 1) throw new NotTranscoded();
   return isArray ? `[${json}]` : `{${json}}`;

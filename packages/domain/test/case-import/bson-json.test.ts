@@ -130,6 +130,13 @@ describe("BSON to JSON in one pass", () => {
     );
   });
 
+  it("keys whose bytes hash alike are told apart; keys of any text are quoted as JSON quotes them", () => {
+    // "Aa" and "BB" have the same 31-based hash
+    const document = { Aa: 1, BB: 2, 'say "hi"': 3, "back\\slash": 4, ключ: 5, "tab\there": 6 };
+    const bytes = Buffer.from(serialize({ first: document, again: document }));
+    expect(bsonDocumentJson(bytes)).toBe(JSON.stringify({ first: document, again: document }));
+  });
+
   it("a string holding U+FFFD itself is read as it is", () => {
     expect(bsonDocumentJson(Buffer.from(serialize({ key: "a\uFFFDb" })))).toBe('{"key":"a\uFFFDb"}');
   });
