@@ -24,3 +24,4 @@ export * from "./management";
 export * from "./case-messaging";
 export * from "./case-import";
 export * from "./user-attributes";
+export * from "./explorer-buckets";
