@@ -30,23 +30,23 @@ CREATE INDEX "participants_study_entered_idx" ON "participants" USING btree ("st
 CREATE FUNCTION explorer_bucket(at bigint, width integer) RETURNS bigint LANGUAGE sql IMMUTABLE PARALLEL SAFE
   RETURN at / width - CASE WHEN at % width < 0 THEN 1 ELSE 0 END;
 --> statement-breakpoint
--- The participant count triggers of 0002 now pass deltas per status and hour of entry, and keep
--- participant_entry_buckets (hour and day rows) beside study_participant_counts from the same
+-- The participant count triggers of 0002 now pass deltas per status and ten minutes of entry, and
+-- keep participant_entry_buckets (rows per ten minutes and per day) beside study_participant_counts from the same
 -- aggregate. As before: a statement whose statuses and entry times do not change writes no counter
 -- row (and so takes no lock participant events would wait on), and rows are upserted in key order,
 -- the status counts first, so concurrent transactions lock counter rows in one order.
 CREATE OR REPLACE FUNCTION participant_counts_apply(deltas jsonb) RETURNS void LANGUAGE sql AS $$
   INSERT INTO study_participant_counts AS c (study_key, study_status, count)
   SELECT d.study_key, d.study_status, sum(d.delta)
-  FROM jsonb_to_recordset(deltas) AS d(study_key text, study_status text, hour bigint, delta bigint)
+  FROM jsonb_to_recordset(deltas) AS d(study_key text, study_status text, slice bigint, delta bigint)
   GROUP BY 1, 2 HAVING sum(d.delta) <> 0
   ORDER BY 1, 2
   ON CONFLICT (study_key, study_status) DO UPDATE SET count = c.count + excluded.count;
   INSERT INTO participant_entry_buckets AS b (study_key, width, bucket, study_status, count)
-  SELECT d.study_key, w.width, CASE w.width WHEN 3600 THEN d.hour ELSE explorer_bucket(d.hour, 24) END,
+  SELECT d.study_key, w.width, CASE w.width WHEN 600 THEN d.slice ELSE explorer_bucket(d.slice, 144) END,
          d.study_status, sum(d.delta)
-  FROM jsonb_to_recordset(deltas) AS d(study_key text, study_status text, hour bigint, delta bigint)
-  CROSS JOIN (VALUES (3600), (86400)) AS w(width)
+  FROM jsonb_to_recordset(deltas) AS d(study_key text, study_status text, slice bigint, delta bigint)
+  CROSS JOIN (VALUES (600), (86400)) AS w(width)
   GROUP BY 1, 2, 3, 4 HAVING sum(d.delta) <> 0
   ORDER BY 1, 2, 3, 4
   ON CONFLICT (study_key, width, bucket, study_status) DO UPDATE SET count = b.count + excluded.count;
@@ -55,8 +55,8 @@ $$;
 CREATE OR REPLACE FUNCTION participant_counts_after_insert() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   PERFORM participant_counts_apply(coalesce((
-    SELECT jsonb_agg(jsonb_build_object('study_key', study_key, 'study_status', study_status, 'hour', hour, 'delta', n))
-    FROM (SELECT study_key, study_status, explorer_bucket(entered_at, 3600) AS hour, count(*) AS n
+    SELECT jsonb_agg(jsonb_build_object('study_key', study_key, 'study_status', study_status, 'slice', slice, 'delta', n))
+    FROM (SELECT study_key, study_status, explorer_bucket(entered_at, 600) AS slice, count(*) AS n
           FROM new_rows GROUP BY 1, 2, 3) g), '[]'::jsonb));
   RETURN NULL;
 END $$;
@@ -64,8 +64,8 @@ END $$;
 CREATE OR REPLACE FUNCTION participant_counts_after_delete() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   PERFORM participant_counts_apply(coalesce((
-    SELECT jsonb_agg(jsonb_build_object('study_key', study_key, 'study_status', study_status, 'hour', hour, 'delta', -n))
-    FROM (SELECT study_key, study_status, explorer_bucket(entered_at, 3600) AS hour, count(*) AS n
+    SELECT jsonb_agg(jsonb_build_object('study_key', study_key, 'study_status', study_status, 'slice', slice, 'delta', -n))
+    FROM (SELECT study_key, study_status, explorer_bucket(entered_at, 600) AS slice, count(*) AS n
           FROM old_rows GROUP BY 1, 2, 3) g), '[]'::jsonb));
   RETURN NULL;
 END $$;
@@ -73,12 +73,12 @@ END $$;
 CREATE OR REPLACE FUNCTION participant_counts_after_update() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   PERFORM participant_counts_apply(coalesce((
-    SELECT jsonb_agg(jsonb_build_object('study_key', study_key, 'study_status', study_status, 'hour', hour, 'delta', n))
+    SELECT jsonb_agg(jsonb_build_object('study_key', study_key, 'study_status', study_status, 'slice', slice, 'delta', n))
     FROM (
-      SELECT study_key, study_status, hour, sum(n) AS n FROM (
-        SELECT study_key, study_status, explorer_bucket(entered_at, 3600) AS hour, -count(*) AS n FROM old_rows GROUP BY 1, 2, 3
+      SELECT study_key, study_status, slice, sum(n) AS n FROM (
+        SELECT study_key, study_status, explorer_bucket(entered_at, 600) AS slice, -count(*) AS n FROM old_rows GROUP BY 1, 2, 3
         UNION ALL
-        SELECT study_key, study_status, explorer_bucket(entered_at, 3600) AS hour, count(*) AS n FROM new_rows GROUP BY 1, 2, 3
+        SELECT study_key, study_status, explorer_bucket(entered_at, 600) AS slice, count(*) AS n FROM new_rows GROUP BY 1, 2, 3
       ) both_sides GROUP BY 1, 2, 3 HAVING sum(n) <> 0
     ) g), '[]'::jsonb));
   RETURN NULL;
@@ -138,7 +138,7 @@ CREATE TRIGGER survey_responses_arrival_update AFTER UPDATE ON survey_responses
 --> statement-breakpoint
 INSERT INTO participant_entry_buckets (study_key, width, bucket, study_status, count)
 SELECT p.study_key, w.width, explorer_bucket(p.entered_at, w.width), p.study_status, count(*)
-FROM participants p CROSS JOIN (VALUES (3600), (86400)) AS w(width)
+FROM participants p CROSS JOIN (VALUES (600), (86400)) AS w(width)
 GROUP BY 1, 2, 3, 4;
 --> statement-breakpoint
 INSERT INTO response_arrival_buckets (study_key, survey_key, width, bucket, slot, count)

@@ -1,17 +1,17 @@
 import { bigint, integer, pgTable, primaryKey, smallint, text } from "drizzle-orm/pg-core";
 
 /**
- * How many of a study's participants entered in each hour and each day, per status, kept exact by
- * the participant count triggers (migration 0026) in the transaction of every insert, delete and
- * status or entry-time change. The data explorer reads its totals and the position of a deep page
- * in entry-time order from here: the rows before an hour are summed instead of counted, and only
- * the hour the page starts in is skipped through on the index.
+ * How many of a study's participants entered in each ten minutes and each day, per status, kept
+ * exact by the participant count triggers (migration 0026) in the transaction of every insert,
+ * delete and status or entry-time change. The data explorer reads its totals and the position of a
+ * deep page in entry-time order from here: the rows before the page's ten minutes are summed
+ * instead of counted, and only those ten minutes are skipped through on the index.
  */
 export const participantEntryBuckets = pgTable(
   "participant_entry_buckets",
   {
     studyKey: text("study_key").notNull(),
-    /** The bucket's length in seconds: 3600 (an hour) or 86400 (a day). */
+    /** The bucket's length in seconds: 600 (ten minutes) or 86400 (a day). */
     width: integer("width").notNull(),
     /** floor(entered_at / width). */
     bucket: bigint("bucket", { mode: "number" }).notNull(),
