@@ -11,8 +11,24 @@
  *
  * `npm run build -- --outdir <dir>` builds elsewhere (the e2e test does); the directory must lie
  * inside the repository, so that the bundles find node_modules the way they do in the image.
+ *
+ * `npm start` builds dist/ too (scripts/ensure-build.ts), with the supervisor of START_ENTRIES
+ * besides, whenever checkBuild finds it missing or stale: every build writes MANIFEST, the files it
+ * was made from with their sizes, times and hashes. The file runs under plain `node` as well (its
+ * types are erasable), which is how ensure-build loads it.
  */
-import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { build, type Metafile, type Plugin } from "esbuild";
@@ -36,6 +52,15 @@ export const ENTRIES = {
 } as const satisfies Record<string, string>;
 
 export type EntryName = keyof typeof ENTRIES;
+
+/**
+ * Entries only `npm start` runs: its supervisor (scripts/supervise.ts), which runs the API and the
+ * worker bundles beside it. Not in ENTRIES: the image runs each app on its own under tini, and its
+ * build stage has no scripts/.
+ */
+export const START_ENTRIES = {
+  "supervise/index": "scripts/supervise.ts",
+} as const satisfies Record<string, string>;
 
 /** The compiled file of an entry, relative to the repository root (and to the image's WORKDIR). */
 export const entryOutput = (name: EntryName, outDir = OUT_DIR): string => `${outDir}/${name}.js`;
@@ -75,7 +100,7 @@ function withoutComments(source: string): string {
  * relative place from the output, and refuses any other use of import.meta than these and
  * PACKAGE_RESOLVE, which it cannot follow.
  */
-function copySiblingFiles(metafile: Metafile, outDir: string): string[] {
+function copySiblingFiles(metafile: Metafile, outDir: string): { copied: string[]; sources: string[] } {
   const copied = new Map<string, string>();
   for (const [output, { entryPoint, inputs }] of Object.entries(metafile.outputs)) {
     if (entryPoint === undefined) continue;
@@ -107,19 +132,41 @@ function copySiblingFiles(metafile: Metafile, outDir: string): string[] {
       }
     }
   }
-  return [...copied.keys()].map((target) => path.relative(outDir, target)).sort();
+  return {
+    copied: [...copied.keys()].map((target) => path.relative(outDir, target)).sort(),
+    sources: [...new Set(copied.values())].sort(),
+  };
 }
 
-/** Builds every entry into `outDir` (emptied first); returns the files it wrote besides the bundles. */
-export async function buildAll(outDir = path.join(ROOT, OUT_DIR)): Promise<{ copied: string[] }> {
+export interface BuildOptions {
+  /** Also build START_ENTRIES (`npm start`'s supervisor). */
+  withSupervisor?: boolean;
+}
+
+/** The entries a build with these options makes. */
+export const entriesOf = (options: BuildOptions = {}): Record<string, string> => ({
+  ...ENTRIES,
+  ...(options.withSupervisor ? START_ENTRIES : {}),
+});
+
+/**
+ * Builds every entry into `outDir` (emptied first) and writes its MANIFEST last; returns the entries
+ * built and the files it wrote besides the bundles.
+ */
+export async function buildAll(
+  outDir = path.join(ROOT, OUT_DIR),
+  options: BuildOptions = {},
+): Promise<{ entries: Record<string, string>; copied: string[] }> {
   const absoluteOutDir = path.resolve(ROOT, outDir);
   if (path.relative(ROOT, absoluteOutDir).startsWith("..")) {
     throw new Error(`the output directory must lie inside ${ROOT} (the bundles import from its node_modules)`);
   }
+  const entries = entriesOf(options);
+  const startedAt = Date.now();
   rmSync(absoluteOutDir, { recursive: true, force: true });
   const { metafile } = await build({
     absWorkingDir: ROOT,
-    entryPoints: ENTRIES,
+    entryPoints: entries,
     outdir: absoluteOutDir,
     bundle: true,
     platform: "node",
@@ -137,7 +184,170 @@ export async function buildAll(outDir = path.join(ROOT, OUT_DIR)): Promise<{ cop
   // The bundles are ES modules wherever the directory lies (the image has the root package.json too).
   writeFileSync(path.join(absoluteOutDir, "package.json"), `${JSON.stringify({ type: "module" }, null, 2)}\n`);
   writeFileSync(path.join(absoluteOutDir, METAFILE), JSON.stringify(metafile));
-  return { copied: copySiblingFiles(metafile, absoluteOutDir) };
+  const { copied, sources } = copySiblingFiles(metafile, absoluteOutDir);
+  const inputs = Object.keys(metafile.inputs).filter((input) => !input.includes("node_modules/"));
+  writeManifest(
+    ROOT,
+    absoluteOutDir,
+    entries,
+    [...inputs, ...sources.map((source) => path.relative(ROOT, source))],
+    startedAt,
+  );
+  return { entries, copied };
+}
+
+// ---- what a build was made from, and whether it still matches the sources ---------------------
+
+/** Beside the bundles: the files a build was made from (see writeManifest). */
+export const MANIFEST = "build-manifest.json";
+
+/** Read by every build besides the entries' inputs: the build itself and what decides resolution. */
+const BUILD_FILES = ["esbuild.config.ts", "package.json", "package-lock.json", "tsconfig.json"];
+
+/** Bumped when the manifest's shape changes: a manifest of another format is a stale build. */
+const MANIFEST_FORMAT = 1;
+
+/**
+ * A file changed this shortly before the build began may have been read by it in either version:
+ * file times come from a coarser clock than Date.now().
+ */
+const CLOCK_MARGIN_MS = 50;
+
+interface FileStamp {
+  size: number;
+  mtimeMs: number;
+  /** Of the content the build read; empty when it changed during the build (so: unknown). */
+  sha256: string;
+}
+
+interface BuildManifest {
+  format: number;
+  /** Output name → entry source, as built. */
+  entries: Record<string, string>;
+  /** Repository-relative path → its stamp, for every file the build read. */
+  files: Record<string, FileStamp>;
+  /** Folders copied whole (the migrations): their files, so that an added file is seen. */
+  directories: Record<string, string[]>;
+}
+
+const sha256Of = (file: string) => createHash("sha256").update(readFileSync(file)).digest("hex");
+
+/** The files below `dir`, relative to it, sorted. */
+function filesBelow(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => path.relative(dir, path.join(entry.parentPath, entry.name)))
+    .sort();
+}
+
+/** The workspace manifest (package.json) nearest above a file: its exports decide how imports resolve. */
+function packageJsonOf(root: string, file: string): string | undefined {
+  for (let dir = path.dirname(path.resolve(root, file)); ; dir = path.dirname(dir)) {
+    if (path.relative(root, dir).startsWith("..")) return undefined;
+    if (existsSync(path.join(dir, "package.json"))) return path.relative(root, path.join(dir, "package.json"));
+  }
+}
+
+function writeJsonAtomically(file: string, value: unknown): void {
+  const temporary = `${file}.${process.pid}.tmp`;
+  writeFileSync(temporary, `${JSON.stringify(value)}\n`);
+  renameSync(temporary, file);
+}
+
+/**
+ * Records what a build read: `inputs` (repository-relative files and copied folders), the nearest
+ * package.json of each, and BUILD_FILES that exist under `root`, each with its size, time and
+ * content hash. A file changed after `startedAt` (less the clock margin) is recorded without a hash,
+ * so the next check rebuilds.
+ */
+export function writeManifest(
+  root: string,
+  outDir: string,
+  entries: Record<string, string>,
+  inputs: string[],
+  startedAt: number,
+): void {
+  const files = new Set<string>();
+  const directories: Record<string, string[]> = {};
+  for (const input of inputs) {
+    const absolute = path.resolve(root, input);
+    if (statSync(absolute).isDirectory()) {
+      const below = filesBelow(absolute);
+      directories[input] = below;
+      for (const file of below) files.add(path.join(input, file));
+    } else {
+      files.add(input);
+    }
+    const manifest = packageJsonOf(root, input);
+    if (manifest !== undefined) files.add(manifest);
+  }
+  for (const file of BUILD_FILES) if (existsSync(path.join(root, file))) files.add(file);
+  const stamps: Record<string, FileStamp> = {};
+  for (const file of [...files].sort()) {
+    const absolute = path.resolve(root, file);
+    const { size, mtimeMs } = statSync(absolute);
+    const sha256 = mtimeMs >= startedAt - CLOCK_MARGIN_MS ? "" : sha256Of(absolute);
+    stamps[file] = { size, mtimeMs, sha256 };
+  }
+  const manifest: BuildManifest = { format: MANIFEST_FORMAT, entries, files: stamps, directories };
+  writeJsonAtomically(path.join(outDir, MANIFEST), manifest);
+}
+
+export type BuildState =
+  | { fresh: true; files: number }
+  | {
+      fresh: false;
+      /** Why it must be built, in a few words: "apps/api/src/app.ts changed". */
+      reason: string;
+    };
+
+/**
+ * Whether `outDir` holds a build of `entries` from the files as they are now. Cheap when nothing
+ * changed: one stat per recorded file. A file whose time or size differs is hashed; the same
+ * content (a checkout, a touch) is not a change, and its new time is written back to the manifest
+ * so that the next check stats it only.
+ */
+export function checkBuild(outDir: string, entries: Record<string, string>, root = ROOT): BuildState {
+  const manifestFile = path.join(outDir, MANIFEST);
+  let manifest: BuildManifest;
+  try {
+    manifest = JSON.parse(readFileSync(manifestFile, "utf8")) as BuildManifest;
+  } catch {
+    return { fresh: false, reason: existsSync(outDir) ? `${MANIFEST} is missing or unreadable` : "not built yet" };
+  }
+  if (manifest.format !== MANIFEST_FORMAT) return { fresh: false, reason: "built by another version of the build" };
+  const sorted = (record: Record<string, string>) => JSON.stringify(Object.entries(record).sort());
+  if (sorted(manifest.entries) !== sorted(entries)) return { fresh: false, reason: "built for other entries" };
+  for (const name of Object.keys(entries)) {
+    if (!existsSync(path.join(outDir, `${name}.js`))) return { fresh: false, reason: `${name}.js is missing` };
+  }
+  for (const [dir, files] of Object.entries(manifest.directories)) {
+    const now = existsSync(path.resolve(root, dir)) ? filesBelow(path.resolve(root, dir)) : [];
+    if (JSON.stringify(now) !== JSON.stringify(files)) return { fresh: false, reason: `${dir} has other files` };
+  }
+  let restamped = false;
+  for (const [file, stamp] of Object.entries(manifest.files)) {
+    const absolute = path.resolve(root, file);
+    const stats = statSync(absolute, { throwIfNoEntry: false });
+    if (stats === undefined) return { fresh: false, reason: `${file} was removed` };
+    if (stats.size === stamp.size && stats.mtimeMs === stamp.mtimeMs) {
+      if (stamp.sha256 === "") return { fresh: false, reason: `${file} changed during the previous build` };
+      continue;
+    }
+    if (stamp.sha256 === "" || stats.size !== stamp.size || sha256Of(absolute) !== stamp.sha256) {
+      return { fresh: false, reason: `${file} changed` };
+    }
+    manifest.files[file] = { ...stamp, mtimeMs: stats.mtimeMs };
+    restamped = true;
+  }
+  if (restamped) {
+    try {
+      writeJsonAtomically(manifestFile, manifest);
+    } catch {
+      // Read-only output: the next check hashes those files again, with the same answer.
+    }
+  }
+  return { fresh: true, files: Object.keys(manifest.files).length };
 }
 
 async function main(argv: string[]): Promise<void> {
@@ -146,10 +356,10 @@ async function main(argv: string[]): Promise<void> {
   if (flag !== -1 && !value) throw new Error("--outdir needs a directory");
   const outDir = path.resolve(process.env.INIT_CWD ?? process.cwd(), value ?? path.join(ROOT, OUT_DIR));
   const started = performance.now();
-  const { copied } = await buildAll(outDir);
+  const { entries, copied } = await buildAll(outDir);
   const took = Math.round(performance.now() - started);
   console.log(
-    `built ${Object.keys(ENTRIES).length} entries into ${path.relative(process.cwd(), outDir) || "."} in ${took} ms` +
+    `built ${Object.keys(entries).length} entries into ${path.relative(process.cwd(), outDir) || "."} in ${took} ms` +
       ` (copied beside them: ${copied.join(", ") || "nothing"})`,
   );
 }

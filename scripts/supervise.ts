@@ -1,7 +1,7 @@
 /**
  * The process manager of `npm start`, `npm run demo:up` and `npm run dev`: it runs the API and one
- * worker from the TypeScript sources with their output prefixed `[api]` / `[worker]`, restarts
- * either when it ends on its own, and stops both gracefully when it is told to stop.
+ * worker with their output prefixed `[api]` / `[worker]`, restarts either when it ends on its own,
+ * and stops both gracefully when it is told to stop.
  *
  * Why hand-written: `npm start` used concurrently, which cannot tell "crashed" from "told to stop".
  * A SIGTERM to the whole process group (what systemd, `timeout`, a closing terminal or a CI runner
@@ -26,18 +26,32 @@
  *   A child that ends a moment before the supervisor's own signal is handled is only due for a
  *   restart after its pause, which the stop cancels.
  *
+ * It runs the apps the way it runs itself. Started from this file through tsx (`npm run dev`,
+ * `npm run demo:up`), it runs apps/api/src/index.ts and apps/worker/src/index.ts through tsx. Started
+ * as its bundle, dist/supervise/index.js (`npm start`, which builds dist/ first, see
+ * scripts/ensure-build.ts), it runs the bundles beside it, dist/api/index.js and
+ * dist/worker/index.js, with plain `node`, as the image does. Either way the apps run from the
+ * repository root.
+ *
  * `--watch` (`npm run dev`): each child runs under `node --watch`, which restarts it when one of its
  * sources changes (with SIGTERM first, so through the same graceful shutdown) and, after a crash,
- * waits for the next change rather than exiting.
+ * waits for the next change rather than exiting. It watches sources, so the bundle refuses it.
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import path from "node:path";
 import { createInterface } from "node:readline";
-import { fileURLToPath } from "node:url";
 import { parseArgs, styleText } from "node:util";
 import { z } from "zod";
 import { loadConfigOrExit, milliseconds, parseEnv } from "@studyflow/config";
 
-const REPO_ROOT = fileURLToPath(new URL("..", import.meta.url));
+/**
+ * This script as node was given it: scripts/supervise.ts, or its bundle dist/supervise/index.js.
+ * Not import.meta.url, which the build cannot carry into a bundle (see esbuild.config.ts).
+ */
+const SELF = path.resolve(process.argv[1] ?? "");
+const COMPILED = SELF.endsWith(".js");
+/** scripts/.. from the sources; dist/supervise/../.. from the bundle (dist/ lies in the repository). */
+const REPO_ROOT = path.resolve(path.dirname(SELF), COMPILED ? "../.." : "..");
 
 const schema = z.object({
   /**
@@ -68,13 +82,25 @@ const STOP_SIGNALS = ["SIGTERM", "SIGINT", "SIGHUP"] as const;
 
 interface App {
   name: string;
-  entry: string;
+  /** How node runs it: its source through tsx, or its bundle beside the supervisor's own. */
+  args: string[];
   colour: "cyan" | "magenta";
 }
 
+/** The bundle of an app (`api/index`), beside the supervisor's own (dist/supervise/index.js). */
+const bundle = (name: string) => path.resolve(path.dirname(SELF), "..", `${name}.js`);
+
 const APPS: readonly App[] = [
-  { name: "api", entry: "apps/api/src/index.ts", colour: "cyan" },
-  { name: "worker", entry: "apps/worker/src/index.ts", colour: "magenta" },
+  {
+    name: "api",
+    args: COMPILED ? [bundle("api/index")] : ["--import", "tsx", "apps/api/src/index.ts"],
+    colour: "cyan",
+  },
+  {
+    name: "worker",
+    args: COMPILED ? [bundle("worker/index")] : ["--import", "tsx", "apps/worker/src/index.ts"],
+    colour: "magenta",
+  },
 ];
 
 interface Supervised extends App {
@@ -89,6 +115,10 @@ interface Supervised extends App {
 
 const config = loadConfigOrExit(() => parseEnv(schema, process.env));
 const { values: options } = parseArgs({ options: { watch: { type: "boolean", default: false } } });
+if (options.watch && COMPILED) {
+  process.stderr.write("--watch restarts the apps when their sources change: run the sources (npm run dev)\n");
+  process.exit(1);
+}
 const stopTimeoutMs = config.SUPERVISOR_STOP_TIMEOUT_MS ?? config.SHUTDOWN_TIMEOUT_MS + STOP_MARGIN_MS;
 
 // The children write into pipes, so they would turn their colours off; keep them when ours are on.
@@ -122,7 +152,7 @@ const children: Supervised[] = APPS.map((app) => ({
 let stopping: { signal: NodeJS.Signals; deadline: NodeJS.Timeout; forced: boolean } | undefined;
 
 function start(child: Supervised): void {
-  const args = [...(options.watch ? ["--watch", "--watch-preserve-output"] : []), "--import", "tsx", child.entry];
+  const args = [...(options.watch ? ["--watch", "--watch-preserve-output"] : []), ...child.args];
   const started = spawn(process.execPath, args, { cwd: REPO_ROOT, env: childEnv, stdio: ["ignore", "pipe", "pipe"] });
   child.process = started;
   child.startedAt = Date.now();
