@@ -18,6 +18,7 @@ import {
 } from "./question-handlers";
 import { csvFormatter, jsonArrayFormatter } from "./row-formatters";
 import { keysKnown, readItemResponses, responseItemJson, type ItemResponse, type ResponseItem } from "./response-items";
+import { readItemResponsesJson } from "./response-json";
 import {
   previewVersions,
   shortenKeys,
@@ -197,6 +198,8 @@ class RowBuilder implements CellSink {
   private readonly meta: SlotValue[];
   private question = -1;
   private readonly byPrefix = new Map<string, Map<string, number>>();
+  /** The row's item responses by (short) key, the first of each key; reused for every row. */
+  private readonly byKey = new Map<string, ItemResponse>();
   private readonly now: number;
 
   constructor(
@@ -245,7 +248,7 @@ class RowBuilder implements CellSink {
   fill(r: ExportResponse): boolean {
     const plan = this.plan;
     const slots = this.slots;
-    const items = readItemResponses(r.responses);
+    const items = this.itemResponses(r.responses);
     const version = findSurveyVersion(r.versionId, r.arrivedAt, plan.versions, this.now);
 
     let versionLabel = r.versionId;
@@ -276,7 +279,8 @@ class RowBuilder implements CellSink {
     let mismatch = version === null;
     if (version !== null) {
       const vplan = plan.plans.get(version)!;
-      const byKey = new Map<string, ItemResponse>();
+      const byKey = this.byKey;
+      byKey.clear();
       for (const it of items) {
         const key = this.shortKey(it.key);
         if (!byKey.has(key)) byKey.set(key, it);
@@ -312,6 +316,16 @@ class RowBuilder implements CellSink {
     for (let i = 0; i < plan.responseColumns.length; i++) slots[plan.responseSlots[i]!] = this.cells[i] ?? "";
     for (let i = 0; i < plan.metaColumns.length; i++) slots[plan.metaSlots[i]!] = meta[i]!;
     return mismatch;
+  }
+
+  /** A row's item responses; from JSON text, the items' meta is read only for meta columns. */
+  private itemResponses(responses: unknown[] | string): ItemResponse[] {
+    if (typeof responses !== "string") return readItemResponses(responses);
+    const read = readItemResponsesJson(responses, this.plan.metaColumns.length > 0);
+    if (read !== null) return read;
+    // No array (or no JSON): parsed whole, as the driver parsed it before; a JSON null is no responses.
+    const parsed = JSON.parse(responses) as unknown[] | null;
+    return readItemResponses(parsed ?? []);
   }
 
   private shortKey(key: string): string {

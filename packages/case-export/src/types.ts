@@ -56,8 +56,12 @@ export interface ExportResponse {
   openedAt: number;
   submittedAt: number;
   arrivedAt: number;
-  /** survey-engine SurveyItemResponse[] as submitted */
-  responses: unknown[];
+  /**
+   * survey-engine SurveyItemResponse[] as submitted; or its JSON text as PostgreSQL's jsonb writes
+   * it, which the formatter reads itself, building only what the export's columns read (a JSON
+   * `null` reads as no responses).
+   */
+  responses: unknown[] | string;
   context: Record<string, string>;
   /** The participant's hashed account id and main-profile flag; null/absent parts are written as "". */
   account?: { accountId: string | null; mainProfile: boolean | null } | null;

@@ -136,11 +136,16 @@ function formatterFor(versions: Awaited<ReturnType<typeof versionsOf>>, input: R
   });
 }
 
+/**
+ * The select list of a batch. The answers come as their JSON text, not parsed by the driver: the
+ * formatter reads from the text only what the export's columns need (see @studyflow/case-export's
+ * readItemResponsesJson) instead of parsing whole documents into objects first.
+ */
 const responseColumns = (accountColumns: boolean) => sql`
   ${surveyResponses.id} as id, ${surveyResponses.participantId} as participant_id, ${surveyResponses.key} as key,
   ${surveyResponses.versionId} as version_id, ${surveyResponses.openedAt} as opened_at,
   ${surveyResponses.submittedAt} as submitted_at, ${surveyResponses.arrivedAt} as arrived_at,
-  ${surveyResponses.responses} as responses, ${surveyResponses.context} as context,
+  ${surveyResponses.responses}::text as responses, ${surveyResponses.context} as context,
   ${accountColumns ? sql`p.hashed_account_id as hashed_account_id, p.is_main_profile as is_main_profile` : sql`null as hashed_account_id, null as is_main_profile`}`;
 
 /** `export-responses`: one survey's responses in CASE's wide, long or JSON file. */
@@ -173,7 +178,7 @@ export const responseExportKind = exportKind<ExportResponse>({
       openedAt: Number(row.opened_at),
       submittedAt: Number(row.submitted_at),
       arrivedAt: Number(row.arrived_at),
-      responses: jsonValue<unknown[]>(row.responses, []),
+      responses: typeof row.responses === "string" ? row.responses : jsonValue<unknown[]>(row.responses, []),
       context: jsonValue<Record<string, string>>(row.context, {}),
       account: {
         accountId: (row.hashed_account_id as string | null) ?? null,
