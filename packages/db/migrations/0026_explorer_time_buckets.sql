@@ -1,7 +1,8 @@
--- The data explorer's kept counts (participant_entry_buckets, response_arrival_buckets) and the
--- participants index for entry order. On a live database this migration blocks writes to
--- participants and survey_responses, never reads, until it commits: the index build and the
--- backfill below read every row of both tables (about 5-10 s for a million of each). The lock is
+-- The data explorer's kept counts (participant_entry_buckets, response_arrival_buckets) and two
+-- participants indexes: entry order, and linking codes (GIN). On a live database this migration
+-- blocks writes to participants and survey_responses, never reads, until it commits: the index
+-- builds and the backfill below read every row of both tables (about 5-10 s for a million of each;
+-- 4 s measured for a million participants and a million responses on a loaded machine). The lock is
 -- taken first so that no write lands between the backfill's snapshot and the triggers that keep
 -- the counts from then on; a count that missed one would stay wrong.
 LOCK TABLE "participants", "survey_responses" IN SHARE MODE;--> statement-breakpoint
@@ -24,7 +25,8 @@ CREATE TABLE "response_arrival_buckets" (
 	CONSTRAINT "response_arrival_buckets_study_key_survey_key_width_bucket_slot_pk" PRIMARY KEY("study_key","survey_key","width","bucket","slot")
 );
 --> statement-breakpoint
-CREATE INDEX "participants_study_entered_idx" ON "participants" USING btree ("study_key","entered_at","participant_id","study_status");
+CREATE INDEX "participants_study_entered_idx" ON "participants" USING btree ("study_key","entered_at","participant_id","study_status");--> statement-breakpoint
+CREATE INDEX "participants_linking_codes_idx" ON "participants" USING gin ("linking_codes" jsonb_path_ops);
 --> statement-breakpoint
 -- floor(at / width) for any sign: the bucket of a time, as the explorer computes it too.
 CREATE FUNCTION explorer_bucket(at bigint, width integer) RETURNS bigint LANGUAGE sql IMMUTABLE PARALLEL SAFE

@@ -70,5 +70,9 @@ export const participants = pgTable(
     // to filter on from the index alone; entered_at and the status change seldom, so rule writes
     // stay HOT.
     index("participants_study_entered_idx").on(t.studyKey, t.enteredAt, t.participantId, t.studyStatus),
+    // A participant found by a linking code (case-admin's filter, `linkingCodes.<key>` equal to a
+    // value, is also written as containment). Linking codes are set seldom, so their writes
+    // losing HOT costs little; flags, which rules write all the time, have no such index.
+    index("participants_linking_codes_idx").using("gin", t.linkingCodes.op("jsonb_path_ops")),
   ],
 );
