@@ -27,6 +27,11 @@ export interface MapField {
   readonly shape: "map";
   readonly type: CaseValueType;
   readonly expression: SQL;
+  /**
+   * The map's values are strings and a GIN index (jsonb_path_ops) serves containment on it: an
+   * entry's equality is also written as containment, which the index answers.
+   */
+  readonly indexed?: true;
 }
 
 /**
@@ -71,7 +76,8 @@ export const CASE_FIELDS: Record<CaseFilterCollection, Record<string, CaseField>
     enteredAt: scalar("seconds", sql`${participants.enteredAt}`, "entered_at"),
     modifiedAt: scalar("seconds", sql`${participants.modifiedAt}`, "modified_at"),
     flags: { shape: "map", type: "string", expression: sql`${participants.flags}` },
-    linkingCodes: { shape: "map", type: "string", expression: sql`${participants.linkingCodes}` },
+    // participants_linking_codes_idx: a participant is looked up by a linking code
+    linkingCodes: { shape: "map", type: "string", expression: sql`${participants.linkingCodes}`, indexed: true },
     // CASE stores the participant's lastSubmissions under this (singular) name.
     lastSubmission: { shape: "map", type: "seconds", expression: sql`${participants.lastSubmissions}` },
   },

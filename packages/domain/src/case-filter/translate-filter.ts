@@ -175,7 +175,12 @@ function fieldCondition(target: CaseFilterCollection, path: string, condition: u
         field.type === "seconds"
           ? sql`(${field.expression} ->> ${resolved.subKey ?? ""}::text)::numeric`
           : sql`(${field.expression} ->> ${resolved.subKey ?? ""}::text)`;
-      return compareValue(where, entry, field.type, operator, operand, true);
+      const condition = compareValue(where, entry, field.type, operator, operand, true);
+      if (field.indexed && operator === "$eq" && typeof operand === "string") {
+        // the same rows (the map holds strings), found through the map's GIN index
+        return sql`(${condition} and ${field.expression} @> jsonb_build_object(${resolved.subKey ?? ""}::text, ${operand}::text))`;
+      }
+      return condition;
     }
     return compareValue(where, field.expression, field.type, operator, operand, field.nullable);
   });

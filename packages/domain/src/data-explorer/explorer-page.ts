@@ -1,8 +1,11 @@
+import { PgTransaction } from "drizzle-orm/pg-core";
 import type { Executor } from "@studyflow/db";
 import type { CaseFilterTarget } from "../case-filter/fields";
+import { translateCaseFilter } from "../case-filter/translate-filter";
 import { translateCaseSort } from "../case-filter/translate-sort";
 import type { ExplorerPageCache } from "./page-cache";
 import { countCaseRows, orderColumns, readCasePageKeys, type OrderColumn } from "./paged-read";
+import { keptOrderServes, keptPageKeys, keptShape, keptTotal } from "./time-buckets";
 
 /** A page request as case-admin makes it: Mongo-style filter and sort, CASE's page and limit. */
 export interface ExplorerQuery {
@@ -22,8 +25,19 @@ export interface ExplorerPage<R> {
 }
 
 /**
+ * Runs `read` in one read-only snapshot (REPEATABLE READ), so a total and the page placed by it
+ * agree however the study changes meanwhile; inside a caller's transaction, in that.
+ */
+async function inOneSnapshot<T>(db: Executor, read: (executor: Executor) => Promise<T>): Promise<T> {
+  if (db instanceof PgTransaction) return read(db);
+  return db.transaction(read, { isolationLevel: "repeatable read", accessMode: "read only" });
+}
+
+/**
  * One page of a study's rows: counted, placed and read as case-backend pages (count, then the
- * page at (page-1)*limit; page 1 whenever the total is below one page), through the page cache.
+ * page at (page-1)*limit; page 1 whenever the total is below one page). Queries kept counts
+ * answer (see time-buckets.ts) take their total, and in their time order their page's place, from
+ * those; the others count (remembered by the page cache) and seek from a remembered boundary.
  */
 export async function readExplorerPage<R>(
   db: Executor,
@@ -31,15 +45,34 @@ export async function readExplorerPage<R>(
   studyKey: string,
   query: ExplorerQuery & { order?: readonly OrderColumn[] },
   cache: ExplorerPageCache | undefined,
-  loadRows: (keys: string[]) => Promise<R[]>,
+  loadRows: (keys: string[], executor: Executor) => Promise<R[]>,
 ): Promise<ExplorerPage<R>> {
   // the order is checked before anything is read: a bad sort is a 400 even on an empty study
   const order = query.order ?? orderColumns(target, translateCaseSort(target, query.sort));
+  // and the filter too, whichever way it is then answered
+  translateCaseFilter(target, query.filter);
+  const kept = keptShape(target, query.filter);
   const request = { target, studyKey, filter: query.filter, order, ...(cache ? { cache } : {}) };
-  const totalCount = await countCaseRows(db, request);
-  const page = totalCount < query.limit ? 1 : Math.max(1, query.page);
-  const offset = (page - 1) * query.limit;
-  if (offset >= totalCount) return { rows: [], totalCount, page, limit: query.limit };
-  const keys = await readCasePageKeys(db, { ...request, offset, limit: query.limit });
-  return { rows: keys.length === 0 ? [] : await loadRows(keys), totalCount, page, limit: query.limit };
+  return inOneSnapshot(db, async (executor) => {
+    const totalCount = kept ? await keptTotal(executor, studyKey, kept) : await countCaseRows(executor, request);
+    const page = totalCount < query.limit ? 1 : Math.max(1, query.page);
+    const offset = (page - 1) * query.limit;
+    if (offset >= totalCount) return { rows: [], totalCount, page, limit: query.limit };
+    // Walking an index in the order finds the page after about (offset + limit) / share of the
+    // study's rows, where share is the part the filter selects; sorting the matches reads them
+    // all once. Participants' filters on flags and the like have no index, and PostgreSQL guesses
+    // their share at 0.5 %: told nothing, it walks the entry-order index for a filter that matches
+    // a handful, visiting every participant. Past a tenth of the matches, the page is sorted.
+    const sorted = target === "participants" && (offset + query.limit) * 10 > totalCount;
+    const keys =
+      kept && keptOrderServes(kept, order)
+        ? await keptPageKeys(executor, studyKey, kept, order, offset, query.limit)
+        : await readCasePageKeys(executor, { ...request, offset, limit: query.limit, sorted });
+    return {
+      rows: keys.length === 0 ? [] : await loadRows(keys, executor),
+      totalCount,
+      page,
+      limit: query.limit,
+    };
+  });
 }

@@ -1,11 +1,11 @@
-import { and, eq, inArray } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { participants, type Executor } from "@studyflow/db";
 import { NotFound } from "../errors";
 import type { ParticipantRow } from "../participants/participant-repository";
 import { getStudy } from "../studies/study-repository";
 import { readExplorerPage, type ExplorerPage, type ExplorerQuery } from "./explorer-page";
 import type { ExplorerPageCache } from "./page-cache";
-import { inPageOrder } from "./paged-read";
+import { inKeys, inPageOrder } from "./paged-read";
 
 /** A page of the study's participants (every status, as case-backend lists them), by participant id unless sorted. */
 export async function listExplorerParticipants(
@@ -15,13 +15,13 @@ export async function listExplorerParticipants(
   cache?: ExplorerPageCache,
 ): Promise<ExplorerPage<ParticipantRow>> {
   await getStudy(db, studyKey);
-  return readExplorerPage(db, "participants", studyKey, query, cache, async (keys) =>
+  return readExplorerPage(db, "participants", studyKey, query, cache, async (keys, executor) =>
     inPageOrder(
       keys,
-      await db
+      await executor
         .select()
         .from(participants)
-        .where(and(eq(participants.studyKey, studyKey), inArray(participants.participantId, keys))),
+        .where(and(eq(participants.studyKey, studyKey), inKeys(participants.participantId, keys))),
       (row) => row.participantId,
     ),
   );

@@ -1,11 +1,11 @@
-import { and, asc, eq, gte, inArray, lte, type SQL } from "drizzle-orm";
+import { and, asc, eq, gte, lte, type SQL } from "drizzle-orm";
 import { reports, type Executor } from "@studyflow/db";
 import { Invalid, NotFound } from "../errors";
 import { getStudy } from "../studies/study-repository";
 import { isRowId } from "./explorer-ids";
 import { readExplorerPage, type ExplorerPage, type ExplorerQuery } from "./explorer-page";
 import type { ExplorerPageCache } from "./page-cache";
-import { inPageOrder, type OrderColumn } from "./paged-read";
+import { inKeys, inPageOrder, type OrderColumn } from "./paged-read";
 
 export type ReportRow = typeof reports.$inferSelect;
 
@@ -49,15 +49,21 @@ export async function listExplorerReports(
 ): Promise<ExplorerPage<ReportRow>> {
   await getStudy(db, studyKey);
   const filter = withConditions(query.filter, conditions);
-  return readExplorerPage(db, "reports", studyKey, { ...query, filter, order: REPORT_ORDER }, cache, async (keys) =>
-    inPageOrder(
-      keys,
-      await db
-        .select()
-        .from(reports)
-        .where(and(eq(reports.studyKey, studyKey), inArray(reports.id, keys))),
-      (row) => row.id,
-    ),
+  return readExplorerPage(
+    db,
+    "reports",
+    studyKey,
+    { ...query, filter, order: REPORT_ORDER },
+    cache,
+    async (keys, executor) =>
+      inPageOrder(
+        keys,
+        await executor
+          .select()
+          .from(reports)
+          .where(and(eq(reports.studyKey, studyKey), inKeys(reports.id, keys, "uuid"))),
+        (row) => row.id,
+      ),
   );
 }
 

@@ -1,4 +1,4 @@
-import { and, eq, inArray } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { participants, surveyResponses, surveyVersions, type Executor } from "@studyflow/db";
 import { recordAudit } from "../foundation/audit";
 import { translateCaseFilter } from "../case-filter/translate-filter";
@@ -7,7 +7,7 @@ import { getStudy, type StudyRow } from "../studies/study-repository";
 import { isRowId } from "./explorer-ids";
 import { readExplorerPage, type ExplorerPage, type ExplorerQuery } from "./explorer-page";
 import type { ExplorerPageCache } from "./page-cache";
-import { inPageOrder } from "./paged-read";
+import { inKeys, inPageOrder } from "./paged-read";
 
 export type ResponseRow = typeof surveyResponses.$inferSelect;
 
@@ -56,7 +56,7 @@ async function withAccounts(db: Executor, study: StudyRow, rows: ResponseRow[]):
       isMainProfile: participants.isMainProfile,
     })
     .from(participants)
-    .where(and(eq(participants.studyKey, study.key), inArray(participants.participantId, ids)));
+    .where(and(eq(participants.studyKey, study.key), inKeys(participants.participantId, ids)));
   const byId = new Map(accounts.map((account) => [account.participantId, account]));
   return rows.map((row) => {
     const account = byId.get(row.participantId);
@@ -98,13 +98,13 @@ export async function listExplorerResponses(
     studyKey,
     { ...query, sort, filter: ofSurvey(query.filter, key) },
     cache,
-    async (keys) => {
-      const rows = await db
+    async (keys, executor) => {
+      const rows = await executor
         .select()
         .from(surveyResponses)
-        .where(and(eq(surveyResponses.studyKey, studyKey), inArray(surveyResponses.id, keys)));
+        .where(and(eq(surveyResponses.studyKey, studyKey), inKeys(surveyResponses.id, keys, "uuid")));
       return withAccounts(
-        db,
+        executor,
         study,
         inPageOrder(keys, rows, (row) => row.id),
       );
@@ -146,11 +146,11 @@ export async function listParticipantResponses(
       filter: { ...(filter as Record<string, unknown> | undefined), participantID: participantId },
     },
     cache,
-    async (keys) => {
-      const rows = await db
+    async (keys, executor) => {
+      const rows = await executor
         .select()
         .from(surveyResponses)
-        .where(and(eq(surveyResponses.studyKey, studyKey), inArray(surveyResponses.id, keys)));
+        .where(and(eq(surveyResponses.studyKey, studyKey), inKeys(surveyResponses.id, keys, "uuid")));
       return inPageOrder(keys, rows, (row) => row.id);
     },
   );

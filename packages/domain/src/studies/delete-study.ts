@@ -1,7 +1,9 @@
 import { and, eq, sql } from "drizzle-orm";
 import {
   outgoingMessages,
+  participantEntryBuckets,
   permissions,
+  responseArrivalBuckets,
   studies,
   storedFiles,
   studyParticipantCounts,
@@ -50,6 +52,8 @@ export async function deleteStudy(db: Executor, studyKey: string, actor: string)
     await tx.delete(studies).where(eq(studies.key, studyKey));
     // after the cascade: its triggers keep these counts while the participants go
     await tx.delete(studyParticipantCounts).where(eq(studyParticipantCounts.studyKey, studyKey));
+    await tx.delete(participantEntryBuckets).where(eq(participantEntryBuckets.studyKey, studyKey));
+    await tx.delete(responseArrivalBuckets).where(eq(responseArrivalBuckets.studyKey, studyKey));
     const grants = await tx
       .delete(permissions)
       .where(and(eq(permissions.resourceType, "study"), eq(permissions.studyKey, studyKey)))
