@@ -5,7 +5,7 @@ import { translateCaseFilter } from "../case-filter/translate-filter";
 import { translateCaseSort } from "../case-filter/translate-sort";
 import type { ExplorerPageCache } from "./page-cache";
 import { countCaseRows, orderColumns, readCasePageKeys, type OrderColumn } from "./paged-read";
-import { keptOrderServes, keptPageKeys, keptShape, keptTotal } from "./time-buckets";
+import { keptCounts, keptOrderServes, keptPageKeys, keptShape } from "./time-buckets";
 
 /** A page request as case-admin makes it: Mongo-style filter and sort, CASE's page and limit. */
 export interface ExplorerQuery {
@@ -23,6 +23,12 @@ export interface ExplorerPage<R> {
   page: number;
   limit: number;
 }
+
+/** No conditions at all: absent, null or `{}`. */
+const isEmptyFilter = (filter: unknown) =>
+  filter === undefined ||
+  filter === null ||
+  (typeof filter === "object" && !Array.isArray(filter) && Object.keys(filter).length === 0);
 
 /**
  * Runs `read` in one read-only snapshot (REPEATABLE READ), so a total and the page placed by it
@@ -54,7 +60,8 @@ export async function readExplorerPage<R>(
   const kept = keptShape(target, query.filter);
   const request = { target, studyKey, filter: query.filter, order, ...(cache ? { cache } : {}) };
   return inOneSnapshot(db, async (executor) => {
-    const totalCount = kept ? await keptTotal(executor, studyKey, kept) : await countCaseRows(executor, request);
+    const counts = kept ? await keptCounts(executor, studyKey, kept) : null;
+    const totalCount = counts ? counts.total : await countCaseRows(executor, request);
     const page = totalCount < query.limit ? 1 : Math.max(1, query.page);
     const offset = (page - 1) * query.limit;
     if (offset >= totalCount) return { rows: [], totalCount, page, limit: query.limit };
@@ -62,11 +69,13 @@ export async function readExplorerPage<R>(
     // study's rows, where share is the part the filter selects; sorting the matches reads them
     // all once. Participants' filters on flags and the like have no index, and PostgreSQL guesses
     // their share at 0.5 %: told nothing, it walks the entry-order index for a filter that matches
-    // a handful, visiting every participant. Past a tenth of the matches, the page is sorted.
-    const sorted = target === "participants" && (offset + query.limit) * 10 > totalCount;
+    // a handful, visiting every participant. Past a tenth of the matches, the page is sorted (an
+    // unfiltered walk visits no row it does not need).
+    const sorted =
+      target === "participants" && !isEmptyFilter(query.filter) && (offset + query.limit) * 10 > totalCount;
     const keys =
-      kept && keptOrderServes(kept, order)
-        ? await keptPageKeys(executor, studyKey, kept, order, offset, query.limit)
+      kept && counts && keptOrderServes(kept, order)
+        ? await keptPageKeys(executor, studyKey, kept, counts, order, offset, query.limit)
         : await readCasePageKeys(executor, { ...request, offset, limit: query.limit, sorted });
     return {
       rows: keys.length === 0 ? [] : await loadRows(keys, executor),

@@ -335,17 +335,22 @@ async function summarise(db: Executor, studyKey: string, shape: KeptShape, span:
   return { days, edgeSlices, edgeDays, total };
 }
 
-/** The number of rows the shape selects in the study, from kept counts. */
-export async function keptTotal(db: Executor, studyKey: string, shape: KeptShape): Promise<number> {
-  if (shape.bounds.lo !== null && shape.bounds.hi !== null && shape.bounds.lo > shape.bounds.hi) return 0;
-  if (shape.target === "participants" && shape.bounds.lo === null && shape.bounds.hi === null) {
-    // by status alone: the study's few status counts (study_participant_counts) rather than its days
-    const rows = await db.execute<{ count: string }>(
-      sql`select coalesce(sum(count), 0)::text as count from study_participant_counts where ${partOf(studyKey, shape, "rows")}`,
-    );
-    return Number(rows[0]?.count ?? 0);
+/** What kept counts tell of a shape: its total, and per day (and per slice of the cut days) where its rows are. */
+export interface KeptCounts {
+  total: number;
+  span: Span;
+  summary: Summary;
+}
+
+/** The shape's total and where its rows are, from kept counts: one read of at most the days in the bounds. */
+export async function keptCounts(db: Executor, studyKey: string, shape: KeptShape): Promise<KeptCounts> {
+  const span = spanOf(shape);
+  const { lo, hi } = shape.bounds;
+  if (lo !== null && hi !== null && lo > hi) {
+    return { total: 0, span, summary: { days: new Map(), edgeSlices: new Map(), edgeDays: new Set(), total: 0 } };
   }
-  return (await summarise(db, studyKey, shape, spanOf(shape))).total;
+  const summary = await summarise(db, studyKey, shape, span);
+  return { total: summary.total, span, summary };
 }
 
 /** Picks the bucket holding position `offset` (0-based) from `counts`, walked in `direction`. */
@@ -367,12 +372,13 @@ function locate(
 /**
  * The unique-column values of the page at `offset` (0-based, below the shape's total) in `order`,
  * which keptOrderServes approved: the slice holding the offset is found from kept counts, then the
- * rest is skipped from that slice's first row on the index. Read in one snapshot with the total.
+ * rest is skipped from that slice's first row on the index. Read in the snapshot `counts` were.
  */
 export async function keptPageKeys(
   db: Executor,
   studyKey: string,
   shape: KeptShape,
+  counts: KeptCounts,
   order: readonly OrderColumn[],
   offset: number,
   limit: number,
@@ -384,8 +390,7 @@ export async function keptPageKeys(
   let from = direction === "asc" ? lo : hi;
   let skip = offset;
   if (offset > 0) {
-    const span = spanOf(shape);
-    const summary = await summarise(db, studyKey, shape, span);
+    const { span, summary } = counts;
     const day = locate(summary.days, offset, direction);
     if (day) {
       let slices: Map<number, number>;
