@@ -10,6 +10,7 @@ import type { ClockContext } from "../foundation/clock";
  * remembered boundary starts after that boundary's row even when rows were added or removed before
  * it since (a page may be shifted by those rows), and totalCount may lag by as many rows, for at
  * most the entry's life. A delete through the explorer forgets its study's entries at once.
+ * Queries kept counts answer (time-buckets.ts) do not use it: their totals and places are exact.
  */
 export interface ExplorerPageCacheOptions extends ClockContext {
   /**
