@@ -91,8 +91,15 @@ function skipSpace(): void {
 
 /** After a member or element: true when another follows (the comma read), false at `close`. */
 function next(close: number): boolean {
+  const s = src;
+  let c = s.charCodeAt(pos);
+  // PostgreSQL writes ", " between members and elements
+  if (c === COMMA && s.charCodeAt(pos + 1) === 0x20 && !isSpace(s.charCodeAt(pos + 2))) {
+    pos += 2;
+    return true;
+  }
   skipSpace();
-  const c = src.charCodeAt(pos++);
+  c = s.charCodeAt(pos++);
   if (c === COMMA) {
     skipSpace();
     return true;
@@ -100,6 +107,8 @@ function next(close: number): boolean {
   if (c === close) return false;
   throw INVALID;
 }
+
+const isSpace = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 
 /** A member name at `pos` and its colon: which member it is. */
 function readMember(): Member {
@@ -111,8 +120,13 @@ function readMember(): Member {
   for (;;) {
     const c = s.charCodeAt(i);
     if (c === QUOTE) {
-      pos = i + 1;
       member = memberAt(s, start, i - start);
+      // PostgreSQL writes ": " after a name
+      if (s.charCodeAt(i + 1) === COLON && s.charCodeAt(i + 2) === 0x20 && !isSpace(s.charCodeAt(i + 3))) {
+        pos = i + 3;
+        return member;
+      }
+      pos = i + 1;
       break;
     }
     if (c === BACKSLASH) {
