@@ -9,8 +9,10 @@
  *       result file downloaded through the API; for the wide and long CSV layouts and JSON;
  *   (c) where the time goes: the same export's stages (read, parse, format, write) timed in this
  *       process (export-stages.ts).
- * It prints rows/s, the ratio to (a), the file size and each worker's peak RSS per format; given
- * several sizes it seeds a study per size and prints how the workers' peak grew between them.
+ * It prints rows/s, the ratio to (a), the file size, each worker's peak RSS and the CPU seconds the
+ * workers, PostgreSQL's backends and this process spent, per format; given several sizes it seeds a
+ * study per size and prints how the workers' peak grew between them. The CPU seconds say where the
+ * work goes even on a busy machine, where the rates say little.
  *
  *   npm run bench:export                                100,000 responses
  *   npm run bench:export -- --responses 1000000
@@ -25,7 +27,7 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { cpus, loadavg, tmpdir, totalmem } from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
@@ -82,8 +84,12 @@ const redisUrl = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 const TOKEN_TTL_SECONDS = 6 * 3600;
 /** Responses of the study every fresh worker exports once before the measured runs. */
 const WARM_UP_RESPONSES = 2_000;
-/** How often the bench asks the API for the task: often enough to add little to a run of seconds. */
-const POLL_MS = 50;
+/**
+ * How often the bench asks the API for the task: often enough to add little to a run of seconds
+ * (a quarter of a second at most, an eighth on average), rarely enough that the API's answers do
+ * not take CPU from the workers (at 50 ms the polls cost the API more CPU than the download).
+ */
+const POLL_MS = 250;
 
 const fmt = (value: number) => Math.round(value).toLocaleString("en-US");
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
@@ -98,7 +104,80 @@ interface Figures {
   bytes: number;
   /** Peak RSS of each worker process in KiB, for the pipeline's rows. */
   workerPeakKb?: number[];
+  cpu?: CpuSeconds;
   note?: string;
+}
+
+/** CPU seconds (user + system) spent during a measurement, by whom. */
+interface CpuSeconds {
+  workers: number;
+  postgres: number;
+  /** This process: the API's requests and the download, or counting COPY's bytes. */
+  bench: number;
+}
+
+/** Clock ticks per second of /proc's CPU times (USER_HZ, 100 on Linux). */
+const TICKS_PER_SECOND = 100;
+/** How often the CPU meter reads the backends: a backend that exits loses at most this much. */
+const CPU_SAMPLE_MS = 200;
+
+/** A process's CPU ticks (utime + stime) from /proc, or null once it is gone. */
+async function cpuTicks(pid: number): Promise<number | null> {
+  const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => null);
+  if (stat === null) return null;
+  // the fields after the command name, which is in parentheses and may hold spaces
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+/**
+ * Measures the CPU the workers, the bench database's PostgreSQL backends and this process spend
+ * until stop(). Backends are sampled every CPU_SAMPLE_MS, so that one that exits before the end
+ * (psql's COPY) is still counted up to its last sample. `meterDb` is a pool of one connection of
+ * its own, which the samples leave out: every other backend is then seen from the first sample on.
+ */
+function startCpuMeter(meterDb: ReturnType<typeof createDb>, workers: readonly WorkerProcess[]) {
+  const first = new Map<string, number>();
+  const last = new Map<string, number>();
+  const sample = async () => {
+    const backends = await meterDb.sql<{ pid: number }[]>`
+      select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`;
+    const pids = [
+      ...backends.map(({ pid }) => `postgres:${pid}`),
+      ...workers.flatMap(({ child }) => (child.pid === undefined ? [] : [`workers:${child.pid}`])),
+    ];
+    await Promise.all(
+      pids.map(async (id) => {
+        const ticks = await cpuTicks(Number(id.split(":")[1]));
+        if (ticks === null) return;
+        // a backend first seen now started during the measurement: all its ticks count
+        if (!first.has(id)) first.set(id, started ? 0 : ticks);
+        last.set(id, ticks);
+      }),
+    );
+  };
+  let started = false;
+  const ready = sample().then(() => {
+    started = true;
+  });
+  const bench = process.cpuUsage();
+  let pending = Promise.resolve();
+  const timer = setInterval(() => {
+    pending = pending.then(sample, () => undefined);
+  }, CPU_SAMPLE_MS);
+  return {
+    ready,
+    async stop(): Promise<CpuSeconds> {
+      clearInterval(timer);
+      await pending;
+      await sample();
+      const used = process.cpuUsage(bench);
+      const sum = (group: string) =>
+        [...last].reduce((total, [id, ticks]) => (id.startsWith(group) ? total + ticks - first.get(id)! : total), 0) /
+        TICKS_PER_SECOND;
+      return { workers: sum("workers:"), postgres: sum("postgres:"), bench: (used.user + used.system) / 1e6 };
+    },
+  };
 }
 
 /**
@@ -107,11 +186,17 @@ interface Figures {
  * are what an export reads: the response's ids, times, answers and context. psql consumes it:
  * postgres.js's COPY stream stalls now and then once paused (porsager/postgres#917, #499).
  */
-async function copyBaseline(url: string, study: SeededExportStudy): Promise<Figures> {
+async function copyBaseline(
+  url: string,
+  meterDb: ReturnType<typeof createDb>,
+  study: SeededExportStudy,
+): Promise<Figures> {
   const statement =
     `copy (select id, participant_id, version_id, opened_at, submitted_at, arrived_at, responses, context ` +
     `from survey_responses where study_key = ${literal(study.studyKey)} and key = ${literal(study.surveyKey)} ` +
     `order by arrived_at, id) to stdout (format csv)`;
+  const meter = startCpuMeter(meterDb, []);
+  await meter.ready;
   const started = performance.now();
   const psql = spawn("psql", [url, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-c", statement], {
     stdio: ["ignore", "pipe", "inherit"],
@@ -120,11 +205,13 @@ async function copyBaseline(url: string, study: SeededExportStudy): Promise<Figu
   for await (const chunk of psql.stdout as AsyncIterable<Buffer>) bytes += chunk.length;
   const [code] = (await once(psql, "close")) as [number | null];
   if (code !== 0) throw new Error(`psql COPY exited with ${code}`);
+  const seconds = (performance.now() - started) / 1000;
   return {
     label: "COPY csv (floor)",
     rows: study.responses,
-    seconds: (performance.now() - started) / 1000,
+    seconds,
     bytes,
+    cpu: await meter.stop(),
     note: `load ${load()}`,
   };
 }
@@ -142,11 +229,14 @@ interface TaskView {
 async function exportThroughApi(
   baseUrl: string,
   token: string,
+  meterDb: ReturnType<typeof createDb>,
   study: SeededExportStudy,
   format: Format,
   workers: readonly WorkerProcess[],
 ): Promise<Figures> {
   await Promise.all(workers.map((worker) => worker.resetPeak()));
+  const meter = startCpuMeter(meterDb, workers);
+  await meter.ready;
   const headers = { Authorization: `Bearer ${token}` };
   const exporter = `${baseUrl}/v1/studies/${study.studyKey}/data-exporter/responses`;
   const started = performance.now();
@@ -180,6 +270,7 @@ async function exportThroughApi(
     if (format === "wide") for (let at = chunk.indexOf(10); at !== -1; at = chunk.indexOf(10, at + 1)) lines++;
   }
   const finished = performance.now();
+  const cpu = await meter.stop();
   // A wide CSV holds a header and a line per response (no answer here holds a line break).
   if (format === "wide" && lines !== study.responses + 1) {
     throw new Error(`the wide export has ${lines} lines, expected ${study.responses + 1}`);
@@ -190,20 +281,23 @@ async function exportThroughApi(
     seconds: (finished - started) / 1000,
     bytes,
     workerPeakKb,
+    cpu,
     note: `${((completedAt - started) / 1000).toFixed(1)} s to completed + ${((finished - completedAt) / 1000).toFixed(1)} s download, load ${load()}`,
   };
 }
 
 function printStages(stages: StageFigures[], floor: Figures) {
   if (stages.length === 0) return;
-  console.log(`  where the time goes, in one process (batches of ${fmt(STAGE_BATCH)} rows; seconds):`);
   console.log(
-    `  ${"".padEnd(20)} ${"read".padStart(7)} ${"parse".padStart(7)} ${"format".padStart(7)} ${"write".padStart(7)} ${"total".padStart(7)} ${"rows/s".padStart(10)} ${"× COPY".padStart(7)}`,
+    `  where the time goes, in one process (batches of ${fmt(STAGE_BATCH)} rows; seconds; format reads the answers' JSON text):`,
+  );
+  console.log(
+    `  ${"".padEnd(20)} ${"read".padStart(7)} ${"format".padStart(7)} ${"write".padStart(7)} ${"total".padStart(7)} ${"rows/s".padStart(10)} ${"× COPY".padStart(7)}`,
   );
   const floorRate = floor.rows / floor.seconds;
   for (const stage of stages) {
-    const total = stage.readSeconds + stage.parseSeconds + stage.formatSeconds + stage.writeSeconds;
-    const cells = [stage.readSeconds, stage.parseSeconds, stage.formatSeconds, stage.writeSeconds, total];
+    const total = stage.readSeconds + stage.formatSeconds + stage.writeSeconds;
+    const cells = [stage.readSeconds, stage.formatSeconds, stage.writeSeconds, total];
     console.log(
       `  ${`stages ${stage.format}`.padEnd(20)} ${cells.map((cell) => cell.toFixed(2).padStart(7)).join(" ")} ` +
         `${fmt(stage.rows / total).padStart(10)} ${(stage.rows / total / floorRate).toFixed(2).padStart(7)}`,
@@ -225,13 +319,18 @@ function printTable(
   );
   const rate = (figures: Figures) => figures.rows / figures.seconds;
   console.log(
-    `  ${"".padEnd(20)} ${"rows/s".padStart(10)} ${"× COPY".padStart(7)} ${"time".padStart(8)} ${"file".padStart(10)}   worker peak RSS`,
+    `  ${"".padEnd(20)} ${"rows/s".padStart(10)} ${"× COPY".padStart(7)} ${"time".padStart(8)} ${"file".padStart(10)}   ` +
+      `${"CPU s: workers  postgres  bench".padEnd(32)}   worker peak RSS`,
   );
   for (const figures of [floor, ...rows]) {
     const peaks = figures.workerPeakKb?.map((kb) => `${(kb / 1024).toFixed(0)} MB`).join(", ") ?? "";
+    const cpu = figures.cpu
+      ? `${figures.cpu.workers.toFixed(1).padStart(15)} ${figures.cpu.postgres.toFixed(1).padStart(9)} ${figures.cpu.bench.toFixed(1).padStart(6)}`
+      : "";
     console.log(
       `  ${figures.label.padEnd(20)} ${fmt(rate(figures)).padStart(10)} ${(rate(figures) / rate(floor)).toFixed(2).padStart(7)} ` +
-        `${`${figures.seconds.toFixed(1)} s`.padStart(8)} ${mb(figures.bytes).padStart(10)}   ${peaks}${figures.note ? `   (${figures.note})` : ""}`,
+        `${`${figures.seconds.toFixed(1)} s`.padStart(8)} ${mb(figures.bytes).padStart(10)}   ${cpu.padEnd(32)}   ${peaks}` +
+        `${figures.note ? `   (${figures.note})` : ""}`,
     );
   }
 }
@@ -242,6 +341,7 @@ async function main() {
   const resultDir = await mkdtemp(path.join(tmpdir(), "sf-bench-export-"));
   const prefix = `sf-bench-${randomBytes(4).toString("hex")}`;
   const db = createDb(url, { max: 4 });
+  const meterDb = createDb(url, { max: 1, applicationName: "export-bench-cpu" });
   const apiDb = createDb(url, { max: 10 });
   const redis = createRedisConnection(redisUrl, "producer");
   const queue = new Queue(TASKS_QUEUE, { connection: createRedisConnection(redisUrl, "producer"), prefix });
@@ -311,17 +411,17 @@ async function main() {
         });
         idleKb = await Promise.all(workers.map((worker) => worker.rssKb()));
         // A first export pays for loading and compiling the export code; a small study's takes it.
-        for (const format of SELECTED_FORMATS) await exportThroughApi(baseUrl, token, warmUp, format, workers);
+        for (const format of SELECTED_FORMATS) await exportThroughApi(baseUrl, token, meterDb, warmUp, format, workers);
       }
       // The floor twice, the better kept: the first pass may still read the table from disk. Past
       // half a million rows once: the table was just written and is in memory, and a pass takes minutes.
-      const floors = [await copyBaseline(url, study)];
-      if (size < 500_000) floors.push(await copyBaseline(url, study));
+      const floors = [await copyBaseline(url, meterDb, study)];
+      if (size < 500_000) floors.push(await copyBaseline(url, meterDb, study));
       const floor = floors.reduce((best, next) => (next.seconds < best.seconds ? next : best));
       const rows: Figures[] = [];
       const stages: StageFigures[] = [];
       for (const format of SELECTED_FORMATS) {
-        if (!STAGES_ONLY) rows.push(await exportThroughApi(baseUrl, token, study, format, workers));
+        if (!STAGES_ONLY) rows.push(await exportThroughApi(baseUrl, token, meterDb, study, format, workers));
         if (STAGES)
           stages.push(await measureExportStages(db, studyKey, study.surveyKey, format, resultDir, STAGE_BATCH));
       }
@@ -346,6 +446,7 @@ async function main() {
     await queue.close();
     redis.disconnect();
     await apiDb.close();
+    await meterDb.close();
     await db.close();
     await rm(resultDir, { recursive: true, force: true });
     await benchDatabase.drop();
