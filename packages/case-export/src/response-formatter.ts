@@ -54,7 +54,8 @@ interface MetaEntry {
 interface VersionPlan {
   preview: SurveyVersionPreview;
   questions: PreparedQuestion[];
-  questionById: Map<string, SurveyQuestion>;
+  /** Per item key that is a question's: the first such question and the indexes of all of them. */
+  questionsByKey: Map<string, { question: SurveyQuestion; indexes: number[] }>;
   /** Meta cells a response read with this version fills (the others stay ""). */
   meta: MetaEntry[];
 }
@@ -129,11 +130,9 @@ function planExport(
   };
   const plans = new Map<SurveyVersionPreview, VersionPlan>();
   for (const v of previews) {
-    const questionById = new Map<string, SurveyQuestion>();
     // Per meta kind, the question whose name it is (a later question with the same id wins, as in CASE's maps).
     const byKind = META_SUFFIXES.map(() => new Map<string, number>());
     v.questions.forEach((q, i) => {
-      if (!questionById.has(q.id)) questionById.set(q.id, q);
       for (let k = 0; k < META_SUFFIXES.length; k++) byKind[k]!.set(q.id + sep + META_SUFFIXES[k]!, i);
     });
     const meta: MetaEntry[] = [];
@@ -143,7 +142,18 @@ function planExport(
       const question = byKind[kind]!.get(name);
       if (question !== undefined) meta.push({ metaIndex, kind, question });
     });
-    plans.set(v, { preview: v, questions: v.questions.map((q) => prepareQuestion(q, sep)), questionById, meta });
+    const questionsByKey = new Map<string, { question: SurveyQuestion; indexes: number[] }>();
+    v.questions.forEach((q, i) => {
+      const entry = questionsByKey.get(q.id);
+      if (entry) entry.indexes.push(i);
+      else questionsByKey.set(q.id, { question: q, indexes: [i] });
+    });
+    plans.set(v, {
+      preview: v,
+      questions: v.questions.map((q) => prepareQuestion(q, sep)),
+      questionsByKey,
+      meta,
+    });
   }
 
   return {
@@ -198,8 +208,8 @@ class RowBuilder implements CellSink {
   private readonly meta: SlotValue[];
   private question = -1;
   private readonly byPrefix = new Map<string, Map<string, number>>();
-  /** The row's item responses by (short) key, the first of each key; reused for every row. */
-  private readonly byKey = new Map<string, ItemResponse>();
+  /** Per question of the row's version, the item response it reads; reused for every row. */
+  private readonly answered: (ItemResponse | undefined)[] = [];
   private readonly now: number;
 
   constructor(
@@ -279,24 +289,27 @@ class RowBuilder implements CellSink {
     let mismatch = version === null;
     if (version !== null) {
       const vplan = plan.plans.get(version)!;
-      const byKey = this.byKey;
-      byKey.clear();
+      // Each question reads the first item response keyed with its id.
+      const answered = this.answered;
+      answered.length = version.questions.length;
+      answered.fill(undefined);
       for (const it of items) {
         const key = this.shortKey(it.key);
-        if (!byKey.has(key)) byKey.set(key, it);
+        const entry = vplan.questionsByKey.get(key);
+        if (entry !== undefined && answered[entry.indexes[0]!] === undefined)
+          for (const qi of entry.indexes) answered[qi] = it;
         if (it.response !== null && !mismatch) {
-          const q = vplan.questionById.get(key);
-          mismatch = q === undefined ? !version.itemKeys.has(key) : !keysKnown(it.response, q.knownKeys);
+          mismatch =
+            entry === undefined ? !version.itemKeys.has(key) : !keysKnown(it.response, entry.question.knownKeys);
         }
       }
-      const questions = version.questions;
       const prepared = vplan.questions;
       for (let qi = 0; qi < prepared.length; qi++) {
         this.question = qi;
-        questionCells(prepared[qi]!, byKey.get(questions[qi]!.id), this);
+        questionCells(prepared[qi]!, answered[qi], this);
       }
       for (const e of vplan.meta) {
-        const it = byKey.get(questions[e.question]!.id);
+        const it = answered[e.question];
         switch (e.kind) {
           case Meta.Init:
             meta[e.metaIndex] = it?.rendered ?? [];

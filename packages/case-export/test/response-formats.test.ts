@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createResponseFormatter, type ExportResponse, type ResponseExportOptions } from "../src";
 import { readCsv, rowsByHeader } from "./csv-reader";
-import { answer, r, v } from "./survey-builders";
+import { answer, comp, option, question, r, upload, v } from "./survey-builders";
 import { intake, intakeAnswers, response, weeklyV1, weeklyV2 } from "./surveys";
 
 const noMeta = { position: false, initTimes: false, displayedTimes: false, responsedTimes: false };
@@ -365,6 +365,58 @@ describe("json format", () => {
     expect(text).toContain('"intake.Q21-inp":{"key":"inp","value":"\\u003cb\\u003e\\u0026\\u003c/b\\u003e"}');
     expect(JSON.parse(text)).toMatchObject({
       responses: [{ "intake.Q21-scg": { key: "scg", items: [{ key: "1" }] } }],
+    });
+  });
+});
+
+describe("items answered twice, and questions sharing a key", () => {
+  // Two questions named dup.Q1 (a single choice, then a text input: both write the column dup.Q1).
+  const dup = {
+    versionId: "d1",
+    publishedAt: 1_690_000_000,
+    unpublishedAt: null,
+    definition: upload("dup", [
+      question("dup.Q1", { en: "a" }, [
+        comp("singleChoiceGroup", "scg", undefined, [option("a", "A"), option("b", "B")]),
+      ]),
+      question("dup.Q1", { en: "b" }, [comp("input", "inp", { en: "x" })]),
+      question("dup.Q2", { en: "c" }, [
+        comp("multipleChoiceGroup", "mcg", undefined, [option("1", "1"), option("2", "2")]),
+      ]),
+    ]),
+  };
+  const row = (responses: unknown[]) => {
+    const f = createResponseFormatter("dup", [dup], options({ includeMeta: { ...noMeta, position: true } }));
+    const batch = f.format([response({ key: "dup", versionId: "d1", responses })], false);
+    return { row: rowsByHeader(readCsv(f.start() + batch.text))[0]!, mismatches: batch.mismatches };
+  };
+
+  it("reads the first answer to an item; both questions of a key read it, the earlier one's cell first", () => {
+    expect(
+      row([
+        answer("dup.Q2", [r("mcg", [r("2")])], { position: 1 }),
+        answer("dup.Q2", [r("mcg", [r("1")])], { position: 2 }),
+        answer("dup.Q1", [r("scg", [r("b")])], { position: 3 }),
+      ]),
+    ).toEqual({
+      row: expect.objectContaining({
+        "dup.Q1": "b",
+        "dup.Q2-1": "FALSE",
+        "dup.Q2-2": "TRUE",
+        "dup.Q1-metaPosition": "3",
+        "dup.Q2-metaPosition": "1",
+      }) as unknown,
+      mismatches: 0,
+    });
+  });
+
+  it("checks an answer's keys against the first question of its key", () => {
+    // the text input's answer fills dup.Q1 through the second question, but is no single choice answer
+    expect(
+      row([answer("dup.Q1", [v("inp", "typed")], { position: 4 }), answer("dup.Q1", [r("scg", [r("a")])])]),
+    ).toEqual({
+      row: expect.objectContaining({ "dup.Q1": "typed", "dup.Q2-1": "", "dup.Q1-metaPosition": "4" }) as unknown,
+      mismatches: 1,
     });
   });
 });
