@@ -1,5 +1,4 @@
 import type { Context } from "hono";
-import { except } from "hono/combine";
 import { attachReadCache } from "@studyflow/domain/cache";
 import type { AppEnv } from "./app-env";
 import { createConsoleRouter } from "./console";
@@ -55,7 +54,9 @@ export function createApp(appDeps: AppDeps, metrics: ApiMetrics = createApiMetri
   // larger than any JSON body: its route authenticates the participant first, then bounds and reads
   // the body itself (PARTICIPANT_FILE_MAX_BYTES); nothing here reads it.
   const uploadReadsItsBody = (c: Context<AppEnv>) => isParticipantFileUpload(c.req.method, c.req.path);
-  app.use(except(uploadReadsItsBody, limitBodySize(MAX_BODY_BYTES)));
+  const bodySize = limitBodySize(MAX_BODY_BYTES);
+  // a plain condition: hono's except() composes its middleware anew and makes an Error per request
+  app.use((c, next) => (uploadReadsItsBody(c) ? next() : bodySize(c, next)));
   app.use(inputBoundary({ bodyLeftToRoute: uploadReadsItsBody }));
   app.use(resolveClientAddress(deps.config.TRUST_PROXY, deps.config.PARTICIPANT_APP_ADDRESSES));
 
