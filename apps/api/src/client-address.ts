@@ -7,11 +7,14 @@ import type { AppEnv } from "./app-env";
 const MAX_ADDRESS_LENGTH = 64;
 
 function socketAddress(c: Context): string {
+  // Not served by @hono/node-server (in-process requests in tests, benches): there is no socket to
+  // ask, and getConnInfo would throw (an Error with its stack for every request).
+  if ((c.env as { incoming?: unknown } | undefined)?.incoming === undefined) return "unknown";
   try {
     const address = getConnInfo(c).remote.address;
     if (address) return address;
   } catch {
-    // Not served by @hono/node-server (in-process requests in tests): there is no socket to ask.
+    // a server of another kind
   }
   return "unknown";
 }
@@ -39,16 +42,16 @@ export function clientAddress(c: Context<AppEnv>): string {
   const known = c.get("clientAddress");
   if (known !== undefined) return known;
   const trustedProxies = c.get("trustedProxies") ?? 0;
-  let address = socketAddress(c);
+  let address: string | undefined;
   if (trustedProxies > 0) {
     const hops = (c.req.header("x-forwarded-for") ?? "")
       .split(",")
       .map((entry) => entry.trim())
       .filter((entry) => entry !== "");
-    const added = hops[hops.length - trustedProxies];
-    if (added) address = added;
+    address = hops[hops.length - trustedProxies] || undefined;
   }
-  const found = address.slice(0, MAX_ADDRESS_LENGTH);
+  // the socket's peer only when no trusted proxy named the client
+  const found = (address ?? socketAddress(c)).slice(0, MAX_ADDRESS_LENGTH);
   c.set("clientAddress", found);
   return found;
 }

@@ -120,6 +120,57 @@ describe("redis rate limiter", () => {
     await expect(limiter.hit("b", 0, 60)).rejects.toThrow(RangeError);
     await expect(limiter.hit("b", 1.5, 60)).rejects.toThrow(RangeError);
     await expect(limiter.peek("b", 1, 0)).rejects.toThrow(RangeError);
+    await expect(
+      limiter.decideAll(
+        [
+          { bucket: "a", limit: 1, windowSeconds: 60 },
+          { bucket: "b", limit: 0, windowSeconds: 60 },
+        ],
+        true,
+      ),
+    ).rejects.toThrow(RangeError);
+    // nothing of a refused batch was counted
+    expect(await redis.exists(`${prefix}:ratelimit:a`)).toBe(0);
+  });
+
+  it("decideAll answers each bucket as hit or peek one after another would, a bucket named twice counting twice", async () => {
+    await limiter.hit("full", 1, 60);
+    now += 20_000;
+    const counted = await limiter.decideAll(
+      [
+        { bucket: "x", limit: 2, windowSeconds: 60 },
+        { bucket: "full", limit: 1, windowSeconds: 60 },
+        { bucket: "x", limit: 2, windowSeconds: 60 },
+        { bucket: "x", limit: 2, windowSeconds: 60 },
+      ],
+      true,
+    );
+    expect(counted).toEqual([
+      { allowed: true, remaining: 1, retryAfterSeconds: 0 },
+      { allowed: false, remaining: 0, retryAfterSeconds: 40 },
+      { allowed: true, remaining: 0, retryAfterSeconds: 0 },
+      { allowed: false, remaining: 0, retryAfterSeconds: 60 },
+    ]);
+    expect(await redis.zcard(`${prefix}:ratelimit:x`)).toBe(2);
+    // a peek counts nothing
+    const peeked = await limiter.decideAll([{ bucket: "y", limit: 1, windowSeconds: 60 }], false);
+    expect(peeked).toEqual([{ allowed: true, remaining: 1, retryAfterSeconds: 0 }]);
+    expect(await redis.exists(`${prefix}:ratelimit:y`)).toBe(0);
+  });
+
+  it("decideAll after Redis forgot its scripts: sent again once, each bucket counted once", async () => {
+    await limiter.decideAll([{ bucket: "warm", limit: 5, windowSeconds: 60 }], true);
+    await redis.script("FLUSH");
+    const decisions = await limiter.decideAll(
+      [
+        { bucket: "a", limit: 5, windowSeconds: 60 },
+        { bucket: "b", limit: 5, windowSeconds: 60 },
+      ],
+      true,
+    );
+    expect(decisions.map((d) => d.remaining)).toEqual([4, 4]);
+    expect(await redis.zcard(`${prefix}:ratelimit:a`)).toBe(1);
+    expect(await redis.zcard(`${prefix}:ratelimit:b`)).toBe(1);
   });
 
   /** An app whose one route sits behind `limits`, answering `status`; `refusal` is the last error thrown. */

@@ -16,8 +16,9 @@ export interface RateLimiter {
   /** Says whether one more attempt would be allowed, without counting it. */
   peek(bucket: string, limit: number, windowSeconds: number): Promise<RateLimitDecision>;
   /**
-   * `hit` or `peek` for several buckets in one round trip (a pipeline), in order: each decision is
-   * the one its own `hit`/`peek` would give, as if they had been asked one after another.
+   * `hit` or `peek` for several buckets in one round trip (one script call), in order: each
+   * decision is the one its own `hit`/`peek` would give, as if they had been asked one after
+   * another, with no other client's attempt in between.
    */
   decideAll(checks: readonly RateLimitCheck[], count: boolean): Promise<RateLimitDecision[]>;
   reset(bucket: string): Promise<void>;
@@ -45,33 +46,51 @@ export interface RedisRateLimiterOptions {
  * hard it is hammered, and the refusal still holds because the window is full.
  * Everything runs in one script, so concurrent attempts cannot both take the last slot.
  *
- * KEYS[1] bucket key; ARGV: now (ms), window (ms), limit, "1" to count or "0" to peek, member.
- * Returns {allowed 1|0, attempts in the window, ms until a slot frees (0 when allowed)}.
+ * One call decides any number of buckets, one after another, atomically: a request's several
+ * buckets (a sign-in checks eight) cost Redis one command, not one each.
+ *
+ * KEYS: the bucket keys; ARGV: now (ms), "1" to count or "0" to peek, then for each key its
+ * window (ms), limit and member. Returns, for each key in order, allowed 1|0, attempts in the
+ * window, ms until a slot frees (0 when allowed).
  */
 const SLIDING_WINDOW_SCRIPT = `
-local key = KEYS[1]
 local now = tonumber(ARGV[1])
-local window = tonumber(ARGV[2])
-local limit = tonumber(ARGV[3])
-redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
-local used = redis.call('ZCARD', key)
-if used < limit then
-  if ARGV[4] == '1' then
-    redis.call('ZADD', key, now, ARGV[5])
-    redis.call('PEXPIRE', key, window)
-    used = used + 1
+local count = ARGV[2] == '1'
+local out = {}
+for i, key in ipairs(KEYS) do
+  local at = 3 * i
+  local window = tonumber(ARGV[at])
+  local limit = tonumber(ARGV[at + 1])
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
+  local used = redis.call('ZCARD', key)
+  if used < limit then
+    if count then
+      redis.call('ZADD', key, now, ARGV[at + 2])
+      redis.call('PEXPIRE', key, window)
+      used = used + 1
+    end
+    out[#out + 1] = 1
+    out[#out + 1] = used
+    out[#out + 1] = 0
+  else
+    local oldest = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+    out[#out + 1] = 0
+    out[#out + 1] = used
+    out[#out + 1] = tonumber(oldest[2]) + window - now
   end
-  return {1, used, 0}
 end
-local oldest = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
-return {0, used, tonumber(oldest[2]) + window - now}
+return out
 `;
 
 const SCRIPT_SHA = createHash("sha1").update(SLIDING_WINDOW_SCRIPT).digest("hex");
 
-function parseReply(reply: unknown): [number, number, number] {
-  if (Array.isArray(reply) && reply.length === 3 && reply.every((v) => typeof v === "number")) {
-    return reply as [number, number, number];
+/** The script's reply: a decision's three numbers for each of `keys` buckets. */
+function parseReply(reply: unknown, keys: number): [number, number, number][] {
+  if (Array.isArray(reply) && reply.length === 3 * keys && reply.every((v) => typeof v === "number")) {
+    return Array.from(
+      { length: keys },
+      (_, index) => reply.slice(3 * index, 3 * index + 3) as [number, number, number],
+    );
   }
   throw new Error(`unexpected rate-limit script reply: ${JSON.stringify(reply)}`);
 }
@@ -90,50 +109,36 @@ export function createRedisRateLimiter(redis: Redis, options: RedisRateLimiterOp
   const { clock } = options;
   const keyOf = (bucket: string) => `${options.prefix}:ratelimit:${bucket}`;
 
-  async function run(key: string, args: (string | number)[]): Promise<unknown> {
-    try {
-      return await redis.evalsha(SCRIPT_SHA, 1, key, ...args);
-    } catch (error) {
-      // First use on this server, or its script cache was flushed: send the script itself once.
-      if (isNoScript(error)) return redis.eval(SLIDING_WINDOW_SCRIPT, 1, key, ...args);
-      throw error;
-    }
-  }
+  /**
+   * The member an attempt adds to a bucket: two attempts in the same millisecond must stay two
+   * members of the set. One random part per call, and the check's place in it after.
+   */
+  const newMember = (now: number) => `${now}:${randomBytes(6).toString("hex")}`;
 
-  /** The script for several keys in one pipeline (one round trip); each reply in order. */
-  async function runAll(calls: readonly { key: string; args: (string | number)[] }[]): Promise<unknown[]> {
-    const send = async (batch: readonly { key: string; args: (string | number)[] }[]) => {
-      const pipeline = redis.pipeline();
-      for (const { key, args } of batch) pipeline.evalsha(SCRIPT_SHA, 1, key, ...args);
-      const replies = (await pipeline.exec()) ?? [];
-      if (replies.length !== batch.length) throw new Error("rate-limit pipeline: replies missing");
-      return replies;
-    };
-    const replies = await send(calls);
-    const missing = replies.flatMap(([error], index) => (isNoScript(error) ? [index] : []));
-    if (missing.length > 0) {
-      // First use on this server, or its script cache was flushed: load the script, then send
-      // again only the calls that did not run, so nothing is counted twice.
-      await redis.script("LOAD", SLIDING_WINDOW_SCRIPT);
-      const again = await send(missing.map((index) => calls[index]!));
-      missing.forEach((index, position) => (replies[index] = again[position]!));
-    }
-    return replies.map(([error, reply]) => {
-      if (error) throw error;
-      return reply;
+  /** Decides `checks` in one script call (one command, one round trip). */
+  async function run(checks: readonly RateLimitCheck[], count: boolean): Promise<[number, number, number][]> {
+    const now = Math.floor(clock());
+    const member = newMember(now);
+    const keys = checks.map((check) => keyOf(check.bucket));
+    const args: (string | number)[] = [now, count ? "1" : "0"];
+    checks.forEach((check, index) => {
+      checkArguments(check.limit, check.windowSeconds);
+      args.push(check.windowSeconds * 1000, check.limit, `${member}:${index}`);
     });
+    let reply: unknown;
+    try {
+      reply = await redis.evalsha(SCRIPT_SHA, keys.length, ...keys, ...args);
+    } catch (error) {
+      // First use on this server, or its script cache was flushed: nothing ran, so the script
+      // itself is sent once, and nothing is counted twice.
+      if (!isNoScript(error)) throw error;
+      reply = await redis.eval(SLIDING_WINDOW_SCRIPT, keys.length, ...keys, ...args);
+    }
+    return parseReply(reply, checks.length);
   }
 
-  function argsOf(check: RateLimitCheck, now: number, count: boolean) {
-    checkArguments(check.limit, check.windowSeconds);
-    // Two attempts in the same millisecond must stay two members of the set.
-    const member = `${now}:${randomBytes(6).toString("hex")}`;
-    return [now, check.windowSeconds * 1000, check.limit, count ? "1" : "0", member];
-  }
-
-  function decisionOf(reply: unknown, limit: number, windowSeconds: number): RateLimitDecision {
+  function decisionOf([allowed, used, waitMs]: [number, number, number], limit: number, windowSeconds: number) {
     const windowMs = windowSeconds * 1000;
-    const [allowed, used, waitMs] = parseReply(reply);
     if (allowed === 1) return { allowed: true, remaining: Math.max(0, limit - used), retryAfterSeconds: 0 };
     // Clamped: a clock moved backwards (tests) must not ask for more than one window.
     const waitSeconds = Math.ceil(Math.min(Math.max(waitMs, 0), windowMs) / 1000);
@@ -141,17 +146,14 @@ export function createRedisRateLimiter(redis: Redis, options: RedisRateLimiterOp
   }
 
   async function decide(bucket: string, limit: number, windowSeconds: number, count: boolean) {
-    const check = { bucket, limit, windowSeconds };
-    const args = argsOf(check, Math.floor(clock()), count);
-    return decisionOf(await run(keyOf(bucket), args), limit, windowSeconds);
+    const [reply] = await run([{ bucket, limit, windowSeconds }], count);
+    return decisionOf(reply!, limit, windowSeconds);
   }
 
   async function decideAll(checks: readonly RateLimitCheck[], count: boolean) {
     if (checks.length === 0) return [];
-    const now = Math.floor(clock());
-    const calls = checks.map((check) => ({ key: keyOf(check.bucket), args: argsOf(check, now, count) }));
-    const replies = await runAll(calls);
-    return checks.map((check, index) => decisionOf(replies[index], check.limit, check.windowSeconds));
+    const replies = await run(checks, count);
+    return checks.map((check, index) => decisionOf(replies[index]!, check.limit, check.windowSeconds));
   }
 
   return {
