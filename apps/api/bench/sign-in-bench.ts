@@ -7,6 +7,11 @@
  * interleaved and the median reported. In process (no sockets): the event loop the health check
  * waits on is the one the sign-ins use, which is what the p99 is about.
  *
+ * It also prints where each operation's CPU goes (cpu-use.ts): the main thread, libuv's pool (the
+ * argon2 runs), PostgreSQL's backends of the app's pool and Redis, per raw verification and per
+ * sign-in. On a machine whose cores argon2 keeps busy, every millisecond of the rest is taken from
+ * the verifications, so the ratio is about that share.
+ *
  * Targets (issue 25): sign-ins ≥ 0.85 × raw verifications/s; /healthz p99 < 20 ms under sign-ins.
  *
  *   npm run bench -w @studyflow/api            (part of `npm run bench`)
@@ -20,6 +25,7 @@ import { TASKS_QUEUE, createRedisConnection } from "@studyflow/queue";
 import { createApp } from "../src/app";
 import { loadConfig } from "../src/config";
 import { createBenchDatabase } from "./bench-database";
+import { cpuUse, type CpuPerOperation } from "./cpu-use";
 
 /** argon2 runs on libuv's thread pool (4 threads by default): 4 at a time keeps it busy. */
 const CONCURRENCY = 4;
@@ -40,7 +46,10 @@ const config = loadConfig({
   MANAGEMENT_JWT_SECRET: "bench-management-secret-0123456789abcdef",
   PARTICIPANT_JWT_SECRET: "bench-participant-secret-0123456789abcdef",
 });
-const database = createDb(databaseUrl, { max: config.DATABASE_POOL_SIZE });
+const APPLICATION_NAME = "studyflow-signin-bench";
+const database = createDb(databaseUrl, { max: config.DATABASE_POOL_SIZE, applicationName: APPLICATION_NAME });
+// a connection of its own, to find the pool's backends
+const observer = createDb(databaseUrl, { max: 1, applicationName: "studyflow-signin-bench-observer" });
 const redis = createRedisConnection(config.REDIS_URL, "producer");
 const queue = new Queue(TASKS_QUEUE, { connection: redis, prefix: `sf-bench-signin-${process.pid}` });
 const app = createApp({
@@ -82,9 +91,11 @@ try {
     const res = await app.fetch(
       new Request("http://localhost/v1/auth/login", {
         method: "POST",
-        // as the participant app sends it; a new client address for each, as many people signing in
+        // as the participant app sends it (a browser's fetch states the length); a new client
+        // address for each, as many people signing in
         headers: {
           "content-type": "text/plain;charset=UTF-8",
+          "content-length": String(Buffer.byteLength(body)),
           "x-forwarded-for": `10.1.${index % 250}.${index % 199}`,
         },
         body,
@@ -101,8 +112,13 @@ try {
   const raw: number[] = [];
   const signIns: number[] = [];
   const health: number[] = [];
+  const cpu = cpuUse(observer.sql, APPLICATION_NAME, redis);
+  const rawCpu: CpuPerOperation[] = [];
+  const signInCpu: CpuPerOperation[] = [];
   for (let round = 0; round < ROUNDS; round++) {
+    const rawStart = await cpu.start();
     raw.push(await throughput(OPERATIONS_PER_ROUND, verifyOnce));
+    rawCpu.push(await cpu.stop(rawStart, OPERATIONS_PER_ROUND));
     let running = true;
     const probe = (async () => {
       while (running) {
@@ -113,7 +129,9 @@ try {
         await new Promise((resolve) => setTimeout(resolve, 5));
       }
     })();
+    const signInStart = await cpu.start();
     signIns.push(await throughput(OPERATIONS_PER_ROUND, signInOnce));
+    signInCpu.push(await cpu.stop(signInStart, OPERATIONS_PER_ROUND));
     running = false;
     await probe;
   }
@@ -134,7 +152,29 @@ try {
     `| GET /healthz during sign-ins: p50 / p99 / max ms (${health.length} probes) | ` +
       `${percentile(health, 50).toFixed(2)} / ${percentile(health, 99).toFixed(2)} / ${Math.max(...health).toFixed(2)} | p99 < 20 |`,
   );
+  // Where a sign-in's CPU goes, next to a raw verification's: argon2 runs on libuv's pool, the
+  // rest of a sign-in on the main thread, PostgreSQL's backends and Redis, all on the same cores.
+  // means over all rounds: /proc counts in 10 ms ticks, too coarse for one round's 80 operations
+  const cpuMean = (list: CpuPerOperation[], field: keyof CpuPerOperation) =>
+    list.reduce((sum, c) => sum + c[field], 0) / list.length;
+  console.log(
+    `\nCPU ms per operation (means of the rounds; the /healthz probe's share in the sign-ins' main thread; Redis: ` +
+      `the whole server's)`,
+  );
+  console.log("| operation | main thread | libuv pool | other threads (GC, JIT) | PostgreSQL | Redis | machine busy |");
+  console.log("|---|---|---|---|---|---|---|");
+  for (const [name, list] of [
+    ["raw argon2id verification", rawCpu],
+    ["POST /v1/auth/login", signInCpu],
+  ] as const) {
+    const ms = (field: keyof CpuPerOperation) => cpuMean(list, field).toFixed(2);
+    console.log(
+      `| ${name} | ${ms("mainThread")} | ${ms("pool")} | ${ms("otherThreads")} | ${ms("database")} | ${ms("redis")} | ` +
+        `${(cpuMean(list, "machineBusy") * 100).toFixed(0)} % |`,
+    );
+  }
 } finally {
+  await observer.close();
   await queue.close();
   redis.disconnect();
   await database.close();

@@ -6,7 +6,7 @@ import { ReadCache, listenForCacheChanges, type CacheListener } from "@studyflow
 import { systemClock } from "@studyflow/domain/foundation";
 import { grantPermission, setStudyRules } from "@studyflow/domain/study-setup";
 import { createApp } from "../src/app";
-import { call, exp, insertParticipant, managementToken, onEvent, setupStudy, str } from "./fixtures";
+import { call, exp, insertParticipant, managementToken, onEvent, participantUser, setupStudy, str } from "./fixtures";
 import { createTestApp, type TestApp } from "./test-app";
 
 /**
@@ -136,6 +136,20 @@ describe("read cache: changes reach every replica", () => {
     expect(ms).toBeLessThan(1_000);
     await setStudyRules(t.database.db, STUDY, flagRules("one"), "test");
     await t.database.db.execute(sql`update studies set config = config - 'strictRules' where key = ${STUDY}`);
+  });
+
+  it("a sign-in's last login leaves a participant's token version cached; a token version bump stops the token within 1 s", async () => {
+    const user = await participantUser(t);
+    const getUser = () => replica.app.request("/v1/user", { headers: { Authorization: `Bearer ${user.token}` } });
+    expect((await getUser()).status).toBe(200);
+    const kept = replica.cache.size("user");
+    expect(kept).toBeGreaterThan(0);
+    // what every sign-in writes, by SQL on the primary: nothing is announced
+    await t.database.db.execute(sql`update users set last_login_at = now() where id = ${user.user.id}`);
+    await replica.cache.settle(replica.db.sql);
+    expect(replica.cache.size("user")).toBe(kept);
+    await t.database.db.execute(sql`update users set token_version = token_version + 1 where id = ${user.user.id}`);
+    expect(await msUntil(async () => (await getUser()).status === 401)).toBeLessThan(1_000);
   });
 
   it("a study set inactive refuses events on the replica at once: its status is read under the event's lock", async () => {

@@ -2,7 +2,7 @@ import { createHash, createHmac, hkdfSync, randomBytes } from "node:crypto";
 import { and, count, eq, gt, isNull, sql } from "drizzle-orm";
 import {
   CACHE_CHANNEL,
-  executePrepared,
+  rawClientOf,
   participantSessions,
   refreshTokens,
   users,
@@ -203,13 +203,15 @@ async function openSession(db: Executor, input: IssueSessionTokensInput): Promis
   const at = now.toISOString();
   const otpAt = input.lastEmailOtpAt?.toISOString() ?? null;
   const provenAt = input.identityProvenAt?.toISOString() ?? null;
-  const [row] = await executePrepared<{
-    token_version: number;
-    session_id: string;
-    selected_profile_id: string | null;
-  }>(
-    db,
-    sql`with account as (
+  // postgres.js's own tagged statement: prepared once per connection, and no drizzle SQL to build
+  // and render on every sign-in
+  const [row] = await rawClientOf(db)<
+    {
+      token_version: number;
+      session_id: string;
+      selected_profile_id: string | null;
+    }[]
+  >`with account as (
       update users set last_login_at = ${at}::timestamptz
       where id = ${userId}::uuid and locked_at is null and deletion_requested_at is null
       returning token_version
@@ -227,8 +229,7 @@ async function openSession(db: Executor, input: IssueSessionTokensInput): Promis
       returning id
     )
     select account.token_version, session.id as session_id, session.selected_profile_id
-    from account, session, refresh`,
-  );
+    from account, session, refresh`;
   if (!row) throw new Unauthorized(ACCOUNT_UNAVAILABLE_MESSAGE);
   return tokensOf(
     userId,
