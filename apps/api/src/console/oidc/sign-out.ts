@@ -1,3 +1,4 @@
+import { forgetCached } from "@studyflow/domain/cache";
 import { Unauthorized } from "@studyflow/domain/errors";
 import { recordAudit } from "@studyflow/domain/foundation";
 import { endManagementSession, userOfOpenManagementSession } from "@studyflow/domain/management-users";
@@ -32,6 +33,8 @@ export function registerSignOut(router: ApiRouter, { deps, sessions, now }: Cons
           at,
         );
       });
+      // this process answers the next request with the cookie: not from its cache before the change's announcement arrives
+      forgetCached(db, "management-session", sessionId);
       sessions.clear(c);
       return c.json({ signedOut: true }, 200);
     },
