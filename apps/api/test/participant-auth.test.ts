@@ -109,6 +109,21 @@ describe("participant sign-in (/v1/auth)", () => {
       expect(text).not.toMatch(/hash/i);
     });
 
+    it("answers the account's profiles as GET /v1/user shows them: the main one first, then by creation", async () => {
+      const user = await createUser();
+      const at = (seconds: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, seconds, 789));
+      await t.database.db.insert(profiles).values([
+        { userId: user.id, alias: "later", avatarId: "cat", createdAt: at(30), consentConfirmedAt: at(31) },
+        { userId: user.id, alias: "earlier", avatarId: "dog", createdAt: at(10) },
+      ]);
+      const res = await login(user.email);
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as Envelope & { user: { profiles: { alias: string }[] } };
+      expect(body.user.profiles.map((profile) => profile.alias)).toEqual(["", "earlier", "later"]);
+      const shown = await call(t, "GET", "/v1/user", undefined, { token: body.token.accessToken });
+      expect({ user: body.user }).toEqual(await shown.json());
+    });
+
     it("answers an unknown address and a wrong password alike, in similar time", async () => {
       const user = await createUser();
       const timed = async (email: string, password: string) => {

@@ -8,6 +8,7 @@ import {
   users,
   type Database,
   type Executor,
+  type profiles,
 } from "@studyflow/db";
 import { mintParticipantToken } from "../access/tokens";
 import { forgetCached, readCacheOf } from "../cache/read-cache";
@@ -195,6 +196,41 @@ export async function issueSessionTokens(db: Executor, input: IssueSessionTokens
  * work from adding several round trips of a transaction to each (apps/api/bench/sign-in-bench.ts).
  */
 async function openSession(db: Executor, input: IssueSessionTokensInput): Promise<SessionTokens> {
+  return (await openSessionReading(db, input, false)).tokens;
+}
+
+/** A profile of the account as a sign-in's answer shows it (the profiles table's row). */
+export type SignInProfile = typeof profiles.$inferSelect;
+
+/**
+ * A password sign-in's new session (as issueSessionTokens opens one) and the account's profiles
+ * by creation, read by the same statement: the answer needs them, and a statement of their own
+ * cost the sign-in a round trip's work on the event loop, which argon2 shares with it.
+ */
+export async function openSignInSession(
+  db: Executor,
+  input: Omit<IssueSessionTokensInput, "sessionId">,
+): Promise<{ tokens: SessionTokens; profiles: SignInProfile[] }> {
+  const opened = await openSessionReading(db, input, true);
+  return { tokens: opened.tokens, profiles: opened.profiles ?? [] };
+}
+
+/** A profile as the session statement reads it: json_build_object's keys, timestamps as ISO text. */
+interface ProfileJson {
+  id: string;
+  userId: string;
+  alias: string;
+  mainProfile: boolean;
+  avatarId: string;
+  consentConfirmedAt: string | null;
+  createdAt: string;
+}
+
+async function openSessionReading(
+  db: Executor,
+  input: IssueSessionTokensInput,
+  withProfiles: boolean,
+): Promise<{ tokens: SessionTokens; profiles: SignInProfile[] | undefined }> {
   const { userId, now, settings } = input;
   if (!UUID_PATTERN.test(userId)) throw new Unauthorized(ACCOUNT_UNAVAILABLE_MESSAGE);
   const refreshToken = newRefreshToken();
@@ -203,13 +239,23 @@ async function openSession(db: Executor, input: IssueSessionTokensInput): Promis
   const at = now.toISOString();
   const otpAt = input.lastEmailOtpAt?.toISOString() ?? null;
   const provenAt = input.identityProvenAt?.toISOString() ?? null;
-  // postgres.js's own tagged statement: prepared once per connection, and no drizzle SQL to build
-  // and render on every sign-in
-  const [row] = await rawClientOf(db)<
+  // postgres.js's own tagged statement: prepared once per connection (one text with the profiles,
+  // one without), and no drizzle SQL to build and render on every sign-in
+  const client = rawClientOf(db);
+  const profilesColumn = withProfiles
+    ? client`, (
+        select coalesce(json_agg(json_build_object(
+          'id', p.id, 'userId', p.user_id, 'alias', p.alias, 'mainProfile', p.main_profile, 'avatarId', p.avatar_id,
+          'consentConfirmedAt', p.consent_confirmed_at, 'createdAt', p.created_at) order by p.created_at), '[]'::json)
+        from profiles p where p.user_id = ${userId}::uuid
+      ) as profiles`
+    : client``;
+  const [row] = await client<
     {
       token_version: number;
       session_id: string;
       selected_profile_id: string | null;
+      profiles?: ProfileJson[];
     }[]
   >`with account as (
       update users set last_login_at = ${at}::timestamptz
@@ -228,10 +274,10 @@ async function openSession(db: Executor, input: IssueSessionTokensInput): Promis
       select id, ${hashRefreshToken(refreshToken)}, ${refreshEnds.toISOString()}::timestamptz from session
       returning id
     )
-    select account.token_version, session.id as session_id, session.selected_profile_id
+    select account.token_version, session.id as session_id, session.selected_profile_id ${profilesColumn}
     from account, session, refresh`;
   if (!row) throw new Unauthorized(ACCOUNT_UNAVAILABLE_MESSAGE);
-  return tokensOf(
+  const tokens = await tokensOf(
     userId,
     { id: row.session_id, selectedProfileId: row.selected_profile_id, lastEmailOtpAt: input.lastEmailOtpAt ?? null },
     refreshToken,
@@ -239,6 +285,12 @@ async function openSession(db: Executor, input: IssueSessionTokensInput): Promis
     now,
     settings,
   );
+  const profileRows = row.profiles?.map((profile) => ({
+    ...profile,
+    consentConfirmedAt: profile.consentConfirmedAt === null ? null : new Date(profile.consentConfirmedAt),
+    createdAt: new Date(profile.createdAt),
+  }));
+  return { tokens, profiles: profileRows };
 }
 
 async function tokensOf(

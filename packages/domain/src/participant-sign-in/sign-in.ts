@@ -1,5 +1,5 @@
 import { createHash, randomInt, timingSafeEqual } from "node:crypto";
-import { and, asc, desc, eq, gt, inArray, isNull, lte, sql } from "drizzle-orm";
+import { and, desc, eq, gt, inArray, isNull, lte, sql } from "drizzle-orm";
 import {
   otpCodes,
   otpFailedAttempts,
@@ -25,7 +25,7 @@ import {
 } from "../participant-accounts/passwords";
 import { forgetCached } from "../cache/read-cache";
 import { Invalid, RateLimited, Unauthorized } from "../errors";
-import type { ProfileRow, UserRow } from "../participant-accounts/case-user";
+import type { UserRow } from "../participant-accounts/case-user";
 import { mainProfileValues } from "../participant-accounts/main-profile";
 import { revokeUserSessions } from "../participant-sessions/session-revocation";
 
@@ -53,12 +53,6 @@ function signInStatements(db: Executor) {
         .where(eq(users.email, sql.placeholder("email")))
         .limit(1)
         .prepare("sign_in_user_by_email"),
-      profilesOf: db
-        .select()
-        .from(profiles)
-        .where(eq(profiles.userId, sql.placeholder("userId")))
-        .orderBy(asc(profiles.createdAt))
-        .prepare("sign_in_profiles_of_user"),
     };
     preparedSignIn.set(db, statements);
   }
@@ -68,7 +62,6 @@ const preparedSignIn = new WeakMap<
   Executor,
   {
     userByEmail: { execute: (values: { email: string }) => Promise<UserRow[]> };
-    profilesOf: { execute: (values: { userId: string }) => Promise<ProfileRow[]> };
   }
 >();
 
@@ -76,7 +69,8 @@ const preparedSignIn = new WeakMap<
  * Checks an e-mail and password. Returns the account's row (as read before the check), or null
  * for an unknown address or a wrong password alike (after the same argon2 work). A stored hash
  * made with other parameters (weaker ones, or CASE's) is replaced on success. The row is the whole
- * account, so a sign-in's answer needs no second read of it (see signInProfiles).
+ * account, so a sign-in's answer needs no second read of it (the profiles come with the session:
+ * openSignInSession).
  */
 export async function passwordSignIn(db: Executor, email: string, password: string): Promise<UserRow | null> {
   const [user] = await signInStatements(db).userByEmail.execute({ email: normalizeEmail(email) });
@@ -89,11 +83,6 @@ export async function passwordSignIn(db: Executor, email: string, password: stri
       .where(eq(users.id, user.id));
   }
   return user;
-}
-
-/** The account's profiles, by creation, in one prepared round trip (a sign-in's answer). */
-export function signInProfiles(db: Executor, userId: string): Promise<ProfileRow[]> {
-  return signInStatements(db).profilesOf.execute({ userId });
 }
 
 /** case-backend's language code rule: "en", "de", "pt-BR", "es-419". */

@@ -1,8 +1,8 @@
 import { z } from "@hono/zod-openapi";
 import { Unauthorized } from "@studyflow/domain/errors";
 import { presentCaseUser } from "@studyflow/domain/participant-accounts";
-import { issueSessionTokens } from "@studyflow/domain/participant-sessions";
-import { INVALID_CREDENTIALS_MESSAGE, passwordSignIn, signInProfiles } from "@studyflow/domain/participant-sign-in";
+import { openSignInSession } from "@studyflow/domain/participant-sessions";
+import { INVALID_CREDENTIALS_MESSAGE, passwordSignIn } from "@studyflow/domain/participant-sign-in";
 import { checkInstanceId } from "../../case-compat";
 import type { AppDeps } from "../../deps";
 import type { RateLimiter } from "../../rate-limit";
@@ -60,18 +60,15 @@ export function registerLogin(router: ApiRouter, deps: AppDeps, limiter: RateLim
       const user = await passwordSignIn(db, email, password);
       if (!user) throw new Unauthorized(INVALID_CREDENTIALS_MESSAGE);
       const now = new Date(clock());
-      // The session and the profiles at once (two connections); the account row is the one the
-      // password was checked against, with the last login the session has just set.
-      const [tokens, userProfiles] = await Promise.all([
-        issueSessionTokens(db, {
-          userId: user.id,
-          now,
-          settings: sessionTokenSettings(deps.config),
-          identityProvenAt: now,
-        }),
-        signInProfiles(db, user.id),
-      ]);
-      return c.json(await tokenEnvelope(db, tokens, presentCaseUser({ ...user, lastLoginAt: now }, userProfiles)), 200);
+      // The session and the profiles in one statement; the account row is the one the password was
+      // checked against, with the last login the session has just set.
+      const { tokens, profiles } = await openSignInSession(db, {
+        userId: user.id,
+        now,
+        settings: sessionTokenSettings(deps.config),
+        identityProvenAt: now,
+      });
+      return c.json(await tokenEnvelope(db, tokens, presentCaseUser({ ...user, lastLoginAt: now }, profiles)), 200);
     },
   );
 }
