@@ -119,7 +119,7 @@ describe("participant sign-in (/v1/auth)", () => {
       const res = await login(user.email);
       expect(res.status).toBe(200);
       const body = (await res.json()) as Envelope;
-      const aliases = (body.user.profiles as { alias: string }[]).map((profile) => profile.alias);
+      const aliases = (body.user.profiles as unknown as { alias: string }[]).map((profile) => profile.alias);
       expect(aliases).toEqual(["", "earlier", "later"]);
       const shown = await call(t, "GET", "/v1/user", undefined, { token: body.token.accessToken });
       expect({ user: body.user }).toEqual(await shown.json());
