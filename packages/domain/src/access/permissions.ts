@@ -2,6 +2,7 @@ import { and, eq, inArray } from "drizzle-orm";
 import {
   permissions,
   profiles,
+  rawClientOf,
   type Executor,
   type PermissionAction,
   type PermissionLimiter,
@@ -202,12 +203,10 @@ export async function assertProfileOfUser(db: Executor, userId: string, profileI
   if (cache) {
     // Kept by profile, with its owner: only profiles that exist are kept, so a new one needs no announcement.
     const owned = await cache.get("profile", profileId, async () => {
-      const [row] = await db
-        .select({ id: profiles.id, userId: profiles.userId, mainProfile: profiles.mainProfile })
-        .from(profiles)
-        .where(eq(profiles.id, profileId))
-        .limit(1);
-      return row;
+      // prepared once per connection: a miss costs one round trip, where drizzle's describes first
+      const [row] = await rawClientOf(db)<{ id: string; user_id: string; main_profile: boolean }[]>`
+        select id, user_id, main_profile from profiles where id = ${profileId} limit 1`;
+      return row && { id: row.id, userId: row.user_id, mainProfile: row.main_profile };
     });
     if (!owned || owned.userId !== userId) throw new Forbidden("profile does not belong to the signed-in user");
     return { id: owned.id, mainProfile: owned.mainProfile };
