@@ -15,6 +15,7 @@ import postgres from "postgres";
 import { pino } from "pino";
 import { startApiServer } from "@studyflow/api/server";
 import { loadConfig } from "@studyflow/api/config";
+import { BARE_APPLICATION_NAME, STUDYFLOW_APPLICATION_NAME } from "./api-bench-cpu";
 
 const mode = process.argv[2];
 const port = Number(process.env.PORT ?? 0);
@@ -23,7 +24,13 @@ const poolSize = Number(process.env.DATABASE_POOL_SIZE ?? 10);
 
 /** The bare endpoints the benchmark compares studyflow's with: the writes, in one transaction. */
 function bareApp() {
-  const sql = postgres(databaseUrl, { max: poolSize, onnotice: () => undefined, fetch_types: false });
+  const sql = postgres(databaseUrl, {
+    max: poolSize,
+    onnotice: () => undefined,
+    fetch_types: false,
+    // the benchmark finds its backends by this name, to count their CPU
+    connection: { application_name: BARE_APPLICATION_NAME },
+  });
   const app = new Hono();
   // submit: lock the participant, update it, insert the response
   app.post("/v1/studies/:studyKey/participants/:participantId/responses", async (c) => {
@@ -67,13 +74,19 @@ function bareApp() {
 
 function listen(fetch: (request: Request) => Response | Promise<Response>) {
   serve({ fetch, port, hostname: "127.0.0.1" }, () => console.log("listening"));
+  // an exit rather than death by the signal, so that --cpu-prof writes its profile
+  process.on("SIGTERM", () => process.exit(0));
 }
 
 if (mode === "studyflow") {
   const config = loadConfig(process.env);
   // Production logging (JSON lines at the configured level) to stdout, which the benchmark discards.
   const logger = pino({ level: config.LOG_LEVEL });
-  const api = startApiServer({ config: { ...config, HOST: "127.0.0.1" }, logger, applicationName: "studyflow-bench" });
+  const api = startApiServer({
+    config: { ...config, HOST: "127.0.0.1" },
+    logger,
+    applicationName: STUDYFLOW_APPLICATION_NAME,
+  });
   // a graceful exit writes the CPU profile of --profile
   process.on("SIGTERM", () => void api.shutdown("SIGTERM"));
 } else if (mode === "bare") {

@@ -10,12 +10,18 @@
  *   healthz      GET /healthz against a plain Hono app
  *
  * Each server runs in its own process (api-bench-server.ts); autocannon runs here. Before the load,
- * each server's round trips to PostgreSQL per request are counted at the wire, warmed, on one
- * pooled connection: a proxy in front of the database (testkit's) counts the times the client
- * speaks again after the server answered.
+ * each server's work for PostgreSQL per request is counted at the wire (api-bench-wire.ts, a proxy
+ * that reads the protocol): round trips (the times the client speaks again after the server
+ * answered), statements, statements parsed for one execution (not prepared), Parse of prepared
+ * statements and Describes, one request after another on one pooled connection and under load on
+ * the server's own pool. During each measured run the CPU per request of the server process, of
+ * its PostgreSQL backends and of the load generator is read from /proc (api-bench-cpu.ts): on two
+ * shared cores that is what a throughput ratio comes from.
  *
  *   npm run bench:api
  *   npm run bench:api -- --duration 15 --rounds 3 --participants 100000
+ *   npm run bench:api -- --only submit --statements      (the text of each statement run, per request)
+ *   npm run bench:api -- --only submit --profile /tmp/p   (CPU profiles of the servers)
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -26,7 +32,9 @@ import autocannon from "autocannon";
 import postgres from "postgres";
 import { createBenchDatabase } from "./bench-database";
 import { createDb, runMigrations } from "@studyflow/db";
-import { freePort, startTcpProxy, type TcpProxy } from "@studyflow/testkit";
+import { freePort } from "@studyflow/testkit";
+import { startCountingProxy, type CountingProxy, type WireCounts } from "./api-bench-wire";
+import { BARE_APPLICATION_NAME, STUDYFLOW_APPLICATION_NAME, cpuMeter, type CpuPerRequest } from "./api-bench-cpu";
 import { mintManagementToken, mintParticipantToken } from "@studyflow/domain/access";
 import { participantIdsForProfile } from "@studyflow/domain/participants";
 import { createStudy, grantPermission, setStudyRules } from "@studyflow/domain/study-setup";
@@ -39,8 +47,10 @@ const { values: args } = parseArgs({
     connections: { type: "string", default: "16,64" },
     /** Scenarios to run, by name prefix (e.g. "submit"); all by default. */
     only: { type: "string" },
-    /** Writes a CPU profile of the studyflow API process into this directory (node --cpu-prof). */
+    /** Writes a CPU profile of each measured server into this directory (node --cpu-prof), as <mode>.cpuprofile. */
     profile: { type: "string" },
+    /** Also prints the text of every statement run, with how often per request (prepared ones marked). */
+    statements: { type: "boolean", default: false },
   },
 });
 const N = Number(args.participants);
@@ -194,12 +204,16 @@ interface Server {
   mode: Mode;
   port: number;
   child: ChildProcess;
+  /** Requests the load generator had answered by this server (warm-up included): a profile's divisor. */
+  answered: number;
 }
 
 async function startServer(mode: Mode, databaseUrl = url, poolSize = 10): Promise<Server> {
   const port = await freePort();
   const profiling =
-    args.profile && mode === "studyflow" && databaseUrl === url ? ["--cpu-prof", `--cpu-prof-dir=${args.profile}`] : [];
+    args.profile && databaseUrl === url
+      ? ["--cpu-prof", `--cpu-prof-dir=${args.profile}`, `--cpu-prof-name=${mode}.cpuprofile`]
+      : [];
   const child = spawn(process.execPath, [...profiling, "--import", "tsx", serverEntry, mode], {
     env: {
       ...process.env,
@@ -219,7 +233,7 @@ async function startServer(mode: Mode, databaseUrl = url, poolSize = 10): Promis
   for (let attempt = 0; attempt < 200; attempt++) {
     try {
       const res = await fetch(`http://127.0.0.1:${port}/healthz`);
-      if (res.ok) return { mode, port, child };
+      if (res.ok) return { mode, port, child, answered: 0 };
     } catch {
       // not listening yet
     }
@@ -304,30 +318,68 @@ interface Figures {
   p99: number;
   non2xx: number;
   errors: number;
+  cpu: CpuPerRequest;
 }
 
-async function load(server: Server, scenario: Scenario, connections: number): Promise<Figures> {
+const APPLICATION_NAMES: Record<Mode, string | undefined> = {
+  studyflow: STUDYFLOW_APPLICATION_NAME,
+  bare: BARE_APPLICATION_NAME,
+  plain: undefined,
+};
+
+async function load(
+  server: Server,
+  scenario: Scenario,
+  connections: number,
+  meter: ReturnType<typeof cpuMeter>,
+): Promise<Figures> {
   await scenario.before?.();
+  const before = await meter.snapshot(server.child.pid, APPLICATION_NAMES[server.mode]);
   const result = await autocannon({
     url: `http://127.0.0.1:${server.port}`,
     connections,
     duration: DURATION,
     requests: scenario.requests(),
   });
+  const after = await meter.snapshot(server.child.pid, APPLICATION_NAMES[server.mode]);
+  server.answered += result.requests.total;
   return {
     rps: result.requests.average,
     p50: result.latency.p50,
     p99: result.latency.p99,
     non2xx: result.non2xx,
     errors: result.errors + result.timeouts,
+    cpu: meter.perRequest(before, after, result.requests.total),
   };
 }
 
-/** Round trips to PostgreSQL per request of a scenario, counted over sequential requests. */
-async function roundTripsPer(mode: Mode, scenario: Scenario, proxy: TcpProxy) {
+/** A scenario's database work per request, counted at the wire (api-bench-wire.ts). */
+interface WirePerRequest {
+  /** One request after another, on one pooled connection, warmed. */
+  sequential: WireCounts;
+  /** Under load: LOADED_CONNECTIONS clients on the server's usual pool, warmed, for LOADED_SECONDS. */
+  loaded: WireCounts;
+}
+
+const LOADED_CONNECTIONS = 16;
+const LOADED_SECONDS = 3;
+
+const perRequest = (counts: WireCounts, requests: number): WireCounts => {
+  const per = (value: number) => value / Math.max(1, requests);
+  return {
+    ...(Object.fromEntries(
+      Object.entries(counts).flatMap(([key, value]) => (typeof value === "number" ? [[key, per(value)]] : [])),
+    ) as Omit<WireCounts, "texts">),
+    texts: new Map([...counts.texts].map(([text, count]) => [text, per(count)])),
+  };
+};
+
+/** What each request of a scenario costs PostgreSQL, one after another and under load. */
+async function wireCountsPer(mode: Mode, scenario: Scenario, proxy: CountingProxy): Promise<WirePerRequest> {
   const counted = new URL(url);
   counted.hostname = "127.0.0.1";
   counted.port = String(proxy.port);
+  let sequential: WireCounts;
   const server = await startServer(mode, counted.toString(), 1);
   try {
     await scenario.before?.();
@@ -350,12 +402,45 @@ async function roundTripsPer(mode: Mode, scenario: Scenario, proxy: TcpProxy) {
       return requests.length * count;
     };
     await run(20); // connects the pool, prepares its statements and fills the caches
-    proxy.takeRoundTrips();
+    proxy.take();
     const requests = await run(20);
-    return proxy.takeRoundTrips() / requests;
+    sequential = perRequest(proxy.take(), requests);
   } finally {
-    server.child.kill();
+    await stopServer(server);
   }
+
+  // The server's own pool under concurrent requests: each connection prepares its statements, and
+  // the caches are shared by requests that overlap.
+  const loadedServer = await startServer(mode, counted.toString());
+  try {
+    const warm = await autocannon({
+      url: `http://127.0.0.1:${loadedServer.port}`,
+      connections: LOADED_CONNECTIONS,
+      duration: 1,
+      requests: scenario.requests(),
+    });
+    if (warm.non2xx > 0) throw new Error(`${scenario.name} on ${mode}: ${warm.non2xx} answers not 2xx`);
+    await scenario.before?.();
+    proxy.take();
+    const result = await autocannon({
+      url: `http://127.0.0.1:${loadedServer.port}`,
+      connections: LOADED_CONNECTIONS,
+      duration: LOADED_SECONDS,
+      requests: scenario.requests(),
+    });
+    // the requests autocannon stopped waiting for finish on the server, and are counted
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    return { sequential, loaded: perRequest(proxy.take(), result.requests.sent) };
+  } finally {
+    await stopServer(loadedServer);
+  }
+}
+
+async function stopServer({ child }: Server) {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.kill("SIGTERM");
+  await exited;
 }
 
 const median = (values: number[]) => {
@@ -367,6 +452,38 @@ const median = (values: number[]) => {
 };
 const fixed = (value: number, digits = 0) =>
   value.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
+
+/** The wire counts per request of every scenario and server, one after another and under load. */
+function printWireCounts(all: Scenario[], wire: Map<string, WirePerRequest>) {
+  console.log(
+    `\nPostgreSQL per request, counted at the wire: one request after another on one connection, and under ` +
+      `load (${LOADED_CONNECTIONS} connections, ${LOADED_SECONDS} s, the server's pool); warmed`,
+  );
+  console.log(
+    "| scenario | server | counted | round trips | statements | parsed, not prepared | prepared (Parse named) | describes |",
+  );
+  console.log("|---|---|---|---|---|---|---|---|");
+  for (const scenario of all) {
+    for (const mode of ["studyflow", scenario.against] as const) {
+      const counts = wire.get(`${scenario.name}/${mode}`);
+      if (!counts) continue;
+      for (const [how, c] of [
+        ["one by one", counts.sequential],
+        ["under load", counts.loaded],
+      ] as const) {
+        console.log(
+          `| ${scenario.name} | ${mode} | ${how} | ${fixed(c.roundTrips, 2)} | ${fixed(c.executes + c.simpleQueries, 2)} | ` +
+            `${fixed(c.parsedUnnamed + c.simpleQueries, 2)} | ${fixed(c.parsedNamed, 2)} | ${fixed(c.describes, 2)} |`,
+        );
+        if (args.statements) {
+          for (const [text, count] of c.texts) {
+            console.log(`    ${fixed(count, 2)} × ${text.replace(/\s+/g, " ").slice(0, 300)}`);
+          }
+        }
+      }
+    }
+  }
+}
 
 async function main() {
   const servers: Server[] = [];
@@ -388,40 +505,48 @@ async function main() {
     );
 
     const database = new URL(url);
-    const proxy = await startTcpProxy(database.hostname, Number(database.port || 5432));
-    const roundTrips = new Map<string, number>();
-    for (const scenario of all) {
-      for (const mode of ["studyflow", scenario.against] as const) {
-        roundTrips.set(`${scenario.name}/${mode}`, await roundTripsPer(mode, scenario, proxy));
+    const proxy = await startCountingProxy(database.hostname, Number(database.port || 5432));
+    const wire = new Map<string, WirePerRequest>();
+    try {
+      for (const scenario of all) {
+        for (const mode of ["studyflow", scenario.against] as const) {
+          wire.set(`${scenario.name}/${mode}`, await wireCountsPer(mode, scenario, proxy));
+        }
       }
+    } finally {
+      await proxy.close();
     }
-    await proxy.close();
+    printWireCounts(all, wire);
 
     for (const mode of ["studyflow", "bare", "plain"] as const) servers.push(await startServer(mode));
     const serverOf = (mode: Mode) => servers.find((server) => server.mode === mode)!;
     // warm-up: JIT, pools, caches
     for (const scenario of all) {
       for (const mode of ["studyflow", scenario.against] as const) {
-        await autocannon({
+        const warm = await autocannon({
           url: `http://127.0.0.1:${serverOf(mode).port}`,
           connections: 8,
           duration: 2,
           requests: scenario.requests(),
         });
+        serverOf(mode).answered += warm.requests.total;
       }
     }
 
+    const meter = cpuMeter(sql);
     const figures = new Map<string, Figures[]>();
     for (let round = 1; round <= ROUNDS; round++) {
       for (const scenario of all) {
         for (const connections of scenario.connections) {
           for (const mode of ["studyflow", scenario.against] as const) {
-            const measured = await load(serverOf(mode), scenario, connections);
+            const measured = await load(serverOf(mode), scenario, connections, meter);
             const key = `${scenario.name}/${connections}/${mode}`;
             figures.set(key, [...(figures.get(key) ?? []), measured]);
             console.log(
               `round ${round} ${scenario.name.padEnd(12)} ${String(connections).padStart(2)} conns ${mode.padEnd(9)} ` +
-                `${fixed(measured.rps).padStart(7)} req/s  p50 ${measured.p50} ms  p99 ${measured.p99} ms` +
+                `${fixed(measured.rps).padStart(7)} req/s  p50 ${measured.p50} ms  p99 ${measured.p99} ms  ` +
+                `CPU µs/req: server ${fixed(measured.cpu.server)}, PostgreSQL ${fixed(measured.cpu.database)}, ` +
+                `load generator ${fixed(measured.cpu.loadGenerator)}; machine ${fixed(measured.cpu.machineBusy * 100)} % busy` +
                 (measured.non2xx || measured.errors ? `  non-2xx ${measured.non2xx} errors ${measured.errors}` : ""),
             );
           }
@@ -433,32 +558,34 @@ async function main() {
       `\nmedians of ${ROUNDS} rounds of ${DURATION} s, ${fixed(N)} participants, Node ${process.version}, one machine, one run`,
     );
     console.log(
-      "| scenario | conns | studyflow req/s | baseline req/s | ratio | p50 sf / base (ms) | p99 sf / base (ms) | p99 ratio | round trips sf / base |",
+      "| scenario | conns | studyflow req/s | baseline req/s | ratio | p50 sf / base (ms) | p99 sf / base (ms) | p99 ratio " +
+        "| round trips under load sf / base | server CPU µs/req sf / base | PostgreSQL CPU µs/req sf / base |",
     );
-    console.log("|---|---|---|---|---|---|---|---|---|");
+    console.log("|---|---|---|---|---|---|---|---|---|---|---|");
     for (const scenario of all) {
       for (const connections of scenario.connections) {
         const ours = figures.get(`${scenario.name}/${connections}/studyflow`) ?? [];
         const theirs = figures.get(`${scenario.name}/${connections}/${scenario.against}`) ?? [];
-        const pick = (list: Figures[], field: keyof Figures) => median(list.map((f) => f[field]));
+        const pick = (list: Figures[], field: Exclude<keyof Figures, "cpu">) => median(list.map((f) => f[field]));
+        const cpu = (field: keyof CpuPerRequest) =>
+          `${fixed(median(ours.map((f) => f.cpu[field])))} / ${fixed(median(theirs.map((f) => f.cpu[field])))}`;
         const ratio = pick(ours, "rps") / pick(theirs, "rps");
         const p99Ratio = pick(ours, "p99") / Math.max(1, pick(theirs, "p99"));
-        const trips = `${fixed(roundTrips.get(`${scenario.name}/studyflow`) ?? NaN, 1)} / ${fixed(roundTrips.get(`${scenario.name}/${scenario.against}`) ?? NaN, 1)}`;
+        const tripsOf = (mode: Mode) => wire.get(`${scenario.name}/${mode}`)?.loaded.roundTrips ?? NaN;
+        const trips = `${fixed(tripsOf("studyflow"), 1)} / ${fixed(tripsOf(scenario.against), 1)}`;
         console.log(
           `| ${scenario.name} (vs ${scenario.against}) | ${connections} | ${fixed(pick(ours, "rps"))} | ${fixed(pick(theirs, "rps"))} | ` +
             `${fixed(ratio, 2)} | ${pick(ours, "p50")} / ${pick(theirs, "p50")} | ${pick(ours, "p99")} / ${pick(theirs, "p99")} | ` +
-            `${fixed(p99Ratio, 2)} | ${trips} |`,
+            `${fixed(p99Ratio, 2)} | ${trips} | ${cpu("server")} | ${cpu("database")} |`,
         );
       }
     }
+    if (args.profile) {
+      console.log(`\nCPU profiles in ${args.profile}: <server>.cpuprofile`);
+      for (const server of servers) console.log(`  ${server.mode}: ${fixed(server.answered)} requests answered`);
+    }
   } finally {
-    await Promise.all(
-      servers.map(async ({ child }) => {
-        const exited = new Promise((resolve) => child.once("exit", resolve));
-        child.kill("SIGTERM");
-        await exited;
-      }),
-    );
+    await Promise.all(servers.map(stopServer));
     await sql.end();
     await benchDatabase.drop();
   }

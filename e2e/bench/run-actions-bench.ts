@@ -5,17 +5,23 @@
  *   (b) our pipeline end to end: POST through the API over HTTP, worker processes, until the
  *       Task is completed (these flag rules run in the database; for the every-participant case
  *       also with BULK_WRITES_IN_DATABASE=off, every batch in the engine);
- *   (c) the SQL floor: one server-side UPDATE making the same change.
+ *   (c) the SQL floor: one server-side UPDATE making the same change;
+ *   (c2) the two-connection floor: the same UPDATE split at the middle participant into two
+ *       halves run at once on two connections, what two cores can do (the pipeline runs two
+ *       worker processes, and PostgreSQL a backend for each);
  * for a rule set that changes every participant and one that changes 10% of them; then a study
  * timer tick over the same participants where 1% change (timer-tick-bench.ts). (b) and (c) each
  * start on a vacuumed table: a run that follows a full-table UPDATE otherwise pays for its dead
  * rows (every page must be checked for visibility), and which of the two came second would decide
- * the ratio.
+ * the ratio. Fresh worker processes first run a few tasks on a small study of their own, so no
+ * measured run pays for their start (connections, prepared statements, compiled code).
  *
  *   npm run bench                      100,000 participants
  *   npm run bench -- --participants 1000000
  *   BENCH_MILLION=1 npm run bench      adds a timer tick over a second study of 1,000,000
  *                                      (or: npm run bench -- --timer-million)
+ *   npm run bench -- --cases tenth     only some of the cases: all, tenth, timer (default all three)
+ *   npm run bench -- --repeat 5        (b), (c) and (c2) five times in turn; medians and each round's ratios
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -26,7 +32,6 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { serve } from "@hono/node-server";
 import { Queue } from "bullmq";
-import { eq } from "drizzle-orm";
 import { pino } from "pino";
 import { createBenchDatabase } from "./bench-database";
 import { createDb, runMigrations, tasks } from "@studyflow/db";
@@ -38,7 +43,7 @@ import { applyRules, compileRules, type Expression } from "@studyflow/engine";
 import { TASKS_QUEUE, createRedisConnection } from "@studyflow/queue";
 import { createApp } from "@studyflow/api";
 import { loadConfig } from "@studyflow/api/config";
-import { benchTimerTick, type TimerTickFigures } from "./timer-tick-bench";
+import { POLL_MS, benchTimerTick, type TimerTickFigures } from "./timer-tick-bench";
 
 const { values: args } = parseArgs({
   options: {
@@ -46,8 +51,13 @@ const { values: args } = parseArgs({
     workers: { type: "string", default: "2" },
     "reference-sample": { type: "string", default: "3000" },
     "timer-million": { type: "boolean", default: false },
+    cases: { type: "string", default: "all,tenth,timer" },
+    repeat: { type: "string", default: "1" },
   },
 });
+/** Rounds of (b), (c) and (c2) per case; the medians are printed (a loaded machine varies from round to round). */
+const REPEAT = Math.max(1, Number(args.repeat));
+const CASES = new Set(args.cases.split(","));
 /** A timer tick over a million participants as well: it seeds a second study, so it is asked for. */
 const TIMER_MILLION = args["timer-million"] || process.env.BENCH_MILLION === "1";
 const MILLION = 1_000_000;
@@ -175,16 +185,63 @@ async function referenceAlgorithm(db: ReturnType<typeof createDb>, rules: Expres
   return rate;
 }
 
+/** The rows a floor UPDATE of the bench changes: every eligible participant, or the tenth in group g0. */
+function floorRows(sql: ReturnType<typeof createDb>["sql"], tenth: boolean) {
+  return sql`study_key = ${STUDY} and study_status not in ('accountDeleted', 'temporary')
+      ${tenth ? sql`and flags ->> 'group' = 'g0'` : sql``}`;
+}
+
+interface FloorFigures {
+  rate: number;
+  changed: number;
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((x, y) => x - y);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
 /** (c) The floor: one UPDATE on the server making the same change. */
-async function sqlFloor(db: ReturnType<typeof createDb>, tag: string, tenth: boolean) {
+async function sqlFloor(db: ReturnType<typeof createDb>, tag: string, tenth: boolean): Promise<FloorFigures> {
   const started = performance.now();
   const result = await db.sql`
     update participants set flags = flags || jsonb_build_object('bulk', ${tag}::text),
       modified_at = ${Math.floor(Date.now() / 1000)}, version = version + 1
-    where study_key = ${STUDY} and study_status not in ('accountDeleted', 'temporary')
-      ${tenth ? db.sql`and flags ->> 'group' = 'g0'` : db.sql``}`;
+    where ${floorRows(db.sql, tenth)}`;
   const seconds = (performance.now() - started) / 1000;
   return { rate: N / seconds, changed: result.count };
+}
+
+/**
+ * (c2) The two-connection floor: the same UPDATE split at the middle participant over two
+ * connections running at once, what two cores can do (the pipeline runs two workers).
+ */
+async function twoConnectionFloor(db: ReturnType<typeof createDb>, tag: string, tenth: boolean): Promise<FloorFigures> {
+  const [middle] = await db.sql<{ participant_id: string }[]>`
+    select participant_id from participants
+    where study_key = ${STUDY} and study_status not in ('accountDeleted', 'temporary')
+    order by participant_id offset ${Math.floor(N / 2)} limit 1`;
+  const split = middle?.participant_id ?? "";
+  // a client of one connection each, connected before the clock starts
+  const halves = [createDb(url, { max: 1 }), createDb(url, { max: 1 })];
+  try {
+    await Promise.all(halves.map((half) => half.sql`select 1`));
+    const nowSeconds = Math.floor(Date.now() / 1000);
+    const started = performance.now();
+    const results = await Promise.all(
+      halves.map(
+        ({ sql }, half) => sql`
+          update participants set flags = flags || jsonb_build_object('bulk', ${tag}::text),
+            modified_at = ${nowSeconds}, version = version + 1
+          where ${floorRows(sql, tenth)} and ${half === 0 ? sql`participant_id < ${split}` : sql`participant_id >= ${split}`}`,
+      ),
+    );
+    const seconds = (performance.now() - started) / 1000;
+    return { rate: N / seconds, changed: results.reduce((sum, result) => sum + result.count, 0) };
+  } finally {
+    await Promise.all(halves.map((half) => half.close()));
+  }
 }
 
 interface WorkerProcess {
@@ -254,9 +311,11 @@ async function pipeline(
   baseUrl: string,
   token: string,
   rules: Expression[],
+  studyKey = STUDY,
+  count = N,
 ): Promise<{ rate: number; postMs: number; changed: number[] }> {
   const started = performance.now();
-  const response = await fetch(`${baseUrl}/v1/studies/${STUDY}/run-actions/participants/`, {
+  const response = await fetch(`${baseUrl}/v1/studies/${studyKey}/run-actions/participants/`, {
     method: "POST",
     headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
     body: JSON.stringify({ rules }),
@@ -265,18 +324,35 @@ async function pipeline(
   if (response.status !== 200) throw new Error(`POST answered ${response.status}: ${await response.text()}`);
   const { task } = (await response.json()) as { task: { id: string } };
   for (;;) {
-    const [row] = await db.db.select().from(tasks).where(eq(tasks.id, task.id));
+    const [row] = await db.sql<
+      { status: string; error: string }[]
+    >`select status, error from tasks where id = ${task.id}`;
     if (row?.status === "completed") {
       const seconds = (performance.now() - started) / 1000;
-      const result = await fetch(`${baseUrl}/v1/studies/${STUDY}/run-actions/participants/task/${task.id}/result`, {
+      const result = await fetch(`${baseUrl}/v1/studies/${studyKey}/run-actions/participants/task/${task.id}/result`, {
         headers: { Authorization: `Bearer ${token}` },
       });
       const document = (await result.json()) as { participantStateChangedPerRule: number[] };
-      return { rate: N / seconds, postMs, changed: document.participantStateChangedPerRule };
+      return { rate: count / seconds, postMs, changed: document.participantStateChangedPerRule };
     }
     if (row && row.status !== "in_progress" && row.status !== "queued")
       throw new Error(`task ${row.status}: ${row.error}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+}
+
+/**
+ * A study each fresh set of workers runs a few tasks on first, so no measured run pays for their
+ * start: its two chunks (a bounded one and the open-ended last) give each worker's connections the
+ * statements of both kinds of chunk, prepared, as a worker that has been running for a while has them.
+ */
+const WARM_UP_STUDY = "bench-warm-up";
+const WARM_UP_PARTICIPANTS = 26_000;
+
+async function warmUp(db: ReturnType<typeof createDb>, baseUrl: string, token: string) {
+  for (let i = 0; i < 6; i++) {
+    const rules = ruleSets(`warm-up-${i}`);
+    await pipeline(db, baseUrl, token, i % 2 === 0 ? rules.all : rules.tenth, WARM_UP_STUDY, WARM_UP_PARTICIPANTS);
   }
 }
 
@@ -311,8 +387,11 @@ function printTimerTick(figures: TimerTickFigures, runActionsRate: number) {
     `  (b) studyflow timer tick  ${fmt(figures.rate).padStart(10)} participants/s   (${figures.seconds.toFixed(1)} s scan to completed, changed per rule ${JSON.stringify(figures.changedPerRule)})`,
   );
   console.log(`  (c) SQL floor             ${fmt(figures.floorRate).padStart(10)} participants/s`);
+  console.log(`  (c2) two connections      ${fmt(figures.twoConnectionFloorRate).padStart(10)} participants/s`);
+  const versusRun =
+    runActionsRate > 0 ? `tick / run-actions (10% change) = ${(figures.rate / runActionsRate).toFixed(2)}×   ` : "";
   console.log(
-    `  tick / run-actions (10% change) = ${(figures.rate / runActionsRate).toFixed(2)}×   b/c = ${(figures.rate / figures.floorRate).toFixed(2)}×`,
+    `  ${versusRun}b/c = ${(figures.rate / figures.floorRate).toFixed(2)}×   b/c2 = ${(figures.rate / figures.twoConnectionFloorRate).toFixed(2)}×`,
   );
 }
 
@@ -328,6 +407,8 @@ async function main() {
     await runMigrations(url);
     console.log(`seeding ${fmt(N)} participants…`);
     await seed(db);
+    await seed(db, WARM_UP_STUDY, WARM_UP_PARTICIPANTS);
+    await grantPermission(db.db, "bench", WARM_UP_STUDY, "run-study-action");
     const [study] = await db.sql<{ secret: string }[]>`select secret from studies where key = ${STUDY}`;
     await grantPermission(db.db, "bench", STUDY, "run-study-action");
 
@@ -367,11 +448,12 @@ async function main() {
     // Workers start after the latency probe: its tasks are canceled before anything picks them up,
     // so the probe measures the API, not planning work it set off. The first ones run every batch in
     // the engine, for the engine path's figure of the every-participant case.
-    workers = await startWorkers(prefix, resultDir, { BULK_WRITES_IN_DATABASE: "off" });
+    workers = await startWorkers(prefix, resultDir, CASES.has("all") ? { BULK_WRITES_IN_DATABASE: "off" } : {});
+    await warmUp(db, `http://127.0.0.1:${port}`, token);
     let round = 0;
     let tenthRate = 0;
     let engineRss: number[] = [];
-    for (const kind of ["all", "tenth"] as const) {
+    for (const kind of (["all", "tenth"] as const).filter((name) => CASES.has(name))) {
       const label = kind === "all" ? "changes every participant" : "changes 10% of participants";
       const a = await referenceAlgorithm(db, ruleSets(`ref-${round++}`)[kind], study!.secret);
       await db.sql`vacuum analyze participants`;
@@ -381,12 +463,26 @@ async function main() {
         engineRss = await Promise.all(workers.map((worker) => worker.peakRssKb()));
         await stopWorkers(workers);
         workers = await startWorkers(prefix, resultDir);
+        await warmUp(db, `http://127.0.0.1:${port}`, token);
         await db.sql`vacuum analyze participants`;
       }
-      const b = await pipeline(db, `http://127.0.0.1:${port}`, token, ruleSets(`run-${round++}`)[kind]);
-      await db.sql`vacuum analyze participants`;
-      const c = await sqlFloor(db, `floor-${round++}`, kind === "tenth");
-      console.log(`\n[${label}]`);
+      // (b), (c) and (c2) in turn, --repeat times; the figures printed are the medians of the rounds
+      const rounds: { b: Awaited<ReturnType<typeof pipeline>>; c: FloorFigures; c2: FloorFigures }[] = [];
+      for (let repetition = 0; repetition < REPEAT; repetition++) {
+        const b = await pipeline(db, `http://127.0.0.1:${port}`, token, ruleSets(`run-${round++}`)[kind]);
+        await db.sql`vacuum analyze participants`;
+        const c = await sqlFloor(db, `floor-${round++}`, kind === "tenth");
+        await db.sql`vacuum analyze participants`;
+        const c2 = await twoConnectionFloor(db, `floor-${round++}`, kind === "tenth");
+        await db.sql`vacuum analyze participants`;
+        rounds.push({ b, c, c2 });
+      }
+      const b = { ...rounds[0]!.b, rate: median(rounds.map((r) => r.b.rate)) };
+      const c = { ...rounds[0]!.c, rate: median(rounds.map((r) => r.c.rate)) };
+      const c2 = { ...rounds[0]!.c2, rate: median(rounds.map((r) => r.c2.rate)) };
+      console.log(
+        `\n[${label}]${REPEAT > 1 ? ` (medians of ${REPEAT} rounds; ratios: the median of the rounds')` : ""}`,
+      );
       console.log(`  (a) reference algorithm   ${fmt(a).padStart(10)} participants/s`);
       console.log(
         `  (b) studyflow pipeline    ${fmt(b.rate).padStart(10)} participants/s   (POST ${b.postMs.toFixed(1)} ms, changed per rule ${JSON.stringify(b.changed)})`,
@@ -394,10 +490,23 @@ async function main() {
       console.log(
         `  (c) SQL floor             ${fmt(c.rate).padStart(10)} participants/s   (${fmt(c.changed)} rows updated)`,
       );
-      console.log(`  b/a = ${(b.rate / a).toFixed(1)}×   b/c = ${(b.rate / c.rate).toFixed(2)}×`);
+      console.log(
+        `  (c2) two connections      ${fmt(c2.rate).padStart(10)} participants/s   (the same UPDATE split in two halves at once, ${fmt(c2.changed)} rows)`,
+      );
+      // each round's pipeline against the floors measured right after it; the median of those ratios
+      const versusC = median(rounds.map((r) => r.b.rate / r.c.rate));
+      const versusC2 = median(rounds.map((r) => r.b.rate / r.c2.rate));
+      console.log(
+        `  b/a = ${(b.rate / a).toFixed(1)}×   b/c = ${versusC.toFixed(2)}×   b/c2 = ${versusC2.toFixed(2)}×`,
+      );
+      if (REPEAT > 1) {
+        const each = (ratio: (r: (typeof rounds)[number]) => number) =>
+          rounds.map((r) => ratio(r).toFixed(2)).join(" ");
+        console.log(`  per round: b/c ${each((r) => r.b.rate / r.c.rate)}   b/c2 ${each((r) => r.b.rate / r.c2.rate)}`);
+      }
       if (engine) {
         console.log(
-          `  (b) in the engine         ${fmt(engine.rate).padStart(10)} participants/s   (BULK_WRITES_IN_DATABASE=off, b/c = ${(engine.rate / c.rate).toFixed(2)}×)`,
+          `  (b) in the engine         ${fmt(engine.rate).padStart(10)} participants/s   (BULK_WRITES_IN_DATABASE=off, b/c = ${(engine.rate / c.rate).toFixed(2)}×, b/c2 = ${(engine.rate / c2.rate).toFixed(2)}×)`,
         );
       }
       if (kind === "tenth") tenthRate = b.rate;
@@ -412,12 +521,16 @@ async function main() {
       if (response.status !== 200) throw new Error(`result answered ${response.status}: ${await response.text()}`);
       return (await response.json()) as { participantStateChangedPerRule: number[] };
     };
-    printTimerTick(await benchTimerTick(db, queue, STUDY, N, readResult(STUDY)), tenthRate);
+    if (CASES.has("timer"))
+      printTimerTick(await benchTimerTick(db, url, queue, STUDY, N, readResult(STUDY)), tenthRate);
     if (TIMER_MILLION) {
       console.log(`\nseeding ${fmt(MILLION)} participants for the timer tick…`);
       await seed(db, MILLION_STUDY, MILLION);
       await grantPermission(db.db, "bench", MILLION_STUDY, "run-study-action");
-      printTimerTick(await benchTimerTick(db, queue, MILLION_STUDY, MILLION, readResult(MILLION_STUDY)), tenthRate);
+      printTimerTick(
+        await benchTimerTick(db, url, queue, MILLION_STUDY, MILLION, readResult(MILLION_STUDY)),
+        tenthRate,
+      );
     }
     const peaks = await Promise.all(workers.map((worker) => worker.peakRssKb()));
     const mb = (kbs: number[]) => kbs.map((kb) => `${(kb / 1024).toFixed(0)} MB`).join(", ");

@@ -11,6 +11,7 @@ import { type RunActionsResult } from "@studyflow/domain/bulk";
 import { systemClock } from "@studyflow/domain/foundation";
 import { addSyntheticParticipants, createStudy } from "@studyflow/domain/study-setup";
 import { finalizeIfComplete, planTask, processChunk } from "@studyflow/domain/task-pipeline";
+import { sampledChunkBoundaries } from "../src/bulk/run-actions-kind";
 import { createRunActionsTask, type BatchRunner } from "@studyflow/domain/tasks";
 import type { Expression } from "@studyflow/engine";
 import { call, createTestDatabase, exp, num, str, type TestDatabase } from "@studyflow/testkit";
@@ -53,20 +54,20 @@ describe("bulk runs over the prefilter's rows", () => {
       where study_key = ${studyKey} and substring(participant_id from 2)::int % 7 = 0`);
   });
 
-  async function startTask(rules: Expression[], dryRun = false) {
+  async function startTask(rules: Expression[], dryRun = false, chunkSize = 200) {
     const task = await createRunActionsTask(
       database.db,
       { studyKey, rules, dryRun, createdBy: "test" },
       () => Promise.resolve(),
       { clock: systemClock },
     );
-    const planned = await planTask(database.db, task.id, { clock: systemClock, chunkSize: 200 });
+    const planned = await planTask(database.db, task.id, { clock: systemClock, chunkSize });
     if (planned.status !== "planned") throw new Error(`not planned: ${planned.status}`);
     return { taskId: task.id, chunks: planned.chunks.map((chunk) => chunk.chunkIndex) };
   }
 
   /** Runs every chunk; `stopAfter` batches into each, the run stops and starts again, as after a kill. */
-  async function runAll(taskId: string, chunks: number[], stopAfter?: number, writesInDatabase = true) {
+  async function runAll(taskId: string, chunks: number[], stopAfter?: number, writesInDatabase = true, batchSize = 10) {
     /** Batches each chunk took (asked before every batch whether to stop). */
     const batchesPerChunk: number[] = [];
     /** Where each committed batch ran. */
@@ -75,7 +76,7 @@ describe("bulk runs over the prefilter's rows", () => {
       let asked = 0;
       const options = {
         clock: () => NOW_MS,
-        batchSize: 10,
+        batchSize,
         shouldStop: () => asked++ === stopAfter,
         writesInDatabase,
         onBatch: (_: number, batch: { ranIn: BatchRunner }) => void ranIn.push(batch.ranIn),
@@ -175,6 +176,70 @@ describe("bulk runs over the prefilter's rows", () => {
       .from(participants)
       .where(sql`${participants.studyKey} = ${studyKey} and ${participants.version} = 2`);
     expect(changed!.n).toBe(late!.n);
+  });
+
+  it("plans no empty chunk after the last participant; the last chunk takes those who arrive later", async () => {
+    // 900 eligible in chunks of 300: boundaries after the 300th and the 600th, none after the 900th
+    const { taskId, chunks } = await startTask(
+      [appendOn(call("hasParticipantFlag", str("wave"), str("w1")))],
+      false,
+      300,
+    );
+    expect(chunks).toEqual([0, 1, 2]);
+    const planned = await database.db.select().from(taskChunks).where(eq(taskChunks.taskId, taskId));
+    expect(planned.find((chunk) => chunk.chunkIndex === 2)?.toKey).toBeNull();
+    // ten arrive after planning, after every planned key; flagged, so the rule changes them
+    await addSyntheticParticipants(database.db, { studyKey, count: 10, idPrefix: "q", enteredAt: 1 });
+    await database.db.execute(sql`
+      update participants set flags = '{"wave":"w1"}'::jsonb where study_key = ${studyKey} and participant_id like 'q%'`);
+    const { task, result } = await runAll(taskId, chunks);
+    expect(task.processedCount).toBe(ELIGIBLE + 10);
+    expect(result.participantStateChangedPerRule).toEqual([FLAGGED_ELIGIBLE + 10]);
+  });
+
+  it("splits a large study at sampled keys: each participant in one chunk, run once", async () => {
+    // 20,000 more, of whom a tenth are flagged; sampled once the table's size is known
+    const big = `${studyKey}-big`;
+    await createStudy(database.db, { key: big });
+    await addSyntheticParticipants(database.db, { studyKey: big, count: 20_000, enteredAt: 1 });
+    await database.db.execute(sql`
+      update participants set flags = '{"wave":"w1"}'::jsonb
+      where study_key = ${big} and substring(participant_id from 2)::int % 10 = 0`);
+    await database.db.execute(sql`analyze participants`);
+    const sampled = await database.db.transaction((tx) => sampledChunkBoundaries(tx, big, 5_000, 20_000));
+    expect(sampled).not.toBeNull();
+    expect(sampled!.length).toBeGreaterThan(0);
+    expect(sampled!.length).toBeLessThanOrEqual(3);
+    // a study that is a sliver of the table is walked instead: sampling would read more of the table
+    expect(await database.db.transaction((tx) => sampledChunkBoundaries(tx, studyKey, 300, ELIGIBLE))).toBeNull();
+
+    const task = await createRunActionsTask(
+      database.db,
+      {
+        studyKey: big,
+        rules: [appendOn(call("hasParticipantFlag", str("wave"), str("w1")))],
+        dryRun: false,
+        createdBy: "test",
+      },
+      () => Promise.resolve(),
+      { clock: systemClock },
+    );
+    const planned = await planTask(database.db, task.id, { clock: systemClock, chunkSize: 5_000 });
+    if (planned.status !== "planned") throw new Error(`not planned: ${planned.status}`);
+    expect(planned.chunks.length).toBeGreaterThan(1);
+    const { task: done, result } = await runAll(
+      task.id,
+      planned.chunks.map((chunk) => chunk.chunkIndex),
+      1,
+      true,
+      1_000,
+    );
+    expect(done.processedCount).toBe(20_000);
+    expect(result.participantStateChangedPerRule).toEqual([2_000]);
+    const [written] = await database.db.execute<{ once: number; other: number }>(sql`
+      select count(*) filter (where version = 2)::int as once, count(*) filter (where version not in (1, 2))::int as other
+      from participants where study_key = ${big}`);
+    expect(written).toEqual({ once: 2_000, other: 0 });
   });
 
   describe("flag and status rules, run by the database", () => {
@@ -300,12 +365,44 @@ describe("bulk runs over the prefilter's rows", () => {
       }
     });
 
+    it("a participant an API request takes out of the rule's condition during the write is left as the request left it", async () => {
+      const target = "p000000000"; // flagged and active
+      const api = await database.sql.reserve();
+      try {
+        // the request drops the flag the rule asks for, and holds the row while the batch waits to write it
+        await api`begin`;
+        await api`update participants set flags = '{"api":"yes"}'::jsonb, version = version + 1
+          where study_key = ${studyKey} and participant_id = ${target}`;
+        const { taskId, chunks } = await startTask([
+          call(
+            "IFTHEN",
+            exp(call("hasParticipantFlag", str("wave"), str("w1"))),
+            exp(call("UPDATE_FLAG", str("reached"), str("yes"))),
+          ),
+        ]);
+        const running = runAll(taskId, chunks);
+        await waitForLockWait();
+        await api`commit`;
+        const { task, result, ranIn } = await running;
+        expect(new Set(ranIn)).toEqual(new Set(["database"]));
+        expect(task.processedCount).toBe(ELIGIBLE);
+        expect(result.participantStateChangedPerRule).toEqual([FLAGGED_ELIGIBLE - 1]);
+        const [row] = await database.db.execute<{ flags: object; version: number }>(sql`
+          select flags, version from participants where study_key = ${studyKey} and participant_id = ${target}`);
+        // the rule saw the request's state, without the flag: it did nothing
+        expect(row).toEqual({ flags: { api: "yes" }, version: 2 });
+      } finally {
+        await api`rollback`.catch(() => undefined);
+        api.release();
+      }
+    });
+
     /** Until some backend of this database waits for a row lock (the batch's write behind the request). */
     async function waitForLockWait() {
       for (let i = 0; i < 500; i++) {
         const [waiting] = await database.sql<{ n: number }[]>`
           select count(*)::int as n from pg_stat_activity
-          where datname = current_database() and wait_event_type = 'Lock' and query like '%with step0 as materialized%'`;
+          where datname = current_database() and wait_event_type = 'Lock' and query like '%with batch_range as materialized%'`;
         if ((waiting?.n ?? 0) > 0) return;
         await new Promise((resolve) => setTimeout(resolve, 10));
       }

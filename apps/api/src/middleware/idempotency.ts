@@ -16,6 +16,7 @@ import {
 import type { AppEnv } from "../app-env";
 import type { AppDeps } from "../deps";
 import { domainContext } from "../domain-context";
+import { headersCheckedByMiddleware } from "./checked-headers";
 import { requestJson } from "../request-json";
 
 // Safe retries: a client that sends `Idempotency-Key: <its own unique value>` with a write may send
@@ -50,20 +51,25 @@ const keyValue = z
   .max(255, `${IDEMPOTENCY_KEY_HEADER} is longer than 255 characters`)
   .regex(/^[\x20-\x7e]+$/, `${IDEMPOTENCY_KEY_HEADER} must be printable ASCII`);
 
-/** The header as createRoute documents it: `request: { headers: idempotencyKeyHeaders, … }`. */
-export const idempotencyKeyHeaders = z.object({
-  "idempotency-key": keyValue.optional().openapi({
-    // named as the object key (Hono reads headers lower-cased; HTTP header names ignore case)
-    param: { name: "idempotency-key", in: "header" },
-    description:
-      "Optional, a value unique to this write (e.g. a UUID), at most 255 printable ASCII characters. A retry " +
-      "with the same key and the same request answers the first answer again (header " +
-      `\`${IDEMPOTENT_REPLAYED_HEADER}: true\`) and stores nothing again; the same key with another request is a ` +
-      "422. Keys are per caller and kept for 24 hours; a request that failed does not use up its key; " +
-      "concurrent requests with one key wait for the first one's answer.",
-    example: "5b0e7a3c-58d6-4c0e-9a53-6f0c2b8f1d42",
+/**
+ * The header as createRoute documents it: `request: { headers: idempotencyKeyHeaders, … }`, with
+ * idempotencyKey() among the route's middleware, which checks it (see checked-headers.ts).
+ */
+export const idempotencyKeyHeaders = headersCheckedByMiddleware(
+  z.object({
+    "idempotency-key": keyValue.optional().openapi({
+      // named as the object key (Hono reads headers lower-cased; HTTP header names ignore case)
+      param: { name: "idempotency-key", in: "header" },
+      description:
+        "Optional, a value unique to this write (e.g. a UUID), at most 255 printable ASCII characters. A retry " +
+        "with the same key and the same request answers the first answer again (header " +
+        `\`${IDEMPOTENT_REPLAYED_HEADER}: true\`) and stores nothing again; the same key with another request is a ` +
+        "422. Keys are per caller and kept for 24 hours; a request that failed does not use up its key; " +
+        "concurrent requests with one key wait for the first one's answer.",
+      example: "5b0e7a3c-58d6-4c0e-9a53-6f0c2b8f1d42",
+    }),
   }),
-});
+);
 
 declare module "hono" {
   interface ContextVariableMap {

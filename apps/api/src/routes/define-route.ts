@@ -2,6 +2,7 @@ import { createRoute, type OpenAPIHono, type RouteConfig, type RouteHandler, typ
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../app-env";
 import { caseJsonBody } from "../case-compat/json-body";
+import { isCheckedByMiddleware } from "../middleware/checked-headers";
 
 /**
  * An operation's contract: createRoute's config (method, path, tags, summary, security, request
@@ -101,7 +102,16 @@ export function defineRoute<const D extends RouteDefinition<z.ZodType | undefine
     middleware: [...middleware, ...(body ? [body.middleware] : []), ...afterBody],
     ...(body ? { request: { ...config.request, body: body.body } } : {}),
   }) as unknown as DefinedRoute<D>;
-  router.openapi(route, handler);
-  if (bothSlashes) router.openapi({ ...route, path: slashTwin(route.path), hide: true }, handler as never);
+  let served: DefinedRoute<D> = route;
+  const request = route.request as RouteConfig["request"];
+  if (request?.headers !== undefined && isCheckedByMiddleware(request.headers)) {
+    // Documented as declared, served without zod-openapi's header validator: the route's own
+    // middleware checks these headers before any validator would (see checked-headers.ts).
+    const { middleware: _middleware, hide, ...documented } = route as RouteConfig;
+    if (!hide) router.openAPIRegistry.registerPath(documented);
+    served = { ...route, request: { ...request, headers: undefined }, hide: true } as unknown as DefinedRoute<D>;
+  }
+  router.openapi(served, handler);
+  if (bothSlashes) router.openapi({ ...served, path: slashTwin(served.path), hide: true }, handler as never);
   return route;
 }

@@ -6,6 +6,15 @@
 export const BATCH_SIZE = 1_000;
 
 /**
+ * Participants a batch the database runs (see pushdown-sql.ts) covers, unless the caller sets a
+ * batch size (tests do, to interleave with other writers). Nothing of such a batch crosses the
+ * wire, and one statement per chunk pays once for what every statement pays (the transaction, the
+ * checkpoint, the round trips, the count trigger): more than a chunk, so that a chunk, about
+ * CHUNK_SIZE when its boundaries are sampled, is one batch.
+ */
+export const DATABASE_BATCH_SIZE = 40_000;
+
+/**
  * Participants per key-range chunk. Chunks are the unit of parallelism across workers: 25,000
  * gives 4 chunks at 100k (enough for two workers with two jobs each) and 40 at 1M, while each
  * chunk still runs long enough (~1 s) that queue overhead is negligible.

@@ -18,7 +18,13 @@ import { confidentialIdInStudy, type StudyIdKeys } from "../participants/partici
 import { persistEffects, persistReports } from "../events/persist-outcome";
 import { getStudy } from "../studies/study-repository";
 import { failuresOf, recordRuleFailures, type RuleFailureRecord } from "../events/rule-failures";
-import { BATCH_SIZE, CHUNK_SIZE, MAX_RECORDED_FAILURES_PER_BATCH, MAX_REPORTED_ERRORS } from "./bulk-tuning";
+import {
+  BATCH_SIZE,
+  CHUNK_SIZE,
+  DATABASE_BATCH_SIZE,
+  MAX_RECORDED_FAILURES_PER_BATCH,
+  MAX_REPORTED_ERRORS,
+} from "./bulk-tuning";
 import {
   batchRowToState,
   countEligibleInRange,
@@ -74,12 +80,60 @@ function compiledRulesOf(taskId: string, rules: unknown[]): CompiledRuleSet {
 }
 
 /**
+ * Sampled participants per chunk (at least SAMPLE_MIN in all) when boundaries are sampled. The
+ * sample takes whole pages, so participants whose keys run in insertion order come in runs: at a
+ * million, 400 per chunk gave chunks of 17,000–34,000 (200: 12,000–40,000).
+ */
+const SAMPLE_PER_CHUNK = 400;
+const SAMPLE_MIN = 4_000;
+/**
+ * Index entries a walk steps over for the cost of one page the sample reads: measured 60–150 (the
+ * sample's sort included); 20 keeps the choice on the safe side.
+ */
+const ENTRIES_PER_SAMPLED_PAGE = 20;
+
+/**
+ * Chunk boundaries at the quantiles of a sample of the study's eligible participants, or null when
+ * a sample would cost more than walking the index (a study that is a small part of the table) or
+ * came back too thin to place them. PostgreSQL's block sample (TABLESAMPLE SYSTEM) reads a few
+ * pages of the table: measured in backend CPU, 5.5 ms where the walk takes 9.7 ms on 100,000
+ * participants, 9 ms where it takes 90 ms on a million; the walk is serial work before any chunk
+ * can start. Chunks come out about equal rather than exactly equal, which is all the split between
+ * workers needs: any increasing keys split the key space into ranges that cover every participant once.
+ */
+export async function sampledChunkBoundaries(
+  tx: Executor,
+  studyKey: string,
+  chunkSize: number,
+  targetCount: number,
+): Promise<string[] | null> {
+  const chunks = Math.ceil(targetCount / chunkSize);
+  const wanted = Math.max(SAMPLE_MIN, chunks * SAMPLE_PER_CHUNK);
+  const percent = Math.min(100, (100 * wanted) / targetCount);
+  const [table] = await tx.execute<{ pages: number }>(
+    sql`select relpages::float8 as pages from pg_class where oid = 'participants'::regclass`,
+  );
+  const pagesRead = ((table?.pages ?? 0) * percent) / 100;
+  if (!(pagesRead > 0) || pagesRead * ENTRIES_PER_SAMPLED_PAGE >= targetCount) return null;
+  const fractions = Array.from({ length: chunks - 1 }, (_, i) => (i + 1) / chunks);
+  // the quantiles in the column's own order, the order of every range comparison of the chunks
+  const [sample] = await tx.execute<{ sampled: number; bounds: string | null }>(sql`
+    select count(*)::int as sampled, array_to_json(
+        percentile_disc(${`{${fractions.join(",")}}`}::float8[]) within group (order by participant_id))::text as bounds
+    from participants tablesample system (${percent}::float4)
+    where study_key = ${studyKey} and ${eligibleForBulk}`);
+  if (!sample?.bounds || sample.sampled < wanted / 4) return null;
+  // increasing already; a key drawn for two quantiles is one boundary
+  return (JSON.parse(sample.bounds) as string[]).filter((bound, i, all) => i === 0 || bound !== all[i - 1]);
+}
+
+/**
  * Every `chunkSize`-th eligible participant key of the study, in key order. Each step jumps
  * `chunkSize` keys from the last boundary in participants_bulk_eligible_idx, reading the index
  * alone: on a million participants 0.12 s, where numbering every eligible row with a window
  * function visited each row for its status (1.3–1.8 s).
  */
-async function chunkBoundaries(tx: Executor, studyKey: string, chunkSize: number): Promise<string[]> {
+async function walkedChunkBoundaries(tx: Executor, studyKey: string, chunkSize: number): Promise<string[]> {
   const rows = await tx.execute<{ participant_id: string }>(sql`
     with recursive boundary(participant_id) as (
       (select participant_id from participants where study_key = ${studyKey} and ${eligibleForBulk}
@@ -92,6 +146,27 @@ async function chunkBoundaries(tx: Executor, studyKey: string, chunkSize: number
     )
     select participant_id from boundary where participant_id is not null`);
   return rows.map((row) => row.participant_id);
+}
+
+/**
+ * Boundaries that split the study's eligible participants into chunks of about `chunkSize`
+ * (sampled where that is cheaper, else walked), but none with no participant after it: the
+ * open-ended chunk after the study's last participant would start empty and cost a job for nothing.
+ */
+async function chunkBoundaries(
+  tx: Executor,
+  studyKey: string,
+  chunkSize: number,
+  targetCount: number,
+): Promise<string[]> {
+  const boundaries =
+    (await sampledChunkBoundaries(tx, studyKey, chunkSize, targetCount)) ??
+    (await walkedChunkBoundaries(tx, studyKey, chunkSize));
+  if (boundaries.length === 0) return boundaries;
+  const [after] = await tx.execute<{ found: boolean }>(sql`
+    select exists (select 1 from participants
+      where study_key = ${studyKey} and participant_id > ${boundaries.at(-1)} and ${eligibleForBulk}) as found`);
+  return after?.found ? boundaries : boundaries.slice(0, -1);
 }
 
 /**
@@ -138,21 +213,30 @@ const openRuleChunk: TaskKindDefinition["openChunk"] = async (db, task, options)
         ...(selectsAll ? {} : { where: renderPrefilter(prefilter) }),
       };
 
-      const pushed = plan && (await runPushdownBatch(tx, { ...range, plan, dryRun, nowSeconds }));
+      // A batch the database runs covers DATABASE_BATCH_SIZE participants (or the batch size the
+      // caller set): its rows never cross the wire. One that selects nothing is counted below,
+      // without a read.
+      const databaseBatch = options.batchSize ?? DATABASE_BATCH_SIZE;
+      const pushed =
+        plan && !selectsNone
+          ? await runPushdownBatch(tx, { ...range, limit: databaseBatch, plan, dryRun, nowSeconds })
+          : undefined;
       // undecided: some condition the translation could not tell; the engine runs the batch
       if (pushed?.undecided) tryDatabase = false;
       if (pushed && !pushed.undecided) {
         if (!dryRun && pushed.written !== pushed.changed) throw new VersionConflict();
-        const finished = pushed.read < batchSize;
-        const processed = selectsAll
-          ? pushed.read
-          : (await countEligibleInRange(tx, {
-              studyKey: study.key,
-              after: chunk.cursor,
-              upTo: finished ? chunk.to_key : pushed.last,
-            })) + pushed.leftEligible;
-        const tally: BatchTally = { processed, changedPerRule: pushed.changedPerRule, errors: [], errorCount: 0 };
-        return { last: pushed.last ?? chunk.cursor, finished, tally, ranIn: "database" };
+        const tally: BatchTally = {
+          processed: pushed.size,
+          changedPerRule: pushed.changedPerRule,
+          errors: [],
+          errorCount: 0,
+        };
+        return {
+          last: pushed.last ?? chunk.cursor,
+          finished: pushed.size < databaseBatch,
+          tally,
+          ranIn: "database",
+        };
       }
 
       const rows: BatchRow[] = selectsNone ? [] : await readBatch(tx, range);
@@ -272,7 +356,7 @@ const finalizeRuleRun: TaskKindDefinition["finalize"] = async (tx, task, chunks,
 
 export const planParticipantChunks: TaskKindDefinition["plan"] = async (tx, task, chunkSize) => {
   const targetCount = await countEligibleParticipants(tx, task.studyKey);
-  const boundaries = targetCount > chunkSize ? await chunkBoundaries(tx, task.studyKey, chunkSize) : [];
+  const boundaries = targetCount > chunkSize ? await chunkBoundaries(tx, task.studyKey, chunkSize, targetCount) : [];
   return { targetCount, boundaries };
 };
 

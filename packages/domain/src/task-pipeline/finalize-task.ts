@@ -1,5 +1,5 @@
 import { and, eq, inArray } from "drizzle-orm";
-import { taskChunks, tasks, type Database } from "@studyflow/db";
+import { rawClientOf, taskChunks, tasks, type Database } from "@studyflow/db";
 import type { FileStore } from "../files/file-store";
 import { createPostgresFileStore } from "../files/postgres-file-store";
 import { taskKindOf } from "./task-kinds";
@@ -8,6 +8,10 @@ import { taskKindOf } from "./task-kinds";
  * Completes the task if every chunk is done, with its kind's result (task-kinds.ts). Called by
  * whoever finishes a chunk: the row lock on the task serialises the callers, so exactly one of
  * them sees all chunks done and finalises.
+ *
+ * A caller whose chunk is not the last one learns it from one statement, without the transaction:
+ * every caller looks after its own chunk committed, so the caller of the chunk that committed
+ * last sees every chunk done and goes on to the locked finalisation.
  */
 export async function finalizeIfComplete(
   db: Database,
@@ -16,6 +20,11 @@ export async function finalizeIfComplete(
   clock: () => number,
   files: FileStore = createPostgresFileStore(db),
 ): Promise<"completed" | "pending" | "ended"> {
+  const [open] = await rawClientOf(db)<{ status: string | null; pending: boolean }[]>`
+    select (select status from tasks where id = ${taskId}) as status,
+      exists (select 1 from task_chunks where task_id = ${taskId} and status <> 'done') as pending`;
+  if (open?.status !== "in_progress") return "ended";
+  if (open.pending) return "pending";
   return db.transaction(async (tx) => {
     const [task] = await tx.select().from(tasks).where(eq(tasks.id, taskId)).for("update");
     if (!task || task.status !== "in_progress") return "ended";

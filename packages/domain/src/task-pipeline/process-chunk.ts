@@ -33,20 +33,19 @@ async function recordBatch(
     mergedChanged[index] = (mergedChanged[index] ?? 0) + (count ?? 0);
   });
   for (let index = 0; index < mergedChanged.length; index++) mergedChanged[index] ??= 0;
+  // one statement, one round trip: the chunk's checkpoint and the task's progress
   await rawClientOf(tx)`
-    update task_chunks set
-      cursor = ${batch.last}, status = ${batch.finished ? "done" : "pending"},
-      processed_count = ${chunk.processed_count + tally.processed},
-      error_count = ${chunk.error_count + tally.errorCount},
-      changed_per_rule = ${JSON.stringify(mergedChanged)}::text::jsonb,
-      errors = ${JSON.stringify([...chunk.errors, ...tally.errors].slice(0, MAX_REPORTED_ERRORS))}::text::jsonb,
-      updated_at = ${batch.at.toISOString()}
-    where task_id = ${taskId} and chunk_index = ${chunkIndex}`;
-  if (tally.processed > 0) {
-    await rawClientOf(tx)`
-      update tasks set processed_count = processed_count + ${tally.processed}, updated_at = ${batch.at.toISOString()}
-      where id = ${taskId}`;
-  }
+    with checkpoint as (
+      update task_chunks set
+        cursor = ${batch.last}, status = ${batch.finished ? "done" : "pending"},
+        processed_count = ${chunk.processed_count + tally.processed},
+        error_count = ${chunk.error_count + tally.errorCount},
+        changed_per_rule = ${JSON.stringify(mergedChanged)}::text::jsonb,
+        errors = ${JSON.stringify([...chunk.errors, ...tally.errors].slice(0, MAX_REPORTED_ERRORS))}::text::jsonb,
+        updated_at = ${batch.at.toISOString()}
+      where task_id = ${taskId} and chunk_index = ${chunkIndex})
+    update tasks set processed_count = processed_count + ${tally.processed}, updated_at = ${batch.at.toISOString()}
+    where id = ${taskId} and ${tally.processed}::int > 0`;
 }
 
 /**
@@ -73,19 +72,22 @@ export async function processChunk(
   let processedInChunk = 0;
 
   for (;;) {
-    // The per-batch bookkeeping statements are postgres.js's, prepared once per connection (see
-    // rawClientOf): a batch of a million-participant run is a few dozen milliseconds, and drizzle's
-    // unprepared statements cost a round trip more each.
-    const [current] = await rawClientOf(db)<{ status: string }[]>`select status from tasks where id = ${taskId}`;
-    if (current?.status !== "in_progress") return "canceled";
     if (options.shouldStop?.()) return "stopped";
 
+    // The per-batch bookkeeping statements are postgres.js's, prepared once per connection (see
+    // rawClientOf): a batch of a million-participant run is a few dozen milliseconds, and drizzle's
+    // unprepared statements cost a round trip more each. The chunk is read with its task's status,
+    // so a cancel is seen before every batch without a statement of its own.
     const runBatch = (lock: boolean) =>
-      db.transaction(async (tx): Promise<BatchOutcome> => {
-        const [chunk] = await rawClientOf(tx)<RawChunk[]>`
-          select status, cursor, to_key, processed_count, error_count, changed_per_rule, errors
-          from task_chunks where task_id = ${taskId} and chunk_index = ${chunkIndex} for update`;
+      db.transaction(async (tx): Promise<BatchOutcome | "canceled"> => {
+        const [chunk] = await rawClientOf(tx)<(RawChunk & { task_status: string })[]>`
+          select c.status, c.cursor, c.to_key, c.processed_count, c.error_count, c.changed_per_rule, c.errors,
+            t.status as task_status
+          from task_chunks c join tasks t on t.id = c.task_id
+          where c.task_id = ${taskId} and c.chunk_index = ${chunkIndex} for update of c`;
+        // gone with its task (the study was deleted): the caller finds the task gone too
         if (!chunk) throw new Error(`chunk ${chunkIndex} of task ${taskId} does not exist`);
+        if (chunk.task_status !== "in_progress") return "canceled";
         if (chunk.status === "done") {
           const nothing: BatchTally = { processed: 0, changedPerRule: [], errors: [], errorCount: 0 };
           return { last: chunk.cursor, finished: true, tally: nothing };
@@ -95,7 +97,7 @@ export async function processChunk(
         return outcome;
       });
 
-    let batch: BatchOutcome;
+    let batch: BatchOutcome | "canceled";
     try {
       batch = await runBatch(false);
     } catch (error) {
@@ -104,6 +106,7 @@ export async function processChunk(
       // back; read it again under row locks, so this time nobody can get in between.
       batch = await runBatch(true);
     }
+    if (batch === "canceled") return "canceled";
     const processed = batch.tally.processed;
     processedInChunk += processed;
     const failures: RuleFailureRecord[] = batch.failures ?? [];
