@@ -18,6 +18,7 @@
  *   npx tsx e2e/bench/data-explorer-bench.ts [participants=1000000]
  *   EXPLORER_BENCH_URL=postgres://…/db  reuses (and seeds once) that database instead of a new one
  *   EXPLORER_BENCH_ROUNDS=5             requests per figure
+ *   EXPLORER_BENCH_ONLY=flags            only the shapes whose label contains this
  */
 import { cpus, loadavg, totalmem } from "node:os";
 import { sql, type SQL } from "drizzle-orm";
@@ -182,7 +183,7 @@ async function main() {
              (select count(*)::int from survey_responses where study_key = ${STUDY}) as responses`;
     const n = sizes!.participants;
     const afterDate = T0 + 43_200;
-    const shapes: Shape[] = [
+    const allShapes: Shape[] = [
       { label: "all, enteredAt -1 (case-admin's default)", target: "participants", sort: { enteredAt: -1 } },
       { label: "all, enteredAt 1", target: "participants", sort: { enteredAt: 1 } },
       {
@@ -243,6 +244,8 @@ async function main() {
       },
       { label: "weekly, no sort (submittedAt order)", target: "responses" },
     ];
+    const only = process.env.EXPLORER_BENCH_ONLY;
+    const shapes = only ? allShapes.filter((shape) => shape.label.includes(only)) : allShapes;
     console.log(
       `\n${n} participants, ${sizes!.responses} responses; cold = new connection + DISCARD ALL + new page cache ` +
         `(shared buffers and OS cache warm); median of ${ROUNDS}; target ${TARGET_MS} ms; ` +

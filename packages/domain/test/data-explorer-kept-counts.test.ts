@@ -1,10 +1,10 @@
 // The explorer's totals and deep pages from kept counts (participant_entry_buckets,
-// response_arrival_buckets) must be exactly what counting and skip-and-limit give: fast-check
-// generates status and time conditions (bounds on, beside and across the kept buckets' boundaries,
+// participant_flag_buckets, response_arrival_buckets) must be exactly what counting and
+// skip-and-limit give: fast-check generates status, flag and time conditions (bounds on, beside and across the kept buckets' boundaries,
 // negative times, many rows sharing a time), sorts both ways, page sizes and pages, and every page
 // is compared with the slice of the whole result sorted here; then again after deletes, status and
-// time changes. The counts themselves must equal a recount after concurrent writers inserted,
-// changed, deleted and rolled back.
+// time changes, bulk and single flag changes. The counts themselves must equal a recount after
+// concurrent writers inserted, changed flags, deleted and rolled back.
 import { randomUUID } from "node:crypto";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -44,11 +44,13 @@ const TIMES = [
 ];
 const STATUSES = ["active", "exited", "temporary", "accountDeleted"] as const;
 const SURVEYS = ["weekly", "intake"] as const;
+const GROUPS = ["a", "b", "c"] as const;
 
 interface P {
   id: string;
   status: string;
   enteredAt: number;
+  flags: Record<string, string>;
 }
 interface R {
   id: string;
@@ -69,6 +71,11 @@ beforeAll(async () => {
     id: `p${String((i * 61) % 160).padStart(3, "0")}`,
     status: STATUSES[(i * 7) % STATUSES.length]!,
     enteredAt: TIMES[(i * 5) % TIMES.length]!,
+    // some without the flag, some with another flag beside it
+    flags: {
+      ...(i % 7 === 3 ? {} : { group: GROUPS[(i * 11) % GROUPS.length]! }),
+      ...(i % 4 === 0 ? { consent: "yes" } : {}),
+    },
   }));
   responses = Array.from({ length: 160 }, (_, i) => ({
     id: randomUUID(),
@@ -84,6 +91,7 @@ beforeAll(async () => {
         study_status: p.status,
         entered_at: p.enteredAt,
         modified_at: 0,
+        flags: JSON.stringify(p.flags),
       })),
     )}`;
     await t.sql`insert into survey_responses ${t.sql(
@@ -123,6 +131,12 @@ const statusCondition = fc.oneof(
   fc.constantFrom(...STATUSES).map((status) => ({ $ne: status })),
   fc.subarray([...STATUSES]).map((list) => ({ $in: list })),
   fc.subarray([...STATUSES]).map((list) => ({ $nin: list })),
+);
+
+const flagCondition = fc.oneof(
+  fc.constant(undefined),
+  fc.constantFrom(...GROUPS, "none"),
+  fc.constantFrom(...GROUPS).map((group) => ({ $eq: group })),
 );
 
 /** Mongo's semantics of a time condition, here in plain code. */
@@ -176,16 +190,24 @@ async function checkParticipants(runs: number) {
   await fc.assert(
     fc.asyncProperty(
       statusCondition,
+      flagCondition,
       timeCondition,
       fc.boolean(),
       fc.constantFrom<1 | -1 | undefined>(1, -1, undefined),
       fc.integer({ min: 1, max: 9 }),
       fc.array(fc.integer({ min: 1, max: 40 }), { minLength: 1, maxLength: 5 }),
-      async (status, entered, nested, direction, limit, pages) => {
-        const filter = filterOf({ studyStatus: status, enteredAt: entered }, nested);
-        expect(keptShape("participants", filter)).not.toBeNull();
+      async (status, group, entered, nested, direction, limit, pages) => {
+        const filter = filterOf({ studyStatus: status, "flags.group": group, enteredAt: entered }, nested);
+        // flag counts are kept for every status: a status beside a flag is counted (and must agree too)
+        if (status === undefined || group === undefined) expect(keptShape("participants", filter)).not.toBeNull();
+        const wanted = typeof group === "object" ? group.$eq : group;
         const ids = people
-          .filter((p) => matchesStatus(status, p.status) && matchesTime(entered, p.enteredAt))
+          .filter(
+            (p) =>
+              matchesStatus(status, p.status) &&
+              (wanted === undefined || p.flags.group === wanted) &&
+              matchesTime(entered, p.enteredAt),
+          )
           .sort(direction === undefined ? byTimeThenId<P>(() => 0, 1) : byTimeThenId<P>((p) => p.enteredAt, direction))
           .map((p) => p.id);
         const sort = direction === undefined ? undefined : { enteredAt: direction };
@@ -259,6 +281,19 @@ describe("pages from kept counts equal skip-and-limit pages", () => {
         await t.sql`update participants set entered_at = ${p.enteredAt} where study_key = ${STUDY} and participant_id = ${p.id}`;
       }
     }
+    // a bulk flag change (as run-actions writes it), single ones, a flag removed, and flags left as they were
+    const moved = people.filter((_, i) => i % 3 === 1);
+    for (const p of moved) p.flags = { ...p.flags, group: "c" };
+    await t.sql`update participants set flags = flags || '{"group":"c"}'::jsonb
+      where study_key = ${STUDY} and participant_id in ${t.sql(moved.map((p) => p.id))}`;
+    for (const [i, p] of people.entries()) {
+      if (i % 10 === 2) {
+        const { group: _dropped, ...rest } = p.flags;
+        p.flags = i % 20 === 2 ? rest : { ...rest, group: "a" };
+        await t.sql`update participants set flags = ${JSON.stringify(p.flags)}::jsonb where study_key = ${STUDY} and participant_id = ${p.id}`;
+      }
+    }
+    await t.sql`update participants set modified_at = modified_at + 1 where study_key = ${STUDY}`;
     const removed = new Set(responses.filter((_, i) => i % 8 === 0).map((r) => r.id));
     await t.sql`delete from survey_responses where id in ${t.sql([...removed])}`;
     responses = responses.filter((r) => !removed.has(r.id));
@@ -309,7 +344,11 @@ describe("pages from kept counts equal skip-and-limit pages", () => {
 
   it("answers only what kept counts hold; anything else is counted", () => {
     expect(keptShape("participants", { $or: [{ studyStatus: "active" }] })).toBeNull();
-    expect(keptShape("participants", { "flags.group": "1" })).toBeNull();
+    expect(keptShape("participants", { "flags.group": { $ne: "1" } })).toBeNull();
+    expect(keptShape("participants", { "flags.group": { $in: ["1"] } })).toBeNull();
+    expect(keptShape("participants", { "flags.group": null })).toBeNull();
+    expect(keptShape("participants", { "flags.group": "1", "flags.other": "1" })).toBeNull();
+    expect(keptShape("participants", { "flags.group": "1", studyStatus: "active" })).toBeNull();
     expect(keptShape("participants", { studyStatus: null })).toBeNull();
     expect(keptShape("participants", { enteredAt: { $ne: 5 } })).toBeNull();
     expect(keptShape("participants", { modifiedAt: { $gte: 5 } })).toBeNull();
@@ -321,7 +360,14 @@ describe("pages from kept counts equal skip-and-limit pages", () => {
     expect(keptShape("participants", { enteredAt: { $gt: 5, $lte: 9 } })).toEqual({
       target: "participants",
       statuses: { include: null, exclude: [] },
+      flag: null,
       bounds: { lo: 6, hi: 9 },
+    });
+    expect(keptShape("participants", { "flags.group": "1", enteredAt: { $lt: 9 } })).toEqual({
+      target: "participants",
+      statuses: { include: null, exclude: [] },
+      flag: { key: "group", value: "1" },
+      bounds: { lo: null, hi: 8 },
     });
   });
 });
@@ -350,6 +396,13 @@ describe("kept counts under concurrent writers", () => {
                   await tx`update survey_responses set arrived_at = arrived_at - 86400
                     where study_key = ${study} and participant_id = ${`w${worker}-${round - 1}`}`;
                 }
+                if (round % 2 === 0) {
+                  // one participant's flag, then a bulk change of the worker's own participants
+                  await tx`update participants set flags = jsonb_build_object('group', ${GROUPS[round % 3]!}::text)
+                    where study_key = ${study} and participant_id = ${id}`;
+                  await tx`update participants set flags = flags || jsonb_build_object('group', ${GROUPS[(round + worker) % 3]!}::text, 'round', ${String(round % 5)}::text)
+                    where study_key = ${study} and participant_id like ${`w${worker}-%`} and entered_at % 3 = ${round % 3}`;
+                }
                 if (round % 4 === 3) {
                   await tx`delete from participants where study_key = ${study} and participant_id = ${`w${worker}-${round - 2}b`}`;
                   await tx`delete from survey_responses where study_key = ${study} and participant_id = ${`w${worker}-${round - 2}`}`;
@@ -373,6 +426,16 @@ describe("kept counts under concurrent writers", () => {
         from participants cross join (values (600), (86400)) w(width) where study_key = ${study} group by 1, 2, 3)
       (select * from kept except select * from counted) union all (select * from counted except select * from kept)`;
     expect(participantDiff).toEqual([]);
+    const flagDiff = await t.sql`
+      with kept as (
+        select flag_key, flag_value, width, bucket, sum(count) as count from participant_flag_buckets
+        where study_key = ${study} group by 1, 2, 3, 4 having sum(count) <> 0),
+      counted as (
+        select f.key as flag_key, f.value as flag_value, w.width, explorer_bucket(entered_at, w.width) as bucket, count(*) as count
+        from participants cross join jsonb_each_text(flags) f cross join (values (600), (86400)) w(width)
+        where study_key = ${study} group by 1, 2, 3, 4)
+      (select * from kept except select * from counted) union all (select * from counted except select * from kept)`;
+    expect(flagDiff).toEqual([]);
     const responseDiff = await t.sql`
       with kept as (
         select survey_key, width, bucket, sum(count) as count from response_arrival_buckets
@@ -387,6 +450,68 @@ describe("kept counts under concurrent writers", () => {
       select (select count(*)::int from participants where study_key = ${study}) as participants,
              (select count(*)::int from survey_responses where study_key = ${study}) as responses`;
     expect(written!.participants).toBeGreaterThan(100);
+    const [flagged] = await t.sql<{ n: number }[]>`
+      select count(*)::int as n from participants where study_key = ${study} and flags ? 'round'`;
+    expect(flagged!.n).toBeGreaterThan(20);
     expect(written!.responses).toBeGreaterThan(100);
+  });
+});
+
+describe("flag keys with many values", () => {
+  it("stop being kept past 64 values, for good, and their filters are counted instead", async () => {
+    const study = "kept-many-values";
+    await createStudy(t.db, { key: study });
+    const rows = Array.from({ length: 90 }, (_, i) => ({
+      study_key: study,
+      participant_id: `m${String(i).padStart(2, "0")}`,
+      study_status: "active",
+      entered_at: BASE + i * 700,
+      modified_at: 0,
+      flags: JSON.stringify({ group: GROUPS[i % 3]!, ...(i < 60 ? { code: `c${i}` } : {}) }),
+    }));
+    await t.sql`insert into participants ${t.sql(rows)}`;
+    const unkept = () =>
+      t.sql<{ flag_key: string }[]>`select flag_key from explorer_unkept_flag_keys where study_key = ${study}`;
+    const keptKeys = () =>
+      t.sql<{ flag_key: string }[]>`
+        select distinct flag_key from participant_flag_buckets where study_key = ${study} and count <> 0 order by 1`;
+    // 60 values: still kept
+    expect(await unkept()).toEqual([]);
+    expect((await keptKeys()).map((row) => row.flag_key)).toEqual(["code", "group"]);
+    // five more, one statement at a time: the 65th ends the key's counts
+    for (let i = 60; i < 65; i++) {
+      await t.sql`update participants set flags = flags || jsonb_build_object('code', ${`c${i}`}::text)
+        where study_key = ${study} and participant_id = ${rows[i]!.participant_id}`;
+    }
+    expect((await unkept()).map((row) => row.flag_key)).toEqual(["code"]);
+    expect((await keptKeys()).map((row) => row.flag_key)).toEqual(["group"]);
+    // values going away again do not bring it back; the group's counts stay exact meanwhile
+    await t.sql`update participants set flags = flags - 'code' || jsonb_build_object('group', 'a') where study_key = ${study} and entered_at % 1400 = ${BASE % 1400}`;
+    expect((await unkept()).map((row) => row.flag_key)).toEqual(["code"]);
+    const current = await t.sql<{ participant_id: string; flags: Record<string, string> }[]>`
+      select participant_id, flags from participants where study_key = ${study}`;
+    for (const filter of [
+      { "flags.code": "c61" },
+      { "flags.code": "c60" },
+      { "flags.group": "a" },
+      { "flags.group": "b" },
+    ]) {
+      const [key, value] = Object.entries(filter)[0]!;
+      const expected = current
+        .filter((row) => row.flags[key.slice("flags.".length)] === value)
+        .map((row) => row.participant_id)
+        .sort()
+        .reverse();
+      const result = await listExplorerParticipants(t.db, study, {
+        filter,
+        sort: { enteredAt: -1 },
+        page: 1,
+        limit: 100,
+      });
+      expect(result.totalCount).toBe(expected.length);
+      expect(result.rows.map((row) => row.participantId)).toEqual(expected);
+    }
+    expect(current.some((row) => row.flags.code === "c61")).toBe(true);
+    expect(current.some((row) => row.flags.code === "c60")).toBe(false);
   });
 });

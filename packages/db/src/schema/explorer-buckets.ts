@@ -41,3 +41,58 @@ export const responseArrivalBuckets = pgTable(
   },
   (t) => [primaryKey({ columns: [t.studyKey, t.surveyKey, t.width, t.bucket, t.slot] })],
 );
+
+/**
+ * How many of a study's participants with a flag set to a value entered in each ten minutes and
+ * each day (every status), kept exact by triggers on participants (migration 0028) in the writing
+ * transaction, from the rows whose flags or entry time a statement changed. Each connection adds
+ * to its own slot, so that concurrent rule writes for participants who entered on one day seldom
+ * wait on one counter row. The data explorer reads a flag filter's total and a deep page's place in
+ * entry order from here. Kept for a flag key only
+ * while the study's participants hold at most 64 distinct values of it (see
+ * participantFlagValues and explorerUnkeptFlagKeys).
+ */
+export const participantFlagBuckets = pgTable(
+  "participant_flag_buckets",
+  {
+    studyKey: text("study_key").notNull(),
+    flagKey: text("flag_key").notNull(),
+    flagValue: text("flag_value").notNull(),
+    /** The bucket's length in seconds: 600 (ten minutes) or 86400 (a day). */
+    width: integer("width").notNull(),
+    /** floor(entered_at / width). */
+    bucket: bigint("bucket", { mode: "number" }).notNull(),
+    /** The writing connection's slot (its backend's pid modulo 32); readers sum the slots. */
+    slot: smallint("slot").notNull(),
+    count: bigint("count", { mode: "number" }).notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.studyKey, t.flagKey, t.flagValue, t.width, t.bucket, t.slot] })],
+);
+
+/**
+ * Every value a study's participants have held for a flag key since its counts are kept: the
+ * guard against keys with many values (a date, an id), whose kept counts would cost writers a
+ * counter row per participant. A key past 64 values is moved to explorerUnkeptFlagKeys.
+ */
+export const participantFlagValues = pgTable(
+  "participant_flag_values",
+  {
+    studyKey: text("study_key").notNull(),
+    flagKey: text("flag_key").notNull(),
+    flagValue: text("flag_value").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.studyKey, t.flagKey, t.flagValue] })],
+);
+
+/**
+ * Flag keys whose counts are no longer kept (they took more than 64 values): for good, so that
+ * the counts of every other key stay exact. The explorer counts filters on them.
+ */
+export const explorerUnkeptFlagKeys = pgTable(
+  "explorer_unkept_flag_keys",
+  {
+    studyKey: text("study_key").notNull(),
+    flagKey: text("flag_key").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.studyKey, t.flagKey] })],
+);

@@ -6,13 +6,16 @@ import type { OrderColumn } from "./paged-read";
 /**
  * Totals and deep pages of the explorer's commonest queries from kept counts instead of counting
  * and skipping rows: a study's participants per status and ten minutes of entry
- * (participant_entry_buckets) and a survey's responses per hour of arrival
- * (response_arrival_buckets), both per day too, kept exact by triggers in the writing transaction
- * (migration 0026). Below, a "slice" is the short bucket: ten minutes or an hour.
+ * (participant_entry_buckets), its participants per flag value and ten minutes of entry
+ * (participant_flag_buckets) and a survey's responses per hour of arrival
+ * (response_arrival_buckets), all per day too, kept exact by triggers in the writing transaction
+ * (migrations 0026 and 0028). Below, a "slice" is the short bucket: ten minutes or an hour.
  *
  * The queries served are those case-admin sends: participants by status (`studyStatus` equal to,
  * in, not equal to or not in), entry time bounds (`enteredAt` $gt/$gte/$lt/$lte/$eq), both or
- * neither; one survey's responses with `arrivedAt` bounds or none. Their total is the sum of the
+ * neither; participants with one flag equal to a string (`flags.X`), with or without entry time
+ * bounds, while the flag's key is kept (at most 64 values, see explorer_unkept_flag_keys); one
+ * survey's responses with `arrivedAt` bounds or none. Their total is the sum of the
  * day rows inside the bounds, plus the slices inside the days the bounds cut, plus an index count
  * of at most two slices the bounds cut. A page in entry (arrival) order starts in the slice found
  * by summing days, then slices, up to the page's offset; only the rest of that slice is skipped on
@@ -36,8 +39,14 @@ interface StatusSet {
   exclude: string[];
 }
 
+/** A flag entry equal to a string. */
+interface FlagEquals {
+  key: string;
+  value: string;
+}
+
 export type KeptShape =
-  | { target: "participants"; statuses: StatusSet; bounds: Bounds }
+  | { target: "participants"; statuses: StatusSet; flag: FlagEquals | null; bounds: Bounds }
   | { target: "responses"; surveyKey: string; bounds: Bounds };
 
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
@@ -132,16 +141,26 @@ export function keptShape(target: CaseFilterTarget, filter: unknown): KeptShape 
   const bounds: Bounds = { lo: null, hi: null };
   if (target === "participants") {
     const statuses: StatusSet = { include: null, exclude: [] };
+    let flag: FlagEquals | null = null;
     for (const [field, condition] of conditions) {
       if (field === "studyStatus") {
         if (!narrowStatuses(statuses, condition)) return null;
       } else if (field === "enteredAt") {
         if (!narrowBounds(bounds, condition)) return null;
+      } else if (field.startsWith("flags.")) {
+        const ops = operations(condition);
+        const [operator, operand] = ops[0] ?? [];
+        if (ops.length !== 1 || operator !== "$eq" || typeof operand !== "string") return null;
+        const key = field.slice("flags.".length);
+        // a second flag condition, or flag counts (kept for every status) with a status condition
+        if (flag !== null && (flag.key !== key || flag.value !== operand)) return null;
+        flag = { key, value: operand };
       } else {
         return null;
       }
     }
-    return { target, statuses, bounds };
+    if (flag !== null && (statuses.include !== null || statuses.exclude.length > 0)) return null;
+    return { target, statuses, flag, bounds };
   }
   if (target === "responses") {
     let surveyKey: string | null = null;
@@ -193,6 +212,14 @@ function partOf(studyKey: string, shape: KeptShape, on: "buckets" | "rows"): SQL
       : sql`study_key = ${studyKey} and key = ${shape.surveyKey}`;
   }
   const parts = [sql`study_key = ${studyKey}`];
+  if (shape.flag) {
+    // as translateCaseFilter reads a flag, the row's side; the counts' side as the triggers keep it
+    parts.push(
+      on === "buckets"
+        ? sql`flag_key = ${shape.flag.key} and flag_value = ${shape.flag.value}`
+        : sql`(flags ->> ${shape.flag.key}::text) = ${shape.flag.value}::text`,
+    );
+  }
   const { include, exclude } = shape.statuses;
   if (include !== null) parts.push(include.length === 0 ? sql`false` : sql`study_status in (${list(include)})`);
   if (exclude.length > 0) parts.push(sql`study_status not in (${list(exclude)})`);
@@ -200,7 +227,13 @@ function partOf(studyKey: string, shape: KeptShape, on: "buckets" | "rows"): SQL
 }
 
 const bucketTable = (shape: KeptShape) =>
-  sql.raw(shape.target === "participants" ? "participant_entry_buckets" : "response_arrival_buckets");
+  sql.raw(
+    shape.target === "responses"
+      ? "response_arrival_buckets"
+      : shape.flag
+        ? "participant_flag_buckets"
+        : "participant_entry_buckets",
+  );
 const rowTable = (shape: KeptShape) => sql.raw(shape.target === "participants" ? "participants" : "survey_responses");
 
 /** floor(at / width), as the triggers compute it (`explorer_bucket`). */
@@ -283,7 +316,8 @@ const slicesOf = (span: Span, day: number): [number, number] => [
   day * span.perDay + span.perDay - 1,
 ];
 
-async function summarise(db: Executor, studyKey: string, shape: KeptShape, span: Span): Promise<Summary> {
+/** The summary, or null when the shape's flag key is not kept (it took too many values). */
+async function summarise(db: Executor, studyKey: string, shape: KeptShape, span: Span): Promise<Summary | null> {
   const { lo, hi } = shape.bounds;
   const parts: SQL[] = [
     bucketSums(studyKey, shape, DAY, [
@@ -305,11 +339,19 @@ async function summarise(db: Executor, studyKey: string, shape: KeptShape, span:
       sql`select -1 as width, ${cut.slice}::bigint::text as bucket, ${countBetween(studyKey, shape, cut.from, cut.to)}::text as n`,
     );
   }
+  if (shape.target === "participants" && shape.flag) {
+    parts.push(
+      sql`select -2 as width, '0' as bucket, count(*)::text as n from explorer_unkept_flag_keys
+          where study_key = ${studyKey} and flag_key = ${shape.flag.key}`,
+    );
+  }
   const rows = await db.execute<{ width: number; bucket: string; n: string }>(sql.join(parts, sql` union all `));
+  if (rows.some((row) => row.width === -2 && row.n !== "0")) return null;
   const days = new Map<number, number>();
   const slices = new Map<number, number>();
   const cuts = new Map<number, number>();
   for (const row of rows) {
+    if (row.width === -2) continue;
     const bucket = Number(row.bucket);
     const n = Number(row.n);
     if (row.width === DAY) days.set(bucket, n);
@@ -342,14 +384,18 @@ export interface KeptCounts {
   summary: Summary;
 }
 
-/** The shape's total and where its rows are, from kept counts: one read of at most the days in the bounds. */
-export async function keptCounts(db: Executor, studyKey: string, shape: KeptShape): Promise<KeptCounts> {
+/**
+ * The shape's total and where its rows are, from kept counts: one read of at most the days in the
+ * bounds. Null when the counts are not kept after all (a flag key with too many values): count.
+ */
+export async function keptCounts(db: Executor, studyKey: string, shape: KeptShape): Promise<KeptCounts | null> {
   const span = spanOf(shape);
   const { lo, hi } = shape.bounds;
   if (lo !== null && hi !== null && lo > hi) {
     return { total: 0, span, summary: { days: new Map(), edgeSlices: new Map(), edgeDays: new Set(), total: 0 } };
   }
   const summary = await summarise(db, studyKey, shape, span);
+  if (!summary) return null;
   return { total: summary.total, span, summary };
 }
 
@@ -387,13 +433,14 @@ export async function keptPageKeys(
   const column = sql.raw(timeColumn(shape));
   const unique = order[1]!.column;
   const { lo, hi } = shape.bounds;
-  let from = direction === "asc" ? lo : hi;
-  let skip = offset;
-  if (offset > 0) {
-    const { span, summary } = counts;
-    const day = locate(summary.days, offset, direction);
-    if (day) {
-      let slices: Map<number, number>;
+  const { span, summary } = counts;
+  const daySlices = new Map<number, Map<number, number>>();
+  /** The slice holding position `at` (0-based) in the order, and the rows of it before that position. */
+  const sliceAt = async (at: number) => {
+    const day = locate(summary.days, at, direction);
+    if (!day) return null;
+    let slices = daySlices.get(day.bucket);
+    if (!slices) {
       if (summary.edgeDays.has(day.bucket)) {
         slices = new Map([...summary.edgeSlices].filter(([slice]) => bucketOf(slice, span.perDay) === day.bucket));
       } else {
@@ -402,20 +449,42 @@ export async function keptPageKeys(
         );
         slices = new Map(rows.map((row) => [Number(row.bucket), Number(row.n)]));
       }
-      const slice = locate(slices, day.rest, direction);
-      if (slice) {
-        // the page starts `rest` rows into this slice, counted from the slice's first row in the order
-        const start = slice.bucket * span.width;
-        const end = start + span.width - 1;
-        from = direction === "asc" ? Math.max(lo ?? start, start) : Math.min(hi ?? end, end);
-        skip = slice.rest;
-      }
+      daySlices.set(day.bucket, slices);
+    }
+    return locate(slices, day.rest, direction);
+  };
+  const startOf = (slice: number) => slice * span.width;
+  const endOf = (slice: number) => slice * span.width + span.width - 1;
+  let from = direction === "asc" ? lo : hi;
+  let to = direction === "asc" ? hi : lo;
+  let skip = offset;
+  if (offset > 0) {
+    const slice = await sliceAt(offset);
+    if (slice) {
+      // the page starts `rest` rows into this slice, counted from the slice's first row in the order
+      from =
+        direction === "asc"
+          ? Math.max(lo ?? startOf(slice.bucket), startOf(slice.bucket))
+          : Math.min(hi ?? endOf(slice.bucket), endOf(slice.bucket));
+      skip = slice.rest;
     }
     // no slice found: the counts and rows disagree (they cannot in one snapshot); skip from the bound
   }
+  if (shape.target === "participants" && shape.flag) {
+    // The page also ends in a known slice. With the flag read from the table, PostgreSQL guesses its
+    // share at 0.5 % and, told only where the page starts, may fetch and sort every row from there
+    // on; bounded at both ends, it reads at most the page's slices.
+    const slice = await sliceAt(Math.min(offset + limit, counts.total) - 1);
+    if (slice) {
+      to =
+        direction === "asc"
+          ? Math.min(hi ?? endOf(slice.bucket), endOf(slice.bucket))
+          : Math.max(lo ?? startOf(slice.bucket), startOf(slice.bucket));
+    }
+  }
   const bounds = [partOf(studyKey, shape, "rows")];
-  const rangeFrom = direction === "asc" ? from : lo;
-  const rangeTo = direction === "asc" ? hi : from;
+  const rangeFrom = direction === "asc" ? from : to;
+  const rangeTo = direction === "asc" ? to : from;
   if (rangeFrom !== null) bounds.push(sql`${column} >= ${rangeFrom}::bigint`);
   if (rangeTo !== null) bounds.push(sql`${column} <= ${rangeTo}::bigint`);
   const dir = sql.raw(direction);
