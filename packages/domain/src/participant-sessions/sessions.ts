@@ -1,5 +1,6 @@
 import { createHash, createHmac, hkdfSync, randomBytes } from "node:crypto";
 import { and, count, eq, gt, isNull, sql } from "drizzle-orm";
+import { PgTransaction } from "drizzle-orm/pg-core";
 import {
   CACHE_CHANNEL,
   rawClientOf,
@@ -208,9 +209,11 @@ export type SignInProfile = typeof profiles.$inferSelect;
  * cost the sign-in a round trip's work on the event loop, which argon2 shares with it.
  */
 export async function openSignInSession(
-  db: Executor,
+  db: Database,
   input: Omit<IssueSessionTokensInput, "sessionId">,
 ): Promise<{ tokens: SessionTokens; profiles: SignInProfile[] }> {
+  // its commit is not waited for (see openSessionReading): never inside a caller's transaction
+  if (db instanceof PgTransaction) throw new Error("openSignInSession: run it on the pool, not in a transaction");
   const opened = await openSessionReading(db, input, true);
   return { tokens: opened.tokens, profiles: opened.profiles ?? [] };
 }
@@ -242,13 +245,21 @@ async function openSessionReading(
   // postgres.js's own tagged statement: prepared once per connection (one text with the profiles,
   // one without), and no drizzle SQL to build and render on every sign-in
   const client = rawClientOf(db);
+  // A password sign-in's statement is its own transaction, and its commit is not waited for:
+  // `synchronous_commit` off for this transaction only (set_config's `true`: it ends with the
+  // statement's implicit transaction, so nothing else on the connection runs without the wait). The
+  // commit flush was the larger part of the statement's PostgreSQL work, on the cores argon2 needs.
+  // What a database crash can lose is the last few hundred milliseconds (wal_writer_delay, 3 × at
+  // most) of sign-ins: their sessions, refresh tokens and last-login times. Those participants sign
+  // in again. Nothing else is written this way: no response, no participant state
+  // (docs/faults-and-scaling.md).
   const profilesColumn = withProfiles
     ? client`, (
         select coalesce(json_agg(json_build_object(
           'id', p.id, 'userId', p.user_id, 'alias', p.alias, 'mainProfile', p.main_profile, 'avatarId', p.avatar_id,
           'consentConfirmedAt', p.consent_confirmed_at, 'createdAt', p.created_at) order by p.created_at), '[]'::json)
         from profiles p where p.user_id = ${userId}::uuid
-      ) as profiles`
+      ) as profiles, set_config('synchronous_commit', 'off', true) as commit_unwaited`
     : client``;
   const [row] = await client<
     {
