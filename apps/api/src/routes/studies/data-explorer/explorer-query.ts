@@ -47,5 +47,9 @@ export const LIST_DESCRIPTION =
   "Pages as case-backend pages: `page` (default 1) and `limit` (default 10, at most 1000); `pagination` tells " +
   "`totalCount`, `currentPage` (1 when everything fits on one page), `totalPages` and `pageSize`. `filter` is " +
   "CASE's Mongo-style JSON ($and, $or, $eq, $ne, $in, $nin, $gt, $gte, $lt, $lte, implicit equality; $exists on " +
-  "map entries); an unknown field or operator is a 400 naming it. Deep pages seek from remembered page " +
-  "boundaries; the total and boundaries are remembered for 30 s per process.";
+  "map entries); an unknown field or operator is a 400 naming it. Participants filtered only by status, entry " +
+  "time or one flag's value (of a flag key with at most 64 values), and a survey's responses filtered only by " +
+  "arrival time, take an exact total from counts the database keeps, and in entry (arrival) order their page's " +
+  "place too. Any other query counts its total; that total and the page boundaries are remembered for 30 s per " +
+  "process: a deep page seeks from the nearest remembered boundary, and meanwhile the total may lag, and a page " +
+  "shift, by the rows written since.";
