@@ -256,5 +256,5 @@ describe("bulk writes made by the database", () => {
     // both ways of running a plan are compared with the engine often enough to mean something
     expect(singleUpdate / decided).toBeGreaterThan(0.15);
     expect(singleUpdate / decided).toBeLessThan(0.85);
-  });
+  }, 240_000);
 });
