@@ -1,7 +1,23 @@
-import { Readable } from "node:stream";
+import { finished } from "node:stream/promises";
+import type { Sql, TransactionSql } from "postgres";
 import { and, eq, sql } from "drizzle-orm";
 import { rawClientOf, storedFileParts, storedFiles, type Database, type Executor } from "@studyflow/db";
-import { HEADER_PART, encodePart, type FileStore, type StoredFileRow } from "./file-store";
+import { encodePart, type FileStore, type StoredFileRow } from "./file-store";
+import {
+  binaryBool,
+  binaryInt4,
+  binaryInt8,
+  binaryUuid,
+  encodeBinaryCopy,
+  readBinaryCopyColumn,
+} from "./postgres-binary-copy";
+
+/** The client of a transaction (drizzle's `tx`), as opposed to the pool's. */
+const isTransaction = (client: Sql | TransactionSql): client is TransactionSql =>
+  typeof (client as Partial<TransactionSql>).savepoint === "function";
+
+const COPY_PART_IN =
+  "copy stored_file_parts (file_id, chunk_index, seq, rows, separator, data) from stdin (format binary)";
 
 /** Creates the record of a new file; shared by both backends. */
 export async function insertStoredFile(tx: Executor, file: Parameters<FileStore["create"]>[1]): Promise<StoredFileRow> {
@@ -38,21 +54,33 @@ export function createPostgresFileStore(db: Database): FileStore {
     create: insertStoredFile,
 
     async writePart(tx, file, key, text, meta) {
-      const data = encodePart(file, text);
-      await tx
-        .insert(storedFileParts)
-        .values({
-          fileId: file.id,
-          chunkIndex: key.chunkIndex,
-          seq: key.seq,
-          rows: meta.rows,
-          separator: meta.separator ?? false,
-          data,
-        })
-        .onConflictDoUpdate({
-          target: [storedFileParts.fileId, storedFileParts.chunkIndex, storedFileParts.seq],
-          set: { data, rows: meta.rows, separator: meta.separator ?? false },
-        });
+      // The part's bytes go over as they are (binary COPY): a bytea parameter would travel as hex,
+      // twice the bytes, encoded here and decoded by the server. COPY has no ON CONFLICT, so the
+      // part a retry replaces is deleted first, in the same transaction.
+      const input = encodeBinaryCopy([
+        [
+          binaryUuid(file.id),
+          binaryInt4(key.chunkIndex),
+          binaryInt8(key.seq),
+          binaryInt4(meta.rows),
+          binaryBool(meta.separator ?? false),
+          encodePart(file, text),
+        ],
+      ]);
+      const write = async (client: TransactionSql) => {
+        await client`
+          delete from stored_file_parts
+          where file_id = ${file.id} and chunk_index = ${key.chunkIndex} and seq = ${key.seq}`;
+        const copy = await client.unsafe(COPY_PART_IN).writable();
+        copy.end(input);
+        // finished once the server confirmed the COPY; a refused one (patches/postgres+3.4.9.patch)
+        // ends the stream with the server's error
+        await finished(copy);
+      };
+      const client = rawClientOf(tx);
+      // A COPY needs a connection of its own: given the pool rather than a transaction, make one.
+      if (isTransaction(client)) await write(client);
+      else await client.begin(write);
     },
 
     async complete(tx, fileId, rows) {
@@ -69,30 +97,19 @@ export function createPostgresFileStore(db: Database): FileStore {
     },
 
     read(file) {
-      // Pulls one part per read() by keyset on the primary key: the stream's consumer sets the pace
-      // (backpressure), and no more than one part is in memory.
-      let after = { chunkIndex: HEADER_PART.chunkIndex - 1, seq: 0 };
-      const nextPart = async (): Promise<Buffer | null> => {
-        for (;;) {
-          const [part] = await rawClientOf(db)<{ chunk_index: number; seq: string; data: Buffer }[]>`
-            select chunk_index, seq, data from stored_file_parts
-            where file_id = ${file.id} and (chunk_index, seq) > (${after.chunkIndex}, ${after.seq})
-            order by chunk_index, seq limit 1`;
-          if (!part) return null;
-          after = { chunkIndex: part.chunk_index, seq: Number(part.seq) };
-          // an empty part (a csv footer) is skipped: pushing zero bytes would not ask for more
-          if (part.data.length > 0) return part.data;
-        }
-      };
-      const stream = new Readable({
-        read() {
-          nextPart().then(
-            (data) => stream.push(data),
-            (error: unknown) => stream.destroy(error as Error),
-          );
-        },
-      });
-      return stream;
+      // One COPY streams the parts in order, raw (a bytea column read as text is hex). COPY takes
+      // no parameters: the id is checked to be a uuid before it is put into the statement.
+      binaryUuid(file.id);
+      return readBinaryCopyColumn((consume) =>
+        rawClientOf(db).begin((tx) =>
+          consume(
+            tx.unsafe(
+              `copy (select data from stored_file_parts where file_id = '${file.id}' order by chunk_index, seq)
+               to stdout (format binary)`,
+            ),
+          ),
+        ),
+      );
     },
 
     async removeContents(tx, file) {
