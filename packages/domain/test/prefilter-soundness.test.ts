@@ -181,5 +181,5 @@ describe("the bulk prefilter on real rows", () => {
     console.info(`prefilter: ${runs} runs, ${selective} passed rows over, ${runsWithChanges} changed some`);
     expect(selective / runs).toBeGreaterThan(0.3);
     expect(runsWithChanges / runs).toBeGreaterThan(0.3);
-  });
+  }, 240_000);
 });
