@@ -43,6 +43,7 @@ import { applyRules, compileRules, type Expression } from "@studyflow/engine";
 import { TASKS_QUEUE, createRedisConnection } from "@studyflow/queue";
 import { createApp } from "@studyflow/api";
 import { loadConfig } from "@studyflow/api/config";
+import { measureCpu, type CpuSpan } from "./process-cpu";
 import { POLL_MS, benchTimerTick, type TimerTickFigures } from "./timer-tick-bench";
 
 const { values: args } = parseArgs({
@@ -53,8 +54,11 @@ const { values: args } = parseArgs({
     "timer-million": { type: "boolean", default: false },
     cases: { type: "string", default: "all,tenth,timer" },
     repeat: { type: "string", default: "1" },
+    timeline: { type: "boolean", default: false },
   },
 });
+/** Each pipeline run's timeline: POST answered, planned, each chunk done, finalised, seen completed. */
+const TIMELINE = args.timeline;
 /** Rounds of (b), (c) and (c2) per case; the medians are printed (a loaded machine varies from round to round). */
 const REPEAT = Math.max(1, Number(args.repeat));
 const CASES = new Set(args.cases.split(","));
@@ -313,8 +317,9 @@ async function pipeline(
   rules: Expression[],
   studyKey = STUDY,
   count = N,
-): Promise<{ rate: number; postMs: number; changed: number[] }> {
+): Promise<{ rate: number; postMs: number; changed: number[]; timeline: string }> {
   const started = performance.now();
+  const startedAt = performance.timeOrigin + started;
   const response = await fetch(`${baseUrl}/v1/studies/${studyKey}/run-actions/participants/`, {
     method: "POST",
     headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
@@ -333,12 +338,36 @@ async function pipeline(
         headers: { Authorization: `Bearer ${token}` },
       });
       const document = (await result.json()) as { participantStateChangedPerRule: number[] };
-      return { rate: count / seconds, postMs, changed: document.participantStateChangedPerRule };
+      return {
+        rate: count / seconds,
+        postMs,
+        changed: document.participantStateChangedPerRule,
+        timeline: TIMELINE ? await timelineOf(db, task.id, startedAt, seconds * 1000) : "",
+      };
     }
     if (row && row.status !== "in_progress" && row.status !== "queued")
       throw new Error(`task ${row.status}: ${row.error}`);
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
+}
+
+/**
+ * When each stage of a task ended, in ms from the POST's start: the POST answered (the task row's
+ * created_at is the API transaction's start), planned (started_at), each chunk's last batch, the
+ * task finalised, and the bench seeing it completed. Worker and bench share the machine's clock.
+ */
+async function timelineOf(db: ReturnType<typeof createDb>, taskId: string, startedAt: number, seenMs: number) {
+  const [task] = await db.sql<{ created: number; planned: number; finished: number }[]>`
+    select extract(epoch from created_at) * 1000 as created, extract(epoch from started_at) * 1000 as planned,
+      extract(epoch from finished_at) * 1000 as finished
+    from tasks where id = ${taskId}`;
+  const chunks = await db.sql<{ done: number }[]>`
+    select extract(epoch from updated_at) * 1000 as done from task_chunks where task_id = ${taskId} order by done`;
+  const at = (epochMs: number | undefined) => (Number(epochMs) - startedAt).toFixed(0);
+  return (
+    `created ${at(task?.created)}, planned ${at(task?.planned)}, chunks done ${chunks.map((chunk) => at(chunk.done)).join(" ")}, ` +
+    `finalised ${at(task?.finished)}, seen ${seenMs.toFixed(0)} ms`
+  );
 }
 
 /**
@@ -467,15 +496,26 @@ async function main() {
         await db.sql`vacuum analyze participants`;
       }
       // (b), (c) and (c2) in turn, --repeat times; the figures printed are the medians of the rounds
-      const rounds: { b: Awaited<ReturnType<typeof pipeline>>; c: FloorFigures; c2: FloorFigures }[] = [];
+      const rounds: {
+        b: Awaited<ReturnType<typeof pipeline>>;
+        c: FloorFigures;
+        c2: FloorFigures;
+        cpu: { b: CpuSpan; c: CpuSpan };
+      }[] = [];
+      const workerPids = () => workers.flatMap(({ child }) => (child.pid === undefined ? [] : [child.pid]));
       for (let repetition = 0; repetition < REPEAT; repetition++) {
+        let stop = await measureCpu(db, workerPids());
         const b = await pipeline(db, `http://127.0.0.1:${port}`, token, ruleSets(`run-${round++}`)[kind]);
+        const cpuB = await stop();
         await db.sql`vacuum analyze participants`;
+        stop = await measureCpu(db, workerPids());
         const c = await sqlFloor(db, `floor-${round++}`, kind === "tenth");
+        const cpuC = await stop();
         await db.sql`vacuum analyze participants`;
         const c2 = await twoConnectionFloor(db, `floor-${round++}`, kind === "tenth");
         await db.sql`vacuum analyze participants`;
-        rounds.push({ b, c, c2 });
+        rounds.push({ b, c, c2, cpu: { b: cpuB, c: cpuC } });
+        if (TIMELINE) console.log(`  round ${repetition + 1}: ${b.timeline}`);
       }
       const b = { ...rounds[0]!.b, rate: median(rounds.map((r) => r.b.rate)) };
       const c = { ...rounds[0]!.c, rate: median(rounds.map((r) => r.c.rate)) };
@@ -499,11 +539,18 @@ async function main() {
       console.log(
         `  b/a = ${(b.rate / a).toFixed(1)}×   b/c = ${versusC.toFixed(2)}×   b/c2 = ${versusC2.toFixed(2)}×`,
       );
+      const each = (value: (r: (typeof rounds)[number]) => number, digits = 2) =>
+        rounds.map((r) => value(r).toFixed(digits)).join(" ");
       if (REPEAT > 1) {
-        const each = (ratio: (r: (typeof rounds)[number]) => number) =>
-          rounds.map((r) => ratio(r).toFixed(2)).join(" ");
         console.log(`  per round: b/c ${each((r) => r.b.rate / r.c.rate)}   b/c2 ${each((r) => r.b.rate / r.c2.rate)}`);
       }
+      // where the time went: CPU per run of the database's backends, the workers and the API with the polling
+      const cpuMedian = (part: keyof CpuSpan, run: "b" | "c") => median(rounds.map((r) => r.cpu[run][part])).toFixed(0);
+      console.log(
+        `  CPU ms (medians): PostgreSQL b ${cpuMedian("postgresMs", "b")} (workers' backends ${cpuMedian("workerBackendsMs", "b")})` +
+          ` / c ${cpuMedian("postgresMs", "c")} (b/c per round ${each((r) => r.cpu.b.postgresMs / r.cpu.c.postgresMs)}),` +
+          ` workers ${cpuMedian("workersMs", "b")}, API and polling ${cpuMedian("benchMs", "b")}`,
+      );
       if (engine) {
         console.log(
           `  (b) in the engine         ${fmt(engine.rate).padStart(10)} participants/s   (BULK_WRITES_IN_DATABASE=off, b/c = ${(engine.rate / c.rate).toFixed(2)}×, b/c2 = ${(engine.rate / c2.rate).toFixed(2)}×)`,

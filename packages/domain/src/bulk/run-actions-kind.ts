@@ -10,9 +10,9 @@ import {
   type SideEffect,
   type StudyEvent,
 } from "@studyflow/engine";
-import type { Executor } from "@studyflow/db";
+import { executePrepared, rawClientOf, type Executor } from "@studyflow/db";
 import { isTimerTask, taskRuleSet } from "../tasks/task-rules";
-import { countEligibleParticipants } from "../tasks/task-service";
+import { EXCLUDED_FROM_BULK } from "../tasks/task-service";
 import { engineEnvFor, type DomainContext } from "../events/event-runner";
 import { confidentialIdInStudy, type StudyIdKeys } from "../participants/participant-ids";
 import { persistEffects, persistReports } from "../events/persist-outcome";
@@ -100,31 +100,47 @@ const ENTRIES_PER_SAMPLED_PAGE = 20;
  * participants, 9 ms where it takes 90 ms on a million; the walk is serial work before any chunk
  * can start. Chunks come out about equal rather than exactly equal, which is all the split between
  * workers needs: any increasing keys split the key space into ranges that cover every participant once.
+ * The same statement looks for a participant after the last boundary (see chunkBoundaries).
+ * `tablePages` is the table's size in pages (pg_class.relpages), read here when not given.
  */
 export async function sampledChunkBoundaries(
   tx: Executor,
   studyKey: string,
   chunkSize: number,
   targetCount: number,
+  tablePages?: number,
 ): Promise<string[] | null> {
   const chunks = Math.ceil(targetCount / chunkSize);
   const wanted = Math.max(SAMPLE_MIN, chunks * SAMPLE_PER_CHUNK);
   const percent = Math.min(100, (100 * wanted) / targetCount);
-  const [table] = await tx.execute<{ pages: number }>(
-    sql`select relpages::float8 as pages from pg_class where oid = 'participants'::regclass`,
-  );
-  const pagesRead = ((table?.pages ?? 0) * percent) / 100;
+  const pages = tablePages ?? (await tablePagesOf(tx));
+  const pagesRead = (pages * percent) / 100;
   if (!(pagesRead > 0) || pagesRead * ENTRIES_PER_SAMPLED_PAGE >= targetCount) return null;
   const fractions = Array.from({ length: chunks - 1 }, (_, i) => (i + 1) / chunks);
   // the quantiles in the column's own order, the order of every range comparison of the chunks
-  const [sample] = await tx.execute<{ sampled: number; bounds: string | null }>(sql`
-    select count(*)::int as sampled, array_to_json(
-        percentile_disc(${`{${fractions.join(",")}}`}::float8[]) within group (order by participant_id))::text as bounds
-    from participants tablesample system (${percent}::float4)
-    where study_key = ${studyKey} and ${eligibleForBulk}`);
+  const [sample] = await executePrepared<{ sampled: number; bounds: string | null; after: boolean | null }>(
+    tx,
+    sql`
+    with sample as (
+      select count(*)::int as sampled,
+        percentile_disc(${`{${fractions.join(",")}}`}::float8[]) within group (order by participant_id) as bounds
+      from participants tablesample system (${percent}::float4)
+      where study_key = ${studyKey} and ${eligibleForBulk})
+    select sampled, array_to_json(bounds)::text as bounds,
+      exists (select 1 from participants
+        where study_key = ${studyKey} and participant_id > bounds[array_upper(bounds, 1)] and ${eligibleForBulk}) as after
+    from sample`,
+  );
   if (!sample?.bounds || sample.sampled < wanted / 4) return null;
   // increasing already; a key drawn for two quantiles is one boundary
-  return (JSON.parse(sample.bounds) as string[]).filter((bound, i, all) => i === 0 || bound !== all[i - 1]);
+  const boundaries = (JSON.parse(sample.bounds) as string[]).filter((bound, i, all) => i === 0 || bound !== all[i - 1]);
+  return sample.after ? boundaries : boundaries.slice(0, -1);
+}
+
+async function tablePagesOf(tx: Executor): Promise<number> {
+  const [table] = await rawClientOf(tx)<{ pages: number }[]>`
+    select relpages::float8 as pages from pg_class where oid = 'participants'::regclass`;
+  return table?.pages ?? 0;
 }
 
 /**
@@ -158,10 +174,11 @@ async function chunkBoundaries(
   studyKey: string,
   chunkSize: number,
   targetCount: number,
+  tablePages: number,
 ): Promise<string[]> {
-  const boundaries =
-    (await sampledChunkBoundaries(tx, studyKey, chunkSize, targetCount)) ??
-    (await walkedChunkBoundaries(tx, studyKey, chunkSize));
+  const sampled = await sampledChunkBoundaries(tx, studyKey, chunkSize, targetCount, tablePages);
+  if (sampled) return sampled;
+  const boundaries = await walkedChunkBoundaries(tx, studyKey, chunkSize);
   if (boundaries.length === 0) return boundaries;
   const [after] = await tx.execute<{ found: boolean }>(sql`
     select exists (select 1 from participants
@@ -355,8 +372,15 @@ const finalizeRuleRun: TaskKindDefinition["finalize"] = async (tx, task, chunks,
 };
 
 export const planParticipantChunks: TaskKindDefinition["plan"] = async (tx, task, chunkSize) => {
-  const targetCount = await countEligibleParticipants(tx, task.studyKey);
-  const boundaries = targetCount > chunkSize ? await chunkBoundaries(tx, task.studyKey, chunkSize, targetCount) : [];
+  // the eligible participants (as countEligibleParticipants counts them) and the table's size, for
+  // the choice between sampling and walking, in one round trip
+  const [sizes] = await rawClientOf(tx)<{ target: number; pages: number }[]>`
+    select (select coalesce(sum(count), 0)::int from study_participant_counts
+        where study_key = ${task.studyKey} and study_status <> all(${`{${EXCLUDED_FROM_BULK.join(",")}}`}::text[])) as target,
+      (select relpages::float8 from pg_class where oid = 'participants'::regclass) as pages`;
+  const targetCount = sizes?.target ?? 0;
+  const boundaries =
+    targetCount > chunkSize ? await chunkBoundaries(tx, task.studyKey, chunkSize, targetCount, sizes?.pages ?? 0) : [];
   return { targetCount, boundaries };
 };
 

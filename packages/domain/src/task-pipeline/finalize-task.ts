@@ -1,4 +1,4 @@
-import { and, eq, inArray } from "drizzle-orm";
+import { and, eq, inArray, sql } from "drizzle-orm";
 import { rawClientOf, taskChunks, tasks, type Database } from "@studyflow/db";
 import type { FileStore } from "../files/file-store";
 import { createPostgresFileStore } from "../files/postgres-file-store";
@@ -25,14 +25,24 @@ export async function finalizeIfComplete(
       exists (select 1 from task_chunks where task_id = ${taskId} and status <> 'done') as pending`;
   if (open?.status !== "in_progress") return "ended";
   if (open.pending) return "pending";
+  // prepared statements (one round trip each once a connection has them): this is the serial end
+  // of every task, after its last chunk
   return db.transaction(async (tx) => {
-    const [task] = await tx.select().from(tasks).where(eq(tasks.id, taskId)).for("update");
+    const [task] = await tx
+      .select()
+      .from(tasks)
+      .where(eq(tasks.id, sql.placeholder("taskId")))
+      .for("update")
+      .prepare("finalize_task_row")
+      .execute({ taskId });
     if (!task || task.status !== "in_progress") return "ended";
     const chunks = await tx
       .select()
       .from(taskChunks)
-      .where(eq(taskChunks.taskId, taskId))
-      .orderBy(taskChunks.chunkIndex);
+      .where(eq(taskChunks.taskId, sql.placeholder("taskId")))
+      .orderBy(taskChunks.chunkIndex)
+      .prepare("finalize_task_chunks")
+      .execute({ taskId });
     if (chunks.length === 0 || chunks.some((chunk) => chunk.status !== "done")) return "pending";
 
     const finalized = await taskKindOf(task.kind).finalize(tx, task, chunks, { resultDir, clock, files });
@@ -47,7 +57,9 @@ export async function finalizeIfComplete(
         updatedAt: finishedAt,
         finishedAt,
       })
-      .where(eq(tasks.id, taskId));
+      .where(eq(tasks.id, taskId))
+      .prepare("finalize_task_complete")
+      .execute();
     return "completed";
   });
 }

@@ -1,5 +1,5 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
-import { taskChunks, tasks, type Database, type Executor } from "@studyflow/db";
+import { rawClientOf, taskChunks, tasks, type Database, type Executor } from "@studyflow/db";
 import type { ClockContext } from "../foundation/clock";
 import type { FileStore } from "../files/file-store";
 import { createPostgresFileStore } from "../files/postgres-file-store";
@@ -25,8 +25,11 @@ export type PlanOutcome =
  * planners, the creation of timer ticks, and changes of the study's timer.
  */
 export async function lockStudyBulkTasks(tx: Executor, studyKey: string): Promise<void> {
-  await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`bulk-tasks:${studyKey}`}))`);
+  await rawClientOf(tx)`select pg_advisory_xact_lock(hashtext(${`bulk-tasks:${studyKey}`}))`;
 }
+
+/** The participant-writing kinds as a PostgreSQL array literal (kind names need no quoting). */
+const writingKindsArray = () => `{${PARTICIPANT_WRITING_KINDS.join(",")}}`;
 
 /** Why a timer tick did not run, naming the task it would have overlapped. */
 export function skipReason(other: { id: string; kind: string; status: string }): string {
@@ -52,21 +55,27 @@ export async function planTask(
 ): Promise<PlanOutcome> {
   const { chunkSize } = options;
   const files = options.files ?? createPostgresFileStore(db);
+  // Every statement here is prepared once per connection (drizzle's named statements, postgres.js's
+  // tagged ones): one round trip each, where an unprepared one describes itself first. Planning is
+  // serial work before any chunk starts, and on a busy machine each round trip waits its turn.
   return db.transaction(async (tx): Promise<PlanOutcome> => {
-    const [task] = await tx.select().from(tasks).where(eq(tasks.id, taskId)).for("update");
+    const [task] = await tx
+      .select()
+      .from(tasks)
+      .where(eq(tasks.id, sql.placeholder("taskId")))
+      .for("update")
+      .prepare("plan_task_row")
+      .execute({ taskId });
     if (!task || !["queued", "in_progress"].includes(task.status)) return { status: "ended" };
     const kind = taskKindOf(task.kind);
     if (task.status === "queued" && kind.writesParticipants) {
       await lockStudyBulkTasks(tx, task.studyKey);
-      const [ahead] = await tx.execute<{ id: string; kind: string; status: string }>(sql`
+      const [ahead] = await rawClientOf(tx)<{ id: string; kind: string; status: string }[]>`
         select id, kind, status from tasks
         where study_key = ${task.studyKey} and id <> ${task.id}
-          and kind in (${sql.join(
-            PARTICIPANT_WRITING_KINDS.map((name) => sql`${name}`),
-            sql`, `,
-          )})
+          and kind = any(${writingKindsArray()}::text[])
           and (status = 'in_progress' or (status = 'queued' and created_at < (select created_at from tasks where id = ${task.id})))
-        limit 1`);
+        limit 1`;
       if (ahead && kind.skipWhenBusy) {
         const reason = skipReason(ahead);
         const now = new Date(options.clock());
@@ -81,8 +90,10 @@ export async function planTask(
     const existing = await tx
       .select({ chunkIndex: taskChunks.chunkIndex, status: taskChunks.status })
       .from(taskChunks)
-      .where(eq(taskChunks.taskId, taskId))
-      .orderBy(taskChunks.chunkIndex);
+      .where(eq(taskChunks.taskId, sql.placeholder("taskId")))
+      .orderBy(taskChunks.chunkIndex)
+      .prepare("plan_task_chunks")
+      .execute({ taskId });
     if (existing.length > 0) return { status: "planned", task, chunks: existing };
 
     const plan = await kind.plan(tx, task, chunkSize ?? kind.chunkSize);
@@ -95,14 +106,17 @@ export async function planTask(
       toKey,
       cursor: index === 0 ? "" : (boundaries[index - 1] ?? ""),
     }));
-    await tx.insert(taskChunks).values(ranges);
+    // one statement text per number of chunks, each prepared once per connection
+    await tx.insert(taskChunks).values(ranges).prepare("plan_task_insert_chunks").execute();
     await kind.afterPlan?.(tx, task, ranges.length, files);
     const now = new Date(options.clock());
     const [started] = await tx
       .update(tasks)
       .set({ status: "in_progress", startedAt: task.startedAt ?? now, updatedAt: now, targetCount: plan.targetCount })
       .where(and(eq(tasks.id, taskId), inArray(tasks.status, ["queued", "in_progress"])))
-      .returning();
+      .returning()
+      .prepare("plan_task_start")
+      .execute();
     return {
       status: "planned",
       task: started ?? task,

@@ -1,4 +1,4 @@
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { rawClientOf, tasks, type Database, type Executor } from "@studyflow/db";
 import type { RuleFailureRecord } from "../events/rule-failures";
 import { createPostgresFileStore } from "../files/postgres-file-store";
@@ -63,7 +63,12 @@ export async function processChunk(
   chunkIndex: number,
   options: ChunkRunOptions,
 ): Promise<ChunkOutcome> {
-  const [task] = await db.select().from(tasks).where(eq(tasks.id, taskId));
+  const [task] = await db
+    .select()
+    .from(tasks)
+    .where(eq(tasks.id, sql.placeholder("taskId")))
+    .prepare("chunk_task_row")
+    .execute({ taskId });
   if (!task || task.status !== "in_progress") return "canceled";
   const kind = taskKindOf(task.kind);
   const files = options.files ?? createPostgresFileStore(db);
