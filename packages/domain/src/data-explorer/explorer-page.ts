@@ -1,3 +1,4 @@
+import type { SQL } from "drizzle-orm";
 import { PgTransaction } from "drizzle-orm/pg-core";
 import type { Executor } from "@studyflow/db";
 import type { CaseFilterTarget } from "../case-filter/fields";
@@ -5,7 +6,7 @@ import { translateCaseFilter } from "../case-filter/translate-filter";
 import { translateCaseSort } from "../case-filter/translate-sort";
 import type { ExplorerPageCache } from "./page-cache";
 import { countCaseRows, orderColumns, readCasePageKeys, type OrderColumn } from "./paged-read";
-import { keptCounts, keptOrderServes, keptPageKeys, keptShape } from "./time-buckets";
+import { keptCounts, keptOrderServes, keptPage, keptShape } from "./time-buckets";
 
 /** A page request as case-admin makes it: Mongo-style filter and sort, CASE's page and limit. */
 export interface ExplorerQuery {
@@ -51,7 +52,12 @@ export async function readExplorerPage<R>(
   studyKey: string,
   query: ExplorerQuery & { order?: readonly OrderColumn[] },
   cache: ExplorerPageCache | undefined,
-  loadRows: (keys: string[], executor: Executor) => Promise<R[]>,
+  /**
+   * The rows of the keys, in any order. `within`, when given, is a condition on the target's
+   * table (its study included) that selects exactly those rows along an index: a loader may read
+   * by it instead of looking each key up.
+   */
+  loadRows: (keys: string[], executor: Executor, within?: SQL) => Promise<R[]>,
 ): Promise<ExplorerPage<R>> {
   // the order is checked before anything is read: a bad sort is a 400 even on an empty study
   const order = query.order ?? orderColumns(target, translateCaseSort(target, query.sort));
@@ -73,12 +79,15 @@ export async function readExplorerPage<R>(
     // unfiltered walk visits no row it does not need).
     const sorted =
       target === "participants" && !isEmptyFilter(query.filter) && (offset + query.limit) * 10 > totalCount;
-    const keys =
+    const { keys, within } =
       kept && counts && keptOrderServes(kept, order)
-        ? await keptPageKeys(executor, studyKey, kept, counts, order, offset, query.limit)
-        : await readCasePageKeys(executor, { ...request, offset, limit: query.limit, sorted });
+        ? await keptPage(executor, studyKey, kept, counts, order, offset, query.limit)
+        : {
+            keys: await readCasePageKeys(executor, { ...request, offset, limit: query.limit, sorted }),
+            within: undefined,
+          };
     return {
-      rows: keys.length === 0 ? [] : await loadRows(keys, executor),
+      rows: keys.length === 0 ? [] : await loadRows(keys, executor, within),
       totalCount,
       page,
       limit: query.limit,

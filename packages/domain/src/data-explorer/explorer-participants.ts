@@ -15,13 +15,13 @@ export async function listExplorerParticipants(
   cache?: ExplorerPageCache,
 ): Promise<ExplorerPage<ParticipantRow>> {
   await getStudy(db, studyKey);
-  return readExplorerPage(db, "participants", studyKey, query, cache, async (keys, executor) =>
+  return readExplorerPage(db, "participants", studyKey, query, cache, async (keys, executor, within) =>
     inPageOrder(
       keys,
       await executor
         .select()
         .from(participants)
-        .where(and(eq(participants.studyKey, studyKey), inKeys(participants.participantId, keys))),
+        .where(and(eq(participants.studyKey, studyKey), within ?? inKeys(participants.participantId, keys))),
       (row) => row.participantId,
     ),
   );

@@ -98,11 +98,11 @@ export async function listExplorerResponses(
     studyKey,
     { ...query, sort, filter: ofSurvey(query.filter, key) },
     cache,
-    async (keys, executor) => {
+    async (keys, executor, within) => {
       const rows = await executor
         .select()
         .from(surveyResponses)
-        .where(and(eq(surveyResponses.studyKey, studyKey), inKeys(surveyResponses.id, keys, "uuid")));
+        .where(and(eq(surveyResponses.studyKey, studyKey), within ?? inKeys(surveyResponses.id, keys, "uuid")));
       return withAccounts(
         executor,
         study,

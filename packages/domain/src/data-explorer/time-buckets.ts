@@ -419,8 +419,10 @@ function locate(
  * The unique-column values of the page at `offset` (0-based, below the shape's total) in `order`,
  * which keptOrderServes approved: the slice holding the offset is found from kept counts, then the
  * rest is skipped from that slice's first row on the index. Read in the snapshot `counts` were.
+ * With them, `within`: a condition on the table that selects exactly the page's rows, by the
+ * order's index range from its first row to its last.
  */
-export async function keptPageKeys(
+export async function keptPage(
   db: Executor,
   studyKey: string,
   shape: KeptShape,
@@ -428,7 +430,7 @@ export async function keptPageKeys(
   order: readonly OrderColumn[],
   offset: number,
   limit: number,
-): Promise<string[]> {
+): Promise<{ keys: string[]; within: SQL | undefined }> {
   const direction = order[0]!.direction;
   const column = sql.raw(timeColumn(shape));
   const unique = order[1]!.column;
@@ -488,11 +490,21 @@ export async function keptPageKeys(
   if (rangeFrom !== null) bounds.push(sql`${column} >= ${rangeFrom}::bigint`);
   if (rangeTo !== null) bounds.push(sql`${column} <= ${rangeTo}::bigint`);
   const dir = sql.raw(direction);
-  const rows = await db.execute<{ k: string }>(
-    sql`select ${sql.identifier(unique)}::text as k from ${rowTable(shape)}
+  const rows = await db.execute<{ t: string; k: string }>(
+    sql`select ${column}::text as t, ${sql.identifier(unique)}::text as k from ${rowTable(shape)}
         where ${sql.join(bounds, sql` and `)}
         order by ${column} ${dir}, ${sql.identifier(unique)} ${dir}
         offset ${skip} limit ${limit}`,
   );
-  return rows.map((row) => row.k);
+  const first = rows[0];
+  const last = rows.at(-1);
+  if (!first || !last) return { keys: [], within: undefined };
+  // the page's rows are the shape's rows from its first to its last in the order: read so, they are
+  // fetched along the order's index (neighbours in the table) instead of by one key lookup each
+  const uniqueType = sql.raw(shape.target === "participants" ? "text" : "uuid");
+  const at = (row: { t: string; k: string }) => sql`(${row.t}::bigint, ${row.k}::${uniqueType})`;
+  const [low, high] = direction === "asc" ? [first, last] : [last, first];
+  const pair = sql`(${column}, ${sql.identifier(unique)})`;
+  const within = sql`(${partOf(studyKey, shape, "rows")} and ${pair} >= ${at(low)} and ${pair} <= ${at(high)})`;
+  return { keys: rows.map((row) => row.k), within };
 }
