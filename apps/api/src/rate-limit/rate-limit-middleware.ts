@@ -4,6 +4,7 @@ import type { z } from "zod";
 import { RateLimited, Unavailable } from "@studyflow/domain/errors";
 import type { AppEnv } from "../app-env";
 import { requestJson } from "../request-json";
+import { safeParseQuickly } from "../validation";
 import type { RateLimitCheck, RateLimiter } from "./redis-sliding-window";
 
 /*
@@ -63,7 +64,7 @@ export async function acceptedInput<Json extends z.ZodType>(
   c: Context<AppEnv>,
   input: RateLimitInput<Json> | undefined,
 ): Promise<Accepted<Json>> {
-  if (input?.params && !(await input.params.safeParseAsync(c.req.param())).success) return { accepted: false };
+  if (input?.params && !(await safeParseQuickly(input.params, c.req.param())).success) return { accepted: false };
   if (!input?.json) return { accepted: true, body: undefined as z.output<Json> };
   const mediaType = c.req.header("content-type")?.split(";")[0]?.trim() ?? "";
   let raw: unknown = {};
@@ -73,7 +74,7 @@ export async function acceptedInput<Json extends z.ZodType>(
     if (body.kind !== "json") return { accepted: false };
     raw = body.value;
   }
-  const parsed = await input.json.safeParseAsync(raw);
+  const parsed = await safeParseQuickly(input.json, raw);
   return parsed.success ? { accepted: true, body: parsed.data } : { accepted: false };
 }
 

@@ -1,8 +1,8 @@
 import { createRoute, type OpenAPIHono, type RouteConfig, type RouteHandler, type z } from "@hono/zod-openapi";
-import { core as zodCore } from "zod";
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../app-env";
 import { caseJsonBody } from "../case-compat/json-body";
+import { safeParseQuickly } from "../validation";
 import { isCheckedByMiddleware } from "../middleware/checked-headers";
 
 /**
@@ -58,14 +58,7 @@ export type DefinedRoute<D extends RouteDefinition<z.ZodType | undefined>> = Omi
  * 8–10 µs, on every submit (`npx tsx apps/api/bench/validation-bench.ts`).
  */
 export function parsedSynchronously<T extends z.ZodType>(schema: T): T {
-  const safeParseAsync = async (value: unknown) => {
-    try {
-      return schema.safeParse(value);
-    } catch (error) {
-      if (error instanceof zodCore.$ZodAsyncError) return schema.safeParseAsync(value);
-      throw error;
-    }
-  };
+  const safeParseAsync = (value: unknown) => safeParseQuickly(schema, value);
   // the schema itself underneath: its shape, metadata and every other method are the schema's
   return Object.assign(Object.create(schema) as T, { safeParseAsync });
 }
