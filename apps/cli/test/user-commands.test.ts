@@ -75,10 +75,21 @@ describe("user:delete", () => {
       },
       { userId: user.id, wait: true },
     );
-    // the worker's part, as its processor runs it
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    const [row] = await database.sql<{ id: string }[]>`select id from account_deletions where user_id = ${user.id}`;
-    await runAccountDeletion(database.db, row!.id, { clock: Date.now });
+    // the worker's part, as its processor runs it, once the command has queued the deletion
+    let deletionId: string | undefined;
+    await expect
+      .poll(
+        async () => {
+          const [row] = await database.sql<
+            { id: string }[]
+          >`select id from account_deletions where user_id = ${user.id}`;
+          deletionId = row?.id;
+          return deletionId;
+        },
+        { timeout: 20_000, interval: 20 },
+      )
+      .toBeDefined();
+    await runAccountDeletion(database.db, deletionId!, { clock: Date.now });
     const result = await deleting;
     expect(result.deletion.status).toBe("done");
     expect(captured.stdout).toContain(`account ${user.id} deleted`);
