@@ -28,7 +28,7 @@ describe("docs/data-out.md: the walkthrough", () => {
     await api?.close();
   });
 
-  it("sets up, exports, lists and pages as the page says", { timeout: 180_000 }, async () => {
+  it("sets up, exports, lists and pages as the page says", { timeout: 300_000 }, async () => {
     const script = await shellBlockBelow("docs/data-out.md", HEADING);
     const { stdout } = await runShellBlock(script, { ...cliEnvironment(api.t, { queue: true }), API: api.url });
     const lines = stdout.split("\n");

@@ -23,7 +23,7 @@ describe("docs/cli.md: a study set up and run without SQL", () => {
     await api.close();
   });
 
-  it("runs every command of the block and the study ends as README says", { timeout: 180_000 }, async () => {
+  it("runs every command of the block and the study ends as README says", { timeout: 300_000 }, async () => {
     const script = await shellBlockBelow(DOCUMENT, HEADING);
     const { stdout } = await runShellBlock(script, { ...cliEnvironment(api.t), API: api.url });
 

@@ -108,29 +108,33 @@ describe("the study timer across worker processes", () => {
     await Promise.all(pair.map((worker) => worker.stop()));
   });
 
-  it("a worker SIGKILLed mid-tick: another resumes the tick, every participant gets it exactly once", async () => {
-    const prefix = uniqueQueuePrefix();
-    prefixes.push(prefix);
-    const first = startTimerWorker(prefix);
-    await first.waitForLine(/^ready$/);
-    await dueStudy("crash", 3_000);
+  it(
+    "a worker SIGKILLed mid-tick: another resumes the tick, every participant gets it exactly once",
+    { timeout: 120_000 },
+    async () => {
+      const prefix = uniqueQueuePrefix();
+      prefixes.push(prefix);
+      const first = startTimerWorker(prefix);
+      await first.waitForLine(/^ready$/);
+      await dueStudy("crash", 3_000);
 
-    const running = await waitForTick(database.db, "crash", (tick) => tick.processedCount >= 300, 30_000);
-    first.child.kill("SIGKILL");
-    expect(await first.exited).toEqual({ code: null, signal: "SIGKILL" });
-    const [atKill] = await timerTicksOf(database.db, "crash");
-    expect(atKill).toMatchObject({ id: running.id, status: "in_progress" });
-    expect(atKill!.processedCount).toBeLessThan(3_000);
+      const running = await waitForTick(database.db, "crash", (tick) => tick.processedCount >= 300, 30_000);
+      first.child.kill("SIGKILL");
+      expect(await first.exited).toEqual({ code: null, signal: "SIGKILL" });
+      const [atKill] = await timerTicksOf(database.db, "crash");
+      expect(atKill).toMatchObject({ id: running.id, status: "in_progress" });
+      expect(atKill!.processedCount).toBeLessThan(3_000);
 
-    // The successor also scans: it finds the slot ticked and resumes the tick's stalled jobs.
-    const second = startTimerWorker(prefix);
-    await second.waitForLine(/^ready$/);
-    const done = await waitForTick(database.db, "crash", (tick) => tick.status === "completed", 45_000);
-    expect(done).toMatchObject({ id: running.id, processedCount: 3_000, error: "" });
-    expect(await timerTicksOf(database.db, "crash")).toHaveLength(1);
-    const applied = await appliedPerParticipant(database.db, "crash", "timer-report");
-    expect(applied.surveys).toEqual({ participants: 3_000, min: 1, max: 1 });
-    expect(applied.reports).toEqual({ participants: 3_000, min: 1, max: 1 });
-    expect(await filesBelow(path.join(resultDir, "crash"))).toEqual([`${done.id}.json`]);
-  });
+      // The successor also scans: it finds the slot ticked and resumes the tick's stalled jobs.
+      const second = startTimerWorker(prefix);
+      await second.waitForLine(/^ready$/);
+      const done = await waitForTick(database.db, "crash", (tick) => tick.status === "completed", 45_000);
+      expect(done).toMatchObject({ id: running.id, processedCount: 3_000, error: "" });
+      expect(await timerTicksOf(database.db, "crash")).toHaveLength(1);
+      const applied = await appliedPerParticipant(database.db, "crash", "timer-report");
+      expect(applied.surveys).toEqual({ participants: 3_000, min: 1, max: 1 });
+      expect(applied.reports).toEqual({ participants: 3_000, min: 1, max: 1 });
+      expect(await filesBelow(path.join(resultDir, "crash"))).toEqual([`${done.id}.json`]);
+    },
+  );
 });
