@@ -1,4 +1,4 @@
-import { Readable } from "node:stream";
+import type { Readable } from "node:stream";
 
 /**
  * PostgreSQL's binary COPY format, for moving a part's bytes to and from its `bytea` column as they
@@ -79,6 +79,8 @@ export class BinaryCopyColumnReader {
   private state: "header" | "extension" | "count" | "length" | "value" | "done" = "header";
   /** Bytes left of the header extension or of the current value. */
   private remaining = 0;
+  /** Rows read so far. */
+  rows = 0;
 
   /** True once the trailer was read: the data is complete. */
   get done(): boolean {
@@ -140,8 +142,10 @@ export class BinaryCopyColumnReader {
       case "count": {
         const fields = piece.readInt16BE(0);
         if (fields === -1) this.state = "done";
-        else if (fields === 1) this.state = "length";
-        else throw new Error(`binary COPY row of ${fields} fields where one column was selected`);
+        else if (fields === 1) {
+          this.state = "length";
+          this.rows++;
+        } else throw new Error(`binary COPY row of ${fields} fields where one column was selected`);
         return;
       }
       case "length": {
@@ -157,101 +161,37 @@ export class BinaryCopyColumnReader {
   }
 }
 
-/** What a COPY TO STDOUT needs from postgres.js: its stream once the server starts sending, and a cancel. */
+/** What a COPY TO STDOUT needs from postgres.js: its stream once the server starts sending. */
 export interface CopyOutQuery {
   readable(): Promise<Readable>;
-  cancel(): unknown;
 }
 
 /**
- * Runs `consume` with the COPY query on a connection of its own for as long as `consume`'s promise
- * is pending (postgres.js's `sql.begin`): a pooled connection in the middle of a COPY must not be
- * handed another query, which postgres.js would otherwise pipeline onto it and fail.
+ * Reads a one-column binary COPY TO STDOUT to its end: the values' bytes (slices of the messages
+ * as they came, not copies) and the number of rows. Read whole, and at the server's pace, so the
+ * connection is back in the pool as soon as the server is done, whatever the pace of the bytes'
+ * consumer.
  */
-export type CopyOutRunner = (consume: (query: CopyOutQuery) => Promise<void>) => Promise<unknown>;
-
-/**
- * The values of a one-column binary COPY TO STDOUT as one byte stream. The query starts on the
- * first read, so a stream opened and never read holds no connection. The consumer's pace sets the
- * COPY's: postgres.js pauses its socket while the stream's buffer is full, so one message (one
- * value) at a time is in memory.
- *
- * A consumer that goes away early (destroy) must not leave the connection paused mid-COPY, which
- * would keep it from the pool for good: the query is cancelled, and what the server sent until it
- * stopped is read and dropped, so the connection returns to the pool when the COPY ends.
- */
-export function readBinaryCopyColumn(run: CopyOutRunner): Readable {
+export async function copyOutColumn(query: CopyOutQuery): Promise<{ rows: number; values: Buffer[] }> {
   const reader = new BinaryCopyColumnReader();
-  let started = false;
-  let source: Readable | undefined;
-  let query: CopyOutQuery | undefined;
-  let complete = false;
-  const stop = () => {
-    if (!source || complete) return;
-    try {
-      query?.cancel();
-    } catch {
-      // the COPY is then read to its end below
-    }
-    source.removeAllListeners("data");
-    source.on("data", () => undefined);
-    source.on("error", () => undefined);
-    source.resume();
-  };
-  const consume = async (copy: CopyOutQuery) => {
-    query = copy;
-    const stream = await copy.readable();
-    source = stream;
-    const closed = new Promise<void>((resolve) => stream.once("close", resolve));
-    if (out.destroyed) {
-      stop();
-      return closed;
-    }
+  const values: Buffer[] = [];
+  const stream = await query.readable();
+  // Flowing, never paused. Data that is no binary COPY is refused once the COPY is over: the
+  // transaction around it can end only then.
+  let refused: Error | undefined;
+  await new Promise<void>((resolve, reject) => {
     stream.on("data", (chunk: Buffer) => {
-      let values: Buffer[];
+      if (refused) return;
       try {
-        values = reader.push(chunk);
+        for (const value of reader.push(chunk)) values.push(value);
       } catch (error) {
-        out.destroy(error as Error);
-        return;
+        refused = error as Error;
       }
-      let more = true;
-      for (const value of values) more = out.push(value);
-      if (!more) stream.pause();
     });
-    stream.once("end", () => {
-      try {
-        reader.end();
-      } catch (error) {
-        out.destroy(error as Error);
-        return;
-      }
-      complete = true;
-      out.push(null);
-    });
-    stream.once("error", (error: Error) => out.destroy(error));
-    return closed;
-  };
-  const out = new Readable({
-    read() {
-      if (source) {
-        source.resume();
-        return;
-      }
-      if (started) return;
-      started = true;
-      run(consume).then(
-        () => undefined,
-        // the connection lost or the transaction refused: an error unless every byte was read
-        (error: unknown) => {
-          if (!complete) out.destroy(error as Error);
-        },
-      );
-    },
-    destroy(error, callback) {
-      stop();
-      callback(error);
-    },
+    stream.once("end", resolve);
+    stream.once("error", reject);
   });
-  return out;
+  if (refused) throw refused;
+  reader.end();
+  return { rows: reader.rows, values };
 }

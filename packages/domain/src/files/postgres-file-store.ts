@@ -1,3 +1,4 @@
+import { Readable } from "node:stream";
 import { finished } from "node:stream/promises";
 import type { Sql, TransactionSql } from "postgres";
 import { and, eq, sql } from "drizzle-orm";
@@ -8,8 +9,8 @@ import {
   binaryInt4,
   binaryInt8,
   binaryUuid,
+  copyOutColumn,
   encodeBinaryCopy,
-  readBinaryCopyColumn,
 } from "./postgres-binary-copy";
 
 /** The client of a transaction (drizzle's `tx`), as opposed to the pool's. */
@@ -97,19 +98,37 @@ export function createPostgresFileStore(db: Database): FileStore {
     },
 
     read(file) {
-      // One COPY streams the parts in order, raw (a bytea column read as text is hex). COPY takes
-      // no parameters: the id is checked to be a uuid before it is put into the statement.
+      // A part at a time, as the consumer asks (backpressure), so no more than one part is in
+      // memory. Each part is one COPY … TO STDOUT (FORMAT binary), which carries the bytes raw (a
+      // bytea column read as text is hex), in a transaction of its own: postgres.js must not
+      // pipeline another query onto a connection in the middle of a COPY. A part is read whole at
+      // the server's pace, so a slow download holds no connection between parts. COPY takes no
+      // parameters: the id is checked to be a uuid, the keys are numbers.
       binaryUuid(file.id);
-      return readBinaryCopyColumn((consume) =>
-        rawClientOf(db).begin((tx) =>
-          consume(
-            tx.unsafe(
-              `copy (select data from stored_file_parts where file_id = '${file.id}' order by chunk_index, seq)
-               to stdout (format binary)`,
+      const client = rawClientOf(db);
+      async function* bytes() {
+        const keys = await client<{ chunk_index: number; seq: string }[]>`
+          select chunk_index, seq from stored_file_parts
+          where file_id = ${file.id} and octet_length(data) > 0
+          order by chunk_index, seq`;
+        for (const key of keys) {
+          const chunkIndex = Number(key.chunk_index);
+          const seq = Number(key.seq);
+          const part = await client.begin((tx) =>
+            copyOutColumn(
+              tx.unsafe(
+                `copy (select data from stored_file_parts
+                       where file_id = '${file.id}' and chunk_index = ${chunkIndex} and seq = ${seq})
+                 to stdout (format binary)`,
+              ),
             ),
-          ),
-        ),
-      );
+          );
+          if (part.rows !== 1)
+            throw new Error(`file ${file.id} lost its part (${chunkIndex}, ${seq}) while it was read`);
+          yield* part.values;
+        }
+      }
+      return Readable.from(bytes(), { objectMode: false });
     },
 
     async removeContents(tx, file) {
