@@ -175,10 +175,10 @@ describe("the PostgreSQL file store", () => {
     it("fails when the file's parts are removed while it is read, rather than end short", async () => {
       const file = await newFile();
       await database.db.transaction(async (tx) => {
-        for (let seq = 0; seq < 3; seq++)
+        for (let seq = 0; seq < 8; seq++)
           await store.writePart(tx, file, { chunkIndex: 0, seq }, Buffer.alloc(PART, seq), { rows: 1 });
       });
-      const completed = await database.db.transaction((tx) => store.complete(tx, file.id, 3));
+      const completed = await database.db.transaction((tx) => store.complete(tx, file.id, 8));
       const stream = store.read(completed);
       await new Promise((resolve) => stream.once("data", resolve));
       stream.pause();

@@ -59,7 +59,7 @@ export interface FileStore {
    * first element takes no comma, whichever chunk it is in), sums its size, records its rows.
    */
   complete(tx: Executor, fileId: string, rows: number): Promise<StoredFileRow>;
-  /** The bytes of a complete file in part order, one part in memory at a time. */
+  /** The bytes of a complete file in part order, a part or two in memory at a time. */
   read(file: StoredFileRow): Readable;
   /** Removes the bytes (retention); the record stays, marked expired. */
   removeContents(tx: Executor, file: StoredFileRow): Promise<void>;

@@ -98,8 +98,7 @@ export function createPostgresFileStore(db: Database): FileStore {
     },
 
     read(file) {
-      // A part at a time, as the consumer asks (backpressure), so no more than one part is in
-      // memory. Each part is one COPY … TO STDOUT (FORMAT binary), which carries the bytes raw (a
+      // Part by part, as the consumer asks (backpressure), with the next part read ahead. Each part is one COPY … TO STDOUT (FORMAT binary), which carries the bytes raw (a
       // bytea column read as text is hex), in a transaction of its own: postgres.js must not
       // pipeline another query onto a connection in the middle of a COPY. A part is read whole at
       // the server's pace, so a slow download holds no connection between parts. COPY takes no
@@ -111,7 +110,9 @@ export function createPostgresFileStore(db: Database): FileStore {
           select chunk_index, seq from stored_file_parts
           where file_id = ${file.id} and octet_length(data) > 0
           order by chunk_index, seq`;
-        for (const key of keys) {
+        const partAt = async (index: number) => {
+          const key = keys[index];
+          if (key === undefined) return undefined;
           const chunkIndex = Number(key.chunk_index);
           const seq = Number(key.seq);
           const part = await client.begin((tx) =>
@@ -125,7 +126,18 @@ export function createPostgresFileStore(db: Database): FileStore {
           );
           if (part.rows !== 1)
             throw new Error(`file ${file.id} lost its part (${chunkIndex}, ${seq}) while it was read`);
-          yield* part.values;
+          return part.values;
+        };
+        // The next part is read while this one goes to the consumer, so the database and the
+        // download overlap: two parts in memory at most.
+        let next = partAt(0);
+        for (let index = 0; ; index++) {
+          const values = await next;
+          if (values === undefined) return;
+          next = partAt(index + 1);
+          // a read ahead nobody takes (the consumer stopped) must not end the process as unhandled
+          next.catch(() => undefined);
+          yield* values;
         }
       }
       return Readable.from(bytes(), { objectMode: false });
