@@ -92,6 +92,10 @@ const SLOTTED: Record<string, string> = {
       'width', width, 'bucket', bucket, 'count', sum(count))::text as row
     from response_arrival_buckets group by study_key, survey_key, width, bucket
     having sum(count) <> 0 order by 1`,
+  participant_flag_buckets: `select jsonb_build_object('study_key', study_key, 'flag_key', flag_key,
+      'flag_value', flag_value, 'width', width, 'bucket', bucket, 'count', sum(count))::text as row
+    from participant_flag_buckets group by study_key, flag_key, flag_value, width, bucket
+    having sum(count) <> 0 order by 1`,
 };
 
 /** Every table of the schema, each row as JSON without the stamped columns, in a fixed order. */
