@@ -168,74 +168,69 @@ describe("import:case killed mid-import", () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it(
-    "a rerun after SIGKILL gives the database one uninterrupted run gives, table by table",
-    { timeout: 120_000 },
-    async () => {
-      const dump = join(dir, "dump");
-      const first = startImport(killed, dump, join(dir, "first.jsonl"));
-      let exitedEarly = false;
-      void first.exit.then(() => {
-        exitedEarly = true;
-      });
-      // kill as soon as a batch of a multi-batch collection is committed and the collection is not done
-      let at: { collection: string; done: number } | undefined;
-      while (!exitedEarly && at === undefined) {
-        const [row] = await killed.db.execute<{ collection: string; done: number }>(
-          sql`select collection, documents_done as done from case_import_checkpoints
+  it("a rerun after SIGKILL gives the database one uninterrupted run gives, table by table", async () => {
+    const dump = join(dir, "dump");
+    const first = startImport(killed, dump, join(dir, "first.jsonl"));
+    let exitedEarly = false;
+    void first.exit.then(() => {
+      exitedEarly = true;
+    });
+    // kill as soon as a batch of a multi-batch collection is committed and the collection is not done
+    let at: { collection: string; done: number } | undefined;
+    while (!exitedEarly && at === undefined) {
+      const [row] = await killed.db.execute<{ collection: string; done: number }>(
+        sql`select collection, documents_done as done from case_import_checkpoints
             where completed_at is null and documents_done >= ${CASE_IMPORT_BATCH_SIZE} limit 1`,
-        );
-        if (row) at = row;
-        else await new Promise((resolve) => setTimeout(resolve, 5));
-      }
-      expect(at, "the import ended before a batch of a large collection was committed").toBeDefined();
-      first.child.kill("SIGKILL");
-      const firstExit = await first.exit;
-      expect(firstExit.signal).toBe("SIGKILL");
-      const unfinished = await killed.db.execute<{ collection: string }>(
-        sql`select collection from case_import_checkpoints where completed_at is null`,
       );
-      expect(unfinished.length).toBeGreaterThan(0);
+      if (row) at = row;
+      else await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    expect(at, "the import ended before a batch of a large collection was committed").toBeDefined();
+    first.child.kill("SIGKILL");
+    const firstExit = await first.exit;
+    expect(firstExit.signal).toBe("SIGKILL");
+    const unfinished = await killed.db.execute<{ collection: string }>(
+      sql`select collection from case_import_checkpoints where completed_at is null`,
+    );
+    expect(unfinished.length).toBeGreaterThan(0);
 
-      const [rerun, uninterrupted] = await Promise.all([
-        startImport(killed, dump, join(dir, "rerun.jsonl")).exit,
-        startImport(whole, dump, join(dir, "whole.jsonl")).exit,
-      ]);
-      const reported = async (name: string) => await readFile(join(dir, name), "utf8");
-      expect(await reported("whole.jsonl")).toBe("");
-      expect(await reported("rerun.jsonl")).toBe("");
-      expect(uninterrupted.code, uninterrupted.stderr).toBe(0);
-      expect(rerun.code, rerun.stderr).toBe(0);
-      const resumed = JSON.parse(rerun.stdout) as {
-        problems: number;
-        collections: { collection: string; resumedAfter: number }[];
-      };
-      expect(resumed.problems).toBe(0);
-      expect(resumed.collections.some((c) => c.resumedAfter > 0)).toBe(true);
-      expect((JSON.parse(uninterrupted.stdout) as { problems: number }).problems).toBe(0);
+    const [rerun, uninterrupted] = await Promise.all([
+      startImport(killed, dump, join(dir, "rerun.jsonl")).exit,
+      startImport(whole, dump, join(dir, "whole.jsonl")).exit,
+    ]);
+    const reported = async (name: string) => await readFile(join(dir, name), "utf8");
+    expect(await reported("whole.jsonl")).toBe("");
+    expect(await reported("rerun.jsonl")).toBe("");
+    expect(uninterrupted.code, uninterrupted.stderr).toBe(0);
+    expect(rerun.code, rerun.stderr).toBe(0);
+    const resumed = JSON.parse(rerun.stdout) as {
+      problems: number;
+      collections: { collection: string; resumedAfter: number }[];
+    };
+    expect(resumed.problems).toBe(0);
+    expect(resumed.collections.some((c) => c.resumedAfter > 0)).toBe(true);
+    expect((JSON.parse(uninterrupted.stdout) as { problems: number }).problems).toBe(0);
 
-      const [afterKill, afterOneRun] = await Promise.all([tableContents(killed), tableContents(whole)]);
-      expect([...afterKill.keys()]).toEqual([...afterOneRun.keys()]);
-      // every table that differs, with its first differing row from each side
-      const differences: Record<string, unknown> = {};
-      for (const [table, rows] of afterOneRun) {
-        const other = afterKill.get(table)!;
-        const at = rows.findIndex((row, i) => row !== other[i]);
-        if (other.length !== rows.length || at !== -1) {
-          differences[table] = {
-            rows: [other.length, rows.length],
-            killedThenRerun: other[at],
-            uninterrupted: rows[at],
-          };
-        }
+    const [afterKill, afterOneRun] = await Promise.all([tableContents(killed), tableContents(whole)]);
+    expect([...afterKill.keys()]).toEqual([...afterOneRun.keys()]);
+    // every table that differs, with its first differing row from each side
+    const differences: Record<string, unknown> = {};
+    for (const [table, rows] of afterOneRun) {
+      const other = afterKill.get(table)!;
+      const at = rows.findIndex((row, i) => row !== other[i]);
+      if (other.length !== rows.length || at !== -1) {
+        differences[table] = {
+          rows: [other.length, rows.length],
+          killedThenRerun: other[at],
+          uninterrupted: rows[at],
+        };
       }
-      expect(differences).toEqual({});
-      // the import wrote what the dump holds
-      expect(afterOneRun.get("participants")).toHaveLength(PARTICIPANTS);
-      expect(afterOneRun.get("survey_responses")).toHaveLength(RESPONSES);
-      expect(afterOneRun.get("reports")).toHaveLength(REPORTS);
-      expect(afterOneRun.get("profiles")).toHaveLength(USERS * 2 + 1);
-    },
-    300_000,
-  );
+    }
+    expect(differences).toEqual({});
+    // the import wrote what the dump holds
+    expect(afterOneRun.get("participants")).toHaveLength(PARTICIPANTS);
+    expect(afterOneRun.get("survey_responses")).toHaveLength(RESPONSES);
+    expect(afterOneRun.get("reports")).toHaveLength(REPORTS);
+    expect(afterOneRun.get("profiles")).toHaveLength(USERS * 2 + 1);
+  }, 300_000);
 });
