@@ -2,6 +2,7 @@ import { and, eq, inArray, sql } from "drizzle-orm";
 import { rawClientOf, taskChunks, tasks, type Database } from "@studyflow/db";
 import type { FileStore } from "../files/file-store";
 import { createPostgresFileStore } from "../files/postgres-file-store";
+import { lockedTaskRow } from "./locked-task-row";
 import { taskKindOf } from "./task-kinds";
 
 /**
@@ -28,13 +29,7 @@ export async function finalizeIfComplete(
   // prepared statements (one round trip each once a connection has them): this is the serial end
   // of every task, after its last chunk
   return db.transaction(async (tx) => {
-    const [task] = await tx
-      .select()
-      .from(tasks)
-      .where(eq(tasks.id, sql.placeholder("taskId")))
-      .for("update")
-      .prepare("finalize_task_row")
-      .execute({ taskId });
+    const task = await lockedTaskRow(tx, taskId);
     if (!task || task.status !== "in_progress") return "ended";
     const chunks = await tx
       .select()

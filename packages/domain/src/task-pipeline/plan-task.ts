@@ -4,6 +4,7 @@ import type { ClockContext } from "../foundation/clock";
 import type { FileStore } from "../files/file-store";
 import { createPostgresFileStore } from "../files/postgres-file-store";
 import type { TaskRow } from "../tasks/task-row";
+import { lockedTaskRow } from "./locked-task-row";
 import { PARTICIPANT_WRITING_KINDS, taskKindOf } from "./task-kinds";
 
 export interface PlannedChunk {
@@ -59,13 +60,7 @@ export async function planTask(
   // tagged ones): one round trip each, where an unprepared one describes itself first. Planning is
   // serial work before any chunk starts, and on a busy machine each round trip waits its turn.
   return db.transaction(async (tx): Promise<PlanOutcome> => {
-    const [task] = await tx
-      .select()
-      .from(tasks)
-      .where(eq(tasks.id, sql.placeholder("taskId")))
-      .for("update")
-      .prepare("plan_task_row")
-      .execute({ taskId });
+    const task = await lockedTaskRow(tx, taskId);
     if (!task || !["queued", "in_progress"].includes(task.status)) return { status: "ended" };
     const kind = taskKindOf(task.kind);
     if (task.status === "queued" && kind.writesParticipants) {
