@@ -6,39 +6,12 @@
  * figures say which side a difference between two servers comes from. Elsewhere (no /proc, or the
  * database on another machine) the figures it cannot read are NaN.
  */
-import { readFileSync } from "node:fs";
 import type postgres from "postgres";
+import { machineTicks, processCpuMs } from "@studyflow/testkit";
 
 /** application_name of each server's pool (api-bench-server.ts): its backends are found by it. */
 export const STUDYFLOW_APPLICATION_NAME = "studyflow-bench";
 export const BARE_APPLICATION_NAME = "studyflow-bench-bare";
-
-/** Linux's USER_HZ: the unit of /proc's CPU times, 100 on every common kernel configuration. */
-const TICKS_PER_SECOND = 100;
-
-/** CPU milliseconds (user + system) a process has used, all its threads; NaN when unreadable. */
-function processCpuMs(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    // the fields after the command name, which is in parentheses and may hold spaces
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
-  } catch {
-    return NaN;
-  }
-}
-
-/** Busy and total jiffies of the whole machine. */
-function machineTicks(): { busy: number; total: number } {
-  try {
-    const cpu = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/).slice(1).map(Number);
-    const total = cpu.reduce((sum, value) => sum + value, 0);
-    // idle and iowait
-    return { busy: total - cpu[3]! - (cpu[4] ?? 0), total };
-  } catch {
-    return { busy: NaN, total: NaN };
-  }
-}
 
 export interface CpuSnapshot {
   serverMs: number;

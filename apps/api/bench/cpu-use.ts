@@ -7,21 +7,7 @@
 import { readFileSync, readdirSync } from "node:fs";
 import type { Redis } from "ioredis";
 import type { DbHandle } from "@studyflow/db";
-
-/** Linux's USER_HZ: the unit of /proc's CPU times, 100 on every common kernel configuration. */
-const TICKS_PER_SECOND = 100;
-
-/** CPU milliseconds (user + system) in a /proc stat line; NaN when unreadable. */
-function statCpuMs(path: string): number {
-  try {
-    const stat = readFileSync(path, "utf8");
-    // the fields after the command name, which is in parentheses and may hold spaces
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
-  } catch {
-    return NaN;
-  }
-}
+import { machineTicks, statCpuMs } from "@studyflow/testkit";
 
 /** This process's CPU by thread kind: the main thread, libuv's pool (`libuv-worker`), the rest. */
 function ownThreads(): { main: number; pool: number; other: number } {
@@ -40,16 +26,6 @@ function ownThreads(): { main: number; pool: number; other: number } {
     else totals.other += ms;
   }
   return totals;
-}
-
-function machineTicks(): { busy: number; total: number } {
-  try {
-    const cpu = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/).slice(1).map(Number);
-    const total = cpu.reduce((sum, value) => sum + value, 0);
-    return { busy: total - cpu[3]! - (cpu[4] ?? 0), total };
-  } catch {
-    return { busy: NaN, total: NaN };
-  }
 }
 
 async function redisCpuMs(redis: Redis): Promise<number> {

@@ -5,3 +5,4 @@ export { str, num, exp, call, onEvent } from "./rule-builders";
 export { STRONG_PASSWORD } from "./passwords";
 export { startTcpProxy, type TcpProxy } from "./tcp-proxy";
 export { freePort } from "./free-port";
+export { machineTicks, processCpuMs, statCpuMs } from "./proc-cpu";
