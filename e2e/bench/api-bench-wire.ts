@@ -16,7 +16,7 @@
  * Counting is per message, so a request's figure is the difference over a run divided by the
  * requests the run made.
  */
-import { connect, createServer, type Socket } from "node:net";
+import { startTcpProxy } from "@studyflow/testkit";
 
 export interface WireCounts {
   roundTrips: number;
@@ -111,47 +111,24 @@ function frontendReader(current: () => WireCounts) {
 /** Starts the proxy on a free port of 127.0.0.1, forwarding to `targetHost`:`targetPort`. */
 export async function startCountingProxy(targetHost: string, targetPort: number): Promise<CountingProxy> {
   let counts = emptyWireCounts();
-  const sockets = new Set<Socket>();
-  const server = createServer((client) => {
-    counts.connections += 1;
-    client.setNoDelay(true);
-    const upstream = connect(targetPort, targetHost);
-    upstream.setNoDelay(true);
-    let serverSpokeLast = true;
-    const reader = frontendReader(() => counts);
-    client.on("data", (chunk: Buffer) => {
-      if (serverSpokeLast) counts.roundTrips += 1;
-      serverSpokeLast = false;
-      reader(chunk);
-    });
-    upstream.on("data", () => {
-      serverSpokeLast = true;
-    });
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.on("close", () => sockets.delete(socket));
-      socket.on("error", () => undefined);
-    }
-    client.pipe(upstream).pipe(client);
-    client.on("close", () => upstream.destroy());
-    upstream.on("close", () => client.destroy());
+  const proxy = await startTcpProxy(targetHost, targetPort, {
+    noDelay: true,
+    watchClient: () => {
+      counts.connections += 1;
+      const reader = frontendReader(() => counts);
+      return (chunk, startsRoundTrip) => {
+        if (startsRoundTrip) counts.roundTrips += 1;
+        reader(chunk);
+      };
+    },
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => resolve());
-  });
-  const { port } = server.address() as { port: number };
   return {
-    port,
+    port: proxy.port,
     take: () => {
       const taken = counts;
       counts = emptyWireCounts();
       return taken;
     },
-    close: async () => {
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      for (const socket of sockets) socket.destroy();
-      await closed;
-    },
+    close: proxy.close,
   };
 }

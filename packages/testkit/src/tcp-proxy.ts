@@ -17,19 +17,40 @@ export interface TcpProxy {
   close: () => Promise<void>;
 }
 
+export interface TcpProxyOptions {
+  /** TCP_NODELAY on both sides of every connection, so the proxy adds no Nagle delay to a timing. */
+  noDelay?: boolean;
+  /**
+   * Called for each new connection; the function it returns sees every chunk that connection's
+   * client sends, and whether the chunk starts a round trip (see takeRoundTrips).
+   */
+  watchClient?: () => (chunk: Buffer, startsRoundTrip: boolean) => void;
+}
+
 /**
  * A TCP proxy in front of a service, so a test can take the service away from one process (its
  * connections reset, new ones refused) without touching the service every other test shares.
  */
-export async function startTcpProxy(targetHost: string, targetPort: number): Promise<TcpProxy> {
+export async function startTcpProxy(
+  targetHost: string,
+  targetPort: number,
+  options: TcpProxyOptions = {},
+): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
   let roundTrips = 0;
   const server = createServer((client) => {
+    const watch = options.watchClient?.();
     const upstream = connect(targetPort, targetHost);
+    if (options.noDelay) {
+      client.setNoDelay(true);
+      upstream.setNoDelay(true);
+    }
     let serviceSpokeLast = true;
-    client.on("data", () => {
-      if (serviceSpokeLast) roundTrips += 1;
+    client.on("data", (chunk: Buffer) => {
+      const startsRoundTrip = serviceSpokeLast;
+      if (startsRoundTrip) roundTrips += 1;
       serviceSpokeLast = false;
+      watch?.(chunk, startsRoundTrip);
     });
     upstream.on("data", () => {
       serviceSpokeLast = true;
