@@ -32,10 +32,16 @@ describe("database sockets", () => {
       const admin = createDb(database.url, { max: 1 });
       await admin.sql`select pg_terminate_backend(${pid})`;
       await admin.close();
-      // the next query may fail with the ended connection; the one after runs on a new one
-      await handle.sql`select 1`.catch(() => undefined);
-      const [next] = await handle.sql<{ pid: number }[]>`select pg_backend_pid() as pid`;
-      expect(next!.pid).not.toBe(pid);
+      // queries fail with the ended connection until the client has seen it close (its own time,
+      // one query or more); then one runs on a new connection
+      let next: number | undefined;
+      for (let attempt = 0; attempt < 100 && next === undefined; attempt++) {
+        const rows = await handle.sql<{ pid: number }[]>`select pg_backend_pid() as pid`.catch(() => undefined);
+        if (rows) next = rows[0]!.pid;
+        else await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      expect(next).toBeDefined();
+      expect(next).not.toBe(pid);
     } finally {
       await handle.close();
     }
