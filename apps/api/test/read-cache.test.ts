@@ -1,8 +1,9 @@
 import { and, eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDb, permissions, type DbHandle } from "@studyflow/db";
-import { createApiKey, revokeApiKey, revokeSubjectTokens } from "@studyflow/domain/access";
+import { createApiKey, currentTokenVersion, revokeApiKey, revokeSubjectTokens } from "@studyflow/domain/access";
 import { ReadCache, listenForCacheChanges, type CacheListener } from "@studyflow/domain/cache";
+import { revokeUserSessions } from "@studyflow/domain/participant-sessions";
 import { systemClock } from "@studyflow/domain/foundation";
 import { grantPermission, setStudyRules } from "@studyflow/domain/study-setup";
 import { createApp } from "../src/app";
@@ -150,6 +151,39 @@ describe("read cache: changes reach every replica", () => {
     expect(replica.cache.size("user")).toBe(kept);
     await t.database.db.execute(sql`update users set token_version = token_version + 1 where id = ${user.user.id}`);
     expect(await msUntil(async () => (await getUser()).status === 401)).toBeLessThan(1_000);
+  });
+
+  it("a change a transaction forgets is forgotten when it commits, not only when its announcement arrives", async () => {
+    // a cache that hears no announcements: only what the process forgets itself reaches it
+    const deaf = new ReadCache({ clock: systemClock });
+    deaf.listeningStarted();
+    const db = createDb(t.database.url, { max: 2 });
+    const app = createApp({ ...t.deps, database: db, readCache: deaf });
+    try {
+      const user = await participantUser(t);
+      const version = () => currentTokenVersion(db.db, user.user.id);
+      const getUser = () => app.request("/v1/user", { headers: { Authorization: `Bearer ${user.token}` } });
+      expect((await getUser()).status).toBe(200);
+      const before = await version();
+      expect(deaf.size("user")).toBe(1);
+      // the revocation runs in a savepoint of an outer transaction, as the account's deletion does
+      await db.db.transaction((tx) =>
+        tx.transaction((savepoint) => revokeUserSessions(savepoint, user.user.id, "operator", { now: new Date() })),
+      );
+      expect(deaf.size("user")).toBe(0);
+      expect(await version()).toBe(before! + 1);
+      expect((await getUser()).status).toBe(401);
+      // a rolled-back change is forgotten too; the database's value is read again
+      await expect(
+        db.db.transaction(async (tx) => {
+          await revokeUserSessions(tx, user.user.id, "operator", { now: new Date() });
+          throw new Error("rolled back");
+        }),
+      ).rejects.toThrow("rolled back");
+      expect(await version()).toBe(before! + 1);
+    } finally {
+      await db.close();
+    }
   });
 
   it("a study set inactive refuses events on the replica at once: its status is read under the event's lock", async () => {

@@ -202,15 +202,56 @@ export function listenForCacheChanges(
  */
 const cacheOfDatabase = new WeakMap<object, ReadCache>();
 
+/**
+ * What a transaction of a cached handle changed: forgotten once it has ended (committed or rolled
+ * back), since a request reading the entry while it runs would load and keep the old row.
+ */
+const changesOfTransaction = new WeakMap<object, [CacheTopic, string][]>();
+
+type TransactionRunner = (run: (tx: object) => Promise<unknown>, config?: unknown) => Promise<unknown>;
+
+/**
+ * Runs a handle's transactions (and their savepoints) so that what they forget through
+ * forgetCached is forgotten again after they end. Without it a change announced by NOTIFY at
+ * commit would reach this process's cache a moment after the commit, and the caller's next
+ * request could still be served the old row (a revoked token accepted once more).
+ */
+function forgetAfterTransactions(
+  handle: { transaction: TransactionRunner },
+  cache: ReadCache,
+  changes?: [CacheTopic, string][],
+) {
+  const begin = handle.transaction.bind(handle);
+  handle.transaction = async (run, config) => {
+    const own = changes ?? [];
+    try {
+      return await begin(async (tx) => {
+        changesOfTransaction.set(tx, own);
+        forgetAfterTransactions(tx as { transaction: TransactionRunner }, cache, own);
+        return run(tx);
+      }, config);
+    } finally {
+      if (!changes) for (const [topic, key] of own) cache.invalidate(topic, key);
+    }
+  };
+}
+
 export function attachReadCache(db: Executor, cache: ReadCache): void {
+  if (cacheOfDatabase.get(db) === cache) return;
   cacheOfDatabase.set(db, cache);
+  forgetAfterTransactions(db as unknown as { transaction: TransactionRunner }, cache);
 }
 
 export function readCacheOf(db: Executor): ReadCache | undefined {
   return cacheOfDatabase.get(db);
 }
 
-/** After a change this process committed: forget it here at once, before its announcement arrives. */
+/**
+ * After a change: forget it here at once, before its announcement arrives. Inside a transaction
+ * of a cached handle it is forgotten again when the transaction ends.
+ */
 export function forgetCached(db: Executor, topic: CacheTopic, key: string): void {
-  cacheOfDatabase.get(db)?.invalidate(topic, key);
+  const cache = cacheOfDatabase.get(db);
+  if (cache) cache.invalidate(topic, key);
+  else changesOfTransaction.get(db)?.push([topic, key]);
 }
