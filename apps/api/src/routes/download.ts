@@ -1,4 +1,4 @@
-import { Readable, pipeline } from "node:stream";
+import { type Readable, pipeline } from "node:stream";
 import { createGunzip } from "node:zlib";
 import type { Context } from "hono";
 import type { AppEnv } from "../app-env";
@@ -51,8 +51,34 @@ function acceptsGzip(c: Context<AppEnv>): boolean {
 }
 
 /**
- * Streams a file as an attachment. The Node stream becomes a web stream that pulls one chunk at a
- * time as the socket drains (backpressure), so a download of any size holds only a chunk or two.
+ * The Node stream's chunks as a web stream that asks for the next one only when the response takes
+ * it (backpressure): a download of any size holds a chunk or two. `Readable.toWeb` does the same
+ * with a queue of its own between the two streams, which cost the server about 1.5 times this
+ * stream's CPU per byte sent (411 MB in parts of 3.3 MB, fetched by curl: 0.45-0.54 against
+ * 0.29-0.35 CPU s, load 8). A client that goes away cancels the web stream; its `return()` ends the
+ * iteration and destroys the Node stream, and with it the store's read: no query is left running
+ * for nobody.
+ */
+function pullStream(body: Readable): ReadableStream<Uint8Array> {
+  const chunks = body[Symbol.asyncIterator]() as AsyncIterator<Uint8Array, undefined>;
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        const { done, value } = await chunks.next();
+        if (done) controller.close();
+        else controller.enqueue(value);
+      },
+      async cancel() {
+        await chunks.return?.();
+      },
+    },
+    // nothing read ahead of the response: the store already reads its next part ahead
+    { highWaterMark: 0 },
+  );
+}
+
+/**
+ * Streams a file as an attachment, a chunk at a time as the socket drains (pullStream).
  *
  * A gzip file goes out as stored with `Content-Encoding: gzip` (and its stored size as
  * Content-Length) to clients that accept gzip — browsers, fetch and case-admin's proxy do and
@@ -81,8 +107,5 @@ export function sendFile(c: Context<AppEnv>, file: DownloadFile): Response {
   } else if (knownSize(file.size)) {
     headers["Content-Length"] = String(file.size);
   }
-  // A client that goes away cancels the web stream, which destroys the Node stream (and with it
-  // the store's read): no query is left running for nobody.
-  const stream = Readable.toWeb(body) as ReadableStream<Uint8Array>;
-  return c.body(stream, 200, headers);
+  return c.body(pullStream(body), 200, headers);
 }
