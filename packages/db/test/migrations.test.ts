@@ -50,6 +50,7 @@ describe("migrations", () => {
       "participant_files",
       "participant_flag_buckets",
       "participant_flag_values",
+      "participant_id_buckets",
       "participant_message_schedule",
       "participant_sessions",
       "participants",
@@ -133,6 +134,58 @@ describe("participant counts", () => {
       expect(await counts()).toEqual({ active: 18, exited: 2, temporary: 10 });
       await sql`delete from participants where study_status = 'temporary'`;
       expect(await counts()).toEqual({ active: 18, exited: 2 });
+    } finally {
+      await sql.end();
+    }
+  });
+});
+
+describe("0029_explorer_submission_and_id_counts", () => {
+  it("backfills submission counts and id-prefix counts that equal a recount, kept so after more writes", async () => {
+    const database = await createEmptyDatabase();
+    cleanups.push(database.drop);
+    await migrateUpTo(database.url, "0029_explorer_submission_and_id_counts");
+    const sql = postgres(database.url, { max: 1, onnotice: () => undefined });
+    try {
+      await sql`insert into studies (key, secret) values ('s', 'secret-secret-secret'), ('t', 'secret-secret-secret')`;
+      await sql`insert into participants (study_key, participant_id, study_status, entered_at, modified_at)
+        select case when i % 4 = 0 then 't' else 's' end, substr(md5(i::text), 1, 1 + i % 9), 'active', 0, 0
+        from generate_series(1, 300) i on conflict do nothing`;
+      await sql`insert into survey_responses (study_key, participant_id, key, arrived_at, submitted_at)
+        select 's', 'p', case when i % 3 = 0 then 'intake' else 'weekly' end, i * 1000, i * 1000 - (i % 5) * 3000
+        from generate_series(1, 200) i`;
+      await runMigrations(database.url);
+      const differences = () => sql`
+        with kept as (
+          select 'id' as kind, study_key, prefix_length::int as width, prefix::text as bucket, count
+          from participant_id_buckets where count <> 0
+          union all
+          select 'submitted', study_key || '/' || survey_key, width, bucket::text, sum(submitted)
+          from response_arrival_buckets group by 1, 2, 3, 4 having sum(submitted) <> 0
+          union all
+          select 'arrived', study_key || '/' || survey_key, width, bucket::text, sum(count)
+          from response_arrival_buckets group by 1, 2, 3, 4 having sum(count) <> 0),
+        counted as (
+          select 'id' as kind, study_key, l.len as width, left(participant_id, l.len) as bucket, count(*) as count
+          from participants cross join (values (3), (4)) l(len) group by 1, 2, 3, 4
+          union all
+          select 'submitted', study_key || '/' || key, w.width, explorer_bucket(submitted_at, w.width)::text, count(*)
+          from survey_responses cross join (values (3600), (86400)) w(width) group by 1, 2, 3, 4
+          union all
+          select 'arrived', study_key || '/' || key, w.width, explorer_bucket(arrived_at, w.width)::text, count(*)
+          from survey_responses cross join (values (3600), (86400)) w(width) group by 1, 2, 3, 4)
+        (select * from kept except select * from counted) union all (select * from counted except select * from kept)`;
+      expect(await differences()).toEqual([]);
+      const [kept] = await sql<{ ids: number; submitted: number }[]>`
+        select (select count(*)::int from participant_id_buckets where count <> 0) as ids,
+               (select count(*)::int from response_arrival_buckets where submitted <> 0) as submitted`;
+      expect(kept!.ids).toBeGreaterThan(50);
+      expect(kept!.submitted).toBeGreaterThan(50);
+      await sql`delete from participants where participant_id like 'a%'`;
+      await sql`update participants set participant_id = participant_id || 'x' where participant_id like 'b%'`;
+      await sql`update survey_responses set submitted_at = submitted_at + 5000 where arrived_at % 3000 = 0`;
+      await sql`delete from survey_responses where arrived_at % 7000 = 0`;
+      expect(await differences()).toEqual([]);
     } finally {
       await sql.end();
     }

@@ -4,7 +4,8 @@
 // negative times, many rows sharing a time), sorts both ways, page sizes and pages, and every page
 // is compared with the slice of the whole result sorted here; then again after deletes, status and
 // time changes, bulk and single flag changes. The counts themselves must equal a recount after
-// concurrent writers inserted, changed flags, deleted and rolled back.
+// concurrent writers inserted, changed flags and ids, deleted and rolled back. Participants in id
+// order (placed from kept id prefixes) are compared with code-point order for ids of any length.
 import { randomUUID } from "node:crypto";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -12,6 +13,7 @@ import { createDb, type DbHandle } from "@studyflow/db";
 import { listExplorerParticipants, listExplorerResponses } from "@studyflow/domain/data-explorer";
 import { createStudy } from "@studyflow/domain/study-setup";
 import { createTestDatabase, type TestDatabase } from "@studyflow/testkit";
+import { idPage } from "../src/data-explorer/id-buckets";
 import { keptShape } from "../src/data-explorer/time-buckets";
 
 const STUDY = "kept";
@@ -303,6 +305,11 @@ describe("pages from kept counts equal skip-and-limit pages", () => {
         r.survey = SURVEYS[1 - SURVEYS.indexOf(r.survey as (typeof SURVEYS)[number])]!;
         await t.sql`update survey_responses set arrived_at = ${r.arrivedAt}, key = ${r.survey} where id = ${r.id}`;
       }
+      if (i % 4 === 1) {
+        // submission times moved alone (the default order's counts), some across a day
+        r.submittedAt += i % 8 === 1 ? 86_400 + 7 : -3_601;
+        await t.sql`update survey_responses set submitted_at = ${r.submittedAt} where id = ${r.id}`;
+      }
     }
     await checkParticipants(80);
     await checkResponses(80);
@@ -388,13 +395,16 @@ describe("kept counts under concurrent writers", () => {
                 const id = `w${worker}-${round}`;
                 await tx`insert into participants (study_key, participant_id, study_status, entered_at, modified_at)
                   values (${study}, ${id}, ${STATUSES[round % 3]!}, ${at}, 0), (${study}, ${`${id}b`}, 'active', ${at + 90_000}, 0)`;
-                await tx`insert into survey_responses (study_key, participant_id, key, arrived_at)
-                  select ${study}, ${id}, ${SURVEYS[round % 2]!}, ${at} + g from generate_series(0, ${round % 4}) g`;
+                await tx`insert into survey_responses (study_key, participant_id, key, arrived_at, submitted_at)
+                  select ${study}, ${id}, ${SURVEYS[round % 2]!}, ${at} + g, ${at} - g * 3000 from generate_series(0, ${round % 4}) g`;
                 if (round % 3 === 1) {
                   await tx`update participants set study_status = 'exited', entered_at = entered_at + 3600
                     where study_key = ${study} and participant_id = ${`w${worker}-${round - 1}`}`;
-                  await tx`update survey_responses set arrived_at = arrived_at - 86400
+                  await tx`update survey_responses set arrived_at = arrived_at - 86400, submitted_at = submitted_at + 4000
                     where study_key = ${study} and participant_id = ${`w${worker}-${round - 1}`}`;
+                  // an id changed (its prefixes' counts move)
+                  await tx`update participants set participant_id = ${`x${worker}-${round - 1}b`}
+                    where study_key = ${study} and participant_id = ${`w${worker}-${round - 1}b`}`;
                 }
                 if (round % 2 === 0) {
                   // one participant's flag, then a bulk change of the worker's own participants
@@ -445,6 +455,23 @@ describe("kept counts under concurrent writers", () => {
         from survey_responses cross join (values (3600), (86400)) w(width) where study_key = ${study} group by 1, 2, 3)
       (select * from kept except select * from counted) union all (select * from counted except select * from kept)`;
     expect(responseDiff).toEqual([]);
+    const submissionDiff = await t.sql`
+      with kept as (
+        select survey_key, width, bucket, sum(submitted) as count from response_arrival_buckets
+        where study_key = ${study} group by 1, 2, 3 having sum(submitted) <> 0),
+      counted as (
+        select key as survey_key, w.width, explorer_bucket(submitted_at, w.width) as bucket, count(*) as count
+        from survey_responses cross join (values (3600), (86400)) w(width) where study_key = ${study} group by 1, 2, 3)
+      (select * from kept except select * from counted) union all (select * from counted except select * from kept)`;
+    expect(submissionDiff).toEqual([]);
+    const idDiff = await t.sql`
+      with kept as (
+        select prefix_length, prefix::text, count from participant_id_buckets where study_key = ${study} and count <> 0),
+      counted as (
+        select l.len as prefix_length, left(participant_id, l.len) as prefix, count(*) as count
+        from participants cross join (values (3::smallint), (4::smallint)) l(len) where study_key = ${study} group by 1, 2)
+      (select * from kept except select * from counted) union all (select * from counted except select * from kept)`;
+    expect(idDiff).toEqual([]);
     // and something was written: the check above is not comparing two empty sets
     const [written] = await t.sql<{ participants: number; responses: number }[]>`
       select (select count(*)::int from participants where study_key = ${study}) as participants,
@@ -513,5 +540,106 @@ describe("flag keys with many values", () => {
     }
     expect(current.some((row) => row.flags.code === "c61")).toBe(true);
     expect(current.some((row) => row.flags.code === "c60")).toBe(false);
+  });
+});
+
+describe("participants in id order (the API's default) placed from kept id prefixes", () => {
+  /** Code-point order, as a byte-order collation sorts (every id below is in the BMP). */
+  const byId = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+  it("equal skip-and-limit pages for ids of any length and character, after inserts, deletes and id changes", async () => {
+    const study = "kept-ids";
+    await createStudy(t.db, { key: study });
+    const hex = (i: number) => ((i * 2_654_435_761) >>> 0).toString(16).padStart(8, "0");
+    let ids = [
+      ...[
+        "a",
+        "ab",
+        "abc",
+        "abcd",
+        "abcde",
+        "abd",
+        "ab-c",
+        "ab c",
+        "AB",
+        "Ab",
+        "aB",
+        "0",
+        "00",
+        "000",
+        "0000",
+        "00000",
+      ],
+      ...["é", "éa", "ée", "ü1", "zz", "z", "~", "a~", "ab~"],
+      ...Array.from({ length: 60 }, (_, i) => hex(i + 1)),
+      ...Array.from({ length: 40 }, (_, i) => `p${String(i * 37).padStart(7, "0")}`),
+    ];
+    const insert = (list: string[]) =>
+      t.sql`insert into participants ${t.sql(
+        list.map((id, i) => ({
+          study_key: study,
+          participant_id: id,
+          study_status: STATUSES[i % 4]!,
+          entered_at: BASE + i,
+          modified_at: 0,
+        })),
+      )}`;
+    await insert(ids);
+    const check = async (runs: number) => {
+      const sorted = [...ids].sort(byId);
+      await fc.assert(
+        fc.asyncProperty(
+          fc.integer({ min: 1, max: 12 }),
+          fc.array(fc.integer({ min: 1, max: 130 }), { minLength: 1, maxLength: 4 }),
+          async (limit, pages) => {
+            for (const page of pages) {
+              const result = await listExplorerParticipants(t.db, study, { page, limit });
+              const expected = expectedPages(sorted, limit, page);
+              expect(result.totalCount).toBe(sorted.length);
+              expect(result.page).toBe(expected.served);
+              expect(result.rows.map((row) => row.participantId)).toEqual(expected.ids);
+            }
+          },
+        ),
+        { numRuns: runs },
+      );
+      const recount = await t.sql`
+        with kept as (
+          select prefix_length, prefix::text, count from participant_id_buckets where study_key = ${study} and count <> 0),
+        counted as (
+          select l.len as prefix_length, left(participant_id, l.len) as prefix, count(*) as count
+          from participants cross join (values (3::smallint), (4::smallint)) l(len) where study_key = ${study} group by 1, 2)
+        (select * from kept except select * from counted) union all (select * from counted except select * from kept)`;
+      expect(recount).toEqual([]);
+    };
+    await check(60);
+    const gone = ids.filter((_, i) => i % 6 === 2);
+    await t.sql`delete from participants where study_key = ${study} and participant_id in ${t.sql(gone)}`;
+    ids = ids.filter((id) => !gone.includes(id));
+    const renamed = ids.filter((_, i) => i % 9 === 4);
+    for (const id of renamed) {
+      await t.sql`update participants set participant_id = ${`${id}-r`} where study_key = ${study} and participant_id = ${id}`;
+    }
+    ids = ids.map((id) => (renamed.includes(id) ? `${id}-r` : id));
+    const more = Array.from({ length: 30 }, (_, i) => `abc${hex(i + 100)}`);
+    await insert(more);
+    ids.push(...more);
+    await t.sql`update participants set study_status = 'exited', modified_at = 1 where study_key = ${study}`;
+    await check(60);
+  });
+
+  it("are placed from the prefixes whenever the ids' collation sorts by bytes, else skipped to as before", async () => {
+    const [database] = await t.sql<{ collation: string; provider: string }[]>`
+      select datcollate as collation, datlocprovider as provider from pg_database where datname = current_database()`;
+    const byteOrder = database!.provider === "c" && ["C", "POSIX", "C.UTF-8", "C.utf8"].includes(database!.collation);
+    const placed = await idPage(t.db, "kept-ids", 20, 5);
+    if (!byteOrder) {
+      expect(placed).toBeNull();
+      return;
+    }
+    const rows = await t.sql<{ id: string }[]>`
+      select participant_id as id from participants where study_key = 'kept-ids' order by participant_id offset 20 limit 5`;
+    expect(placed?.keys).toEqual(rows.map((row) => row.id));
+    expect(placed?.keys).toHaveLength(5);
   });
 });

@@ -22,10 +22,11 @@ export const participantEntryBuckets = pgTable(
 );
 
 /**
- * How many responses to each survey of a study arrived in each hour and each day, kept exact by
- * triggers on survey_responses (migration 0026). A submission adds to the row of its connection's
- * slot (the backend's pid modulo 32), so concurrent submissions to one survey seldom wait on each
- * other's counter row; readers sum the slots.
+ * How many responses to each survey of a study arrived, and how many were submitted, in each hour
+ * and each day, kept exact by triggers on survey_responses (migrations 0026 and 0029). A
+ * submission adds to the row of its connection's slot (the backend's pid modulo 32), so concurrent
+ * submissions to one survey seldom wait on each other's counter row; readers sum the slots. A
+ * response submitted in the hour it arrives (every online submission) adds to one row for both.
  */
 export const responseArrivalBuckets = pgTable(
   "response_arrival_buckets",
@@ -37,7 +38,10 @@ export const responseArrivalBuckets = pgTable(
     /** floor(arrived_at / width). */
     bucket: bigint("bucket", { mode: "number" }).notNull(),
     slot: smallint("slot").notNull(),
+    /** Responses that arrived in the bucket. */
     count: bigint("count", { mode: "number" }).notNull().default(0),
+    /** Responses submitted in the bucket (by submitted_at, the bucket taken of that). */
+    submitted: bigint("submitted", { mode: "number" }).notNull().default(0),
   },
   (t) => [primaryKey({ columns: [t.studyKey, t.surveyKey, t.width, t.bucket, t.slot] })],
 );
@@ -95,4 +99,24 @@ export const explorerUnkeptFlagKeys = pgTable(
     flagKey: text("flag_key").notNull(),
   },
   (t) => [primaryKey({ columns: [t.studyKey, t.flagKey] })],
+);
+
+/**
+ * How many of a study's participants have ids starting with each prefix of 3 and of 4 characters,
+ * kept exact by triggers on participants (migration 0029) on inserts, deletes and id changes (never
+ * on a submit or a flag write). Under a byte-order collation a prefix's ids are neighbours in
+ * participant-id order, so the data explorer places a deep page of participants in that order (the
+ * API's default) by summing prefixes instead of skipping every id before the page.
+ */
+export const participantIdBuckets = pgTable(
+  "participant_id_buckets",
+  {
+    studyKey: text("study_key").notNull(),
+    /** 3 or 4: the prefix's length in characters (an id shorter than that is its own prefix). */
+    prefixLength: smallint("prefix_length").notNull(),
+    /** left(participant_id, prefix_length), in byte order (collation "C"). */
+    prefix: text("prefix").notNull(),
+    count: bigint("count", { mode: "number" }).notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.studyKey, t.prefixLength, t.prefix] })],
 );

@@ -6,6 +6,7 @@ import { translateCaseFilter } from "../case-filter/translate-filter";
 import { translateCaseSort } from "../case-filter/translate-sort";
 import type { ExplorerPageCache } from "./page-cache";
 import { countCaseRows, orderColumns, readCasePageKeys, type OrderColumn } from "./paged-read";
+import { idOrderServes, idPage } from "./id-buckets";
 import { keptCounts, keptOrderServes, keptPage, keptShape } from "./time-buckets";
 
 /** A page request as case-admin makes it: Mongo-style filter and sort, CASE's page and limit. */
@@ -44,7 +45,8 @@ async function inOneSnapshot<T>(db: Executor, read: (executor: Executor) => Prom
  * One page of a study's rows: counted, placed and read as case-backend pages (count, then the
  * page at (page-1)*limit; page 1 whenever the total is below one page). Queries kept counts
  * answer (see time-buckets.ts) take their total, and in their time order their page's place, from
- * those; the others count (remembered by the page cache) and seek from a remembered boundary.
+ * those, as every participant in id order does from its kept id prefixes (id-buckets.ts); the
+ * others count (remembered by the page cache) and seek from a remembered boundary.
  */
 export async function readExplorerPage<R>(
   db: Executor,
@@ -63,7 +65,7 @@ export async function readExplorerPage<R>(
   const order = query.order ?? orderColumns(target, translateCaseSort(target, query.sort));
   // and the filter too, whichever way it is then answered
   translateCaseFilter(target, query.filter);
-  const kept = keptShape(target, query.filter);
+  const kept = keptShape(target, query.filter, order);
   const request = { target, studyKey, filter: query.filter, order, ...(cache ? { cache } : {}) };
   return inOneSnapshot(db, async (executor) => {
     const counts = kept ? await keptCounts(executor, studyKey, kept) : null;
@@ -79,13 +81,16 @@ export async function readExplorerPage<R>(
     // unfiltered walk visits no row it does not need).
     const sorted =
       target === "participants" && !isEmptyFilter(query.filter) && (offset + query.limit) * 10 > totalCount;
-    const { keys, within } =
+    const placed =
       kept && counts && keptOrderServes(kept, order)
         ? await keptPage(executor, studyKey, kept, counts, order, offset, query.limit)
-        : {
-            keys: await readCasePageKeys(executor, { ...request, offset, limit: query.limit, sorted }),
-            within: undefined,
-          };
+        : kept && counts && idOrderServes(kept, order)
+          ? await idPage(executor, studyKey, offset, query.limit)
+          : null;
+    const { keys, within } = placed ?? {
+      keys: await readCasePageKeys(executor, { ...request, offset, limit: query.limit, sorted }),
+      within: undefined,
+    };
     return {
       rows: keys.length === 0 ? [] : await loadRows(keys, executor, within),
       totalCount,

@@ -7,15 +7,17 @@ import type { OrderColumn } from "./paged-read";
  * Totals and deep pages of the explorer's commonest queries from kept counts instead of counting
  * and skipping rows: a study's participants per status and ten minutes of entry
  * (participant_entry_buckets), its participants per flag value and ten minutes of entry
- * (participant_flag_buckets) and a survey's responses per hour of arrival
- * (response_arrival_buckets), all per day too, kept exact by triggers in the writing transaction
- * (migrations 0026 and 0028). Below, a "slice" is the short bucket: ten minutes or an hour.
+ * (participant_flag_buckets) and a survey's responses per hour of arrival and per hour of
+ * submission (response_arrival_buckets), all per day too, kept exact by triggers in the writing
+ * transaction (migrations 0026, 0028 and 0029). Below, a "slice" is the short bucket: ten minutes
+ * or an hour.
  *
  * The queries served are those case-admin sends: participants by status (`studyStatus` equal to,
  * in, not equal to or not in), entry time bounds (`enteredAt` $gt/$gte/$lt/$lte/$eq), both or
  * neither; participants with one flag equal to a string (`flags.X`), with or without entry time
  * bounds, while the flag's key is kept (at most 64 values, see explorer_unkept_flag_keys); one
- * survey's responses with `arrivedAt` bounds or none. Their total is the sum of the
+ * survey's responses with `arrivedAt` bounds or none (without bounds, in submission order too:
+ * the API's default). Their total is the sum of the
  * day rows inside the bounds, plus the slices inside the days the bounds cut, plus an index count
  * of at most two slices the bounds cut. A page in entry (arrival) order starts in the slice found
  * by summing days, then slices, up to the page's offset; only the rest of that slice is skipped on
@@ -47,7 +49,16 @@ interface FlagEquals {
 
 export type KeptShape =
   | { target: "participants"; statuses: StatusSet; flag: FlagEquals | null; bounds: Bounds }
-  | { target: "responses"; surveyKey: string; bounds: Bounds };
+  | {
+      target: "responses";
+      surveyKey: string;
+      bounds: Bounds;
+      /**
+       * The time the counts are read by: arrival, or submission for a survey's responses in
+       * submission order (the API's default) without bounds (submission counts place its pages).
+       */
+      by: "arrival" | "submission";
+    };
 
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
@@ -134,8 +145,9 @@ function narrowStatuses(statuses: StatusSet, condition: unknown): boolean {
 /**
  * The query as kept counts answer it, or null. The filter must have passed translateCaseFilter
  * (so its values have their field's type); anything but the conditions named above is null.
+ * `order`, when given, picks the time a survey's unbounded responses are counted by.
  */
-export function keptShape(target: CaseFilterTarget, filter: unknown): KeptShape | null {
+export function keptShape(target: CaseFilterTarget, filter: unknown, order?: readonly OrderColumn[]): KeptShape | null {
   const conditions = conjuncts(filter);
   if (!conditions) return null;
   const bounds: Bounds = { lo: null, hi: null };
@@ -177,13 +189,20 @@ export function keptShape(target: CaseFilterTarget, filter: unknown): KeptShape 
         return null;
       }
     }
-    return surveyKey === null ? null : { target, surveyKey, bounds };
+    if (surveyKey === null) return null;
+    const bySubmission = bounds.lo === null && bounds.hi === null && order?.[0]?.column === "submitted_at";
+    return { target, surveyKey, bounds, by: bySubmission ? "submission" : "arrival" };
   }
   return null;
 }
 
 /** The time column the shape's counts are kept on. */
-const timeColumn = (shape: KeptShape) => (shape.target === "participants" ? "entered_at" : "arrived_at");
+const timeColumn = (shape: KeptShape) =>
+  shape.target === "participants" ? "entered_at" : shape.by === "submission" ? "submitted_at" : "arrived_at";
+
+/** The bucket table's column of the shape's counts. */
+const countColumn = (shape: KeptShape) =>
+  sql.raw(shape.target === "responses" && shape.by === "submission" ? "submitted" : "count");
 
 /**
  * Whether kept counts place pages of `order`: the kept time then the table's unique column, both
@@ -304,10 +323,11 @@ function bucketSums(studyKey: string, shape: KeptShape, width: number, ranges: [
     }),
     sql` or `,
   );
-  return sql`select ${width}::int as width, bucket::text as bucket, sum(count)::text as n
+  const n = countColumn(shape);
+  return sql`select ${width}::int as width, bucket::text as bucket, sum(${n})::text as n
     from ${bucketTable(shape)}
     where ${partOf(studyKey, shape, "buckets")} and width = ${width}::int and (${within})
-    group by bucket having sum(count) <> 0`;
+    group by bucket having sum(${n}) <> 0`;
 }
 
 /** The slices of `day`, as bucket ranges of the slice width. */
