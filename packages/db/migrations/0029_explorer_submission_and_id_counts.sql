@@ -73,39 +73,38 @@ END $$;
 -- status counts (these triggers' names sort after participants_count_*, and PostgreSQL fires a
 -- table's triggers in name order), so concurrent writers lock counter rows in one order. Only
 -- inserts, deletes and id changes write here: a submit or a flag write touches no such row.
-CREATE FUNCTION participant_id_counts_apply(study text, ids text[], delta bigint) RETURNS void LANGUAGE sql AS $$
-  INSERT INTO participant_id_buckets AS b (study_key, prefix_length, prefix, count)
-  SELECT study, l.len, left(i.id, l.len) COLLATE "C", count(*) * delta
-  FROM unnest(ids) AS i(id) CROSS JOIN (VALUES (3::smallint), (4::smallint)) AS l(len)
-  GROUP BY 2, 3
-  ORDER BY 2, 3
-  ON CONFLICT (study_key, prefix_length, prefix) DO UPDATE SET count = b.count + excluded.count;
-$$;
---> statement-breakpoint
 CREATE FUNCTION participant_id_counts_after_insert() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-  part record;
 BEGIN
-  FOR part IN SELECT n.study_key, array_agg(n.participant_id) AS ids FROM new_rows n GROUP BY 1 ORDER BY 1 LOOP
-    PERFORM participant_id_counts_apply(part.study_key, part.ids, 1);
-  END LOOP;
+  INSERT INTO participant_id_buckets AS b (study_key, prefix_length, prefix, count)
+  SELECT n.study_key, l.len, left(n.participant_id, l.len), count(*)
+  FROM new_rows n CROSS JOIN (VALUES (3::smallint), (4::smallint)) AS l(len)
+  GROUP BY 1, 2, 3
+  ORDER BY 1, 2, 3
+  ON CONFLICT (study_key, prefix_length, prefix) DO UPDATE SET count = b.count + excluded.count;
   RETURN NULL;
 END $$;
 --> statement-breakpoint
 CREATE FUNCTION participant_id_counts_after_delete() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-  part record;
 BEGIN
-  FOR part IN SELECT o.study_key, array_agg(o.participant_id) AS ids FROM old_rows o GROUP BY 1 ORDER BY 1 LOOP
-    PERFORM participant_id_counts_apply(part.study_key, part.ids, -1);
-  END LOOP;
+  INSERT INTO participant_id_buckets AS b (study_key, prefix_length, prefix, count)
+  SELECT o.study_key, l.len, left(o.participant_id, l.len), -count(*)
+  FROM old_rows o CROSS JOIN (VALUES (3::smallint), (4::smallint)) AS l(len)
+  GROUP BY 1, 2, 3
+  ORDER BY 1, 2, 3
+  ON CONFLICT (study_key, prefix_length, prefix) DO UPDATE SET count = b.count + excluded.count;
   RETURN NULL;
 END $$;
 --> statement-breakpoint
 CREATE FUNCTION participant_id_counts_after_id_change() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  PERFORM participant_id_counts_apply(OLD.study_key, ARRAY[OLD.participant_id], -1);
-  PERFORM participant_id_counts_apply(NEW.study_key, ARRAY[NEW.participant_id], 1);
+  INSERT INTO participant_id_buckets AS b (study_key, prefix_length, prefix, count)
+  SELECT d.study_key, l.len, left(d.participant_id, l.len), sum(d.delta)
+  FROM (VALUES (OLD.study_key, OLD.participant_id, -1), (NEW.study_key, NEW.participant_id, 1))
+    AS d(study_key, participant_id, delta)
+  CROSS JOIN (VALUES (3::smallint), (4::smallint)) AS l(len)
+  GROUP BY 1, 2, 3 HAVING sum(d.delta) <> 0
+  ORDER BY 1, 2, 3
+  ON CONFLICT (study_key, prefix_length, prefix) DO UPDATE SET count = b.count + excluded.count;
   RETURN NULL;
 END $$;
 --> statement-breakpoint
