@@ -96,6 +96,7 @@ describe("participant mails from the instance's global e-mail templates", () => 
     messageType: string,
     defaultLanguage: string,
     translations: { lang: string; subject: string; body: string }[],
+    headerOverrides: { from?: string; replyTo?: string[] } | null = null,
   ) {
     const answer = await call(
       "POST",
@@ -104,7 +105,7 @@ describe("participant mails from the instance's global e-mail templates", () => 
         ...(ids[messageType] ? { id: ids[messageType] } : {}),
         messageType,
         defaultLanguage,
-        headerOverrides: null,
+        headerOverrides,
         translations: translations.map(({ lang, subject, body }) => ({ lang, subject, templateDef: b64(body) })),
       },
       admin,
@@ -155,13 +156,18 @@ describe("participant mails from the instance's global e-mail templates", () => 
         body: "<p>Your code is <b>{{.verificationCode}}</b>.</p>",
       },
     ]);
-    await saveTemplate("password-reset", "nl", [
-      {
-        lang: "nl",
-        subject: "Tekenradar: wachtwoord opnieuw instellen",
-        body: '<p><a href="https://tekenradar.test/nl/reset?token={{.token}}">Nieuw wachtwoord</a>, {{.validUntil}} uur geldig.</p>',
-      },
-    ]);
+    await saveTemplate(
+      "password-reset",
+      "nl",
+      [
+        {
+          lang: "nl",
+          subject: "Tekenradar: wachtwoord opnieuw instellen",
+          body: '<p><a href="https://tekenradar.test/nl/reset?token={{.token}}">Nieuw wachtwoord</a>, {{.validUntil}} uur geldig.</p>',
+        },
+      ],
+      { from: "Tekenradar Helpdesk <helpdesk@tekenradar.test>", replyTo: ["vragen@tekenradar.test"] },
+    );
     const listed = await call("GET", "/v1/messaging/participant-mail-types", undefined, admin);
     expect(listed.status).toBe(200);
     const types = listed.body.types as { messageType: string; template: { languages: string[] } | null }[];
@@ -183,8 +189,9 @@ describe("participant mails from the instance's global e-mail templates", () => 
     expect(toDutch.text).toContain("https://tekenradar.test/nl/verify?token=");
     expect(subjectOf(toEnglish)).toBe("Tekenradar: confirm your e-mail address");
     expect(toEnglish.text).toContain("(language: en)");
-    // nothing of studyflow's own mail
+    // nothing of studyflow's own mail; a template without header overrides sends as the deployment
     expect(toDutch.text).not.toMatch(/studyflow/i);
+    expect(toDutch.text).toMatch(/^From: Tekenradar <no-reply@tekenradar\.test>$/m);
 
     const verified = await call("POST", "/v1/auth/verify-email", { token: linkToken(toDutch) });
     expect(verified.status, JSON.stringify(verified.body)).toBe(200);
@@ -237,6 +244,10 @@ describe("participant mails from the instance's global e-mail templates", () => 
     const reset = await mailbox.waitFor(english, () => true, before);
     expect(subjectOf(reset)).toBe("Tekenradar: wachtwoord opnieuw instellen");
     expect(reset.text).toMatch(/Nieuw wachtwoord<\/a>, \d+ uur geldig/);
+    // the template's sender headers (headerOverrides), where the other mails have the deployment's
+    const head = reset.text.slice(0, reset.text.search(/\r?\n\r?\n/));
+    expect(head).toMatch(/^From: Tekenradar Helpdesk <helpdesk@tekenradar\.test>$/m);
+    expect(head).toMatch(/^Reply-To: vragen@tekenradar\.test$/m);
     expectNoSecret(subjectOf(reset));
 
     const done = await call("POST", "/v1/password-reset/reset", {

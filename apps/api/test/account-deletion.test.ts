@@ -280,7 +280,7 @@ describe("DELETE /v1/user and the deletion task", () => {
       ).toHaveLength(0);
 
       // rendered without an account (it is gone), in the account's language
-      const prepared = await prepareMail(t.database.db, mail!);
+      const prepared = await prepareMail(t.database.db, mail!, new Date());
       expect(prepared.to).toBe(user.user.email);
       expect(prepared.subject).toBe("Ihr Konto wurde gelöscht");
       expect(prepared.text).toContain("gelöscht");

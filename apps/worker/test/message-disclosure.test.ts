@@ -183,7 +183,8 @@ describe("participant messages disclose only what their study's template names",
     // the rule failure, as researchers list it, names the missing template
     const reason = noTemplateError("lyme", "lab-result");
     expect(reason).toBe(
-      'no template for message type "lab-result" in study "lyme" (upload one with ' +
+      'no template for message type "lab-result" in study "lyme" (save one as a study e-mail template with ' +
+        "POST /v1/messaging/email-templates/study-templates/lyme, or upload one with " +
         "PUT /v1/studies/lyme/message-templates/lab-result/{language}); the message was not sent",
     );
     const expected = {

@@ -379,6 +379,35 @@ describe("scheduled e-mail rounds", () => {
     expect(await peekAccountToken(db, token, ["survey-login"], new Date(NOW + 8 * DAY * 1000))).toBeNull();
   });
 
+  it("a template's header overrides reach its mails: From, Sender and Reply-To, or no Reply-To at all", async () => {
+    const db = database.db;
+    await account(db, "headers@example.org", NOW);
+    await save({
+      template: {
+        ...template("reminder", { en: ["From the team", "<p>hi</p>"] }),
+        headerOverrides: { from: "Study team <team@study.example>", sender: "", replyTo: ["help@study.example"] },
+      },
+    });
+    await save({
+      template: {
+        ...template("news", { en: ["No replies", "<p>news</p>"] }),
+        headerOverrides: { sender: "Operator <ops@study.example>", replyTo: ["x@study.example"], noReplyTo: true },
+      },
+    });
+    expect(await round(NOW)).toMatchObject({ fired: 2, queued: 2 });
+    expect(await deliver(NOW + 1_000)).toMatchObject({ sent: 2 });
+    const head = (subject: string) => {
+      const raw = smtp.received.find((received) => received.subject === subject)?.raw ?? "";
+      return raw.slice(0, raw.search(/\r?\n\r?\n/));
+    };
+    expect(head("From the team")).toMatch(/^From: Study team <team@study\.example>$/m);
+    expect(head("From the team")).toMatch(/^Reply-To: help@study\.example$/m);
+    expect(head("From the team")).not.toMatch(/^Sender:/m);
+    expect(head("No replies").split(/\r?\n/)).toContain(`From: ${MAIL_FROM}`);
+    expect(head("No replies")).toMatch(/^Sender: Operator <ops@study\.example>$/m);
+    expect(head("No replies")).not.toMatch(/^Reply-To:/m);
+  });
+
   it("a mail queued for an account locked or being deleted since is not sent", async () => {
     const db = database.db;
     const locked = await account(db, "locked-later@example.org", NOW);

@@ -12,6 +12,8 @@ export const MAIL_FROM = "studyflow <no-reply@studyflow.test>";
 export interface CapturedMail extends ReceivedMail {
   /** The message as it came over the wire, headers included. */
   raw: string;
+  /** The envelope sender (MAIL FROM), where bounces go. */
+  envelopeFrom: string;
 }
 
 /** Refuses a recipient (an error with `responseCode`) or lets it through. */
@@ -71,7 +73,8 @@ export async function startSmtpCapture(options: SmtpCaptureOptions = {}): Promis
           if (verdict) return callback(verdict);
           const raw = Buffer.concat(chunks).toString("utf8");
           const envelopeTo = session.envelope.rcptTo.map((rcpt) => rcpt.address);
-          received.push({ ...parseMail(raw, envelopeTo), raw });
+          const envelopeFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : "";
+          received.push({ ...parseMail(raw, envelopeTo), raw, envelopeFrom });
           callback();
         });
       });

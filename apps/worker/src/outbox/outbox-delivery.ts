@@ -92,7 +92,7 @@ async function deliver(deps: OutboxDeps, message: OutboxMessage, now: () => Date
 
   let templateFailure: string | undefined;
   try {
-    const { templateFailure: failure, ...mail } = await prepareMail(deps.db, message);
+    const { templateFailure: failure, ...mail } = await prepareMail(deps.db, message, now());
     templateFailure = failure;
     if (failure !== undefined) log.warn({ reason: failure }, "instance template failed; built-in mail sent instead");
     await deps.mailer.send({ id: message.id, ...mail });

@@ -1,4 +1,5 @@
 import { Readable } from "node:stream";
+import addressparser from "nodemailer/lib/addressparser/index.js";
 import MailComposer from "nodemailer/lib/mail-composer/index.js";
 import { parseConnectionUrl } from "nodemailer/lib/shared/index.js";
 import SMTPConnection from "nodemailer/lib/smtp-connection/index.js";
@@ -17,6 +18,12 @@ export interface OutgoingMail {
   subject: string;
   text: string;
   html: string;
+  /**
+   * The template's own From, Sender and Reply-To (an empty Reply-To: none), instead of the
+   * deployment's; each must name one mailbox, else the deployment's is used (a Reply-To entry that
+   * names none is left out). The envelope sender, where bounces go, stays the deployment's.
+   */
+  headers?: { from?: string; sender?: string; replyTo?: string[] };
 }
 
 export interface Mailer {
@@ -56,6 +63,20 @@ function smtpFailure(error: unknown, bodyWritten: boolean): SmtpDeliveryError {
   return new SmtpDeliveryError(message, bodyWritten && connectionFailed && !refused, { cause: error });
 }
 
+/**
+ * One mailbox (`Name <address@domain>` or a bare address) as a template's header names it; undefined
+ * for anything else (a group, several addresses, no address), which then gives way to the
+ * deployment's own header rather than reaching the mail as the parser happened to read it.
+ */
+function singleMailbox(value: string): { name: string; address: string } | undefined {
+  const parsed = addressparser(value);
+  const [only] = parsed;
+  if (parsed.length !== 1 || !only || !("address" in only) || !/^[^\s@]+@[^\s@]+$/.test(only.address)) {
+    return undefined;
+  }
+  return { name: only.name, address: only.address };
+}
+
 function senderDomain(from: string): string {
   return /@([^\s<>@]+)>?\s*$/.exec(from)?.[1] ?? "studyflow.local";
 }
@@ -84,8 +105,15 @@ export function createSmtpMailer(options: { smtpUrl: string; from: string; timeo
 
   return {
     send: async (mail) => {
+      const headers = mail.headers ?? {};
+      const from = headers.from === undefined ? undefined : singleMailbox(headers.from);
+      const sender = headers.sender === undefined ? undefined : singleMailbox(headers.sender);
+      const replyTo = (headers.replyTo ?? []).flatMap((address) => singleMailbox(address) ?? []);
       const composed = new MailComposer({
-        from: options.from,
+        from: from ?? options.from,
+        ...(sender ? { sender } : {}),
+        ...(replyTo.length > 0 ? { replyTo } : {}),
+        envelope: { from: options.from, to: mail.to },
         to: mail.to,
         subject: mail.subject,
         text: mail.text,

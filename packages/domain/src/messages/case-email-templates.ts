@@ -177,6 +177,22 @@ export async function listStudyEmailTemplates(db: Executor, studyKey?: string): 
   return rows.map(presentEmailTemplate);
 }
 
+/**
+ * The translation of a template a recipient gets: theirs (exactly, as case-backend compares), else
+ * the template's default, else its first (case-backend would send nothing there; the scheduled
+ * e-mails take the first too). Undefined only for a template without translations.
+ */
+export function templateTranslationFor<T extends { lang: string }>(
+  template: { defaultLanguage: string; translations: readonly T[] },
+  language: string,
+): T | undefined {
+  return (
+    template.translations.find((translation) => translation.lang === language) ??
+    template.translations.find((translation) => translation.lang === template.defaultLanguage) ??
+    template.translations[0]
+  );
+}
+
 /** The template of a type in a scope (a study, or null: global), or null. */
 export async function findEmailTemplate(
   db: Executor,

@@ -1,28 +1,24 @@
-import { eq } from "drizzle-orm";
-import { studies, type Executor, type StudyProps } from "@studyflow/db";
+import { and, eq } from "drizzle-orm";
+import { GoTemplateError, executeGoTemplate, parseGoTemplate } from "@studyflow/go-template";
+import { confidentialIdMap, profiles, studies, type Executor, type StudyProps } from "@studyflow/db";
 import { DomainError } from "../errors";
-import { escapeHtml, htmlDocument, type RenderedMail } from "../mail/mail-document";
+import { escapeHtml, htmlDocument, mailHeadersOf, subjectLine, type RenderedMail } from "../mail/mail-document";
 import { UndeliverableMessage } from "../mail/undeliverable-message";
+import { createAccountToken } from "../participant-accounts/account-tokens";
+import {
+  decodeTemplateDef,
+  findEmailTemplate,
+  templateTranslationFor,
+  type CaseEmailTemplate,
+} from "./case-email-templates";
 import { chooseTemplate, templatesOfType, type MessageTemplate } from "./message-templates";
 import { parseTemplate, renderTemplate } from "./template-syntax";
-
-/** Subjects stay within what mail clients show on one line, whatever the values make of them. */
-const MAX_RENDERED_SUBJECT_LENGTH = 250;
 
 /** The study's name in the template's language, else its primary language, English, any, or its key. */
 function studyNameIn(props: StudyProps, studyKey: string, language: string): string {
   const names = props.name ?? {};
   const primary = language.split("-")[0] ?? language;
   return names[language] ?? names[primary] ?? names.en ?? Object.values(names)[0] ?? studyKey;
-}
-
-/** One header line: control and format characters become spaces, so no value can forge a header. */
-function oneLine(text: string): string {
-  const line = text
-    .replace(/[\p{Cc}\p{Cf}]/gu, " ")
-    .replace(/\s+/g, " ")
-    .trim();
-  return line.length > MAX_RENDERED_SUBJECT_LENGTH ? `${line.slice(0, MAX_RENDERED_SUBJECT_LENGTH - 1)}…` : line;
 }
 
 /** Plain text as HTML: everything escaped, blank lines separate paragraphs, line breaks kept. */
@@ -58,6 +54,84 @@ export interface ParticipantMessageToRender {
   payload: Record<string, unknown>;
 }
 
+/** How long the `loginToken` of a participant message's mail signs in to its study: a week. */
+export const PARTICIPANT_MESSAGE_LOGIN_TOKEN_TTL_SECONDS = 7 * 86_400;
+
+/** Who a participant message goes to, for a CASE template's values: the recipient's profile in the study. */
+interface MessageProfile {
+  userId: string;
+  profileId: string;
+  alias: string;
+}
+
+async function profileOfConfidentialId(
+  db: Executor,
+  studyKey: string,
+  confidentialId: string,
+): Promise<MessageProfile | undefined> {
+  const [profile] = await db
+    .select({ userId: profiles.userId, profileId: profiles.id, alias: profiles.alias })
+    .from(confidentialIdMap)
+    .innerJoin(profiles, eq(profiles.id, confidentialIdMap.profileId))
+    .where(and(eq(confidentialIdMap.studyKey, studyKey), eq(confidentialIdMap.confidentialId, confidentialId)))
+    .limit(1);
+  return profile;
+}
+
+/**
+ * A participant message through the study's CASE e-mail template (the one case-admin edits under
+ * the study's templates), as case-backend sends it: the translation in `language` (else the
+ * template's default, else its first) executed as a Go template with the message's values
+ * (`studyKey`, `flags.KEY`, `linkingCodes.KEY`, and SEND_MESSAGE_NOW's `eventData.KEY`) plus the
+ * recipient's `profileId`, `profileAlias` and `language`, and `loginToken` (a week's survey-login
+ * link token for the study) when the template reads it; the subject as given; HTML only; the
+ * template's sender headers.
+ *
+ * @throws UndeliverableMessage when the template cannot be rendered: a template saved otherwise
+ *   than through the checked routes does not mend by retrying.
+ */
+async function renderCaseStudyMessage(
+  db: Executor,
+  template: CaseEmailTemplate,
+  message: ParticipantMessageToRender & { confidentialId: string },
+  language: string,
+  now: Date,
+): Promise<RenderedMail> {
+  const at = `study template "${message.messageType}" of study "${message.studyKey}"`;
+  const translation = templateTranslationFor(template, language);
+  if (!translation) throw new UndeliverableMessage(`${at} has no translation`);
+  const source = decodeTemplateDef(translation.templateDef);
+  if (source === null) throw new UndeliverableMessage(`${at} (lang "${translation.lang}") is not base64`);
+  const profile = await profileOfConfidentialId(db, message.studyKey, message.confidentialId);
+  const values: Record<string, string> = {
+    ...(profile ? { profileAlias: profile.alias, profileId: profile.profileId } : {}),
+    ...payloadValues(message.payload),
+    studyKey: message.studyKey,
+    language,
+  };
+  if (profile && /\.loginToken\b/.test(source)) {
+    values.loginToken = await createAccountToken(db, {
+      userId: profile.userId,
+      purpose: "survey-login",
+      ttlSeconds: PARTICIPANT_MESSAGE_LOGIN_TOKEN_TTL_SECONDS,
+      now,
+      info: { studyKey: message.studyKey },
+    });
+  }
+  try {
+    const html = executeGoTemplate(parseGoTemplate(source), values);
+    const headers = mailHeadersOf(template.headerOverrides);
+    // an empty subject at least says what the mail is
+    const subject = subjectLine(translation.subject) || subjectLine(message.messageType);
+    return { subject, text: "", html, ...(headers ? { headers } : {}) };
+  } catch (error) {
+    if (error instanceof GoTemplateError) {
+      throw new UndeliverableMessage(`${at} (lang "${translation.lang}") could not be rendered: ${error.message}`);
+    }
+    throw error;
+  }
+}
+
 /** Renders one template over a message's payload and the study's own values. */
 export function renderMessageTemplate(
   template: Pick<MessageTemplate, "language" | "subject" | "body">,
@@ -74,7 +148,8 @@ export function renderMessageTemplate(
   try {
     // a subject of placeholders only may render empty; the type at least says what the mail is
     const subject =
-      oneLine(renderTemplate(parseTemplate(template.subject, "subject"), values)) || oneLine(message.messageType);
+      subjectLine(renderTemplate(parseTemplate(template.subject, "subject"), values)) ||
+      subjectLine(message.messageType);
     const text = renderTemplate(parseTemplate(template.body, "body"), values);
     return { subject, text: `${text.replace(/\s+$/, "")}\n`, html: htmlDocument(template.language, textAsHtml(text)) };
   } catch (error) {
@@ -85,15 +160,29 @@ export function renderMessageTemplate(
 }
 
 /**
- * The e-mail of a participant message (scheduled or SEND_MESSAGE_NOW) from the study's template
- * for its type, in the language {@link chooseTemplate} picks for `language` (the message's
- * override, else the recipient's); null when the study has no template for the type.
+ * The e-mail of a participant message (scheduled or SEND_MESSAGE_NOW): through the study's CASE
+ * e-mail template of its type when the study has one (what a CASE deployment's rules send), else
+ * through its studyflow message template in the language {@link chooseTemplate} picks for
+ * `language` (the message's override, else the recipient's); null when the study has neither.
  */
 export async function renderParticipantMessage(
   db: Executor,
-  message: ParticipantMessageToRender,
+  message: ParticipantMessageToRender & { confidentialId?: string | null },
   language: string | null,
+  now: Date,
 ): Promise<RenderedMail | null> {
+  const caseTemplate = message.confidentialId
+    ? await findEmailTemplate(db, message.studyKey, message.messageType)
+    : null;
+  if (caseTemplate && message.confidentialId) {
+    return renderCaseStudyMessage(
+      db,
+      caseTemplate,
+      { ...message, confidentialId: message.confidentialId },
+      language ?? "",
+      now,
+    );
+  }
   const template = chooseTemplate(await templatesOfType(db, message.studyKey, message.messageType), [language]);
   if (!template) return null;
   const [study] = await db

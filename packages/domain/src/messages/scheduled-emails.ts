@@ -6,6 +6,7 @@ import {
   scheduledEmails,
   studies,
   users,
+  type EmailHeaderOverrides,
   type Executor,
   type ScheduledEmailTemplate,
   type ScheduledEmailType,
@@ -20,6 +21,7 @@ import {
   isStoredId,
   sanitizeMessageType,
   storedHeaderOverrides,
+  templateTranslationFor,
   type CaseEmailTemplate,
   type CaseEmailTemplateInput,
 } from "./case-email-templates";
@@ -233,6 +235,8 @@ export interface ScheduledEmailPayload {
   messageType: string;
   subject: string;
   html: string;
+  /** The template's stored `headerOverrides`, applied when the row is delivered. */
+  headerOverrides?: EmailHeaderOverrides | null;
 }
 
 /** The next slot after a firing: `period` on, skipping slots already past (case-backend's loop). */
@@ -240,15 +244,6 @@ export function nextSlot(nextTime: number, period: number, nowSeconds: number): 
   const next = nextTime + period;
   if (next >= nowSeconds) return next;
   return next + Math.ceil((nowSeconds - next) / period) * period;
-}
-
-/** The language of a template a reader gets: theirs, else the template's default, else the first. */
-function translationFor(template: ScheduledEmailTemplate, language: string) {
-  return (
-    template.translations.find((translation) => translation.lang === language) ??
-    template.translations.find((translation) => translation.lang === template.defaultLanguage) ??
-    template.translations[0]
-  );
 }
 
 /**
@@ -263,7 +258,7 @@ export function renderScheduledEmail(
   recipientValues: { unsubscribeToken?: string; loginToken?: string } = {},
   parsed: Map<string, GoTemplate> = new Map(),
 ): ScheduledEmailPayload | null {
-  const translation = translationFor(schedule.template, language);
+  const translation = templateTranslationFor(schedule.template, language);
   if (!translation) return null;
   let template = parsed.get(translation.templateDef);
   if (!template) {
@@ -283,6 +278,7 @@ export function renderScheduledEmail(
     messageType: schedule.template.messageType,
     subject: translation.subject,
     html: executeGoTemplate(template, data),
+    ...(schedule.template.headerOverrides ? { headerOverrides: schedule.template.headerOverrides } : {}),
   };
 }
 
@@ -299,7 +295,7 @@ function renderForRecipient(
   recipientValues: { unsubscribeToken?: string; loginToken?: string },
   cache: { parsed: Map<string, GoTemplate>; failed: Map<string, string> },
 ): ScheduledEmailPayload | { failure: string } | null {
-  const translation = translationFor(schedule.template, language);
+  const translation = templateTranslationFor(schedule.template, language);
   if (!translation) return null;
   const known = cache.failed.get(translation.templateDef);
   if (known !== undefined) return { failure: known };
@@ -398,7 +394,7 @@ export async function fireDueScheduledEmails(
       const withLoginToken = !newsletter && readsLoginToken(schedule.template);
       const cache = { parsed: new Map<string, GoTemplate>(), failed: new Map<string, string>() };
       for (const recipient of await recipientsOf(tx, schedule, now)) {
-        const translation = translationFor(schedule.template, recipient.language);
+        const translation = templateTranslationFor(schedule.template, recipient.language);
         const failedBefore = translation && cache.failed.get(translation.templateDef);
         if (failedBefore) {
           // no token for a mail that will not be sent

@@ -3,25 +3,11 @@ import {
   decodeTemplateDef,
   findEmailTemplate,
   listGlobalEmailTemplates,
-  type CaseEmailTemplate,
+  templateTranslationFor,
 } from "../messages/case-email-templates";
 import { GoTemplateError, executeGoTemplate, parseGoTemplate } from "@studyflow/go-template";
 import { PARTICIPANT_MAIL_TYPES, instanceTemplateCall, type ParticipantMailType } from "./participant-mail-types";
-import { subjectLine } from "./subject-line";
-import type { RenderedMail } from "../mail/mail-document";
-
-/**
- * The language of a template a recipient gets: theirs (exactly, as case-backend compares), else
- * the template's default, else its first (case-backend would send nothing; the scheduled e-mails
- * take the first too).
- */
-function translationFor(template: CaseEmailTemplate, language: string) {
-  return (
-    template.translations.find((translation) => translation.lang === language) ??
-    template.translations.find((translation) => translation.lang === template.defaultLanguage) ??
-    template.translations[0]
-  );
-}
+import { mailHeadersOf, subjectLine, type RenderedMail } from "../mail/mail-document";
 
 /** What rendering a row with the instance's template came to. */
 export type InstanceTemplateOutcome =
@@ -54,7 +40,7 @@ export async function renderInstanceTemplateMail(
   const template = await findEmailTemplate(db, null, call.messageType);
   if (!template) return { kind: "none" };
   const lang = language ?? "";
-  const translation = translationFor(template, lang);
+  const translation = templateTranslationFor(template, lang);
   if (!translation) return { kind: "failed", reason: `global template "${call.messageType}" has no translation` };
   const at = `global template "${call.messageType}" (lang "${translation.lang}")`;
   const source = decodeTemplateDef(translation.templateDef);
@@ -63,7 +49,11 @@ export async function renderInstanceTemplateMail(
     const html = executeGoTemplate(parseGoTemplate(source), { ...call.data, language: lang });
     if (html.trim() === "") return { kind: "failed", reason: `${at} rendered empty` };
     const subject = subjectLine(translation.subject);
-    return { kind: "rendered", mail: { subject: subject === "" ? null : subject, text: "", html } };
+    const headers = mailHeadersOf(template.headerOverrides);
+    return {
+      kind: "rendered",
+      mail: { subject: subject === "" ? null : subject, text: "", html, ...(headers ? { headers } : {}) },
+    };
   } catch (error) {
     if (error instanceof GoTemplateError) {
       return { kind: "failed", reason: `${at} could not be rendered: ${error.message}` };

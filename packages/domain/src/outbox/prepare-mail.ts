@@ -41,13 +41,20 @@ async function renderRow(
   db: Executor,
   message: OutboxMessage,
   language: string | null,
+  now: Date,
 ): Promise<RenderedMail & { templateFailure?: string }> {
   if (message.template === SCHEDULED_EMAIL_TEMPLATE) return renderScheduledEmailRow(db, message);
   if (message.studyKey && message.confidentialId) {
     const rendered = await renderParticipantMessage(
       db,
-      { studyKey: message.studyKey, messageType: message.template, payload: message.payload },
+      {
+        studyKey: message.studyKey,
+        messageType: message.template,
+        payload: message.payload,
+        confidentialId: message.confidentialId,
+      },
       language,
+      now,
     );
     if (!rendered) throw new UndeliverableMessage(noTemplateError(message.studyKey, message.template));
     return rendered;
@@ -80,13 +87,14 @@ async function renderAccountMail(
 }
 
 /**
- * The e-mail an outbox row becomes: recipient and rendered template.
+ * The e-mail an outbox row becomes: recipient and rendered template. `now` dates what the
+ * rendering issues (a CASE study template's login link token).
  *
  * @throws UndeliverableMessage when there is nobody to send it to or the template cannot be
  *   rendered; retrying would not change either.
  */
-export async function prepareMail(db: Executor, message: OutboxMessage): Promise<PreparedMail> {
+export async function prepareMail(db: Executor, message: OutboxMessage, now: Date): Promise<PreparedMail> {
   const recipient = await resolveRecipient(db, message);
   if (!recipient) throw new UndeliverableMessage(`no recipient: ${describeTarget(message)}`);
-  return { to: recipient.address, ...(await renderRow(db, message, recipient.language)) };
+  return { to: recipient.address, ...(await renderRow(db, message, recipient.language, now)) };
 }

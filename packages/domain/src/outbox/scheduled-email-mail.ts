@@ -1,8 +1,8 @@
 import { eq } from "drizzle-orm";
 import { users, type Executor } from "@studyflow/db";
 import type { OutboxMessage } from "./outbox-repository";
-import { subjectLine } from "./subject-line";
-import type { RenderedMail } from "../mail/mail-document";
+import { mailHeadersOf, subjectLine, type RenderedMail } from "../mail/mail-document";
+import type { ScheduledEmailPayload } from "../messages/scheduled-emails";
 import { UndeliverableMessage } from "../mail/undeliverable-message";
 
 /**
@@ -44,7 +44,9 @@ export async function renderScheduledEmailRow(
   db: Executor,
   message: Pick<OutboxMessage, "userId" | "payload">,
 ): Promise<RenderedMail> {
-  const { subject, html, messageType } = message.payload;
+  const { subject, html, messageType, headerOverrides } = message.payload as Partial<
+    Record<keyof ScheduledEmailPayload, unknown>
+  >;
   if (typeof html !== "string" || html.trim() === "") {
     throw new UndeliverableMessage("scheduled e-mail has no html in its payload");
   }
@@ -53,5 +55,6 @@ export async function renderScheduledEmailRow(
   if (refusal) throw new UndeliverableMessage(`scheduled e-mail not sent: ${refusal}`);
   // an empty subject says at least what the mail is
   const line = subjectLine(typeof subject === "string" ? subject : "") || subjectLine(type) || "studyflow";
-  return { subject: line, text: "", html };
+  const headers = mailHeadersOf(headerOverrides);
+  return { subject: line, text: "", html, ...(headers ? { headers } : {}) };
 }

@@ -1,6 +1,6 @@
-import { and, eq } from "drizzle-orm";
+import { sql } from "drizzle-orm";
 import type { ImmediateMessage } from "@studyflow/engine";
-import { messageTemplates, outgoingMessages, type Executor } from "@studyflow/db";
+import { emailTemplates, messageTemplates, outgoingMessages, type Executor } from "@studyflow/db";
 
 /**
  * A participant message goes out only through a template of its study: a template shows what the
@@ -20,19 +20,26 @@ export const SEND_MESSAGE_NOW_VALIDITY_MS = 24 * 3_600_000;
 /** Why a participant message of a type without any template was not sent (the outbox's last_error). */
 export function noTemplateError(studyKey: string, messageType: string): string {
   return (
-    `no template for message type "${messageType}" in study "${studyKey}" (upload one with ` +
+    `no template for message type "${messageType}" in study "${studyKey}" (save one as a study e-mail ` +
+    `template with POST /v1/messaging/email-templates/study-templates/${studyKey}, or upload one with ` +
     `PUT /v1/studies/${studyKey}/message-templates/${messageType}/{language}); the message was not sent`
   );
 }
 
-/** Whether the study has a template for the message type, in any language. */
+/**
+ * Whether the study has a template for the message type: a CASE study e-mail template, or a
+ * studyflow message template in any language.
+ */
 export async function hasMessageTemplate(db: Executor, studyKey: string, messageType: string): Promise<boolean> {
-  const [row] = await db
-    .select({ language: messageTemplates.language })
-    .from(messageTemplates)
-    .where(and(eq(messageTemplates.studyKey, studyKey), eq(messageTemplates.messageType, messageType)))
-    .limit(1);
-  return row !== undefined;
+  const [row] = await db.execute<{ found: boolean }>(sql`
+    select exists (
+      select 1 from ${emailTemplates}
+      where ${emailTemplates.studyKey} = ${studyKey} and ${emailTemplates.messageType} = ${messageType}
+    ) or exists (
+      select 1 from ${messageTemplates}
+      where ${messageTemplates.studyKey} = ${studyKey} and ${messageTemplates.messageType} = ${messageType}
+    ) as found`);
+  return row?.found === true;
 }
 
 /**
