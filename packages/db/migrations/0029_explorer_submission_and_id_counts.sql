@@ -3,7 +3,7 @@
 -- (submitted_at), and participant_id_buckets counts a study's participants per id prefix of 3 and of
 -- 4 characters. On a live database this migration blocks writes to participants and
 -- survey_responses, never reads, until it commits: the backfill reads every row of both (about
--- 5 s for a million of each on a loaded machine). The lock is taken first so that no write lands
+-- 10 s for a million of each at load 9). The lock is taken first so that no write lands
 -- between the backfill's snapshot and the triggers that keep the counts from then on.
 LOCK TABLE "participants", "survey_responses" IN SHARE MODE;--> statement-breakpoint
 CREATE TABLE "participant_id_buckets" (

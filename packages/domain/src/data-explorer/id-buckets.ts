@@ -8,7 +8,7 @@ import type { KeptShape } from "./time-buckets";
  * given) placed from kept counts per id prefix (participant_id_buckets, migration 0029) instead of
  * skipping every id before the page on the index: the 3-character prefix holding the page's first
  * row is found by summing prefixes in order, then the 4-character one inside it, and only the rest
- * of that prefix's ids is skipped. With hexadecimal ids (CASE's) a 4-character prefix holds about
+ * of that prefix's ids is skipped. With hexadecimal ids a 4-character prefix holds about
  * one in 65,000 of the study's ids; with ids sharing a longer common start (`p0000001`…), up to
  * all of them, and the skip is as long as before.
  *
