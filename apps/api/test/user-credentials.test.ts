@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { participantSessions, passwordResetTokens, users } from "@studyflow/db";
+import { participantSessions, passwordResetTokens, profiles, users } from "@studyflow/db";
 import { mintParticipantToken } from "@studyflow/domain/access";
 import { renderMail } from "@studyflow/domain/outbox";
 import {
@@ -235,6 +235,32 @@ describe("/v1/user: password and sign-in address", () => {
       });
       expect(anonymous.status).toBe(401);
       expect(await queuedMails(t, user.user.id, "email-change-verify")).toHaveLength(0);
+    });
+
+    it("confirming the new address renames a main profile still named by the old address's blur; a renamed one keeps its name", async () => {
+      const confirm = async (user: Awaited<ReturnType<typeof participantUser>>, newEmail: string) => {
+        expect((await changeEmail(t, { email: newEmail, password: STRONG_PASSWORD }, user.token)).status).toBe(200);
+        const [verify] = await queuedMails(t, user.user.id, "email-change-verify");
+        const token = new URL(String(verify!.payload.verifyUrl)).searchParams.get("token");
+        const verified = await caseRequest(t, "POST", "/v1/auth/verify-email", { token });
+        expect(verified.status).toBe(200);
+        return t.database.db
+          .select()
+          .from(profiles)
+          .where(eq(profiles.userId, user.user.id))
+          .orderBy(profiles.createdAt);
+      };
+      // as created at sign-up: the main profile named by the blurred address, a second one by its owner
+      const blurred = await participantUser(t, [], "rosa.berg@example.org");
+      await t.database.db.insert(profiles).values({ userId: blurred.user.id, alias: "r****@example.org" });
+      const renamed = await confirm(blurred, "rosa@mail.example");
+      expect(renamed.map((profile) => [profile.mainProfile, profile.alias])).toEqual([
+        [true, "r****@mail.example"],
+        [false, "r****@example.org"],
+      ]);
+
+      const named = await participantUser(t, ["Ik"], "jan@example.org");
+      expect((await confirm(named, "jan@mail.example")).map((profile) => profile.alias)).toEqual(["Ik"]);
     });
 
     it("at most 5 address changes an hour per account", async () => {

@@ -26,7 +26,7 @@ import {
 import { forgetCached } from "../cache/read-cache";
 import { Invalid, RateLimited, Unauthorized } from "../errors";
 import type { UserRow } from "../participant-accounts/case-user";
-import { mainProfileValues } from "../participant-accounts/main-profile";
+import { blurEmailAddress, mainProfileValues } from "../participant-accounts/main-profile";
 import { revokeUserSessions } from "../participant-sessions/session-revocation";
 
 /** One answer for an unknown address and a wrong password (CASE's wording). */
@@ -280,7 +280,8 @@ export interface VerifiedAddress {
  * the one mailed) is confirmed; the link still signs in through login-with-temptoken for
  * VERIFY_LINK_AFTER_USE_SECONDS (the participant app does that right after), never longer than it
  * was valid. "change-email": the account's address becomes `info.newEmail` if no other account has
- * it meanwhile, confirmed; other sessions end and the old address gets a notice.
+ * it meanwhile, confirmed (a main profile named by the old address's blur is renamed by the new
+ * one's); other sessions end and the old address gets a notice.
  * @throws Unauthorized for unknown, used, expired tokens, or ones that no longer fit the account.
  */
 export async function verifyEmailToken(db: Executor, token: string, now: Date): Promise<VerifiedAddress> {
@@ -311,6 +312,17 @@ export async function verifyEmailToken(db: Executor, token: string, now: Date): 
     const [taken] = await tx.select({ id: users.id }).from(users).where(eq(users.email, newEmail)).limit(1);
     if (taken && taken.id !== holder.userId) return null;
     await tx.update(users).set({ email: newEmail, accountConfirmedAt: now }).where(eq(users.id, holder.userId));
+    // as case-backend: a main profile still named by the old address's blur is named by the new one's
+    await tx
+      .update(profiles)
+      .set({ alias: blurEmailAddress(newEmail) })
+      .where(
+        and(
+          eq(profiles.userId, holder.userId),
+          eq(profiles.mainProfile, true),
+          eq(profiles.alias, blurEmailAddress(user.email)),
+        ),
+      );
     // the other change-email links (and old verify links) end with the old address
     await retireAccountTokens(tx, holder.userId, ["change-email", "verify-email", "password-reset"], now);
     await revokeUserSessions(tx, holder.userId, "email-change", { now });
