@@ -65,7 +65,8 @@ export function createPostgresFileStore(db: Database): FileStore {
           binaryInt8(key.seq),
           binaryInt4(meta.rows),
           binaryBool(meta.separator ?? false),
-          encodePart(file, text),
+          // text of a file stored as it is goes into the COPY's buffer directly (encodeBinaryCopy)
+          typeof text === "string" && file.contentEncoding !== "gzip" ? text : encodePart(file, text),
         ],
       ]);
       const write = async (client: TransactionSql) => {
