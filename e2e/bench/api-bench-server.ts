@@ -12,9 +12,9 @@
 import { serve } from "@hono/node-server";
 import { Hono, type Context } from "hono";
 import postgres from "postgres";
-import { pino } from "pino";
 import { startApiServer } from "@studyflow/api/server";
 import { loadConfig } from "@studyflow/api/config";
+import { createLogger } from "@studyflow/api/logger";
 import { BARE_APPLICATION_NAME, STUDYFLOW_APPLICATION_NAME } from "./api-bench-cpu";
 
 const mode = process.argv[2];
@@ -81,7 +81,7 @@ function listen(fetch: (request: Request) => Response | Promise<Response>) {
 if (mode === "studyflow") {
   const config = loadConfig(process.env);
   // Production logging (JSON lines at the configured level) to stdout, which the benchmark discards.
-  const logger = pino({ level: config.LOG_LEVEL });
+  const logger = createLogger(config.LOG_LEVEL, false);
   const api = startApiServer({
     config: { ...config, HOST: "127.0.0.1" },
     logger,

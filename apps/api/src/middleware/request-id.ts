@@ -4,6 +4,7 @@ import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { Logger } from "pino";
 import type { AppEnv } from "../app-env";
+import { REQUEST_LINE } from "../logger";
 
 const acceptable = /^[A-Za-z0-9._-]{1,128}$/;
 
@@ -47,7 +48,7 @@ export function requestId(logger: Logger) {
       ms: Math.round(performance.now() - started),
     };
     // the id inline, as loggerOf(c) binds it: no child logger for a request that logs nothing else
-    if (PROBE_PATHS.has(line.path) && line.status < 400) logger.debug(line, "request");
-    else logger.info(line, "request");
+    if (PROBE_PATHS.has(line.path) && line.status < 400) logger.debug(line, REQUEST_LINE);
+    else logger.info(line, REQUEST_LINE);
   });
 }
