@@ -338,7 +338,7 @@ describe("a worker whose PostgreSQL backends are terminated mid-task", () => {
       CHUNK_SIZE: "500",
       CONCURRENCY: "2",
     });
-    await worker.waitForLine(/^ready$/);
+    await worker.waitForLine(/^ready$/, 60_000);
   });
   afterAll(async () => {
     const ended = await worker?.stop();
@@ -397,7 +397,7 @@ describe("a worker whose PostgreSQL backends are terminated mid-task", () => {
     expect(await filesBelow(resultDir)).toEqual([`calm/${calm.id}.json`, `storm/${storm.id}.json`]);
     const result = JSON.parse(await readFile(path.join(resultDir, done.resultFile), "utf8"));
     expect(result).toMatchObject({ participantCount: PARTICIPANTS, participantStateChangedPerRule: [PARTICIPANTS] });
-  }, 60_000);
+  }, 150_000);
 });
 
 describe("a worker killed while it finalises a task", () => {
@@ -445,7 +445,7 @@ describe("a worker killed while it finalises a task", () => {
     // This worker SIGKILLs itself when it is about to write a result file, inside the finalising
     // transaction (the task row locked, every chunk done): see fault-worker.ts.
     const first = startWorker({ FAULT_KILL_BEFORE_RESULT_FILE: "1" });
-    await first.waitForLine(/^ready$/);
+    await first.waitForLine(/^ready$/, 60_000);
     const task = await producer.createTask(database.db, "final", rules);
     const ended = await first.exited;
     const killedAt = Date.now();
@@ -462,7 +462,7 @@ describe("a worker killed while it finalises a task", () => {
     expect(await filesBelow(resultDir)).toEqual([]);
 
     const second = startWorker();
-    await second.waitForLine(/^ready$/);
+    await second.waitForLine(/^ready$/, 60_000);
     const readyAt = Date.now();
     const done = await waitForTask(database.db, task.id, ["completed", "failed", "canceled"], 30_000);
     const completedAt = Date.now();
@@ -489,5 +489,5 @@ describe("a worker killed while it finalises a task", () => {
     });
     expect(second.alive(), second.output()).toBe(true);
     expect(await second.stop()).toEqual({ code: 0, signal: null });
-  }, 60_000);
+  }, 150_000);
 });
