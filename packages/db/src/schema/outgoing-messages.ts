@@ -38,5 +38,7 @@ export const outgoingMessages = pgTable(
     index("outgoing_messages_pending_idx").on(t.status, t.availableAt),
     // a study's messages, newest first, for researchers (GET /v1/studies/{studyKey}/messages)
     index("outgoing_messages_study_idx").on(t.studyKey, t.createdAt),
+    // an account's mails: the resend limit, the lifecycle rounds, the account's deletion
+    index("outgoing_messages_user_idx").on(t.userId),
   ],
 );

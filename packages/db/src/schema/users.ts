@@ -97,5 +97,7 @@ export const passwordResetTokens = pgTable(
   (t) => [
     uniqueIndex("password_reset_tokens_hash_uq").on(t.tokenHash),
     index("password_reset_tokens_user_idx").on(t.userId),
+    // the sweep of expired links
+    index("password_reset_tokens_expires_idx").on(t.expiresAt),
   ],
 );
