@@ -2,7 +2,6 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../app-env";
 import { validationHook } from "../validation";
-import { PartitionedRouter } from "./partitioned-router";
 
 /** A router of the API: what route files declare their operations on (see define-route.ts). */
 export type ApiRouter = OpenAPIHono<AppEnv>;
@@ -13,11 +12,10 @@ export type ApiRouter = OpenAPIHono<AppEnv>;
  * runs for every path below the router's mount point, an unknown one too (401 before 404, so an
  * unauthenticated caller learns nothing of what exists). Routers whose operations differ in auth
  * (sign-in and sign-up beside signed-in operations) give none and set it per operation
- * (`middleware` of defineRoute). Requests are matched by PartitionedRouter: hono's own choice
- * falls back to its slower TrieRouter for the API's routes.
+ * (`middleware` of defineRoute).
  */
 export function createRouter(auth?: MiddlewareHandler<AppEnv>): ApiRouter {
-  const router = new OpenAPIHono<AppEnv>({ defaultHook: validationHook, router: new PartitionedRouter() });
+  const router = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   if (auth) router.use(auth);
   return router;
 }
