@@ -224,15 +224,6 @@ describe("the binary COPY framing", () => {
     }
   });
 
-  it("writes a text field as its UTF-8 bytes, as Buffer.from does (a lone surrogate included)", () => {
-    const texts = ["", "plain,ascii\n", "zwei,Grüße,😀\r\n", "cut \ud800 pair, \udfff alone"];
-    const reader = new BinaryCopyColumnReader();
-    const out = Buffer.concat(reader.push(encodeBinaryCopy(texts.map((text) => [text]))));
-    reader.end();
-    expect(reader.rows).toBe(texts.length);
-    expect(out.equals(Buffer.from(texts.join(""), "utf8"))).toBe(true);
-  });
-
   it("skips a header extension and refuses input that is cut short, not COPY, or of several columns", () => {
     const input = encodeBinaryCopy(rows);
     const extended = Buffer.concat([input.subarray(0, 15), Buffer.from([0, 0, 0, 3, 7, 7, 7]), input.subarray(19)]);

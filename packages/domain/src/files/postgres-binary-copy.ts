@@ -13,11 +13,8 @@ const HEADER = Buffer.concat([SIGNATURE, Buffer.alloc(8)]);
 /** A tuple's field count of -1 ends the data. */
 const TRAILER = Buffer.from([0xff, 0xff]);
 
-/**
- * One row of a COPY FROM STDIN: each field in its binary send format, a string to be sent as its
- * UTF-8 bytes (a part's text), or null.
- */
-export type BinaryField = Buffer | string | null;
+/** One row of a COPY FROM STDIN: each field in its binary send format, or null. */
+export type BinaryField = Buffer | null;
 
 export const binaryInt2 = (value: number): Buffer => {
   const buffer = Buffer.allocUnsafe(2);
@@ -44,34 +41,25 @@ export const binaryUuid = (value: string): Buffer => {
 
 /**
  * The whole input of a COPY … FROM STDIN (FORMAT binary) of these rows, as one buffer: a row's
- * largest field (a part's bytes) is copied once, into place, and a string is encoded into place
- * (no buffer of its own in between: for a long export that is 3.3 MB less to allocate and copy per
- * part).
+ * largest field (a part's bytes) is copied once, into place.
  */
 export function encodeBinaryCopy(rows: readonly (readonly BinaryField[])[]): Buffer {
   let size = HEADER.length + TRAILER.length;
-  const lengths: number[] = [];
   for (const row of rows) {
     size += 2;
-    for (const field of row) {
-      const length = field === null ? 0 : typeof field === "string" ? Buffer.byteLength(field) : field.length;
-      lengths.push(length);
-      size += 4 + length;
-    }
+    for (const field of row) size += 4 + (field?.length ?? 0);
   }
   const out = Buffer.allocUnsafe(size);
   let at = HEADER.copy(out, 0);
-  let index = 0;
   for (const row of rows) {
     at = out.writeInt16BE(row.length, at);
     for (const field of row) {
-      const length = lengths[index++]!;
       if (field === null) {
         at = out.writeInt32BE(-1, at);
         continue;
       }
-      at = out.writeInt32BE(length, at);
-      at += typeof field === "string" ? out.write(field, at, length, "utf8") : field.copy(out, at);
+      at = out.writeInt32BE(field.length, at);
+      at += field.copy(out, at);
     }
   }
   TRAILER.copy(out, at);

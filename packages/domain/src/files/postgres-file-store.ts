@@ -65,8 +65,7 @@ export function createPostgresFileStore(db: Database): FileStore {
           binaryInt8(key.seq),
           binaryInt4(meta.rows),
           binaryBool(meta.separator ?? false),
-          // text of a file stored as it is goes into the COPY's buffer directly (encodeBinaryCopy)
-          typeof text === "string" && file.contentEncoding !== "gzip" ? text : encodePart(file, text),
+          encodePart(file, text),
         ],
       ]);
       const write = async (client: TransactionSql) => {
