@@ -172,6 +172,19 @@ describe("participant messages through the study's CASE e-mail templates", () =>
     return { email, userId: user.id, profileId: profile.id, ...participantIdsForProfile(secret, profile.id) };
   }
 
+  /** A new participant submits `survey` (a SEND_MESSAGE_NOW rule); the outbox delivers its one mail. */
+  async function submitAndDeliver(name: string, survey: string) {
+    const who = await participant(name, "en");
+    await submitResponse(
+      database.db,
+      { studyKey: STUDY, participantId: who.participantId, response: { key: survey }, submittedBy: "test" },
+      { clock: () => T0 },
+    );
+    expect(await round(T0 + 1_000)).toMatchObject({ sent: 1, failed: 0 });
+    const [mail] = smtp.mailsTo(who.email);
+    return { who, mail };
+  }
+
   it("a due ADD_MESSAGE: the Go template with case-backend's values, a login token that works, the template's headers", async () => {
     const anouk = await participant("anouk", "nl");
     const ben = await participant("ben", "en");
@@ -215,14 +228,7 @@ describe("participant messages through the study's CASE e-mail templates", () =>
   });
 
   it("SEND_MESSAGE_NOW: the CASE template wins over a studyflow template of its type; noReplyTo leaves Reply-To out", async () => {
-    const carla = await participant("carla", "en");
-    await submitResponse(
-      database.db,
-      { studyKey: STUDY, participantId: carla.participantId, response: { key: "intake" }, submittedBy: "test" },
-      { clock: () => T0 },
-    );
-    expect(await round(T0 + 1_000)).toMatchObject({ sent: 1, failed: 0 });
-    const [toCarla] = smtp.mailsTo(carla.email);
+    const { who: carla, mail: toCarla } = await submitAndDeliver("carla", "intake");
     expect(toCarla?.html.trim()).toBe(`<p>Welcome, ${carla.profileId}.</p>`);
     // an empty subject says what the mail is
     expect(toCarla?.subject).toBe("welcome");
@@ -232,14 +238,7 @@ describe("participant messages through the study's CASE e-mail templates", () =>
   });
 
   it("a type with only a studyflow template is sent through it, from the deployment's address", async () => {
-    const daan = await participant("daan", "en");
-    await submitResponse(
-      database.db,
-      { studyKey: STUDY, participantId: daan.participantId, response: { key: "plain" }, submittedBy: "test" },
-      { clock: () => T0 },
-    );
-    expect(await round(T0 + 1_000)).toMatchObject({ sent: 1, failed: 0 });
-    const [toDaan] = smtp.mailsTo(daan.email);
+    const { mail: toDaan } = await submitAndDeliver("daan", "plain");
     expect(toDaan?.subject).toBe(`Plain ${STUDY}`);
     expect(header(toDaan!.raw, "From")).toBe(MAIL_FROM);
     const rows = await database.db.select().from(outgoingMessages).where(eq(outgoingMessages.status, "failed"));
@@ -247,14 +246,7 @@ describe("participant messages through the study's CASE e-mail templates", () =>
   });
 
   it("a header saved with line breaks adds nothing to the mail or its recipients; one that names no single mailbox gives way to the deployment's", async () => {
-    const eva = await participant("eva", "en");
-    await submitResponse(
-      database.db,
-      { studyKey: STUDY, participantId: eva.participantId, response: { key: "forged" }, submittedBy: "test" },
-      { clock: () => T0 },
-    );
-    expect(await round(T0 + 1_000)).toMatchObject({ sent: 1, failed: 0 });
-    const [toEva] = smtp.mailsTo(eva.email);
+    const { who: eva, mail: toEva } = await submitAndDeliver("eva", "forged");
     expect(toEva?.envelopeTo).toEqual([eva.email]);
     expect(smtp.received.filter((mail) => mail.envelopeTo.includes("spy@evil.test"))).toHaveLength(0);
     expect(header(toEva!.raw, "Bcc")).toBeUndefined();

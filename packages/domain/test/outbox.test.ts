@@ -228,7 +228,12 @@ describe("outbox repository", () => {
         confidentialId: "conf-9",
         language: "en",
       }),
-    ).toEqual({ address: "resolve@example.org", language: "en" });
+    ).toEqual({
+      address: "resolve@example.org",
+      language: "en",
+      // the profile behind the confidential id, for the study's CASE template values
+      profile: { userId: account!.id, profileId: profile!.id, alias: profile!.alias },
+    });
     expect(await resolveRecipient(database.db, { ...none, studyKey: "resolve-study", confidentialId: "other" })).toBe(
       null,
     );

@@ -193,6 +193,22 @@ export function templateTranslationFor<T extends { lang: string }>(
   );
 }
 
+/**
+ * How long the `loginToken` a CASE template's mail carries (a survey-login token for the study, as
+ * case-backend's messaging jobs issue one, with the week its example configuration gives) stays
+ * usable. It is only half a sign-in: login-with-temptoken also wants the account's password or a
+ * valid access token.
+ */
+export const TEMPLATE_LOGIN_TOKEN_TTL_SECONDS = 7 * 86_400;
+
+/**
+ * Whether a template's source reads `.loginToken`: only then is a token issued for its mail,
+ * rather than a row per recipient that no mail carries.
+ */
+export function readsLoginToken(source: string): boolean {
+  return /\.loginToken\b/.test(source);
+}
+
 /** The template of a type in a scope (a study, or null: global), or null. */
 export async function findEmailTemplate(
   db: Executor,

@@ -1,13 +1,15 @@
-import { and, eq } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import { GoTemplateError, executeGoTemplate, parseGoTemplate } from "@studyflow/go-template";
-import { confidentialIdMap, profiles, studies, type Executor, type StudyProps } from "@studyflow/db";
+import { studies, type Executor, type StudyProps } from "@studyflow/db";
 import { DomainError } from "../errors";
 import { escapeHtml, htmlDocument, mailHeadersOf, subjectLine, type RenderedMail } from "../mail/mail-document";
 import { UndeliverableMessage } from "../mail/undeliverable-message";
 import { createAccountToken } from "../participant-accounts/account-tokens";
 import {
+  TEMPLATE_LOGIN_TOKEN_TTL_SECONDS,
   decodeTemplateDef,
   findEmailTemplate,
+  readsLoginToken,
   templateTranslationFor,
   type CaseEmailTemplate,
 } from "./case-email-templates";
@@ -54,28 +56,11 @@ export interface ParticipantMessageToRender {
   payload: Record<string, unknown>;
 }
 
-/** How long the `loginToken` of a participant message's mail signs in to its study: a week. */
-export const PARTICIPANT_MESSAGE_LOGIN_TOKEN_TTL_SECONDS = 7 * 86_400;
-
-/** Who a participant message goes to, for a CASE template's values: the recipient's profile in the study. */
-interface MessageProfile {
+/** The recipient's profile in the study, as delivery found it from the message's confidential id. */
+export interface MessageProfile {
   userId: string;
   profileId: string;
   alias: string;
-}
-
-async function profileOfConfidentialId(
-  db: Executor,
-  studyKey: string,
-  confidentialId: string,
-): Promise<MessageProfile | undefined> {
-  const [profile] = await db
-    .select({ userId: profiles.userId, profileId: profiles.id, alias: profiles.alias })
-    .from(confidentialIdMap)
-    .innerJoin(profiles, eq(profiles.id, confidentialIdMap.profileId))
-    .where(and(eq(confidentialIdMap.studyKey, studyKey), eq(confidentialIdMap.confidentialId, confidentialId)))
-    .limit(1);
-  return profile;
 }
 
 /**
@@ -93,27 +78,27 @@ async function profileOfConfidentialId(
 async function renderCaseStudyMessage(
   db: Executor,
   template: CaseEmailTemplate,
-  message: ParticipantMessageToRender & { confidentialId: string },
+  message: ParticipantMessageToRender,
   language: string,
-  now: Date,
+  recipient: { profile?: MessageProfile | undefined; now: Date },
 ): Promise<RenderedMail> {
+  const { profile, now } = recipient;
   const at = `study template "${message.messageType}" of study "${message.studyKey}"`;
   const translation = templateTranslationFor(template, language);
   if (!translation) throw new UndeliverableMessage(`${at} has no translation`);
   const source = decodeTemplateDef(translation.templateDef);
   if (source === null) throw new UndeliverableMessage(`${at} (lang "${translation.lang}") is not base64`);
-  const profile = await profileOfConfidentialId(db, message.studyKey, message.confidentialId);
   const values: Record<string, string> = {
     ...(profile ? { profileAlias: profile.alias, profileId: profile.profileId } : {}),
     ...payloadValues(message.payload),
     studyKey: message.studyKey,
     language,
   };
-  if (profile && /\.loginToken\b/.test(source)) {
+  if (profile && readsLoginToken(source)) {
     values.loginToken = await createAccountToken(db, {
       userId: profile.userId,
       purpose: "survey-login",
-      ttlSeconds: PARTICIPANT_MESSAGE_LOGIN_TOKEN_TTL_SECONDS,
+      ttlSeconds: TEMPLATE_LOGIN_TOKEN_TTL_SECONDS,
       now,
       info: { studyKey: message.studyKey },
     });
@@ -167,22 +152,12 @@ export function renderMessageTemplate(
  */
 export async function renderParticipantMessage(
   db: Executor,
-  message: ParticipantMessageToRender & { confidentialId?: string | null },
+  message: ParticipantMessageToRender,
   language: string | null,
-  now: Date,
+  recipient: { profile?: MessageProfile | undefined; now: Date },
 ): Promise<RenderedMail | null> {
-  const caseTemplate = message.confidentialId
-    ? await findEmailTemplate(db, message.studyKey, message.messageType)
-    : null;
-  if (caseTemplate && message.confidentialId) {
-    return renderCaseStudyMessage(
-      db,
-      caseTemplate,
-      { ...message, confidentialId: message.confidentialId },
-      language ?? "",
-      now,
-    );
-  }
+  const caseTemplate = await findEmailTemplate(db, message.studyKey, message.messageType);
+  if (caseTemplate) return renderCaseStudyMessage(db, caseTemplate, message, language ?? "", recipient);
   const template = chooseTemplate(await templatesOfType(db, message.studyKey, message.messageType), [language]);
   if (!template) return null;
   const [study] = await db

@@ -20,8 +20,10 @@ import {
   decodeTemplateDef,
   isStoredId,
   sanitizeMessageType,
+  readsLoginToken,
   storedHeaderOverrides,
   templateTranslationFor,
+  TEMPLATE_LOGIN_TOKEN_TTL_SECONDS,
   type CaseEmailTemplate,
   type CaseEmailTemplateInput,
 } from "./case-email-templates";
@@ -208,22 +210,9 @@ export async function deleteScheduledEmail(db: Executor, id: string, actor: stri
  */
 export const NEWSLETTER_UNSUBSCRIBE_TOKEN_TTL_SECONDS = 90 * 86_400;
 
-/**
- * How long the `loginToken` of a scheduled e-mail works (a survey-login token for the schedule's
- * study, as case-backend's messaging job issues one, with the week its example configuration
- * gives): a weekly reminder's link lasts until the next one. It is only half a sign-in here:
- * login-with-temptoken also wants the account's password or a valid access token.
- */
-export const SCHEDULED_EMAIL_LOGIN_TOKEN_TTL_SECONDS = 7 * 86_400;
-
-/**
- * Whether a template reads `.loginToken`: only then is a token issued for each recipient, rather
- * than a row per recipient and firing that no mail carries.
- */
-function readsLoginToken(template: ScheduledEmailTemplate): boolean {
-  return template.translations.some((translation) =>
-    /\.loginToken\b/.test(decodeTemplateDef(translation.templateDef) ?? ""),
-  );
+/** Whether any translation of a schedule's template reads `.loginToken`. */
+function anyReadsLoginToken(template: ScheduledEmailTemplate): boolean {
+  return template.translations.some((translation) => readsLoginToken(decodeTemplateDef(translation.templateDef) ?? ""));
 }
 
 /** The outbox template name of a scheduled e-mail: its payload holds the rendered mail. */
@@ -391,7 +380,7 @@ export async function fireDueScheduledEmails(
       if (!schedule) return false;
       const rows: (typeof outgoingMessages.$inferInsert)[] = [];
       const newsletter = schedule.template.messageType === "newsletter";
-      const withLoginToken = !newsletter && readsLoginToken(schedule.template);
+      const withLoginToken = !newsletter && anyReadsLoginToken(schedule.template);
       const cache = { parsed: new Map<string, GoTemplate>(), failed: new Map<string, string>() };
       for (const recipient of await recipientsOf(tx, schedule, now)) {
         const translation = templateTranslationFor(schedule.template, recipient.language);
@@ -416,7 +405,7 @@ export async function fireDueScheduledEmails(
           recipientValues.loginToken = await createAccountToken(tx, {
             userId: recipient.id,
             purpose: "survey-login",
-            ttlSeconds: SCHEDULED_EMAIL_LOGIN_TOKEN_TTL_SECONDS,
+            ttlSeconds: TEMPLATE_LOGIN_TOKEN_TTL_SECONDS,
             now,
             info: schedule.studyKey === null ? {} : { studyKey: schedule.studyKey },
           });

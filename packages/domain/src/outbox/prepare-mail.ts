@@ -5,7 +5,7 @@ import { renderParticipantMessage } from "../messages/participant-message-mail";
 import { RESEARCHER_NOTIFICATION_TEMPLATE, renderResearcherNotification } from "../notifications/notification-mail";
 import type { OutboxMessage } from "./outbox-repository";
 import { renderInstanceTemplateMail } from "./instance-template-mail";
-import { resolveRecipient } from "./resolve-recipient";
+import { resolveRecipient, type Recipient } from "./resolve-recipient";
 import { renderScheduledEmailRow } from "./scheduled-email-mail";
 import type { RenderedMail } from "../mail/mail-document";
 import { renderMail } from "./templates";
@@ -40,9 +40,10 @@ function describeTarget(message: Pick<OutboxMessage, "userId" | "studyKey" | "co
 async function renderRow(
   db: Executor,
   message: OutboxMessage,
-  language: string | null,
+  recipient: Recipient,
   now: Date,
 ): Promise<RenderedMail & { templateFailure?: string }> {
+  const { language } = recipient;
   if (message.template === SCHEDULED_EMAIL_TEMPLATE) return renderScheduledEmailRow(db, message);
   if (message.studyKey && message.confidentialId) {
     const rendered = await renderParticipantMessage(
@@ -51,10 +52,9 @@ async function renderRow(
         studyKey: message.studyKey,
         messageType: message.template,
         payload: message.payload,
-        confidentialId: message.confidentialId,
       },
       language,
-      now,
+      { profile: recipient.profile, now },
     );
     if (!rendered) throw new UndeliverableMessage(noTemplateError(message.studyKey, message.template));
     return rendered;
@@ -96,5 +96,5 @@ async function renderAccountMail(
 export async function prepareMail(db: Executor, message: OutboxMessage, now: Date): Promise<PreparedMail> {
   const recipient = await resolveRecipient(db, message);
   if (!recipient) throw new UndeliverableMessage(`no recipient: ${describeTarget(message)}`);
-  return { to: recipient.address, ...(await renderRow(db, message, recipient.language, now)) };
+  return { to: recipient.address, ...(await renderRow(db, message, recipient, now)) };
 }
