@@ -24,7 +24,10 @@ import {
 
 const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-/** The apps start from TypeScript (tsx compiles on first run); two cores shared with other tests. */
+/**
+ * `npm start` checks the build first (and rebuilds dist/ when a source is newer), the supervisor's own
+ * tests start it from TypeScript through tsx; two cores shared with other tests.
+ */
 const START_TIMEOUT_MS = 60_000;
 /** What the brief of a stop allows: both apps stopped and every process of the group gone. */
 const STOP_WITHIN_MS = 20_000;
