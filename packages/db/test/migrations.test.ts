@@ -111,6 +111,28 @@ describe("migrations", () => {
   });
 });
 
+describe("0031_stored_file_parts_lz4", () => {
+  it("stores a file's parts compressed with lz4 (EXTENDED) rather than uncompressed (EXTERNAL)", async () => {
+    const database = await createEmptyDatabase();
+    cleanups.push(database.drop);
+    await migrateUpTo(database.url, "0031_stored_file_parts_lz4");
+    const column = async () => {
+      const sql = postgres(database.url, { max: 1, onnotice: () => undefined });
+      try {
+        const [row] = await sql<{ storage: string; compression: string }[]>`
+          select attstorage as storage, attcompression as compression from pg_attribute
+          where attrelid = 'stored_file_parts'::regclass and attname = 'data'`;
+        return row;
+      } finally {
+        await sql.end();
+      }
+    };
+    expect(await column()).toEqual({ storage: "e", compression: "" });
+    await runMigrations(database.url);
+    expect(await column()).toEqual({ storage: "x", compression: "l" });
+  });
+});
+
 describe("participant counts", () => {
   it("stay exact through inserts, status changes, unrelated updates and deletes", async () => {
     const database = await createEmptyDatabase();

@@ -80,6 +80,37 @@ describe("the PostgreSQL file store", () => {
     expect(stored?.md5).toBe("e2c865db4162bed963bfaa9ef6ac18f0");
   });
 
+  it("compresses a text part with lz4 (migration 0031), reads it back whole and sizes the file by the bytes written", async () => {
+    const file = await newFile();
+    // long-shaped CSV: each response's fixed columns repeated on every line of its answers
+    const lines: string[] = [];
+    for (let row = 0; lines.length < 40_000; row++)
+      for (let item = 0; item < 32; item++)
+        lines.push(
+          `P${row % 997},weekly,2026-11-${(row % 28) + 1},v${row % 2},Q${item},${(row * item) % 7},text ${row}\r\n`,
+        );
+    const text = lines.join("");
+    const noise = randomBytes(2 * 1024 * 1024);
+    await database.db.transaction(async (tx) => {
+      await store.writePart(tx, file, { chunkIndex: 0, seq: 0 }, text, { rows: 40_000 });
+      await store.writePart(tx, file, { chunkIndex: 0, seq: 40_000 }, noise, { rows: 1 });
+    });
+    const completed = await database.db.transaction((tx) => store.complete(tx, file.id, 40_001));
+    const expected = Buffer.concat([Buffer.from(text), noise]);
+    expect(completed.size).toBe(expected.length);
+    expect((await readAll(store.read(completed))).equals(expected)).toBe(true);
+    const stored = await database.db.execute<{ compression: string | null; stored: number; bytes: number }>(
+      sql`select pg_column_compression(data) as compression, pg_column_size(data) as stored, octet_length(data) as bytes
+          from stored_file_parts where file_id = ${file.id} order by seq`,
+    );
+    const [csv, random] = stored;
+    expect(csv?.compression).toBe("lz4");
+    expect(csv!.stored).toBeLessThan(csv!.bytes / 3);
+    // bytes that do not compress (a gzip part) are kept as they are
+    expect(random?.compression).toBeNull();
+    expect(random?.bytes).toBe(noise.length);
+  });
+
   it("keeps gzip parts as gzip members that read as one .gz file", async () => {
     const file = await newFile(true);
     await database.db.transaction(async (tx) => {
