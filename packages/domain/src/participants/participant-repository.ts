@@ -154,9 +154,25 @@ export async function insertOrLockParticipant(
 }
 
 /**
+ * A JSON column's new text, or null when the state holds the very container the row was read with:
+ * the engine copies a map or list on its first write (state-writes.ts), and every other writer
+ * builds new ones, so the same object means the same stored value. null leaves the column as it is
+ * (see saveParticipantState), which spares serialising it here and PostgreSQL parsing and
+ * rewriting it.
+ */
+function changedJson(before: unknown, after: unknown): string | null {
+  return before === after ? null : JSON.stringify(after);
+}
+
+/**
  * Writes a new state guarded by the version that was read: a concurrent writer makes this a
  * Conflict instead of a lost update. Changed messages update their due-time index
  * (participant_message_schedule) in the same transaction.
+ *
+ * Only the JSON columns whose container is not the row's own are sent (changedJson): callers
+ * never change a row's containers in place. The saved row is built from the row and the state,
+ * not read back: the update sets every state column to what it returns, no trigger on the table
+ * changes a row before it is written, and the version guard says nothing else wrote in between.
  */
 export async function saveParticipantState(
   tx: Executor,
@@ -164,24 +180,34 @@ export async function saveParticipantState(
   state: ParticipantState,
   nowSeconds: number,
 ): Promise<ParticipantRow> {
-  // JSON goes as text cast to jsonb: the prepared statement's parameter types stay fixed.
-  const [raw] = await rawClientOf(tx)<RawParticipant[]>`
+  // JSON goes as text cast to jsonb, null (unchanged) as the column itself: one prepared
+  // statement whatever changed, as postgres.js types a null and a string parameter alike.
+  const result = await rawClientOf(tx)`
     update participants set
       current_study_session = ${state.currentStudySession}, study_status = ${state.studyStatus},
       entered_at = ${state.enteredAt}, modified_at = ${nowSeconds},
-      flags = ${JSON.stringify(state.flags)}::text::jsonb,
-      linking_codes = ${JSON.stringify(state.linkingCodes)}::text::jsonb,
-      assigned_surveys = ${JSON.stringify(state.assignedSurveys)}::text::jsonb,
-      last_submissions = ${JSON.stringify(state.lastSubmissions)}::text::jsonb,
-      messages = ${JSON.stringify(state.messages)}::text::jsonb,
+      flags = coalesce(${changedJson(row.flags, state.flags)}::text::jsonb, flags),
+      linking_codes = coalesce(${changedJson(row.linkingCodes, state.linkingCodes)}::text::jsonb, linking_codes),
+      assigned_surveys = coalesce(${changedJson(row.assignedSurveys, state.assignedSurveys)}::text::jsonb, assigned_surveys),
+      last_submissions = coalesce(${changedJson(row.lastSubmissions, state.lastSubmissions)}::text::jsonb, last_submissions),
+      messages = coalesce(${changedJson(row.messages, state.messages)}::text::jsonb, messages),
       version = version + 1
-    where id = ${row.id} and version = ${row.version}
-    returning id, study_key, participant_id, current_study_session, entered_at, modified_at, study_status,
-      flags, linking_codes, assigned_surveys, last_submissions, messages, hashed_account_id, is_main_profile, version`;
-  const saved = raw ? participantFromRaw(raw) : undefined;
-  if (!saved) throw new Conflict("participant was changed by another request; retry");
+    where id = ${row.id} and version = ${row.version}`;
+  if (result.count === 0) throw new Conflict("participant was changed by another request; retry");
   await syncMessageSchedule(tx, [
-    { studyKey: saved.studyKey, participantId: saved.participantId, before: row.messages, after: state.messages },
+    { studyKey: row.studyKey, participantId: row.participantId, before: row.messages, after: state.messages },
   ]);
-  return saved;
+  return {
+    ...row,
+    currentStudySession: state.currentStudySession,
+    enteredAt: state.enteredAt,
+    modifiedAt: nowSeconds,
+    studyStatus: state.studyStatus,
+    flags: state.flags,
+    linkingCodes: state.linkingCodes,
+    assignedSurveys: state.assignedSurveys,
+    lastSubmissions: state.lastSubmissions,
+    messages: state.messages,
+    version: row.version + 1,
+  };
 }
