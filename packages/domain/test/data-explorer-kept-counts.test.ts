@@ -9,7 +9,8 @@
 import { randomUUID } from "node:crypto";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createDb, type DbHandle } from "@studyflow/db";
+import { asc, eq, sql } from "drizzle-orm";
+import { createDb, participants, type DbHandle } from "@studyflow/db";
 import { listExplorerParticipants, listExplorerResponses } from "@studyflow/domain/data-explorer";
 import { createStudy } from "@studyflow/domain/study-setup";
 import { createTestDatabase, type TestDatabase } from "@studyflow/testkit";
@@ -632,14 +633,48 @@ describe("participants in id order (the API's default) placed from kept id prefi
     const [database] = await t.sql<{ collation: string; provider: string }[]>`
       select datcollate as collation, datlocprovider as provider from pg_database where datname = current_database()`;
     const byteOrder = database!.provider === "c" && ["C", "POSIX", "C.UTF-8", "C.utf8"].includes(database!.collation);
-    const placed = await idPage(t.db, "kept-ids", 20, 5);
+    const placed = await idPage<{ participant_id: string }>(t.db, "kept-ids", 20, 5, sql`participant_id`);
     if (!byteOrder) {
       expect(placed).toBeNull();
       return;
     }
     const rows = await t.sql<{ id: string }[]>`
       select participant_id as id from participants where study_key = 'kept-ids' order by participant_id offset 20 limit 5`;
-    expect(placed?.keys).toEqual(rows.map((row) => row.id));
-    expect(placed?.keys).toHaveLength(5);
+    expect(placed?.rows.map((row) => row.participant_id)).toEqual(rows.map((row) => row.id));
+    expect(placed?.rows).toHaveLength(5);
+  });
+
+  it("read every column of the participants as the table's own select reads them, and a total past the end", async () => {
+    const study = "kept-columns";
+    await createStudy(t.db, { key: study });
+    await t.db.insert(participants).values(
+      Array.from({ length: 7 }, (_, i) => ({
+        studyKey: study,
+        participantId: `c${i}`,
+        currentStudySession: `session-${i}`,
+        enteredAt: BASE + i,
+        modifiedAt: BASE + 100 + i,
+        studyStatus: STATUSES[i % STATUSES.length]!,
+        flags: { group: `g${i}`, "ü key": "ü" },
+        linkingCodes: Object.fromEntries(i % 2 === 0 ? [["kit", `k${i}`]] : []),
+        assignedSurveys: [{ surveyKey: "weekly", validFrom: BASE, validUntil: BASE + 9, category: "normal" }],
+        lastSubmissions: { weekly: BASE + 50 + i },
+        messages: [{ id: `m${i}`, type: "reminder", scheduledFor: BASE + 7 }],
+        ...(i % 3 === 0 ? { hashedAccountId: `h${i}`, isMainProfile: i === 0 } : {}),
+        version: i + 1,
+      })),
+    );
+    const expected = await t.db
+      .select()
+      .from(participants)
+      .where(eq(participants.studyKey, study))
+      .orderBy(asc(participants.participantId));
+    const page2 = await listExplorerParticipants(t.db, study, { page: 2, limit: 3 });
+    expect(page2).toStrictEqual({ rows: expected.slice(3, 6), totalCount: 7, page: 2, limit: 3 });
+    // below one page: the first page, whatever page was asked for
+    const all = await listExplorerParticipants(t.db, study, { page: 4, limit: 10 });
+    expect(all).toStrictEqual({ rows: expected, totalCount: 7, page: 1, limit: 10 });
+    const past = await listExplorerParticipants(t.db, study, { page: 4, limit: 3 });
+    expect(past).toStrictEqual({ rows: [], totalCount: 7, page: 4, limit: 3 });
   });
 });
