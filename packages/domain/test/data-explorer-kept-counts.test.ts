@@ -9,7 +9,7 @@
 import { randomUUID } from "node:crypto";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { asc, eq, sql } from "drizzle-orm";
+import { asc, eq } from "drizzle-orm";
 import { createDb, participants, type DbHandle } from "@studyflow/db";
 import { listExplorerParticipants, listExplorerResponses } from "@studyflow/domain/data-explorer";
 import { createStudy } from "@studyflow/domain/study-setup";
@@ -633,15 +633,15 @@ describe("participants in id order (the API's default) placed from kept id prefi
     const [database] = await t.sql<{ collation: string; provider: string }[]>`
       select datcollate as collation, datlocprovider as provider from pg_database where datname = current_database()`;
     const byteOrder = database!.provider === "c" && ["C", "POSIX", "C.UTF-8", "C.utf8"].includes(database!.collation);
-    const placed = await idPage<{ participant_id: string }>(t.db, "kept-ids", 20, 5, sql`participant_id`);
+    const placed = await idPage(t.db, "kept-ids", 20, 5);
     if (!byteOrder) {
       expect(placed).toBeNull();
       return;
     }
     const rows = await t.sql<{ id: string }[]>`
       select participant_id as id from participants where study_key = 'kept-ids' order by participant_id offset 20 limit 5`;
-    expect(placed?.rows.map((row) => row.participant_id)).toEqual(rows.map((row) => row.id));
-    expect(placed?.rows).toHaveLength(5);
+    expect(placed?.keys).toEqual(rows.map((row) => row.id));
+    expect(placed?.keys).toHaveLength(5);
   });
 
   it("read every column of the participants as the table's own select reads them, and a total past the end", async () => {

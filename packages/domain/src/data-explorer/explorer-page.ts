@@ -6,7 +6,7 @@ import { translateCaseFilter } from "../case-filter/translate-filter";
 import { translateCaseSort } from "../case-filter/translate-sort";
 import type { ExplorerPageCache } from "./page-cache";
 import { countCaseRows, orderColumns, readCasePageKeys, type OrderColumn } from "./paged-read";
-import { idOrderServes } from "./id-buckets";
+import { idOrderServes, idPage } from "./id-buckets";
 import { keptCounts, keptOrderServes, keptPage, keptShape } from "./time-buckets";
 
 /** A page request as case-admin makes it: Mongo-style filter and sort, CASE's page and limit. */
@@ -45,9 +45,8 @@ async function inOneSnapshot<T>(db: Executor, read: (executor: Executor) => Prom
  * One page of a study's rows: counted, placed and read as case-backend pages (count, then the
  * page at (page-1)*limit; page 1 whenever the total is below one page). Queries kept counts
  * answer (see time-buckets.ts) take their total, and in their time order their page's place, from
- * those, as every participant in id order does from its kept id prefixes in one statement
- * (id-buckets.ts, through `readIdPage`); the others count (remembered by the page cache) and seek
- * from a remembered boundary.
+ * those, as every participant in id order does from its kept id prefixes (id-buckets.ts); the
+ * others count (remembered by the page cache) and seek from a remembered boundary.
  */
 export async function readExplorerPage<R>(
   db: Executor,
@@ -61,12 +60,6 @@ export async function readExplorerPage<R>(
    * by it instead of looking each key up.
    */
   loadRows: (keys: string[], executor: Executor, within?: SQL) => Promise<R[]>,
-  /**
-   * Every participant in id order (see id-buckets.ts): the total and the rows of the page at
-   * `offset` (the first page when the total is below `limit`), counted, placed and read in one
-   * statement; null when the ids' collation does not allow it (then counted and skipped to).
-   */
-  readIdPage?: (executor: Executor, offset: number, limit: number) => Promise<{ totalCount: number; rows: R[] } | null>,
 ): Promise<ExplorerPage<R>> {
   // the order is checked before anything is read: a bad sort is a 400 even on an empty study
   const order = query.order ?? orderColumns(target, translateCaseSort(target, query.sort));
@@ -74,14 +67,6 @@ export async function readExplorerPage<R>(
   translateCaseFilter(target, query.filter);
   const kept = keptShape(target, query.filter, order);
   const request = { target, studyKey, filter: query.filter, order, ...(cache ? { cache } : {}) };
-  if (kept && readIdPage && idOrderServes(kept, order)) {
-    // one statement: one snapshot of its own
-    const read = await readIdPage(db, (Math.max(1, query.page) - 1) * query.limit, query.limit);
-    if (read) {
-      const page = read.totalCount < query.limit ? 1 : Math.max(1, query.page);
-      return { rows: read.rows, totalCount: read.totalCount, page, limit: query.limit };
-    }
-  }
   return inOneSnapshot(db, async (executor) => {
     const counts = kept ? await keptCounts(executor, studyKey, kept) : null;
     const totalCount = counts ? counts.total : await countCaseRows(executor, request);
@@ -99,7 +84,9 @@ export async function readExplorerPage<R>(
     const placed =
       kept && counts && keptOrderServes(kept, order)
         ? await keptPage(executor, studyKey, kept, counts, order, offset, query.limit)
-        : null;
+        : kept && counts && idOrderServes(kept, order)
+          ? await idPage(executor, studyKey, offset, query.limit)
+          : null;
     const { keys, within } = placed ?? {
       keys: await readCasePageKeys(executor, { ...request, offset, limit: query.limit, sorted }),
       within: undefined,
