@@ -10,7 +10,7 @@ import { randomUUID } from "node:crypto";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { asc, eq } from "drizzle-orm";
-import { createDb, participants, type DbHandle } from "@studyflow/db";
+import { createDb, participants, surveyResponses, type DbHandle } from "@studyflow/db";
 import { listExplorerParticipants, listExplorerResponses } from "@studyflow/domain/data-explorer";
 import { createStudy } from "@studyflow/domain/study-setup";
 import { createTestDatabase, type TestDatabase } from "@studyflow/testkit";
@@ -676,5 +676,31 @@ describe("participants in id order (the API's default) placed from kept id prefi
     expect(all).toStrictEqual({ rows: expected, totalCount: 7, page: 1, limit: 10 });
     const past = await listExplorerParticipants(t.db, study, { page: 4, limit: 3 });
     expect(past).toStrictEqual({ rows: [], totalCount: 7, page: 4, limit: 3 });
+  });
+
+  it("responses: read every column as the table's own select reads them", async () => {
+    const study = "kept-response-columns";
+    await createStudy(t.db, { key: study });
+    await t.db.insert(surveyResponses).values(
+      Array.from({ length: 5 }, (_, i) => ({
+        studyKey: study,
+        participantId: `c${i}`,
+        key: "weekly",
+        versionId: `v${i}`,
+        openedAt: BASE + i,
+        submittedAt: BASE + 10 + i,
+        arrivedAt: BASE + 20 + i,
+        responses: [{ key: "weekly.Q1", response: { key: "rg", items: [{ key: String(i) }] } }],
+        context: { language: "en", session: `s${i}` },
+      })),
+    );
+    const expected = await t.db
+      .select()
+      .from(surveyResponses)
+      .where(eq(surveyResponses.studyKey, study))
+      .orderBy(asc(surveyResponses.submittedAt), asc(surveyResponses.id));
+    const page = await listExplorerResponses(t.db, study, "weekly", { page: 2, limit: 2 });
+    expect(page.rows).toStrictEqual(expected.slice(2, 4).map((row) => ({ ...row, account: null })));
+    expect(page.totalCount).toBe(5);
   });
 });
