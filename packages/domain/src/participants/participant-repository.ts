@@ -34,8 +34,8 @@ export async function lockParticipant(
   return row;
 }
 
-/** A participants row as postgres.js returns it to the statements below: bigint as text. */
-interface RawParticipant {
+/** A participants row as postgres.js returns it to plain statements: bigint as text. */
+export interface RawParticipant {
   id: string;
   study_key: string;
   participant_id: string;
@@ -53,7 +53,8 @@ interface RawParticipant {
   version: number;
 }
 
-function participantFromRaw(raw: RawParticipant): ParticipantRow {
+/** The row as drizzle's select of the table reads it. */
+export function participantFromRaw(raw: RawParticipant): ParticipantRow {
   return {
     id: raw.id,
     studyKey: raw.study_key,
