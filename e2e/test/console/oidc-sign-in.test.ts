@@ -214,7 +214,7 @@ describe("the console signs in at the organisation's OpenID provider (Chromium)"
     // The next page the console opens meets the ended session. It is opened by its address, not by
     // its link: a panel of the study list still loading (counts, timers, rule failures) may meet the
     // ended session first, and that replaces the list, link and all, with the same sign-in page.
-    await page.evaluate((hash) => (window.location.hash = hash), `#/studies/${GRANTED}/tasks`);
+    await page.evaluate(`window.location.hash = ${JSON.stringify(`#/studies/${GRANTED}/tasks`)}`);
     await page.locator("#sign-in-provider").waitFor();
     expect(await page.locator("#page-title").innerText()).toBe("Sign in");
     expect(await page.locator("[role=alert]").innerText()).toBe("Signed out: session ended: sign in again.");
