@@ -1267,7 +1267,10 @@ function applyMutation(w: World, op: Operation, st: State, m: Mutation): void {
           other.template === op.template &&
           (other.method === m.method || (other.method === "GET" && m.method === "HEAD")),
       );
-      if (!routed) st.certain.push(`${m.method} is no method of this path`);
+      // An empty parameter can make the path another route's: `study-counters/{scope}` with an
+      // empty scope is the collection `study-counters` with its trailing slash, which has a GET.
+      const emptyParameter = st.segments.some((segment) => segment.param !== undefined && segment.raw === "");
+      if (!routed && !emptyParameter) st.certain.push(`${m.method} is no method of this path`);
       return;
     }
     case "queryNoise":
