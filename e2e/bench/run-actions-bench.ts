@@ -22,6 +22,7 @@
  *                                      (or: npm run bench -- --timer-million)
  *   npm run bench -- --cases tenth     only some of the cases: all, tenth, timer (default all three)
  *   npm run bench -- --repeat 5        (b), (c) and (c2) five times in turn; medians and each round's ratios
+ *   npm run bench -- --wait poll       looks at the task every 5 ms instead of being told (LISTEN) it changed
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -44,6 +45,7 @@ import { TASKS_QUEUE, createRedisConnection } from "@studyflow/queue";
 import { createApp } from "@studyflow/api";
 import { loadConfig } from "@studyflow/api/config";
 import { measureCpu, type CpuSpan } from "./process-cpu";
+import { watchTaskCompletion, type TaskCompletionWatch } from "./task-completion";
 import { POLL_MS, benchTimerTick, type TimerTickFigures } from "./timer-tick-bench";
 
 const { values: args } = parseArgs({
@@ -55,8 +57,15 @@ const { values: args } = parseArgs({
     cases: { type: "string", default: "all,tenth,timer" },
     repeat: { type: "string", default: "1" },
     timeline: { type: "boolean", default: false },
+    wait: { type: "string", default: "notify" },
   },
 });
+/**
+ * How (b) learns its task completed: "notify" (told by a trigger's NOTIFY, then the row read; see
+ * task-completion.ts) or "poll" (the row read every POLL_MS, which costs the process serving the API
+ * a query and a timer every 5 ms).
+ */
+const WAIT = args.wait === "poll" ? "poll" : "notify";
 /** Each pipeline run's timeline: POST answered, planned, each chunk done, finalised, seen completed. */
 const TIMELINE = args.timeline;
 /** Rounds of (b), (c) and (c2) per case; the medians are printed (a loaded machine varies from round to round). */
@@ -310,6 +319,9 @@ function startWorkers(
   );
 }
 
+/** Set in main when the bench is told of task changes (--wait notify); else pipeline polls. */
+let watch: TaskCompletionWatch | undefined;
+
 async function pipeline(
   db: ReturnType<typeof createDb>,
   baseUrl: string,
@@ -328,23 +340,28 @@ async function pipeline(
   const postMs = performance.now() - started;
   if (response.status !== 200) throw new Error(`POST answered ${response.status}: ${await response.text()}`);
   const { task } = (await response.json()) as { task: { id: string } };
+  if (watch) await watch.completed(task.id);
+  else await pollUntilCompleted(db, task.id);
+  const seconds = (performance.now() - started) / 1000;
+  const result = await fetch(`${baseUrl}/v1/studies/${studyKey}/run-actions/participants/task/${task.id}/result`, {
+    headers: { Authorization: `Bearer ${token}` },
+  });
+  const document = (await result.json()) as { participantStateChangedPerRule: number[] };
+  return {
+    rate: count / seconds,
+    postMs,
+    changed: document.participantStateChangedPerRule,
+    timeline: TIMELINE ? await timelineOf(db, task.id, startedAt, seconds * 1000) : "",
+  };
+}
+
+/** Reads the task row every POLL_MS until it says completed (--wait poll). */
+async function pollUntilCompleted(db: ReturnType<typeof createDb>, taskId: string) {
   for (;;) {
     const [row] = await db.sql<
       { status: string; error: string }[]
-    >`select status, error from tasks where id = ${task.id}`;
-    if (row?.status === "completed") {
-      const seconds = (performance.now() - started) / 1000;
-      const result = await fetch(`${baseUrl}/v1/studies/${studyKey}/run-actions/participants/task/${task.id}/result`, {
-        headers: { Authorization: `Bearer ${token}` },
-      });
-      const document = (await result.json()) as { participantStateChangedPerRule: number[] };
-      return {
-        rate: count / seconds,
-        postMs,
-        changed: document.participantStateChangedPerRule,
-        timeline: TIMELINE ? await timelineOf(db, task.id, startedAt, seconds * 1000) : "",
-      };
-    }
+    >`select status, error from tasks where id = ${taskId}`;
+    if (row?.status === "completed") return;
     if (row && row.status !== "in_progress" && row.status !== "queued")
       throw new Error(`task ${row.status}: ${row.error}`);
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
@@ -440,6 +457,7 @@ async function main() {
     await grantPermission(db.db, "bench", WARM_UP_STUDY, "run-study-action");
     const [study] = await db.sql<{ secret: string }[]>`select secret from studies where key = ${STUDY}`;
     await grantPermission(db.db, "bench", STUDY, "run-study-action");
+    if (WAIT === "notify") watch = await watchTaskCompletion(db);
 
     const config = loadConfig({
       DATABASE_URL: url,
@@ -584,6 +602,7 @@ async function main() {
     console.log(`\nworker peak RSS: ${mb(peaks)} (engine path: ${mb(engineRss)})`);
     await apiDb.close();
   } finally {
+    await watch?.close().catch(() => undefined);
     for (const worker of workers) worker.child.kill("SIGTERM");
     server?.close();
     await queue.obliterate({ force: true }).catch(() => undefined);
