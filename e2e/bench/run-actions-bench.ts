@@ -45,8 +45,8 @@ import { TASKS_QUEUE, createRedisConnection } from "@studyflow/queue";
 import { createApp } from "@studyflow/api";
 import { loadConfig } from "@studyflow/api/config";
 import { measureCpu, type CpuSpan } from "./process-cpu";
-import { watchTaskCompletion, type TaskCompletionWatch } from "./task-completion";
-import { POLL_MS, benchTimerTick, type TimerTickFigures } from "./timer-tick-bench";
+import { pollUntilCompleted, watchTaskCompletion, type TaskCompletionWatch } from "./task-completion";
+import { benchTimerTick, type TimerTickFigures } from "./timer-tick-bench";
 
 const { values: args } = parseArgs({
   options: {
@@ -61,9 +61,9 @@ const { values: args } = parseArgs({
   },
 });
 /**
- * How (b) learns its task completed: "notify" (told by a trigger's NOTIFY, then the row read; see
- * task-completion.ts) or "poll" (the row read every POLL_MS, which costs the process serving the API
- * a query and a timer every 5 ms).
+ * How (b) learns its task completed: "notify" (told by a trigger's NOTIFY, then the row read) or
+ * "poll" (the row read every 5 ms, which costs the process serving the API a query and a timer
+ * each time); both in task-completion.ts.
  */
 const WAIT = args.wait === "poll" ? "poll" : "notify";
 /** Each pipeline run's timeline: POST answered, planned, each chunk done, finalised, seen completed. */
@@ -353,19 +353,6 @@ async function pipeline(
     changed: document.participantStateChangedPerRule,
     timeline: TIMELINE ? await timelineOf(db, task.id, startedAt, seconds * 1000) : "",
   };
-}
-
-/** Reads the task row every POLL_MS until it says completed (--wait poll). */
-async function pollUntilCompleted(db: ReturnType<typeof createDb>, taskId: string) {
-  for (;;) {
-    const [row] = await db.sql<
-      { status: string; error: string }[]
-    >`select status, error from tasks where id = ${taskId}`;
-    if (row?.status === "completed") return;
-    if (row && row.status !== "in_progress" && row.status !== "queued")
-      throw new Error(`task ${row.status}: ${row.error}`);
-    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-  }
 }
 
 /**

@@ -7,12 +7,12 @@
  * Its floors: the same removal as one UPDATE, and split in two halves run at once on two connections.
  */
 import type { Queue } from "bullmq";
-import { eq } from "drizzle-orm";
-import { createDb, tasks, type DbHandle } from "@studyflow/db";
+import { createDb, type DbHandle } from "@studyflow/db";
 import { setStudyRules } from "@studyflow/domain/study-setup";
 import { lastTimerTick, startDueTimerTicks } from "@studyflow/domain/timer";
 import type { Expression } from "@studyflow/engine";
 import { taskJobOptions, taskJobId, taskJobName, type TaskJob } from "@studyflow/queue";
+import { pollUntilCompleted } from "./task-completion";
 
 const str = (value: string) => ({ dtype: "str", str: value });
 const num = (value: number) => ({ dtype: "num", num: value });
@@ -58,12 +58,6 @@ async function expireOnePercent(db: DbHandle, studyKey: string): Promise<number>
     where study_key = ${studyKey} and substring(participant_id from 2)::int % 100 = 0`;
   return result.count;
 }
-
-/**
- * How often a bench looks whether a task has completed: the span it measures overstates the
- * pipeline's by half of this on average (at 100,000 participants a floor takes about 0.1 s).
- */
-export const POLL_MS = 5;
 
 export interface TimerTickFigures {
   participants: number;
@@ -118,13 +112,7 @@ export async function benchTimerTick(
   // A worker that scans for itself may have recorded the tick first; it is the same tick.
   const tick = ticks.find((entry) => entry.studyKey === studyKey)?.task ?? (await lastTimerTick(db.db, studyKey));
   if (!tick || tick.status === "skipped") throw new Error(`no tick runs for ${studyKey}: ${tick?.error ?? "none"}`);
-  for (;;) {
-    const [row] = await db.db.select().from(tasks).where(eq(tasks.id, tick.id));
-    if (row?.status === "completed") break;
-    if (row && row.status !== "in_progress" && row.status !== "queued")
-      throw new Error(`tick ${row.status}: ${row.error}`);
-    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-  }
+  await pollUntilCompleted(db, tick.id);
   const seconds = (performance.now() - started) / 1000;
   const result = await readResult(tick.id);
 

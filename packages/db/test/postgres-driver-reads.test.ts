@@ -4,9 +4,10 @@
  * `data`). A faster path, not a new behaviour: the first two cases pass on the unpatched driver
  * too, and guard the patched one. The third is new: a COPY TO STDOUT's data message (a row, which
  * for an export file's part is megabytes) goes to the copy's stream read by read instead of being
- * gathered into one buffer first. The socket here re-splits what the server sends into reads of 1 to 65,536
- * bytes in turn, so that messages end, and the next ones start, at every kind of boundary: inside
- * the 5-byte header, one byte short of the end, exactly at the end, and with several messages after.
+ * gathered into one buffer first. The socket here re-splits what the server sends into reads of 1
+ * to 65,536 bytes in turn, so that messages end, and the next ones start, at every kind of
+ * boundary: inside the 5-byte header, one byte short of the end, exactly at the end, and with
+ * several messages after.
  */
 import { createHash } from "node:crypto";
 import net from "node:net";

@@ -709,8 +709,8 @@ describe("participants in id order (the API's default) placed from kept id prefi
 
 describe("a placed page's rows, read by the order's range", () => {
   it("are a range the planner sees as about the page's size, for a flag filter and for every participant", async () => {
-    // Estimated as a third of the study, a page's range was read by a parallel scan whose workers'
-    // start cost a cold page most of its time; the planner must see it for the few rows it is.
+    // Estimated as about a tenth of the study, a page's range was read by a parallel scan whose
+    // workers' start cost a cold page most of its time; the planner must see it for the few rows it is.
     const study = "kept-estimate";
     await createStudy(t.db, { key: study });
     const count = 30_000;

@@ -129,7 +129,7 @@ export function createTaskProcessor(deps: TaskProcessorDeps): Processor {
     }
     if (outcome === "done") {
       const finalized = await finalizeIfComplete(db, taskId, deps.resultDir, clock, deps.files);
-      if (finalized === "completed") deps.logger.info({ taskId: taskId }, "task completed");
+      if (finalized === "completed") deps.logger.info({ taskId }, "task completed");
     }
     return outcome;
   }

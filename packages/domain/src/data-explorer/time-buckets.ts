@@ -526,8 +526,9 @@ export async function keptPage(
   const [low, high] = direction === "asc" ? [first, last] : [last, first];
   const pair = sql`(${column}, ${sql.identifier(unique)})`;
   // The plain bounds on the time column select nothing more; they are there for the planner, which
-  // cannot estimate a row comparison: it guessed a third of the study's rows for a page's range and
-  // chose a parallel scan, whose workers' start took 20–45 ms of a cold page that reads 0.3 ms.
+  // cannot estimate a row comparison: it guessed about a tenth of the study's rows for a page's
+  // range and chose a parallel scan, whose workers' start took 20–45 ms of a cold page that reads
+  // 0.3 ms.
   const within = sql`(${partOf(studyKey, shape, "rows")}
     and ${column} >= ${low.t}::bigint and ${column} <= ${high.t}::bigint
     and ${pair} >= ${at(low)} and ${pair} <= ${at(high)})`;
