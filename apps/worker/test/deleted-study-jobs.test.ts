@@ -79,7 +79,7 @@ describe("queued bulk jobs of a deleted study", () => {
     });
   });
 
-  it("a study deleted while a chunk waits for its batch: the job running it ends at once, without retrying", async () => {
+  it("a study deleted while a chunk waits for its batch: the chunk job ends at once, without retrying", async () => {
     await populated("mid", 30);
     const taskId = await h.createTask("mid", [setFlag]);
     // Planned beforehand, so the test can hold the chunk's row where the worker's batch takes it.
@@ -116,12 +116,11 @@ describe("queued bulk jobs of a deleted study", () => {
     goOn();
     await deleting;
 
-    // The task's own job runs its first pending chunk (the planner does not hand it to the queue).
-    const job = await waitForJob(taskJobId(taskId), "completed");
-    expect(await h.queue.getJob(chunkJobId(taskId, 0))).toBeUndefined();
-    // The batch that waited finds its chunk gone, and the task with it: the job ends in its first
-    // attempt, and nothing is retried.
-    expect(job.returnvalue).toEqual({ skipped: "task is gone or has ended" });
+    const job = await waitForJob(chunkJobId(taskId, 0), "completed");
+    // Mostly the batch that waited finds its chunk gone (skipped); when the lock wait seen above was
+    // another statement on task_chunks, the chunk job starts after the delete and finds nothing to
+    // run (no return value). Either way it ends in its first attempt, and nothing is retried.
+    expect([null, { skipped: "task is gone or has ended" }]).toContainEqual(job.returnvalue ?? null);
     // one attempt: the one that ended it
     expect(job.attemptsMade).toBe(1);
     expect(await h.database.db.select().from(tasks).where(eq(tasks.id, taskId))).toEqual([]);

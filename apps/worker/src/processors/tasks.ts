@@ -74,40 +74,27 @@ export function createTaskProcessor(deps: TaskProcessorDeps): Processor {
       }
       throw new Error("another run-actions task of this study is running");
     }
-    const [first, ...others] = planned.chunks.filter((chunk) => chunk.status === "pending");
-    if (!first) {
+    const pending = planned.chunks.filter((chunk) => chunk.status === "pending");
+    if (pending.length === 0) {
       await finalizeIfComplete(db, data.taskId, deps.resultDir, clock, deps.files);
       return { chunks: planned.chunks.length };
     }
     // Deterministic ids: a planner that runs again adds no second job for a chunk already queued.
-    if (others.length > 0) {
-      await deps.queue.addBulk(
-        others.map((chunk) => ({
-          name: TASK_CHUNK_JOB_NAME,
-          data: { kind: "chunk", taskId: data.taskId, chunkIndex: chunk.chunkIndex } satisfies TaskJob,
-          opts: { ...taskJobOptions, jobId: chunkJobId(data.taskId, chunk.chunkIndex) },
-        })),
-      );
-    }
+    await deps.queue.addBulk(
+      pending.map((chunk) => ({
+        name: TASK_CHUNK_JOB_NAME,
+        data: { kind: "chunk", taskId: data.taskId, chunkIndex: chunk.chunkIndex } satisfies TaskJob,
+        opts: { ...taskJobOptions, jobId: chunkJobId(data.taskId, chunk.chunkIndex) },
+      })),
+    );
     deps.logger.info({ taskId: data.taskId, jobId: job.id, chunks: planned.chunks.length }, "task planned");
-    // The planner runs the first pending chunk itself, in this job: handing it over through the
-    // queue (the job's completion, the next job's fetch) cost 10–25 ms before its first batch,
-    // serial time at the start of every task. Its job is this one: a planner that fails, stalls or
-    // is stopped meanwhile is run again, plans nothing new and finds this chunk still pending (from
-    // its last committed batch), so it queues it or runs it then.
-    const outcome = await runChunk(job, data.taskId, first.chunkIndex, token);
-    return { chunks: planned.chunks.length, outcome };
+    return { chunks: planned.chunks.length };
   }
 
   async function runChunkJob(job: Job, data: Extract<TaskJob, { kind: "chunk" }>, token: string | undefined) {
-    return { outcome: await runChunk(job, data.taskId, data.chunkIndex, token) };
-  }
-
-  /** Runs one chunk of the task in `job` (a chunk's job, or the task's own for its first chunk). */
-  async function runChunk(job: Job, taskId: string, chunkIndex: number, token: string | undefined) {
     // processChunk reports the running total of this attempt; the hook wants each batch's share.
     let reported = 0;
-    const outcome = await processChunk(db, taskId, chunkIndex, {
+    const outcome = await processChunk(db, data.taskId, data.chunkIndex, {
       clock,
       ...(deps.callExternalService ? { callExternalService: deps.callExternalService } : {}),
       ...(deps.onRuleFailures ? { onRuleFailures: deps.onRuleFailures } : {}),
@@ -128,10 +115,10 @@ export function createTaskProcessor(deps: TaskProcessorDeps): Processor {
       throw new DelayedError();
     }
     if (outcome === "done") {
-      const finalized = await finalizeIfComplete(db, taskId, deps.resultDir, clock, deps.files);
-      if (finalized === "completed") deps.logger.info({ taskId }, "task completed");
+      const finalized = await finalizeIfComplete(db, data.taskId, deps.resultDir, clock, deps.files);
+      if (finalized === "completed") deps.logger.info({ taskId: data.taskId }, "task completed");
     }
-    return outcome;
+    return { outcome };
   }
 
   return async (job, token) => {
