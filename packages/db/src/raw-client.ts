@@ -24,9 +24,10 @@ const dialect = new PgDialect();
  * trip per execution once prepared, where `executor.execute` describes the statement first every
  * time. For statements a process runs over and over with a text of few shapes (the bulk run's
  * batch read and write): each distinct text stays prepared on its connection for the
- * connection's life.
+ * connection's life. The answer is postgres.js's pending query: awaited, it gives the rows;
+ * `.forEach` hands each row over as it arrives instead, so no array of the result is built.
  */
-export async function executePrepared<T extends Record<string, unknown>>(executor: Executor, statement: SQL) {
+export function executePrepared<T extends Record<string, unknown>>(executor: Executor, statement: SQL) {
   const { sql: text, params } = dialect.sqlToQuery(statement);
   return rawClientOf(executor).unsafe<T[]>(text, params as postgres.ParameterOrJSON<never>[], { prepare: true });
 }

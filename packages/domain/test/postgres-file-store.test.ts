@@ -12,6 +12,7 @@ import { createPostgresFileStore, type FileStore, type StoredFileRow } from "@st
 import { createStudy } from "@studyflow/domain/study-setup";
 import { createTestDatabase, type TestDatabase } from "@studyflow/testkit";
 import { BinaryCopyColumnReader, encodeBinaryCopy } from "../src/files/postgres-binary-copy";
+import { READ_GROUP_BYTES, groupParts } from "../src/files/postgres-file-store";
 
 const STUDY = "files";
 
@@ -205,18 +206,19 @@ describe("the PostgreSQL file store", () => {
 
     it("fails when the file's parts are removed while it is read, rather than end short", async () => {
       const file = await newFile();
+      // 16 parts of 1 MB are four groups of a read: the first two are read before the removal
       await database.db.transaction(async (tx) => {
-        for (let seq = 0; seq < 8; seq++)
+        for (let seq = 0; seq < 16; seq++)
           await store.writePart(tx, file, { chunkIndex: 0, seq }, Buffer.alloc(PART, seq), { rows: 1 });
       });
-      const completed = await database.db.transaction((tx) => store.complete(tx, file.id, 8));
+      const completed = await database.db.transaction((tx) => store.complete(tx, file.id, 16));
       const stream = store.read(completed);
       await new Promise((resolve) => stream.once("data", resolve));
       stream.pause();
       await database.db.transaction((tx) => store.removeContents(tx, completed));
       const failed = new Promise<Error>((resolve) => stream.once("error", resolve));
       stream.resume();
-      expect((await within(10_000, failed, "the download's error")).message).toMatch(/lost its part/);
+      expect((await within(10_000, failed, "the download's error")).message).toMatch(/lost a part of/);
     });
 
     it("completes or fails, and never hangs, when its connection is lost between parts", async () => {
@@ -238,6 +240,25 @@ describe("the PostgreSQL file store", () => {
       await new Promise((resolve) => setTimeout(resolve, 200));
       await expect(within(10_000, single.sql`select 1 as one`, "a query after it")).resolves.toEqual([{ one: 1 }]);
     });
+  });
+});
+
+describe("a download's groups of parts", () => {
+  const part = (seq: number, size: number) => ({ chunkIndex: 0, seq, size });
+
+  it("reads consecutive small parts together, up to READ_GROUP_BYTES, in order", () => {
+    const quarter = READ_GROUP_BYTES / 4;
+    const parts = Array.from({ length: 9 }, (_, seq) => part(seq, quarter));
+    expect(groupParts(parts).map((group) => group.map((key) => key.seq))).toEqual([[0, 1, 2, 3], [4, 5, 6, 7], [8]]);
+  });
+
+  it("gives a part larger than a group a group of its own, and starts a new group after it", () => {
+    const parts = [part(0, 10), part(1, READ_GROUP_BYTES + 1), part(2, 10), part(3, READ_GROUP_BYTES - 10)];
+    expect(groupParts(parts).map((group) => group.map((key) => key.seq))).toEqual([[0], [1], [2, 3]]);
+  });
+
+  it("has no group for no parts", () => {
+    expect(groupParts([])).toEqual([]);
   });
 });
 

@@ -1,5 +1,5 @@
 import { sql, type SQL } from "drizzle-orm";
-import type { Executor } from "@studyflow/db";
+import { executePrepared, type Executor } from "@studyflow/db";
 
 /** A column of an export's order, with the type its bound value is cast to. */
 export interface KeyColumn {
@@ -80,25 +80,39 @@ function normalise(value: unknown, cast: KeyColumn["cast"]): string | number {
 
 /**
  * The next `limit` rows after `after` ("" = from the start) up to and including `upTo` (null =
- * to the end), in order: a keyset read on the order's index, never OFFSET.
+ * to the end), in order: a keyset read on the order's index, never OFFSET. Each row goes to
+ * `onRow` as it arrives from the server, so the caller can be done with a row before the next
+ * arrives and no array of the batch is built. A prepared statement of the connection (each of the
+ * four shapes the bounds give is parsed once per connection).
  */
-export async function readSelection(
+export async function streamSelection(
   tx: Executor,
   selection: ExportSelection,
   columns: SQL,
   range: { after: string; upTo: string | null; limit: number },
-): Promise<{ rows: Record<string, unknown>[]; lastKey: string | null }> {
+  onRow: (row: Record<string, unknown>) => void,
+): Promise<{ count: number; lastKey: string | null }> {
   const conditions = [selection.where];
   if (range.after !== "") conditions.push(beyond(selection, range.after, false, true));
   if (range.upTo !== null) conditions.push(beyond(selection, range.upTo, true, false));
   const keys = selection.keys.map((key, index) => sql`${key.expression} as ${sql.raw(`k__${index}`)}`);
-  const rows = await tx.execute<Record<string, unknown>>(sql`
+  let count = 0;
+  let last: Record<string, unknown> | undefined;
+  await executePrepared<Record<string, unknown>>(
+    tx,
+    sql`
     select ${columns}, ${sql.join(keys, sql`, `)} from ${selection.from}
     where ${sql.join(conditions, sql` and `)}
-    order by ${orderBy(selection)} limit ${range.limit}`);
-  const last = rows.at(-1);
-  const lastKey = last ? encodeKey(selection.keys.map((key, index) => normalise(last[`k__${index}`], key.cast))) : null;
-  return { rows: [...rows], lastKey };
+    order by ${orderBy(selection)} limit ${range.limit}`,
+  ).forEach((row) => {
+    count++;
+    last = row;
+    onRow(row);
+  });
+  const lastKey = last
+    ? encodeKey(selection.keys.map((key, index) => normalise(last![`k__${index}`], key.cast)))
+    : null;
+  return { count, lastKey };
 }
 
 /** A jsonb value as the driver hands it over: parsed, or its text. */

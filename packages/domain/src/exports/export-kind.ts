@@ -1,12 +1,46 @@
 import { eq } from "drizzle-orm";
 import type { SQL } from "drizzle-orm";
-import type { ExportFormatter } from "@studyflow/case-export";
+import type { ExportFormatter, FormattedBatch } from "@studyflow/case-export";
 import { storedFiles, type Executor } from "@studyflow/db";
 import type { BatchTally, TaskKindDefinition } from "../tasks/task-kind";
 import { FOOTER_PART, HEADER_PART, separatorPart, type FileStore, type StoredFileRow } from "../files/file-store";
 import type { TaskRow } from "../tasks/task-row";
-import { countSelection, readSelection, selectionBoundaries, type ExportSelection } from "./export-keyset";
+import { countSelection, selectionBoundaries, streamSelection, type ExportSelection } from "./export-keyset";
 import { EXPORT_BATCH_SIZE, EXPORT_CHUNK_SIZE } from "./export-tuning";
+
+/** Rows formatted together while a batch streams in (sliceFormatter). */
+export const FORMAT_SLICE = 64;
+
+/**
+ * Formats a batch's rows as they are pushed, `slice` at a time, into the text that
+ * `formatter.format(rows, leadingSeparator)` gives for all of them at once: a slice's first row
+ * follows an earlier row when the batch's first did or an earlier slice wrote a record. A row read
+ * (a response's JSON text is a few KB) is then garbage before the next slice arrives. Held until
+ * the whole batch was formatted, a batch's rows outlived the young generation's collections, each
+ * of which copied them again, and the read-ahead batch beside them doubled that.
+ */
+export function sliceFormatter<Row>(formatter: ExportFormatter<Row>, leadingSeparator: boolean, slice = FORMAT_SLICE) {
+  let pending: Row[] = [];
+  const done: FormattedBatch = { text: "", rows: 0, mismatches: 0 };
+  const flush = () => {
+    if (pending.length === 0) return;
+    const formatted = formatter.format(pending, leadingSeparator || done.rows > 0);
+    done.text += formatted.text;
+    done.rows += formatted.rows;
+    done.mismatches += formatted.mismatches;
+    pending = [];
+  };
+  return {
+    push(row: Row) {
+      pending.push(row);
+      if (pending.length >= slice) flush();
+    },
+    finish(): FormattedBatch {
+      flush();
+      return done;
+    },
+  };
+}
 
 /** What an export kind knows of its rows; the chunk loop, parts and file are shared (exportKind). */
 export interface ExportSource<Row> {
@@ -90,31 +124,21 @@ export function exportKind<Row>(source: ExportSource<Row>): TaskKindDefinition {
       const formatter = await source.formatter(db, task);
       const file = await fileOfTask(db, task.id);
       const columns = source.columns(task);
-      // The next batch's rows, read on another pooled connection while this batch is formatted and
-      // written: the database's work (reading, jsonb to text) and the worker's (parsing, formatting)
-      // then overlap instead of taking turns. Keyed by the checkpoint it starts after, so it is used
-      // only by the batch that starts there. Reading a moment earlier than the batch's transaction
-      // changes nothing an export promises: its own writes (file parts) are not what it reads, and
-      // a row that arrives later lands after the keys already read, as it would have anyway.
-      let readAhead: { after: string; rows: ReturnType<typeof readSelection> } | undefined;
       return {
         async runBatch(tx, { chunkIndex, chunk, batchSize }) {
           const range = { after: chunk.cursor, upTo: chunk.to_key, limit: batchSize };
-          const ahead = readAhead?.after === chunk.cursor ? readAhead.rows : undefined;
-          readAhead = undefined;
-          const { rows, lastKey } = await (ahead ?? readSelection(tx, selection, columns, range));
-          if (rows.length === batchSize && lastKey !== null) {
-            const next = readSelection(db, selection, columns, { ...range, after: lastKey });
-            // a read-ahead nobody takes (the chunk stopped) must not end the process as unhandled
-            next.catch(() => undefined);
-            readAhead = { after: lastKey, rows: next };
-          }
-          const tally: BatchTally = { processed: rows.length, changedPerRule: [], errors: [], errorCount: 0 };
-          const batch = rows.map((row) => source.toExportRow(row));
-          const first = batch[0];
+          const firstOfChunk = chunk.processed_count === 0;
+          // Rows are formatted as they arrive from the server, a slice at a time (sliceFormatter).
+          const batch = sliceFormatter(formatter, !firstOfChunk);
+          let first: Row | undefined;
+          const { count, lastKey } = await streamSelection(tx, selection, columns, range, (row) => {
+            const exportRow = source.toExportRow(row);
+            first ??= exportRow;
+            batch.push(exportRow);
+          });
+          const formatted = batch.finish();
+          const tally: BatchTally = { processed: count, changedPerRule: [], errors: [], errorCount: 0 };
           if (first !== undefined) {
-            const firstOfChunk = chunk.processed_count === 0;
-            const formatted = formatter.format(batch, !firstOfChunk);
             if (firstOfChunk && chunkIndex > 0) {
               const separator = separatorOf(formatter, first);
               if (separator !== "")
@@ -126,7 +150,7 @@ export function exportKind<Row>(source: ExportSource<Row>): TaskKindDefinition {
             // rows that did not match their survey definition are exported as far as possible and counted
             tally.errorCount = formatted.mismatches;
           }
-          return { last: lastKey ?? chunk.cursor, finished: rows.length < batchSize, tally, ranIn: "export" };
+          return { last: lastKey ?? chunk.cursor, finished: count < batchSize, tally, ranIn: "export" };
         },
       };
     },

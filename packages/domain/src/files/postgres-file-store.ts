@@ -17,6 +17,36 @@ import {
 const isTransaction = (client: Sql | TransactionSql): client is TransactionSql =>
   typeof (client as Partial<TransactionSql>).savepoint === "function";
 
+/**
+ * Parts a download reads with one COPY: consecutive parts until they hold this many bytes (a part
+ * larger than that is a group of its own). Two groups are in memory at most while a file is read.
+ */
+export const READ_GROUP_BYTES = 4 * 1024 * 1024;
+
+interface PartKey {
+  chunkIndex: number;
+  seq: number;
+  size: number;
+}
+
+/** The file's parts, in order, cut into runs of at most READ_GROUP_BYTES (or one larger part). */
+export function groupParts(parts: readonly PartKey[]): PartKey[][] {
+  const groups: PartKey[][] = [];
+  let current: PartKey[] = [];
+  let bytes = 0;
+  for (const part of parts) {
+    if (current.length > 0 && bytes + part.size > READ_GROUP_BYTES) {
+      groups.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(part);
+    bytes += part.size;
+  }
+  if (current.length > 0) groups.push(current);
+  return groups;
+}
+
 const COPY_PART_IN =
   "copy stored_file_parts (file_id, chunk_index, seq, rows, separator, data) from stdin (format binary)";
 
@@ -98,43 +128,51 @@ export function createPostgresFileStore(db: Database): FileStore {
     },
 
     read(file) {
-      // Part by part, as the consumer asks (backpressure), with the next part read ahead. Each part is one COPY … TO STDOUT (FORMAT binary), which carries the bytes raw (a
+      // Group by group of parts, as the consumer asks (backpressure), with the next group read
+      // ahead. Each group is one COPY … TO STDOUT (FORMAT binary), which carries the bytes raw (a
       // bytea column read as text is hex), in a transaction of its own: postgres.js must not
-      // pipeline another query onto a connection in the middle of a COPY. A part is read whole at
-      // the server's pace, so a slow download holds no connection between parts. COPY takes no
-      // parameters: the id is checked to be a uuid, the keys are numbers.
+      // pipeline another query onto a connection in the middle of a COPY. A group is read whole at
+      // the server's pace, so a slow download holds no connection between groups. Small parts (a
+      // wide CSV's are a few hundred KB) go READ_GROUP_BYTES at a time, so a file of many parts
+      // does not pay a transaction and a COPY's round trips for each. COPY takes no parameters:
+      // the id is checked to be a uuid, the keys are numbers.
       binaryUuid(file.id);
       const client = rawClientOf(db);
       async function* bytes() {
-        const keys = await client<{ chunk_index: number; seq: string }[]>`
-          select chunk_index, seq from stored_file_parts
+        const parts = await client<{ chunk_index: number; seq: string; size: number }[]>`
+          select chunk_index, seq, octet_length(data) as size from stored_file_parts
           where file_id = ${file.id} and octet_length(data) > 0
           order by chunk_index, seq`;
-        const partAt = async (index: number) => {
-          const key = keys[index];
-          if (key === undefined) return undefined;
-          const chunkIndex = Number(key.chunk_index);
-          const seq = Number(key.seq);
-          const part = await client.begin((tx) =>
+        const groups = groupParts(
+          parts.map((part) => ({ chunkIndex: Number(part.chunk_index), seq: Number(part.seq), size: part.size })),
+        );
+        const groupAt = async (index: number) => {
+          const group = groups[index];
+          if (group === undefined) return undefined;
+          const keys = group.map((key) => `(${key.chunkIndex}, ${key.seq})`).join(", ");
+          const read = await client.begin((tx) =>
             copyOutColumn(
               tx.unsafe(
                 `copy (select data from stored_file_parts
-                       where file_id = '${file.id}' and chunk_index = ${chunkIndex} and seq = ${seq})
+                       where file_id = '${file.id}' and (chunk_index, seq) in (${keys})
+                       order by chunk_index, seq)
                  to stdout (format binary)`,
               ),
             ),
           );
-          if (part.rows !== 1)
-            throw new Error(`file ${file.id} lost its part (${chunkIndex}, ${seq}) while it was read`);
-          return part.values;
+          if (read.rows !== group.length)
+            throw new Error(
+              `file ${file.id} lost a part of (${group.map((key) => `${key.chunkIndex}, ${key.seq}`).join("; ")}) while it was read`,
+            );
+          return read.values;
         };
-        // The next part is read while this one goes to the consumer, so the database and the
-        // download overlap: two parts in memory at most.
-        let next = partAt(0);
+        // The next group is read while this one goes to the consumer, so the database and the
+        // download overlap: two groups in memory at most.
+        let next = groupAt(0);
         for (let index = 0; ; index++) {
           const values = await next;
           if (values === undefined) return;
-          next = partAt(index + 1);
+          next = groupAt(index + 1);
           // a read ahead nobody takes (the consumer stopped) must not end the process as unhandled
           next.catch(() => undefined);
           yield* values;
