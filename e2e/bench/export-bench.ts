@@ -38,6 +38,8 @@ import { pino } from "pino";
 import { createBenchDatabase } from "./bench-database";
 import { seedExportStudy, type SeededExportStudy } from "./export-seed";
 import { measureExportStages, type StageFigures } from "./export-stages";
+import { settleHeap } from "./settle-heap";
+import { watchTaskCompletion, type TaskCompletionWatch } from "./task-completion";
 import { startWorkerProcesses, stopWorkerProcesses, type WorkerProcess } from "./worker-processes";
 import { createDb, runMigrations } from "@studyflow/db";
 import { mintManagementToken } from "@studyflow/domain/access";
@@ -85,12 +87,6 @@ const redisUrl = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 const TOKEN_TTL_SECONDS = 6 * 3600;
 /** Responses of the study every fresh worker exports once before the measured runs. */
 const WARM_UP_RESPONSES = 2_000;
-/**
- * How often the bench asks the API for the task: often enough to add little to a run of seconds
- * (a quarter of a second at most, an eighth on average), rarely enough that the API's answers do
- * not take CPU from the workers (at 50 ms the polls cost the API more CPU than the download).
- */
-const POLL_MS = 250;
 
 const fmt = (value: number) => Math.round(value).toLocaleString("en-US");
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
@@ -196,6 +192,7 @@ async function copyBaseline(
     `copy (select id, participant_id, version_id, opened_at, submitted_at, arrived_at, responses, context ` +
     `from survey_responses where study_key = ${literal(study.studyKey)} and key = ${literal(study.surveyKey)} ` +
     `order by arrived_at, id) to stdout (format csv)`;
+  await settleHeap();
   const meter = startCpuMeter(meterDb, []);
   await meter.ready;
   const started = performance.now();
@@ -234,8 +231,10 @@ async function exportThroughApi(
   study: SeededExportStudy,
   format: Format,
   workers: readonly WorkerProcess[],
+  completion: TaskCompletionWatch,
 ): Promise<Figures> {
   await Promise.all(workers.map((worker) => worker.resetPeak()));
+  await settleHeap();
   const meter = startCpuMeter(meterDb, workers);
   await meter.ready;
   const headers = { Authorization: `Bearer ${token}` };
@@ -247,15 +246,13 @@ async function exportThroughApi(
   });
   if (response.status >= 300) throw new Error(`POST ${format} answered ${response.status}: ${await response.text()}`);
   const { task } = (await response.json()) as { task: TaskView };
-  for (;;) {
-    const status = await fetch(`${exporter}/task/${task.id}`, { headers });
-    if (status.status !== 200) throw new Error(`task status answered ${status.status}: ${await status.text()}`);
-    const { task: current } = (await status.json()) as { task: TaskView };
-    if (current.error)
-      throw new Error(`${format} export task ${current.studyflowStatus ?? "failed"}: ${current.error}`);
-    if (current.status === "completed") break;
-    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-  }
+  // told by the database when the task's status changes, then asked of the API once
+  await completion.completed(task.id);
+  const status = await fetch(`${exporter}/task/${task.id}`, { headers });
+  if (status.status !== 200) throw new Error(`task status answered ${status.status}: ${await status.text()}`);
+  const { task: current } = (await status.json()) as { task: TaskView };
+  if (current.error || current.status !== "completed")
+    throw new Error(`${format} export task ${current.studyflowStatus ?? current.status}: ${current.error ?? ""}`);
   const completedAt = performance.now();
   const workerPeakKb = await Promise.all(workers.map((worker) => worker.peakRssKb()));
   // curl downloads, as psql reads the floor's COPY: a client process of its own, whose output this
@@ -363,8 +360,10 @@ async function main() {
   const queue = new Queue(TASKS_QUEUE, { connection: createRedisConnection(redisUrl, "producer"), prefix });
   let server: ReturnType<typeof serve> | undefined;
   let workers: WorkerProcess[] = [];
+  let completion: TaskCompletionWatch | undefined;
   try {
     await runMigrations(url);
+    completion = await watchTaskCompletion(db);
     const [server_] = await db.sql<{ version: string }[]>`select current_setting('server_version') as version`;
     console.log(
       `machine: ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, ` +
@@ -427,7 +426,8 @@ async function main() {
         });
         idleKb = await Promise.all(workers.map((worker) => worker.rssKb()));
         // A first export pays for loading and compiling the export code; a small study's takes it.
-        for (const format of SELECTED_FORMATS) await exportThroughApi(baseUrl, token, meterDb, warmUp, format, workers);
+        for (const format of SELECTED_FORMATS)
+          await exportThroughApi(baseUrl, token, meterDb, warmUp, format, workers, completion);
       }
       // The floor twice, the better kept: the first pass may still read the table from disk. Past
       // half a million rows once: the table was just written and is in memory, and a pass takes minutes.
@@ -437,7 +437,8 @@ async function main() {
       const rows: Figures[] = [];
       const stages: StageFigures[] = [];
       for (const format of SELECTED_FORMATS) {
-        if (!STAGES_ONLY) rows.push(await exportThroughApi(baseUrl, token, meterDb, study, format, workers));
+        if (!STAGES_ONLY)
+          rows.push(await exportThroughApi(baseUrl, token, meterDb, study, format, workers, completion));
         if (STAGES)
           stages.push(await measureExportStages(db, studyKey, study.surveyKey, format, resultDir, STAGE_BATCH));
       }
@@ -457,6 +458,7 @@ async function main() {
     }
   } finally {
     await stopWorkerProcesses(workers);
+    await completion?.close();
     server?.close();
     await queue.obliterate({ force: true }).catch(() => undefined);
     await queue.close();
