@@ -284,6 +284,34 @@ describe("export tasks", () => {
     }
   });
 
+  it("finishes a chunk on the batch that reads up to its bound, without a batch that reads nothing", async () => {
+    const created = await createResponseExportTask(database.db, STUDY, request({ format: "wide" }), "researcher", {
+      clock: systemClock,
+    });
+    const planned = await planTask(database.db, created.id, {
+      clock: systemClock,
+      chunkSize: 10,
+      files: postgresStore,
+    });
+    if (planned.status !== "planned") throw new Error("not planned");
+    expect(planned.chunks.length).toBe(6);
+    for (const { chunkIndex } of planned.chunks) {
+      // ten rows in batches of five: two batches, then the chunk is done without asking for a third
+      let batches = 0;
+      const outcome = await processChunk(database.db, created.id, chunkIndex, {
+        clock: () => NOW_MS,
+        batchSize: 5,
+        shouldStop: () => batches++ === 2,
+      });
+      // (the last chunk, of 57 % 10 = 7 rows, is done on its short second batch)
+      expect(outcome).toBe("done");
+    }
+    expect(await finalizeIfComplete(database.db, created.id, directory, () => NOW_MS)).toBe("completed");
+    const [task] = await database.db.select().from(tasks).where(eq(tasks.id, created.id));
+    const { text } = await download(task!, postgresStore);
+    expect(text).toBe(await expectedResponses(task!.input as ResponseExportInput));
+  });
+
   it("writes the same bytes through the filesystem backend", async () => {
     const store = createFileStore(database.db, { backend: "filesystem", directory });
     const created = await createResponseExportTask(database.db, STUDY, request({ format: "json", gzip: true }), "r", {

@@ -150,7 +150,9 @@ export function exportKind<Row>(source: ExportSource<Row>): TaskKindDefinition {
             // rows that did not match their survey definition are exported as far as possible and counted
             tally.errorCount = formatted.mismatches;
           }
-          return { last: lastKey ?? chunk.cursor, finished: count < batchSize, tally, ranIn: "export" };
+          // a chunk whose batch ends on its upper bound is done: the batch after it would read nothing
+          const finished = count < batchSize || (lastKey !== null && lastKey === chunk.to_key);
+          return { last: lastKey ?? chunk.cursor, finished, tally, ranIn: "export" };
         },
       };
     },
