@@ -178,12 +178,6 @@ function startCpuMeter(meterDb: ReturnType<typeof createDb>, workers: readonly W
 }
 
 /**
- * (a) COPY of the same rows in the order the exports write them by default (arrival, then id; an
- * index serves it), counted as it arrives. The columns
- * are what an export reads: the response's ids, times, answers and context. psql consumes it:
- * postgres.js's COPY stream stalls now and then once paused (porsager/postgres#917, #499).
- */
-/**
  * Runs a client (psql, curl) with its output counted by `wc`, a process of its own: the bench's
  * process, which also serves the API, stays out of the data's path. Reading curl's output here
  * added 0.15-0.2 s to a 25 MB download (0.23-0.32 s to /dev/null, 0.4-0.5 s into this process).
@@ -202,6 +196,12 @@ async function countedOutput(command: string, args: readonly string[]): Promise<
   return { bytes: bytes!, lines: lines! };
 }
 
+/**
+ * (a) COPY of the same rows in the order the exports write them by default (arrival, then id; an
+ * index serves it), counted by wc as psql writes it. The columns are what an export reads: the
+ * response's ids, times, answers and context. psql consumes it:
+ * postgres.js's COPY stream stalls now and then once paused (porsager/postgres#917, #499).
+ */
 async function copyBaseline(
   url: string,
   meterDb: ReturnType<typeof createDb>,

@@ -224,6 +224,29 @@ describe("export tasks", () => {
     return atOnce(formatter, exportRows);
   }
 
+  /** A response export of `format` planned into chunks of 10, none of them run yet. */
+  async function plannedExport(format: "wide" | "json") {
+    const created = await createResponseExportTask(database.db, STUDY, request({ format }), "researcher", {
+      clock: systemClock,
+    });
+    const planned = await planTask(database.db, created.id, {
+      clock: systemClock,
+      chunkSize: 10,
+      files: postgresStore,
+    });
+    if (planned.status !== "planned") throw new Error("not planned");
+    return { taskId: created.id, chunks: planned.chunks };
+  }
+
+  /** Finalises the task whose chunks all ran; its file must be what the formatter writes at once. */
+  async function expectFinalisedAsAtOnce(taskId: string) {
+    expect(await finalizeIfComplete(database.db, taskId, directory, () => NOW_MS)).toBe("completed");
+    const [task] = await database.db.select().from(tasks).where(eq(tasks.id, taskId));
+    const { text } = await download(task!, postgresStore);
+    expect(text).toBe(await expectedResponses(task!.input as ResponseExportInput));
+    return text;
+  }
+
   for (const format of ["wide", "long", "json"] as const) {
     for (const gzip of [false, true]) {
       it(`writes a ${format} response export${gzip ? ", gzip," : ""} chunk by chunk as one file`, async () => {
@@ -248,31 +271,17 @@ describe("export tasks", () => {
   }
 
   it("keeps json valid when the first chunks turn out empty: the separator before the first row is dropped", async () => {
-    const created = await createResponseExportTask(database.db, STUDY, request({ format: "json" }), "researcher", {
-      clock: systemClock,
-    });
-    const planned = await planTask(database.db, created.id, {
-      clock: systemClock,
-      chunkSize: 10,
-      files: postgresStore,
-    });
-    if (planned.status !== "planned") throw new Error("not planned");
+    const { taskId, chunks } = await plannedExport("json");
     // chunk 0 and 1 find nothing: their rows move to another survey key after planning
     const moved = await database.db.execute<{ id: string }>(sql`
       update survey_responses set key = 'moved' where id in (
         select id from survey_responses where study_key = ${STUDY} and key = 'intake'
         order by arrived_at, id limit 20) returning id`);
     try {
-      for (const { chunkIndex } of planned.chunks) {
-        expect(await processChunk(database.db, created.id, chunkIndex, { clock: () => NOW_MS, batchSize: 3 })).toBe(
-          "done",
-        );
+      for (const { chunkIndex } of chunks) {
+        expect(await processChunk(database.db, taskId, chunkIndex, { clock: () => NOW_MS, batchSize: 3 })).toBe("done");
       }
-      expect(await finalizeIfComplete(database.db, created.id, directory, () => NOW_MS)).toBe("completed");
-      const [task] = await database.db.select().from(tasks).where(eq(tasks.id, created.id));
-      const { text } = await download(task!, postgresStore);
-      expect(text).toBe(await expectedResponses(task!.input as ResponseExportInput));
-      const parsed = JSON.parse(text) as { responses: unknown[] };
+      const parsed = JSON.parse(await expectFinalisedAsAtOnce(taskId)) as { responses: unknown[] };
       expect(parsed.responses).toHaveLength(RESPONSES - 20);
     } finally {
       await database.db.execute(
@@ -285,20 +294,12 @@ describe("export tasks", () => {
   });
 
   it("finishes a chunk on the batch that reads up to its bound, without a batch that reads nothing", async () => {
-    const created = await createResponseExportTask(database.db, STUDY, request({ format: "wide" }), "researcher", {
-      clock: systemClock,
-    });
-    const planned = await planTask(database.db, created.id, {
-      clock: systemClock,
-      chunkSize: 10,
-      files: postgresStore,
-    });
-    if (planned.status !== "planned") throw new Error("not planned");
-    expect(planned.chunks.length).toBe(6);
-    for (const { chunkIndex } of planned.chunks) {
+    const { taskId, chunks } = await plannedExport("wide");
+    expect(chunks.length).toBe(6);
+    for (const { chunkIndex } of chunks) {
       // ten rows in batches of five: two batches, then the chunk is done without asking for a third
       let batches = 0;
-      const outcome = await processChunk(database.db, created.id, chunkIndex, {
+      const outcome = await processChunk(database.db, taskId, chunkIndex, {
         clock: () => NOW_MS,
         batchSize: 5,
         shouldStop: () => batches++ === 2,
@@ -306,10 +307,7 @@ describe("export tasks", () => {
       // (the last chunk, of 57 % 10 = 7 rows, is done on its short second batch)
       expect(outcome).toBe("done");
     }
-    expect(await finalizeIfComplete(database.db, created.id, directory, () => NOW_MS)).toBe("completed");
-    const [task] = await database.db.select().from(tasks).where(eq(tasks.id, created.id));
-    const { text } = await download(task!, postgresStore);
-    expect(text).toBe(await expectedResponses(task!.input as ResponseExportInput));
+    await expectFinalisedAsAtOnce(taskId);
   });
 
   it("writes the same bytes through the filesystem backend", async () => {

@@ -3,7 +3,7 @@ import { finished } from "node:stream/promises";
 import type { Sql, TransactionSql } from "postgres";
 import { and, eq, sql } from "drizzle-orm";
 import { rawClientOf, storedFileParts, storedFiles, type Database, type Executor } from "@studyflow/db";
-import { encodePart, type FileStore, type StoredFileRow } from "./file-store";
+import { encodePart, type FileStore, type PartKey, type StoredFileRow } from "./file-store";
 import {
   binaryBool,
   binaryInt4,
@@ -23,16 +23,15 @@ const isTransaction = (client: Sql | TransactionSql): client is TransactionSql =
  */
 export const READ_GROUP_BYTES = 4 * 1024 * 1024;
 
-interface PartKey {
-  chunkIndex: number;
-  seq: number;
+/** A part's key with its stored size, as a download lists them. */
+interface SizedPart extends PartKey {
   size: number;
 }
 
 /** The file's parts, in order, cut into runs of at most READ_GROUP_BYTES (or one larger part). */
-export function groupParts(parts: readonly PartKey[]): PartKey[][] {
-  const groups: PartKey[][] = [];
-  let current: PartKey[] = [];
+export function groupParts(parts: readonly SizedPart[]): SizedPart[][] {
+  const groups: SizedPart[][] = [];
+  let current: SizedPart[] = [];
   let bytes = 0;
   for (const part of parts) {
     if (current.length > 0 && bytes + part.size > READ_GROUP_BYTES) {
@@ -160,10 +159,7 @@ export function createPostgresFileStore(db: Database): FileStore {
               ),
             ),
           );
-          if (read.rows !== group.length)
-            throw new Error(
-              `file ${file.id} lost a part of (${group.map((key) => `${key.chunkIndex}, ${key.seq}`).join("; ")}) while it was read`,
-            );
+          if (read.rows !== group.length) throw new Error(`file ${file.id} lost a part of ${keys} while it was read`);
           return read.values;
         };
         // The next group is read while this one goes to the consumer, so the database and the
