@@ -35,7 +35,9 @@ describe("queued bulk jobs of a deleted study", () => {
     const deadline = Date.now() + 30_000;
     for (;;) {
       const job = await h.queue.getJob(jobId);
-      if (job && (await job.getState()) === state) return job;
+      // The job's fields are read before its state: one that finished in between is read again, so
+      // that its return value and attempts are the finished ones.
+      if (job && (await job.getState()) === state) return (await h.queue.getJob(jobId)) ?? job;
       if (Date.now() > deadline) throw new Error(`job ${jobId} is ${job ? await job.getState() : "missing"}`);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
