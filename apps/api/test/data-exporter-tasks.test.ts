@@ -1,7 +1,6 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { gunzipSync } from "node:zlib";
 import { eq } from "drizzle-orm";
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
@@ -20,6 +19,7 @@ import {
   setupStudy,
   str,
 } from "./fixtures";
+import { gunzipOneMember } from "@studyflow/testkit";
 import { caseResponse, caseSurvey, uploadSurvey } from "./survey-fixtures";
 import { TASKS_QUEUE } from "@studyflow/queue";
 import { createApp } from "../src/app";
@@ -37,17 +37,22 @@ const allTasks = (db: Database) => db.select({ id: tasks.id }).from(tasks);
 async function completeWithFile(
   db: Database,
   task: { id: string; studyKey: string },
-  file: { name: string; contentType: string; gzip: boolean; parts: string[] },
+  file: { name: string; contentType: string; gzip: boolean; parts: string[]; legacyGzipMembers?: boolean },
 ) {
   const store = createFileStore(db);
   await db.transaction(async (tx) => {
-    const stored = await store.create(tx, {
+    let stored = await store.create(tx, {
       studyKey: task.studyKey,
       taskId: task.id,
       name: file.name,
       contentType: file.contentType,
       gzip: file.gzip,
     });
+    if (file.legacyGzipMembers) {
+      // as a gzip file written before migration 0032: a gzip member per part
+      await tx.update(storedFiles).set({ gzipFraming: "members" }).where(eq(storedFiles.id, stored.id));
+      stored = { ...stored, gzipFraming: "members" };
+    }
     const [first, ...rest] = file.parts;
     await store.writePart(tx, stored, HEADER_PART, first ?? "", { rows: 0 });
     let seq = 0;
@@ -383,32 +388,45 @@ describe("data-exporter export tasks (CASE)", () => {
       expect(status.task).not.toHaveProperty("error");
     });
 
-    it("sends a gzip file with Content-Encoding to clients that accept it, decompressed to those that do not", async () => {
+    /** A gzip export started through the API and completed with these parts; its download URL. */
+    const gzipExport = async (parts: string[], options: { legacyGzipMembers?: boolean } = {}) => {
       const res = await post(`${base}/responses?surveyKey=weekly&gzip=true`, owner.token);
       const done = ((await res.json()) as { task: TaskRow }).task;
       await completeWithFile(
         t.database.db,
         { id: done.id, studyKey: "flu-watch" },
-        {
-          name: "weekly wide.csv.gz",
-          contentType: "text/csv",
-          gzip: true,
-          parts: ["a,b\n", "1,2\n", ""],
-        },
+        { name: "weekly wide.csv.gz", contentType: "text/csv", gzip: true, parts, ...options },
       );
-      const url = `${base}/responses/task/${done.id}/result`;
+      return `${base}/responses/task/${done.id}/result`;
+    };
+
+    it("sends a gzip file as one gzip member with Content-Encoding to clients that accept it, decompressed to those that do not", async () => {
+      const url = await gzipExport(["a,b\n", "1,2\n", "3,4\n", "5,6\n", ""]);
       const gz = await get(url, owner.token, { "Accept-Encoding": "gzip, deflate, br" });
       expect(gz.status).toBe(200);
       expect(gz.headers.get("Content-Encoding")).toBe("gzip");
       expect(gz.headers.get("Content-Disposition")).toBe("attachment; filename=weekly_wide.csv");
       const bytes = Buffer.from(await gz.arrayBuffer());
       expect(gz.headers.get("Content-Length")).toBe(String(bytes.length));
-      expect(gunzipSync(bytes).toString("utf8")).toBe("a,b\n1,2\n");
+      // one member: a browser or curl that decodes Content-Encoding reads every part, not the first
+      expect(gunzipOneMember(bytes).toString("utf8")).toBe("a,b\n1,2\n3,4\n5,6\n");
 
       const plain = await get(url, owner.token, { "Accept-Encoding": "identity" });
       expect(plain.status).toBe(200);
       expect(plain.headers.get("Content-Encoding")).toBeNull();
-      expect(await plain.text()).toBe("a,b\n1,2\n");
+      expect(await plain.text()).toBe("a,b\n1,2\n3,4\n5,6\n");
+    });
+
+    it("sends a gzip file stored as a member per part (before migration 0032) decompressed, to every client", async () => {
+      const url = await gzipExport(["a,b\n", "1,2\n", "3,4\n", ""], { legacyGzipMembers: true });
+      for (const accept of ["gzip, deflate, br", "identity"]) {
+        const sent = await get(url, owner.token, { "Accept-Encoding": accept });
+        expect(sent.status).toBe(200);
+        expect(sent.headers.get("Content-Encoding")).toBeNull();
+        expect(sent.headers.get("Content-Length")).toBeNull();
+        expect(sent.headers.get("Content-Disposition")).toBe("attachment; filename=weekly_wide.csv");
+        expect(await sent.text()).toBe("a,b\n1,2\n3,4\n");
+      }
     });
 
     it("404 with a clear error once retention removed the file", async () => {

@@ -133,6 +133,38 @@ describe("0031_stored_file_parts_lz4", () => {
   });
 });
 
+describe("0032_stored_files_gzip_framing", () => {
+  it("marks the gzip files written before it as gzip members, and no other file", async () => {
+    const database = await createEmptyDatabase();
+    cleanups.push(database.drop);
+    await migrateUpTo(database.url, "0031_stored_file_parts_lz4");
+    const sql = postgres(database.url, { max: 1, onnotice: () => undefined });
+    try {
+      await sql`insert into studies (key, secret) values ('s', 'secret-secret-secret')`;
+      await sql`insert into stored_files (study_key, name, content_type, content_encoding)
+        values ('s', 'a.csv.gz', 'text/csv', 'gzip'), ('s', 'b.csv', 'text/csv', null)`;
+      await runMigrations(database.url);
+      expect(await sql`select name, gzip_framing from stored_files order by name`).toEqual([
+        { name: "a.csv.gz", gzip_framing: "members" },
+        { name: "b.csv", gzip_framing: null },
+      ]);
+      // a gzip file says how its parts are stored; any other file does not
+      for (const [encoding, framing] of [
+        ["gzip", null],
+        [null, "stream"],
+        ["gzip", "zip"],
+      ] as const) {
+        await expect(
+          sql`insert into stored_files (study_key, name, content_type, content_encoding, gzip_framing)
+            values ('s', 'c', 'text/csv', ${encoding}, ${framing})`,
+        ).rejects.toThrow(/stored_files_gzip_framing/);
+      }
+    } finally {
+      await sql.end();
+    }
+  });
+});
+
 describe("participant counts", () => {
   it("stay exact through inserts, status changes, unrelated updates and deletes", async () => {
     const database = await createEmptyDatabase();

@@ -10,9 +10,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDb, type DbHandle } from "@studyflow/db";
 import { createPostgresFileStore, type FileStore, type StoredFileRow } from "@studyflow/domain/files";
 import { createStudy } from "@studyflow/domain/study-setup";
-import { createTestDatabase, type TestDatabase } from "@studyflow/testkit";
+import { createTestDatabase, gunzipOneMember, type TestDatabase } from "@studyflow/testkit";
 import { BinaryCopyColumnReader, encodeBinaryCopy } from "../src/files/postgres-binary-copy";
-import { READ_GROUP_BYTES, groupParts } from "../src/files/postgres-file-store";
+import { READ_GROUP_BYTES, groupParts, wholeParts } from "../src/files/postgres-file-store";
 
 const STUDY = "files";
 
@@ -112,14 +112,33 @@ describe("the PostgreSQL file store", () => {
     expect(random?.bytes).toBe(noise.length);
   });
 
-  it("keeps gzip parts as gzip members that read as one .gz file", async () => {
+  it("reads a gzip file of many parts as one gzip member, sized as it reads", async () => {
     const file = await newFile(true);
+    expect(file.gzipFraming).toBe("stream");
+    const parts = ["a,b\n", "1,2\n3,4\n", "", "5,6\n".repeat(50_000), randomBytes(70_000).toString("base64")];
     await database.db.transaction(async (tx) => {
-      await store.writePart(tx, file, { chunkIndex: -1, seq: 0 }, "a,b\n", { rows: 0 });
-      await store.writePart(tx, file, { chunkIndex: 0, seq: 0 }, "1,2\n3,4\n", { rows: 2 });
+      for (const [seq, text] of parts.entries())
+        await store.writePart(tx, file, { chunkIndex: 0, seq }, text, { rows: 1 });
+    });
+    const completed = await database.db.transaction((tx) => store.complete(tx, file.id, parts.length));
+    const bytes = await readAll(store.read(completed));
+    expect(completed.size).toBe(bytes.length);
+    expect(gunzipOneMember(bytes).toString()).toBe(parts.join(""));
+  });
+
+  it("goes on writing gzip members for a gzip file begun before it, and reads them as they are", async () => {
+    const file = await newFile(true);
+    await database.db.execute(sql`update stored_files set gzip_framing = 'members' where id = ${file.id}`);
+    const legacy = { ...file, gzipFraming: "members" as const };
+    await database.db.transaction(async (tx) => {
+      await store.writePart(tx, legacy, { chunkIndex: -1, seq: 0 }, "a,b\n", { rows: 0 });
+      await store.writePart(tx, legacy, { chunkIndex: 0, seq: 0 }, "1,2\n3,4\n", { rows: 2 });
     });
     const completed = await database.db.transaction((tx) => store.complete(tx, file.id, 2));
-    expect(gunzipSync(await readAll(store.read(completed))).toString()).toBe("a,b\n1,2\n3,4\n");
+    const bytes = await readAll(store.read(completed));
+    expect(completed.size).toBe(bytes.length);
+    expect(gunzipSync(bytes).toString()).toBe("a,b\n1,2\n3,4\n");
+    expect(() => gunzipOneMember(bytes)).toThrow(/more than one member/);
   });
 
   it("replaces a part written again under its key (a retried batch), rows and separator included", async () => {
@@ -259,6 +278,18 @@ describe("a download's groups of parts", () => {
 
   it("has no group for no parts", () => {
     expect(groupParts([])).toEqual([]);
+  });
+
+  it("puts parts back together from slices cut anywhere, and refuses slices that do not add up", () => {
+    const parts = [Buffer.from("first part"), Buffer.from("2"), Buffer.from("the third one")];
+    const all = Buffer.concat(parts);
+    const sized = parts.map((part, seq) => ({ chunkIndex: 0, seq, size: part.length }));
+    for (const cuts of [[], [3], [10, 11], [1, 2, 5, 10, 11, 12, 20]]) {
+      const slices = [0, ...cuts].map((from, index) => all.subarray(from, [...cuts, all.length][index]));
+      expect(wholeParts(slices, sized).map(String)).toEqual(parts.map(String));
+    }
+    expect(() => wholeParts([all.subarray(0, 5)], sized)).toThrow(/shorter/);
+    expect(() => wholeParts([all, Buffer.from("x")], sized)).toThrow(/longer/);
   });
 });
 

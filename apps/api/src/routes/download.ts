@@ -32,7 +32,7 @@ export function attachmentHeader(fileName: string): string {
 export interface DownloadFile {
   fileName: string;
   contentType: string;
-  /** "gzip": the stored bytes are gzip members; size counts the stored (compressed) bytes. */
+  /** "gzip": the body is one gzip member (files/gzip-stream.ts); size counts its (compressed) bytes. */
   contentEncoding?: "gzip" | undefined;
   size: number;
   body: Readable;
@@ -80,10 +80,11 @@ function pullStream(body: Readable): ReadableStream<Uint8Array> {
 /**
  * Streams a file as an attachment, a chunk at a time as the socket drains (pullStream).
  *
- * A gzip file goes out as stored with `Content-Encoding: gzip` (and its stored size as
- * Content-Length) to clients that accept gzip — browsers, fetch and case-admin's proxy do and
- * decompress on the fly — and is decompressed on the way out for the few that do not (curl without
- * --compressed), so every client gets the file the task describes.
+ * A gzip file goes out as read with `Content-Encoding: gzip` (and its size as Content-Length) to
+ * clients that accept gzip — browsers, fetch and case-admin's proxy do and decompress on the fly —
+ * and is decompressed on the way out for the few that do not (curl without --compressed), so every
+ * client gets the file the task describes. It must be one gzip member: Chromium and curl decode
+ * only the first (the file store reads its parts as one, files/gzip-stream.ts).
  */
 export function sendFile(c: Context<AppEnv>, file: DownloadFile): Response {
   const name = file.contentEncoding === "gzip" ? file.fileName.replace(/\.gz$/i, "") : file.fileName;

@@ -393,7 +393,8 @@ async function download(ctx: CliContext, task: TaskRow, out: string | undefined)
   }
   return {
     path: target,
-    size: file.size,
+    // the bytes written (a file stored before gzip files were one member is written decompressed)
+    size: (await stat(target)).size,
     rows: file.rows,
     contentType: file.contentType,
     ...(file.contentEncoding ? { contentEncoding: file.contentEncoding } : {}),

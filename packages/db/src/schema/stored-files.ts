@@ -2,6 +2,7 @@ import { sql } from "drizzle-orm";
 import {
   bigint,
   boolean,
+  check,
   customType,
   index,
   integer,
@@ -37,8 +38,14 @@ export const storedFiles = pgTable(
     /** The name a download offers, e.g. `intake_responses_2026-01-31.csv.gz`. */
     name: text("name").notNull(),
     contentType: text("content_type").notNull(),
-    /** "gzip" when every part is its own gzip member (their concatenation is one valid .gz file). */
+    /** "gzip" when the file is stored gzip-compressed (gzipFraming says how). */
     contentEncoding: text("content_encoding").$type<"gzip">(),
+    /**
+     * How a gzip file's parts are stored. "stream": raw DEFLATE data with the part's CRC-32 and
+     * length, read as one gzip member (files/gzip-stream.ts). "members": each part a gzip member of
+     * its own, as files written before migration 0032 are. Null when the file is not gzip.
+     */
+    gzipFraming: text("gzip_framing").$type<"stream" | "members">(),
     /** Bytes as stored (compressed when gzip), summed over the parts when the file completes. */
     size: bigint("size", { mode: "number" }).notNull().default(0),
     /** Data rows (responses, participants, reports) in the file. */
@@ -55,6 +62,10 @@ export const storedFiles = pgTable(
     index("stored_files_study_idx").on(t.studyKey, t.createdAt),
     index("stored_files_task_idx").on(t.taskId),
     index("stored_files_expires_idx").on(t.expiresAt),
+    check(
+      "stored_files_gzip_framing",
+      sql`coalesce(${t.contentEncoding} = 'gzip', false) = (${t.gzipFraming} is not null) and ${t.gzipFraming} in ('stream', 'members')`,
+    ),
   ],
 );
 

@@ -1,4 +1,5 @@
-import type { Readable } from "node:stream";
+import { type Readable, pipeline } from "node:stream";
+import { createGunzip } from "node:zlib";
 import { and, eq, sql } from "drizzle-orm";
 import { storedFiles, taskChunks, type Database, type Executor } from "@studyflow/db";
 import { Conflict, NotFound } from "../errors";
@@ -8,8 +9,9 @@ import type { TaskRow } from "../tasks/task-row";
 export interface OpenedFile {
   fileName: string;
   contentType: string;
+  /** "gzip": the body is one gzip member. */
   contentEncoding?: "gzip";
-  /** Bytes as sent (compressed when gzip). */
+  /** Bytes as sent (compressed when gzip); NaN when not known before the file is read. */
   size: number;
   /** Data rows in the file. */
   rows: number;
@@ -24,6 +26,18 @@ export function openStoredFile(store: FileStore, file: StoredFileRow): OpenedFil
     );
   }
   if (!file.complete) throw new Conflict(`the export file "${file.name}" is not complete yet`);
+  if (file.contentEncoding === "gzip" && file.gzipFraming === "members") {
+    // Written before gzip files were one member: a client decoding Content-Encoding: gzip would
+    // stop after the first part, so the file goes out decompressed, its size unknown until read.
+    // pipeline destroys the store's stream when the gunzip side ends early or fails.
+    return {
+      fileName: file.name.replace(/\.gz$/i, ""),
+      contentType: file.contentType,
+      size: NaN,
+      rows: file.rows,
+      body: pipeline(store.read(file), createGunzip(), () => undefined),
+    };
+  }
   return {
     fileName: file.name,
     contentType: file.contentType,

@@ -1,6 +1,7 @@
 import { gzipSync } from "node:zlib";
 import type { Readable } from "node:stream";
 import type { Database, Executor, storedFiles } from "@studyflow/db";
+import { deflatePart, gzipStream } from "./gzip-stream";
 
 export type StoredFileRow = typeof storedFiles.$inferSelect;
 
@@ -21,7 +22,7 @@ export interface NewStoredFile {
   taskId?: string;
   name: string;
   contentType: string;
-  /** Every part becomes its own gzip member; their concatenation is one valid .gz file. */
+  /** Stored gzip-compressed, read as one gzip member (gzip-stream.ts). */
   gzip: boolean;
   expiresAt?: Date;
 }
@@ -59,7 +60,10 @@ export interface FileStore {
    * first element takes no comma, whichever chunk it is in), sums its size, records its rows.
    */
   complete(tx: Executor, fileId: string, rows: number): Promise<StoredFileRow>;
-  /** The bytes of a complete file in part order, a part or two in memory at a time. */
+  /**
+   * The bytes of a complete file in part order, a part or two in memory at a time; a gzip file's
+   * as one gzip member ("stream" framing) or as its members, back to back ("members").
+   */
   read(file: StoredFileRow): Readable;
   /** Removes the bytes (retention); the record stays, marked expired. */
   removeContents(tx: Executor, file: StoredFileRow): Promise<void>;
@@ -72,10 +76,23 @@ export interface FileStoreConfig {
   directory?: string;
 }
 
-export function encodePart(file: Pick<StoredFileRow, "contentEncoding">, text: string | Uint8Array): Buffer {
+type FramedFile = Pick<StoredFileRow, "contentEncoding" | "gzipFraming">;
+
+/**
+ * A part's bytes as stored: as they are, or for a gzip file raw DEFLATE data with its trailer. A
+ * gzip file begun before migration 0032 (an export running through the upgrade) goes on with
+ * members, so that all its parts are alike.
+ */
+export function encodePart(file: FramedFile, text: string | Uint8Array): Buffer {
   const bytes =
     typeof text === "string" ? Buffer.from(text, "utf8") : Buffer.from(text.buffer, text.byteOffset, text.byteLength);
-  return file.contentEncoding === "gzip" ? gzipSync(bytes) : bytes;
+  if (file.contentEncoding !== "gzip") return bytes;
+  return file.gzipFraming === "members" ? gzipSync(bytes) : deflatePart(bytes);
+}
+
+/** The file's bytes from its stored parts (each chunk of `parts` one whole part). */
+export function framedParts(file: FramedFile, parts: AsyncIterable<Buffer>): AsyncIterable<Buffer> {
+  return file.contentEncoding === "gzip" && file.gzipFraming === "stream" ? gzipStream(parts) : parts;
 }
 
 /** A reader for the store's database, passed where a store needs to read outside a transaction. */

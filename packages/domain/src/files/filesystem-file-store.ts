@@ -1,8 +1,8 @@
 import { createReadStream } from "node:fs";
-import { mkdir, readdir, rename, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, readFile, readdir, rename, rm, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { Readable } from "node:stream";
-import { encodePart, type FileStore, type PartKey } from "./file-store";
+import { encodePart, framedParts, type FileStore, type PartKey } from "./file-store";
 import { insertStoredFile, markComplete } from "./postgres-file-store";
 
 /**
@@ -55,30 +55,40 @@ export function createFilesystemFileStore(directory: string): FileStore {
         return match && match[1] !== "0000000000" && match[1] !== String(2_147_483_648).padStart(10, "0");
       });
       let size = 0;
+      let nonEmpty = 0;
       for (const name of parts) {
         const full = path.join(folderOf(fileId), name);
         if (name.endsWith(".sep.part") && (!firstData || name < firstData)) {
           await rm(full);
           continue;
         }
-        size += (await stat(full)).size;
+        const bytes = (await stat(full)).size;
+        size += bytes;
+        if (bytes > 0) nonEmpty++;
       }
-      return markComplete(tx, fileId, size, rows);
+      return markComplete(tx, fileId, size, rows, nonEmpty);
     },
 
     read(file) {
       const folder = folderOf(file.id);
       let parts: string[] | undefined;
       let next = 0;
-      // One part file open at a time, streamed through: the consumer's pace sets the reads.
+      // One part file open at a time, streamed through: the consumer's pace sets the reads. A gzip
+      // stream's parts are read whole (a batch's part, a few MB at most): each ends in its trailer.
+      const whole = file.contentEncoding === "gzip" && file.gzipFraming === "stream";
       async function* bytes() {
         parts ??= await sortedParts(file.id);
         while (next < parts.length) {
           const name = parts[next++] as string;
-          for await (const chunk of createReadStream(path.join(folder, name))) yield chunk as Buffer;
+          if (whole) {
+            const part = await readFile(path.join(folder, name));
+            if (part.length > 0) yield part;
+          } else {
+            for await (const chunk of createReadStream(path.join(folder, name))) yield chunk as Buffer;
+          }
         }
       }
-      return Readable.from(bytes(), { objectMode: false });
+      return Readable.from(framedParts(file, bytes()), { objectMode: false });
     },
 
     async removeContents(_tx, file) {

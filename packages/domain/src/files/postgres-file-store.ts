@@ -3,7 +3,8 @@ import { finished } from "node:stream/promises";
 import type { Sql, TransactionSql } from "postgres";
 import { and, eq, sql } from "drizzle-orm";
 import { rawClientOf, storedFileParts, storedFiles, type Database, type Executor } from "@studyflow/db";
-import { encodePart, type FileStore, type PartKey, type StoredFileRow } from "./file-store";
+import { encodePart, framedParts, type FileStore, type PartKey, type StoredFileRow } from "./file-store";
+import { gzipStreamSize } from "./gzip-stream";
 import {
   binaryBool,
   binaryInt4,
@@ -46,6 +47,32 @@ export function groupParts(parts: readonly SizedPart[]): SizedPart[][] {
   return groups;
 }
 
+/** A group's values, read as slices of the messages they came in, put back together part by part. */
+export function wholeParts(slices: readonly Buffer[], parts: readonly SizedPart[]): Buffer[] {
+  const whole: Buffer[] = [];
+  let at = 0;
+  let offset = 0;
+  for (const part of parts) {
+    const pieces: Buffer[] = [];
+    let missing = part.size;
+    while (missing > 0) {
+      const slice = slices[at];
+      if (slice === undefined) throw new Error("a file's parts read shorter than listed");
+      const take = Math.min(missing, slice.length - offset);
+      pieces.push(slice.subarray(offset, offset + take));
+      missing -= take;
+      offset += take;
+      if (offset === slice.length) {
+        at++;
+        offset = 0;
+      }
+    }
+    whole.push(pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces));
+  }
+  if (at < slices.length) throw new Error("a file's parts read longer than listed");
+  return whole;
+}
+
 const COPY_PART_IN =
   "copy stored_file_parts (file_id, chunk_index, seq, rows, separator, data) from stdin (format binary)";
 
@@ -59,6 +86,7 @@ export async function insertStoredFile(tx: Executor, file: Parameters<FileStore[
       name: file.name,
       contentType: file.contentType,
       contentEncoding: file.gzip ? "gzip" : null,
+      gzipFraming: file.gzip ? "stream" : null,
       expiresAt: file.expiresAt ?? null,
     })
     .returning();
@@ -66,8 +94,19 @@ export async function insertStoredFile(tx: Executor, file: Parameters<FileStore[
   return row;
 }
 
-/** Marks a file complete with its size and rows; shared by both backends. */
-export async function markComplete(tx: Executor, fileId: string, size: number, rows: number): Promise<StoredFileRow> {
+/**
+ * Marks a file complete with its rows and its size as read: the stored bytes of its `parts`
+ * non-empty parts, or for a gzip stream the member they make. Shared by both backends.
+ */
+export async function markComplete(
+  tx: Executor,
+  fileId: string,
+  storedBytes: number,
+  rows: number,
+  parts: number,
+): Promise<StoredFileRow> {
+  const size = sql<number>`case when ${storedFiles.gzipFraming} = 'stream'
+    then ${gzipStreamSize(storedBytes, parts)}::bigint else ${storedBytes}::bigint end`;
   const [row] = await tx
     .update(storedFiles)
     .set({ complete: true, size, rows })
@@ -120,10 +159,11 @@ export function createPostgresFileStore(db: Database): FileStore {
           and not exists (
             select 1 from stored_file_parts d
             where d.file_id = ${fileId} and d.rows > 0 and (d.chunk_index, d.seq) < (p.chunk_index, p.seq))`);
-      const [sized] = await tx.execute<{ size: string | number }>(
-        sql`select coalesce(sum(octet_length(data)), 0) as size from stored_file_parts where file_id = ${fileId}`,
+      const [sized] = await tx.execute<{ size: string | number; parts: string | number }>(
+        sql`select coalesce(sum(octet_length(data)), 0) as size, count(*) filter (where octet_length(data) > 0) as parts
+            from stored_file_parts where file_id = ${fileId}`,
       );
-      return markComplete(tx, fileId, Number(sized?.size ?? 0), rows);
+      return markComplete(tx, fileId, Number(sized?.size ?? 0), rows, Number(sized?.parts ?? 0));
     },
 
     read(file) {
@@ -137,6 +177,7 @@ export function createPostgresFileStore(db: Database): FileStore {
       // the id is checked to be a uuid, the keys are numbers.
       binaryUuid(file.id);
       const client = rawClientOf(db);
+      const whole = file.contentEncoding === "gzip" && file.gzipFraming === "stream";
       async function* bytes() {
         const parts = await client<{ chunk_index: number; seq: string; size: number }[]>`
           select chunk_index, seq, octet_length(data) as size from stored_file_parts
@@ -160,7 +201,8 @@ export function createPostgresFileStore(db: Database): FileStore {
             ),
           );
           if (read.rows !== group.length) throw new Error(`file ${file.id} lost a part of ${keys} while it was read`);
-          return read.values;
+          // A gzip stream reads each part's trailer (gzip-stream.ts): its parts go on whole.
+          return whole ? wholeParts(read.values, group) : read.values;
         };
         // The next group is read while this one goes to the consumer, so the database and the
         // download overlap: two groups in memory at most.
@@ -174,7 +216,7 @@ export function createPostgresFileStore(db: Database): FileStore {
           yield* values;
         }
       }
-      return Readable.from(bytes(), { objectMode: false });
+      return Readable.from(framedParts(file, bytes()), { objectMode: false });
     },
 
     async removeContents(tx, file) {
