@@ -23,6 +23,8 @@
  *   npm run bench:export -- --formats wide              one format
  *   npm run bench:export -- --stages-only               the floor and the in-process stages only
  *   npm run bench:export -- --no-stages                 without the in-process stage breakdown
+ *   npm run bench:export -- --gzip                      the exports gzip=true, downloaded as a browser does
+ *                                                       (Accept-Encoding: gzip, curl --compressed)
  *   BENCH_WORKER_PROFILE=<dir> npm run bench:export     a CPU profile of each worker process
  */
 import { spawn } from "node:child_process";
@@ -65,6 +67,8 @@ const { values: args } = parseArgs({
     stages: { type: "boolean", default: true },
     /** The floor and the in-process stages only, without the API and the workers (quick profiling). */
     "stages-only": { type: "boolean", default: false },
+    /** Exports with gzip=true, fetched with curl --compressed: the file is counted as unpacked. */
+    gzip: { type: "boolean", default: false },
   },
 });
 const SIZES = args.responses.split(",").map((size) => Number(size.replaceAll("_", "")));
@@ -75,6 +79,7 @@ const WORKERS = Number(args.workers);
 const STAGE_BATCH = Number(args.batch);
 const STAGES_ONLY = args["stages-only"];
 const STAGES = args.stages || STAGES_ONLY;
+const GZIP = args.gzip;
 const SELECTED_FORMATS = args.formats
   .split(",")
   .filter(Boolean)
@@ -237,6 +242,12 @@ interface TaskView {
 }
 
 /** (b) One export through the API and the workers, until completed, then its file downloaded. */
+/** The size of a task's file as the store sends it (a gzip file's compressed bytes). */
+async function storedSize(meterDb: ReturnType<typeof createDb>, taskId: string): Promise<number> {
+  const [file] = await meterDb.sql<{ size: string }[]>`select size from stored_files where task_id = ${taskId}`;
+  return Number(file?.size ?? NaN);
+}
+
 async function exportThroughApi(
   baseUrl: string,
   token: string,
@@ -253,7 +264,7 @@ async function exportThroughApi(
   const headers = { Authorization: `Bearer ${token}` };
   const exporter = `${baseUrl}/v1/studies/${study.studyKey}/data-exporter/responses`;
   const started = performance.now();
-  const response = await fetch(`${exporter}?surveyKey=${study.surveyKey}&format=${format}`, {
+  const response = await fetch(`${exporter}?surveyKey=${study.surveyKey}&format=${format}${GZIP ? "&gzip=true" : ""}`, {
     method: "POST",
     headers,
   });
@@ -275,6 +286,7 @@ async function exportThroughApi(
     "--silent",
     "--show-error",
     "--fail",
+    ...(GZIP ? ["--compressed"] : []),
     "-H",
     `Authorization: ${headers.Authorization}`,
     `${exporter}/task/${task.id}/result`,
@@ -286,13 +298,15 @@ async function exportThroughApi(
     throw new Error(`the wide export has ${lines} lines, expected ${study.responses + 1}`);
   }
   return {
-    label: `studyflow ${format}`,
+    label: `studyflow ${format}${GZIP ? " gzip" : ""}`,
     rows: study.responses,
     seconds: (finished - started) / 1000,
     bytes,
     workerPeakKb,
     cpu,
-    note: `${((completedAt - started) / 1000).toFixed(1)} s to completed + ${((finished - completedAt) / 1000).toFixed(1)} s download, load ${load()}`,
+    note:
+      `${((completedAt - started) / 1000).toFixed(1)} s to completed + ${((finished - completedAt) / 1000).toFixed(1)} s download` +
+      `${GZIP ? `, ${mb(await storedSize(meterDb, task.id))} sent gzip` : ""}, load ${load()}`,
   };
 }
 

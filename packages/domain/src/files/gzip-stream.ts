@@ -25,13 +25,21 @@ const GZIP_TRAILER_BYTES = 8;
 /** A part's uncompressed length must fit its trailer's 32 bits. */
 const MAX_PART_BYTES = 0xffff_ffff;
 
+/**
+ * zlib's fastest level. On 100,000 responses (export bench, 2026-11-30) level 1 against the default
+ * 6: long 19.7 against 17.7 MB, wide 7.7 against 6.6 MB, for 1.4 fewer CPU seconds of the workers
+ * on long (4.0 against 5.4 s) and 0.4 on wide. The compression is for the transfer and the disk;
+ * the workers' CPU is what an export waits for.
+ */
+const GZIP_LEVEL = constants.Z_BEST_SPEED;
+
 /** How a gzip file's parts are stored (stored_files.gzip_framing). */
 export type GzipFraming = "stream" | "members";
 
 /** A part of a gzip file, as stored: its raw DEFLATE data and its trailer. */
 export function deflatePart(bytes: Buffer): Buffer {
   if (bytes.length > MAX_PART_BYTES) throw new RangeError(`a gzip part holds at most ${MAX_PART_BYTES} bytes`);
-  const deflated = deflateRawSync(bytes, { finishFlush: constants.Z_SYNC_FLUSH });
+  const deflated = deflateRawSync(bytes, { finishFlush: constants.Z_SYNC_FLUSH, level: GZIP_LEVEL });
   const part = Buffer.allocUnsafe(deflated.length + PART_TRAILER_BYTES);
   deflated.copy(part, 0);
   part.writeUInt32LE(crc32(bytes), deflated.length);
