@@ -6,6 +6,7 @@ import {
   PASSWORD_REPEATS_CHARACTER_MESSAGE,
   PASSWORD_REPEATS_PATTERN_MESSAGE,
   PASSWORD_RULE_DESCRIPTION,
+  PASSWORD_HASH_PARAMETERS,
   PASSWORD_TOO_COMMON_MESSAGE,
   PASSWORD_TOO_LONG_MESSAGE,
   PASSWORD_TOO_SHORT_MESSAGE,
@@ -190,5 +191,19 @@ describe("password hashing", () => {
     const weak = await argon2Hash("Harbour-Lights-7", { memoryCost: 4096, timeCost: 1, parallelism: 1 });
     expect(passwordHashNeedsUpgrade(weak)).toBe(true);
     await expect(verifyPassword(weak, "Harbour-Lights-7")).resolves.toBe(true);
+  });
+
+  it("reads today's parameters from the hash's text, and any other hash's with the full parse", async () => {
+    const current = await hashPassword("Harbour-Lights-7");
+    expect(current).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$[^$]+\$[A-Za-z0-9+/]{43}$/);
+    expect(passwordHashNeedsUpgrade(current)).toBe(false);
+    // a longer digest shares today's prefix; the others differ in it
+    for (const other of [
+      await argon2Hash("Harbour-Lights-7", { ...PASSWORD_HASH_PARAMETERS, outputLen: 64 }),
+      await argon2Hash("Harbour-Lights-7", { ...PASSWORD_HASH_PARAMETERS, memoryCost: 65_536, timeCost: 4 }),
+      await argon2Hash("Harbour-Lights-7", { ...PASSWORD_HASH_PARAMETERS, algorithm: 1 }),
+    ]) {
+      expect(passwordHashNeedsUpgrade(other)).toBe(true);
+    }
   });
 });

@@ -228,6 +228,13 @@ export function verifyPassword(encodedHash: string, password: string): Promise<b
   return verify(encodedHash, password);
 }
 
+/** The PHC string of a hash made with PASSWORD_HASH_PARAMETERS, up to its salt. */
+const CURRENT_HASH_PREFIX =
+  `$argon2id$v=19$m=${PASSWORD_HASH_PARAMETERS.memoryCost},t=${PASSWORD_HASH_PARAMETERS.timeCost},` +
+  `p=${PASSWORD_HASH_PARAMETERS.parallelism}$`;
+/** The hash's base64 (no padding) length at PASSWORD_HASH_PARAMETERS.outputLen bytes. */
+const CURRENT_HASH_LENGTH = Math.ceil((PASSWORD_HASH_PARAMETERS.outputLen * 4) / 3);
+
 /**
  * Whether a stored hash was made with other parameters than today's, so a login can re-hash the
  * password it has just verified: weaker ones, and also the heavier ones of an account imported from
@@ -235,6 +242,12 @@ export function verifyPassword(encodedHash: string, password: string): Promise<b
  * several times the memory and time studyflow budgets per hash.
  */
 export function passwordHashNeedsUpgrade(encodedHash: string): boolean {
+  // Nearly every stored hash is today's: told apart by its text, without the native parse (a call
+  // that cost a sign-in's main thread about 3 % of its CPU).
+  if (encodedHash.startsWith(CURRENT_HASH_PREFIX)) {
+    const saltAndHash = encodedHash.slice(CURRENT_HASH_PREFIX.length).split("$");
+    if (saltAndHash.length === 2 && saltAndHash[1]!.length === CURRENT_HASH_LENGTH) return false;
+  }
   const stored = parseOptions(encodedHash);
   const storedAlgorithm: number = stored.algorithm;
   const storedVersion: number = stored.version;
