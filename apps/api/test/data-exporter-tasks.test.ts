@@ -363,20 +363,29 @@ describe("data-exporter export tasks (CASE)", () => {
       expect((await result.json()).error).toBe("task failed: disk full; it has no file");
     });
 
-    it("streams a completed file as CASE's attachment with its type and length", async () => {
-      const res = await post(`${base}/responses?surveyKey=weekly`, owner.token);
+    /** An export started through the API and completed with this file, as a worker leaves it. */
+    const completedExport = async (
+      file: { name: string; gzip: boolean; parts: string[]; legacyGzipMembers?: boolean },
+      query = "",
+    ) => {
+      const res = await post(`${base}/responses?surveyKey=weekly${query}`, owner.token);
       const done = ((await res.json()) as { task: TaskRow }).task;
       await completeWithFile(
         t.database.db,
         { id: done.id, studyKey: "flu-watch" },
-        {
-          name: "weekly_wide_2026-11-26.csv",
-          contentType: "text/csv",
-          gzip: false,
-          parts: ["participantID,weekly.Q1\n", "p1,2\n", "p2,2\n", ""],
-        },
+        { contentType: "text/csv", ...file },
       );
-      const file = await get(`${base}/responses/task/${done.id}/result`, owner.token);
+      return { done, url: `${base}/responses/task/${done.id}/result` };
+    };
+
+    it("streams a completed file as CASE's attachment with its type and length", async () => {
+      // stored as written, as files were before every export was stored gzip
+      const { done, url } = await completedExport({
+        name: "weekly_wide_2026-11-26.csv",
+        gzip: false,
+        parts: ["participantID,weekly.Q1\n", "p1,2\n", "p2,2\n", ""],
+      });
+      const file = await get(url, owner.token);
       expect(file.status).toBe(200);
       expect(file.headers.get("Content-Type")).toBe("text/csv");
       expect(file.headers.get("Content-Disposition")).toBe("attachment; filename=weekly_wide_2026-11-26.csv");
@@ -388,20 +397,34 @@ describe("data-exporter export tasks (CASE)", () => {
       expect(status.task).not.toHaveProperty("error");
     });
 
-    /** A gzip export started through the API and completed with these parts; its download URL. */
-    const gzipExport = async (parts: string[], options: { legacyGzipMembers?: boolean } = {}) => {
-      const res = await post(`${base}/responses?surveyKey=weekly&gzip=true`, owner.token);
-      const done = ((await res.json()) as { task: TaskRow }).task;
-      await completeWithFile(
-        t.database.db,
-        { id: done.id, studyKey: "flu-watch" },
-        { name: "weekly wide.csv.gz", contentType: "text/csv", gzip: true, parts, ...options },
-      );
-      return `${base}/responses/task/${done.id}/result`;
-    };
+    it("sends a plain export, stored gzip as the workers write every export, gzip to clients that take it and as the file to others", async () => {
+      const text = "participantID,weekly.Q1\np1,2\np2,2\np3,ü\n";
+      const { url } = await completedExport({
+        name: "weekly_wide_2026-11-26.csv",
+        gzip: true,
+        parts: ["participantID,weekly.Q1\n", "p1,2\n", "p2,2\n", "p3,ü\n", ""],
+      });
+      const plain = await get(url, owner.token, { "Accept-Encoding": "identity" });
+      expect(plain.status).toBe(200);
+      expect(plain.headers.get("Content-Encoding")).toBeNull();
+      expect(plain.headers.get("Content-Disposition")).toBe("attachment; filename=weekly_wide_2026-11-26.csv");
+      // the file's own length, kept when the file completed
+      expect(plain.headers.get("Content-Length")).toBe(String(Buffer.byteLength(text)));
+      expect(await plain.text()).toBe(text);
+
+      const gz = await get(url, owner.token, { "Accept-Encoding": "gzip" });
+      expect(gz.headers.get("Content-Encoding")).toBe("gzip");
+      expect(gz.headers.get("Content-Disposition")).toBe("attachment; filename=weekly_wide_2026-11-26.csv");
+      const bytes = Buffer.from(await gz.arrayBuffer());
+      expect(gz.headers.get("Content-Length")).toBe(String(bytes.length));
+      expect(gunzipOneMember(bytes).toString("utf8")).toBe(text);
+    });
 
     it("sends a gzip file as one gzip member with Content-Encoding to clients that accept it, decompressed to those that do not", async () => {
-      const url = await gzipExport(["a,b\n", "1,2\n", "3,4\n", "5,6\n", ""]);
+      const { url } = await completedExport(
+        { name: "weekly wide.csv.gz", gzip: true, parts: ["a,b\n", "1,2\n", "3,4\n", "5,6\n", ""] },
+        "&gzip=true",
+      );
       const gz = await get(url, owner.token, { "Accept-Encoding": "gzip, deflate, br" });
       expect(gz.status).toBe(200);
       expect(gz.headers.get("Content-Encoding")).toBe("gzip");
@@ -418,7 +441,10 @@ describe("data-exporter export tasks (CASE)", () => {
     });
 
     it("sends a gzip file stored as a member per part (before migration 0032) decompressed, to every client", async () => {
-      const url = await gzipExport(["a,b\n", "1,2\n", "3,4\n", ""], { legacyGzipMembers: true });
+      const { url } = await completedExport(
+        { name: "weekly wide.csv.gz", gzip: true, parts: ["a,b\n", "1,2\n", "3,4\n", ""], legacyGzipMembers: true },
+        "&gzip=true",
+      );
       for (const accept of ["gzip, deflate, br", "identity"]) {
         const sent = await get(url, owner.token, { "Accept-Encoding": accept });
         expect(sent.status).toBe(200);

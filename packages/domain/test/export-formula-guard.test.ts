@@ -31,7 +31,7 @@ import { createStudy } from "@studyflow/domain/study-setup";
 import { publishSurveyVersion } from "@studyflow/domain/surveys";
 import { finalizeIfComplete, planTask, processChunk } from "@studyflow/domain/task-pipeline";
 import { type TaskRow } from "@studyflow/domain/tasks";
-import { createTestDatabase, type TestDatabase } from "@studyflow/testkit";
+import { createTestDatabase, readOpenedFile, type TestDatabase } from "@studyflow/testkit";
 
 const NOW_MS = Date.UTC(2031, 4, 1);
 const STUDY = "guard";
@@ -122,10 +122,7 @@ describe("the formula guard on export tasks", () => {
     expect(await processChunk(database.db, created.id, 0, options)).toBe("done");
     expect(await finalizeIfComplete(database.db, created.id, directory, () => NOW_MS, store)).toBe("completed");
     const [task] = await database.db.select().from(tasks).where(eq(tasks.id, created.id));
-    const file = await openTaskFile(database.db, store, task!);
-    const parts: Buffer[] = [];
-    for await (const part of file.body) parts.push(part as Buffer);
-    return Buffer.concat(parts).toString("utf8");
+    return (await readOpenedFile(await openTaskFile(database.db, store, task!))).toString("utf8");
   }
 
   /** The file CASE writes for these responses: the formatter with the guard off, all rows at once. */

@@ -12,7 +12,7 @@ import { systemClock } from "@studyflow/domain/foundation";
 import { createStudy } from "@studyflow/domain/study-setup";
 import { publishSurveyVersion } from "@studyflow/domain/surveys";
 import { finalizeIfComplete, planTask, processChunk } from "@studyflow/domain/task-pipeline";
-import { createTestDatabase, type TestDatabase } from "@studyflow/testkit";
+import { createTestDatabase, readOpenedFile, type TestDatabase } from "@studyflow/testkit";
 
 const NOW_MS = Date.UTC(2031, 4, 1);
 const STUDY = "texts";
@@ -210,10 +210,8 @@ describe("response exports read from the answers' JSON text", () => {
         expect(await finalizeIfComplete(database.db, created.id, "/tmp", () => NOW_MS, store)).toBe("completed");
         const task = { ...created, status: "completed" as const };
         const file = await openTaskFile(database.db, store, task);
-        const parts: Buffer[] = [];
-        for await (const part of file.body) parts.push(part as Buffer);
         const expected = await parsedExport(created.input as ResponseExportInput);
-        expect(Buffer.concat(parts).toString("utf8")).toBe(expected.text);
+        expect((await readOpenedFile(file)).toString("utf8")).toBe(expected.text);
         expect(expected.mismatches).toBeGreaterThan(0);
         expect(await exportMismatches(database.db, created.id)).toBe(expected.mismatches);
       });

@@ -25,3 +25,17 @@ export function gunzipOneMember(bytes: Buffer): Buffer {
     throw new Error("the gzip trailer's length does not match");
   return buffer;
 }
+
+/**
+ * The bytes of a file opened from the store (an export's), as its content: read to the end and,
+ * when its body is gzip, checked to be one member and decompressed.
+ */
+export async function readOpenedFile(file: {
+  contentEncoding?: string;
+  body: AsyncIterable<unknown>;
+}): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of file.body) chunks.push(chunk as Buffer);
+  const bytes = Buffer.concat(chunks);
+  return file.contentEncoding === "gzip" ? gunzipOneMember(bytes) : bytes;
+}

@@ -6,4 +6,4 @@ export { STRONG_PASSWORD } from "./passwords";
 export { startTcpProxy, type TcpProxy } from "./tcp-proxy";
 export { freePort } from "./free-port";
 export { machineTicks, processCpuMs, statCpuMs } from "./proc-cpu";
-export { gunzipOneMember } from "./gzip-member";
+export { gunzipOneMember, readOpenedFile } from "./gzip-member";

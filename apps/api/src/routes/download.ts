@@ -35,6 +35,8 @@ export interface DownloadFile {
   /** "gzip": the body is one gzip member (files/gzip-stream.ts); size counts its (compressed) bytes. */
   contentEncoding?: "gzip" | undefined;
   size: number;
+  /** A gzip body's bytes once decompressed, when known: the Content-Length of a decompressed download. */
+  plainSize?: number;
   body: Readable;
 }
 
@@ -80,11 +82,12 @@ function pullStream(body: Readable): ReadableStream<Uint8Array> {
 /**
  * Streams a file as an attachment, a chunk at a time as the socket drains (pullStream).
  *
- * A gzip file goes out as read with `Content-Encoding: gzip` (and its size as Content-Length) to
- * clients that accept gzip — browsers, fetch and case-admin's proxy do and decompress on the fly —
- * and is decompressed on the way out for the few that do not (curl without --compressed), so every
- * client gets the file the task describes. It must be one gzip member: Chromium and curl decode
- * only the first (the file store reads its parts as one, files/gzip-stream.ts).
+ * A gzip body (every export file is stored gzip) goes out as read with `Content-Encoding: gzip`
+ * (and its size as Content-Length) to clients that accept gzip — browsers, fetch and case-admin's
+ * proxy do and decompress on the fly — and is decompressed on the way out for the few that do not
+ * (curl without --compressed), with its decompressed size when known, so every client gets the
+ * file the task describes. It must be one gzip member: Chromium and curl decode only the first
+ * (the file store reads its parts as one, files/gzip-stream.ts).
  */
 export function sendFile(c: Context<AppEnv>, file: DownloadFile): Response {
   const name = file.contentEncoding === "gzip" ? file.fileName.replace(/\.gz$/i, "") : file.fileName;
@@ -104,6 +107,7 @@ export function sendFile(c: Context<AppEnv>, file: DownloadFile): Response {
     } else {
       // pipeline destroys the store's stream when the gunzip side ends early (client gone) or fails.
       body = pipeline(file.body, createGunzip(), () => undefined);
+      if (file.plainSize !== undefined && knownSize(file.plainSize)) headers["Content-Length"] = String(file.plainSize);
     }
   } else if (knownSize(file.size)) {
     headers["Content-Length"] = String(file.size);

@@ -2,6 +2,7 @@ import { createWriteStream } from "node:fs";
 import { access, rename, rm, stat } from "node:fs/promises";
 import { basename, dirname, resolve } from "node:path";
 import { pipeline } from "node:stream/promises";
+import { createGunzip } from "node:zlib";
 import { Option } from "commander";
 import { z } from "zod";
 import { type ManagementSubject } from "@studyflow/domain/access";
@@ -383,7 +384,10 @@ async function download(ctx: CliContext, task: TaskRow, out: string | undefined)
   const partial = `${target}.part-${process.pid}`;
   try {
     if (out === undefined) await refuseExisting(target);
-    await pipeline(file.body, createWriteStream(partial, { flags: "wx" }));
+    // every export is stored gzip; a file not asked for as .gz is written decompressed
+    const unpack = file.contentEncoding === "gzip" && !file.gzipFile;
+    if (unpack) await pipeline(file.body, createGunzip(), createWriteStream(partial, { flags: "wx" }));
+    else await pipeline(file.body, createWriteStream(partial, { flags: "wx" }));
     if (out === undefined) await refuseExisting(target);
     await rename(partial, target);
   } catch (error) {
@@ -393,11 +397,11 @@ async function download(ctx: CliContext, task: TaskRow, out: string | undefined)
   }
   return {
     path: target,
-    // the bytes written (a file stored before gzip files were one member is written decompressed)
+    // the bytes written
     size: (await stat(target)).size,
     rows: file.rows,
     contentType: file.contentType,
-    ...(file.contentEncoding ? { contentEncoding: file.contentEncoding } : {}),
+    ...(file.gzipFile ? { contentEncoding: "gzip" } : {}),
   };
 }
 

@@ -48,6 +48,11 @@ export const storedFiles = pgTable(
     gzipFraming: text("gzip_framing").$type<"stream" | "members">(),
     /** Bytes as stored (compressed when gzip), summed over the parts when the file completes. */
     size: bigint("size", { mode: "number" }).notNull().default(0),
+    /**
+     * A gzip stream's bytes once decompressed, from its parts' trailers when the file completes;
+     * null for any other file (its size is its bytes) and for gzip members.
+     */
+    plainSize: bigint("plain_size", { mode: "number" }),
     /** Data rows (responses, participants, reports) in the file. */
     rows: bigint("rows", { mode: "number" }).notNull().default(0),
     createdAt: createdAt(),

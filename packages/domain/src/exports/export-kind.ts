@@ -54,7 +54,7 @@ export interface ExportSource<Row> {
   formatter(tx: Executor, task: TaskRow): Promise<ExportFormatter<Row>>;
   /** The download's name without extension, e.g. `responses_intake_20260131-120000`. */
   baseName(task: TaskRow): string;
-  /** Whether the task's parts are gzip members. */
+  /** Whether the researcher asked for a .gz file (every export is stored compressed either way). */
   gzip(task: TaskRow): boolean;
   /** Fixes what every chunk must agree on before the first one runs; returns the task as updated. */
   beforePlan?(tx: Executor, task: TaskRow): Promise<TaskRow>;
@@ -107,13 +107,15 @@ export function exportKind<Row>(source: ExportSource<Row>): TaskKindDefinition {
 
     async afterPlan(tx, task, _chunkCount, files: FileStore) {
       const formatter = await source.formatter(tx, task);
-      const gzip = source.gzip(task);
+      // Every export file is stored gzip-compressed (a long CSV in a twentieth of its bytes, written,
+      // kept and sent as such); its name says whether the researcher asked for a .gz file, or for
+      // the file itself, which a download sends decompressed where the client does not take gzip.
       await files.create(tx, {
         studyKey: task.studyKey,
         taskId: task.id,
-        name: `${source.baseName(task)}${formatter.extension}${gzip ? ".gz" : ""}`,
+        name: `${source.baseName(task)}${formatter.extension}${source.gzip(task) ? ".gz" : ""}`,
         contentType: formatter.contentType,
-        gzip,
+        gzip: true,
       });
     },
 

@@ -7,12 +7,17 @@ import type { FileStore, StoredFileRow } from "../files/file-store";
 import type { TaskRow } from "../tasks/task-row";
 
 export interface OpenedFile {
+  /** The file's name: ending in .gz when the researcher asked for a gzip file. */
   fileName: string;
   contentType: string;
   /** "gzip": the body is one gzip member. */
   contentEncoding?: "gzip";
-  /** Bytes as sent (compressed when gzip); NaN when not known before the file is read. */
+  /** The body's bytes (compressed when gzip); NaN when not known before the file is read. */
   size: number;
+  /** The body's bytes once decompressed; NaN when not known. */
+  plainSize: number;
+  /** Whether the file, as named, is the gzip body itself (a .gz file) rather than its content. */
+  gzipFile: boolean;
   /** Data rows in the file. */
   rows: number;
   body: Readable;
@@ -34,15 +39,20 @@ export function openStoredFile(store: FileStore, file: StoredFileRow): OpenedFil
       fileName: file.name.replace(/\.gz$/i, ""),
       contentType: file.contentType,
       size: NaN,
+      plainSize: NaN,
+      gzipFile: false,
       rows: file.rows,
       body: pipeline(store.read(file), createGunzip(), () => undefined),
     };
   }
+  const gzip = file.contentEncoding === "gzip";
   return {
     fileName: file.name,
     contentType: file.contentType,
-    ...(file.contentEncoding === "gzip" ? { contentEncoding: "gzip" as const } : {}),
+    ...(gzip ? { contentEncoding: "gzip" as const } : {}),
     size: file.size,
+    plainSize: gzip ? (file.plainSize ?? NaN) : file.size,
+    gzipFile: gzip && /\.gz$/i.test(file.name),
     rows: file.rows,
     body: store.read(file),
   };

@@ -1,9 +1,9 @@
 import { createReadStream } from "node:fs";
-import { mkdir, readFile, readdir, rename, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, open, readFile, readdir, rename, rm, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { Readable } from "node:stream";
 import { encodePart, framedParts, type FileStore, type PartKey } from "./file-store";
-import { insertStoredFile, markComplete } from "./postgres-file-store";
+import { insertStoredFile, isGzipStream, markComplete } from "./postgres-file-store";
 
 /**
  * Part file names sort in part order: the chunk index shifted to be non-negative and the seq,
@@ -16,6 +16,17 @@ function partName(key: PartKey, separator: boolean): string {
 }
 
 const DATA_PART = /^(\d{10})-(\d{15})\.part$/;
+
+/** A gzip stream part's uncompressed length: the last 4 bytes of its trailer (gzip-stream.ts). */
+async function uncompressedLength(file: string, bytes: number): Promise<number> {
+  const handle = await open(file, "r");
+  try {
+    const { buffer } = await handle.read(Buffer.alloc(4), 0, 4, bytes - 4);
+    return buffer.readUInt32LE(0);
+  } finally {
+    await handle.close();
+  }
+}
 
 /**
  * The filesystem backend: a file's parts in `<directory>/files/<file id>/`, on a volume every
@@ -54,8 +65,10 @@ export function createFilesystemFileStore(directory: string): FileStore {
         const match = DATA_PART.exec(name);
         return match && match[1] !== "0000000000" && match[1] !== String(2_147_483_648).padStart(10, "0");
       });
+      const stream = await isGzipStream(tx, fileId);
       let size = 0;
       let nonEmpty = 0;
+      let plain = 0;
       for (const name of parts) {
         const full = path.join(folderOf(fileId), name);
         if (name.endsWith(".sep.part") && (!firstData || name < firstData)) {
@@ -65,8 +78,9 @@ export function createFilesystemFileStore(directory: string): FileStore {
         const bytes = (await stat(full)).size;
         size += bytes;
         if (bytes > 0) nonEmpty++;
+        if (stream && bytes > 0) plain += await uncompressedLength(full, bytes);
       }
-      return markComplete(tx, fileId, size, rows, nonEmpty);
+      return markComplete(tx, fileId, rows, { bytes: size, parts: nonEmpty, ...(stream ? { plainBytes: plain } : {}) });
     },
 
     read(file) {

@@ -95,25 +95,37 @@ export async function insertStoredFile(tx: Executor, file: Parameters<FileStore[
 }
 
 /**
- * Marks a file complete with its rows and its size as read: the stored bytes of its `parts`
- * non-empty parts, or for a gzip stream the member they make. Shared by both backends.
+ * Marks a file complete with its rows and its size as read (a gzip stream's, from its stored bytes
+ * and parts, and the size of its bytes decompressed); shared by both backends.
  */
 export async function markComplete(
   tx: Executor,
   fileId: string,
-  storedBytes: number,
   rows: number,
-  parts: number,
+  stored: { bytes: number; parts: number; plainBytes?: number },
 ): Promise<StoredFileRow> {
-  const size = sql<number>`case when ${storedFiles.gzipFraming} = 'stream'
-    then ${gzipStreamSize(storedBytes, parts)}::bigint else ${storedBytes}::bigint end`;
+  const stream = stored.plainBytes !== undefined;
   const [row] = await tx
     .update(storedFiles)
-    .set({ complete: true, size, rows })
+    .set({
+      complete: true,
+      size: stream ? gzipStreamSize(stored.bytes, stored.parts) : stored.bytes,
+      plainSize: stored.plainBytes ?? null,
+      rows,
+    })
     .where(eq(storedFiles.id, fileId))
     .returning();
   if (!row) throw new Error(`stored file ${fileId} does not exist`);
   return row;
+}
+
+/** Whether the file's parts are a gzip stream's (each ending in its trailer). */
+export async function isGzipStream(tx: Executor, fileId: string): Promise<boolean> {
+  const [file] = await tx
+    .select({ framing: storedFiles.gzipFraming })
+    .from(storedFiles)
+    .where(eq(storedFiles.id, fileId));
+  return file?.framing === "stream";
 }
 
 /** The PostgreSQL backend (see FileStore for why it is the default). */
@@ -159,11 +171,25 @@ export function createPostgresFileStore(db: Database): FileStore {
           and not exists (
             select 1 from stored_file_parts d
             where d.file_id = ${fileId} and d.rows > 0 and (d.chunk_index, d.seq) < (p.chunk_index, p.seq))`);
-      const [sized] = await tx.execute<{ size: string | number; parts: string | number }>(
-        sql`select coalesce(sum(octet_length(data)), 0) as size, count(*) filter (where octet_length(data) > 0) as parts
+      const stream = await isGzipStream(tx, fileId);
+      // a gzip stream's part ends in its uncompressed length (4 bytes, little-endian; gzip-stream.ts)
+      const [sized] = await tx.execute<{ size: string | number; parts: string | number; plain: string | null }>(
+        sql`select coalesce(sum(octet_length(data)), 0) as size, count(*) filter (where octet_length(data) > 0) as parts,
+              ${
+                stream
+                  ? sql`coalesce(sum(get_byte(data, octet_length(data) - 4)::bigint
+                      + (get_byte(data, octet_length(data) - 3)::bigint << 8)
+                      + (get_byte(data, octet_length(data) - 2)::bigint << 16)
+                      + (get_byte(data, octet_length(data) - 1)::bigint << 24)), 0)`
+                  : sql`null`
+              } as plain
             from stored_file_parts where file_id = ${fileId}`,
       );
-      return markComplete(tx, fileId, Number(sized?.size ?? 0), rows, Number(sized?.parts ?? 0));
+      return markComplete(tx, fileId, rows, {
+        bytes: Number(sized?.size ?? 0),
+        parts: Number(sized?.parts ?? 0),
+        ...(stream ? { plainBytes: Number(sized?.plain ?? 0) } : {}),
+      });
     },
 
     read(file) {

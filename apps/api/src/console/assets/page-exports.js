@@ -174,8 +174,6 @@ function exportForm(studyKey, signal, onStarted) {
     "aria-describedby": "export-guard-formulas-hint",
   });
   guardFormulas.checked = true;
-  // Stored and sent gzip-compressed; the browser unpacks it on the way in (Content-Encoding).
-  const gzip = h("input", { id: "export-gzip", type: "checkbox", "aria-describedby": "export-gzip-hint" });
   const filter = h("textarea", {
     id: "export-filter",
     rows: 2,
@@ -232,21 +230,6 @@ function exportForm(studyKey, signal, onStarted) {
     reportFields,
     guardFields,
     h("div", { className: "filters" }, field("export-filter", "Filter (Mongo-style JSON)", filter)),
-    h(
-      "div",
-      { className: "filters" },
-      h(
-        "div",
-        { className: "field choice" },
-        gzip,
-        h("label", { for: "export-gzip" }, "Compress the file (gzip)"),
-        h(
-          "span",
-          { className: "hint", id: "export-gzip-hint" },
-          "Stored and sent compressed, for large exports; the download is the same file.",
-        ),
-      ),
-    ),
     h("div", { className: "actions" }, submit),
     message,
   );
@@ -286,7 +269,6 @@ function exportForm(studyKey, signal, onStarted) {
       }
     }
     if (chosen !== "participants") query.set("guardFormulas", String(guardFormulas.checked));
-    if (gzip.checked) query.set("gzip", "true");
     submit.disabled = true;
     replace(message);
     call("POST", exporterPath(studyKey, chosen, `?${query.toString()}`), { signal })
