@@ -90,9 +90,14 @@ export function encodePart(file: FramedFile, text: string | Uint8Array): Buffer 
   return file.gzipFraming === "members" ? gzipSync(bytes) : deflatePart(bytes);
 }
 
+/** Whether the file's parts are read as one gzip stream: then each must reach it whole (its trailer). */
+export function isGzipStreamFile(file: FramedFile): boolean {
+  return file.contentEncoding === "gzip" && file.gzipFraming === "stream";
+}
+
 /** The file's bytes from its stored parts (each chunk of `parts` one whole part). */
 export function framedParts(file: FramedFile, parts: AsyncIterable<Buffer>): AsyncIterable<Buffer> {
-  return file.contentEncoding === "gzip" && file.gzipFraming === "stream" ? gzipStream(parts) : parts;
+  return isGzipStreamFile(file) ? gzipStream(parts) : parts;
 }
 
 /** A reader for the store's database, passed where a store needs to read outside a transaction. */

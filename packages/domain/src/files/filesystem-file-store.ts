@@ -2,8 +2,8 @@ import { createReadStream } from "node:fs";
 import { mkdir, open, readFile, readdir, rename, rm, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { Readable } from "node:stream";
-import { encodePart, framedParts, type FileStore, type PartKey } from "./file-store";
-import { insertStoredFile, isGzipStream, markComplete } from "./postgres-file-store";
+import { encodePart, framedParts, isGzipStreamFile, type FileStore, type PartKey } from "./file-store";
+import { insertStoredFile, isGzipStreamById, markComplete } from "./postgres-file-store";
 
 /**
  * Part file names sort in part order: the chunk index shifted to be non-negative and the seq,
@@ -65,7 +65,7 @@ export function createFilesystemFileStore(directory: string): FileStore {
         const match = DATA_PART.exec(name);
         return match && match[1] !== "0000000000" && match[1] !== String(2_147_483_648).padStart(10, "0");
       });
-      const stream = await isGzipStream(tx, fileId);
+      const stream = await isGzipStreamById(tx, fileId);
       let size = 0;
       let nonEmpty = 0;
       let plain = 0;
@@ -77,8 +77,9 @@ export function createFilesystemFileStore(directory: string): FileStore {
         }
         const bytes = (await stat(full)).size;
         size += bytes;
-        if (bytes > 0) nonEmpty++;
-        if (stream && bytes > 0) plain += await uncompressedLength(full, bytes);
+        if (bytes === 0) continue;
+        nonEmpty++;
+        if (stream) plain += await uncompressedLength(full, bytes);
       }
       return markComplete(tx, fileId, rows, { bytes: size, parts: nonEmpty, ...(stream ? { plainBytes: plain } : {}) });
     },
@@ -89,7 +90,7 @@ export function createFilesystemFileStore(directory: string): FileStore {
       let next = 0;
       // One part file open at a time, streamed through: the consumer's pace sets the reads. A gzip
       // stream's parts are read whole (a batch's part, a few MB at most): each ends in its trailer.
-      const whole = file.contentEncoding === "gzip" && file.gzipFraming === "stream";
+      const whole = isGzipStreamFile(file);
       async function* bytes() {
         parts ??= await sortedParts(file.id);
         while (next < parts.length) {

@@ -33,9 +33,6 @@ const MAX_PART_BYTES = 0xffff_ffff;
  */
 const GZIP_LEVEL = constants.Z_BEST_SPEED;
 
-/** How a gzip file's parts are stored (stored_files.gzip_framing). */
-export type GzipFraming = "stream" | "members";
-
 /** A part of a gzip file, as stored: its raw DEFLATE data and its trailer. */
 export function deflatePart(bytes: Buffer): Buffer {
   if (bytes.length > MAX_PART_BYTES) throw new RangeError(`a gzip part holds at most ${MAX_PART_BYTES} bytes`);

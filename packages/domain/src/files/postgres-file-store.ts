@@ -3,7 +3,14 @@ import { finished } from "node:stream/promises";
 import type { Sql, TransactionSql } from "postgres";
 import { and, eq, sql } from "drizzle-orm";
 import { rawClientOf, storedFileParts, storedFiles, type Database, type Executor } from "@studyflow/db";
-import { encodePart, framedParts, type FileStore, type PartKey, type StoredFileRow } from "./file-store";
+import {
+  encodePart,
+  framedParts,
+  isGzipStreamFile,
+  type FileStore,
+  type PartKey,
+  type StoredFileRow,
+} from "./file-store";
 import { gzipStreamSize } from "./gzip-stream";
 import {
   binaryBool,
@@ -120,7 +127,7 @@ export async function markComplete(
 }
 
 /** Whether the file's parts are a gzip stream's (each ending in its trailer). */
-export async function isGzipStream(tx: Executor, fileId: string): Promise<boolean> {
+export async function isGzipStreamById(tx: Executor, fileId: string): Promise<boolean> {
   const [file] = await tx
     .select({ framing: storedFiles.gzipFraming })
     .from(storedFiles)
@@ -171,7 +178,7 @@ export function createPostgresFileStore(db: Database): FileStore {
           and not exists (
             select 1 from stored_file_parts d
             where d.file_id = ${fileId} and d.rows > 0 and (d.chunk_index, d.seq) < (p.chunk_index, p.seq))`);
-      const stream = await isGzipStream(tx, fileId);
+      const stream = await isGzipStreamById(tx, fileId);
       // a gzip stream's part ends in its uncompressed length (4 bytes, little-endian; gzip-stream.ts)
       const [sized] = await tx.execute<{ size: string | number; parts: string | number; plain: string | null }>(
         sql`select coalesce(sum(octet_length(data)), 0) as size, count(*) filter (where octet_length(data) > 0) as parts,
@@ -203,7 +210,7 @@ export function createPostgresFileStore(db: Database): FileStore {
       // the id is checked to be a uuid, the keys are numbers.
       binaryUuid(file.id);
       const client = rawClientOf(db);
-      const whole = file.contentEncoding === "gzip" && file.gzipFraming === "stream";
+      const whole = isGzipStreamFile(file);
       async function* bytes() {
         const parts = await client<{ chunk_index: number; seq: string; size: number }[]>`
           select chunk_index, seq, octet_length(data) as size from stored_file_parts
