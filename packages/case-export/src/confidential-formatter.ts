@@ -6,7 +6,8 @@
 import { csvField, csvRecord } from "./go-csv";
 import { goJsonString } from "./go-json";
 import { readItemResponses, type ResponseItem } from "./response-items";
-import type { ExportFormatter } from "./types";
+import { joinedText } from "./row-formatters";
+import type { ExportFormatter, TextSink } from "./types";
 
 /** A stored confidential response, its owner already resolved to the participant id. */
 export interface ExportConfidentialResponse {
@@ -82,49 +83,52 @@ export function createConfidentialResponseFormatter(
 ): ExportFormatter<ExportConfidentialResponse> {
   const filter = options.keyFilter ?? [];
   if (options.format === "json") {
+    const write = (batch: readonly ExportConfidentialResponse[], leadingSeparator: boolean, sink: TextSink) => {
+      let rows = 0;
+      for (const r of batch) {
+        for (const e of confidentialResponseEntries(r, filter)) {
+          sink((rows > 0 || leadingSeparator ? "," : "") + entryJson(e));
+          rows++;
+        }
+      }
+      return { rows, mismatches: 0 };
+    };
     return {
       contentType: "application/json",
       extension: ".json",
       start: () => "[",
-      format(batch, leadingSeparator) {
-        let text = "";
-        let rows = 0;
-        for (const r of batch) {
-          for (const e of confidentialResponseEntries(r, filter)) {
-            text += (rows > 0 || leadingSeparator ? "," : "") + entryJson(e);
-            rows++;
-          }
-        }
-        return { text, rows, mismatches: 0 };
-      },
+      write,
+      format: joinedText(write),
       // The encoder writes an empty array as `[]` and ends with a newline.
       end: (wroteRows = true) => (wroteRows ? "\n]\n" : "]\n"),
     };
   }
   const guard = options.guardFormulas === true;
-  return {
-    contentType: "text/csv",
-    extension: ".csv",
-    start: () => csvRecord(["participantID", "entryID", "responseKey", "value"]),
-    format(batch) {
-      let text = "";
-      let rows = 0;
-      for (const r of batch)
-        for (const e of confidentialResponseEntries(r, filter)) {
-          // the ids are the server's; the key paths and values come from the participant's response tree
-          text +=
-            csvField(e.participantID) +
+  const write = (batch: readonly ExportConfidentialResponse[], _leadingSeparator: boolean, sink: TextSink) => {
+    let rows = 0;
+    for (const r of batch)
+      for (const e of confidentialResponseEntries(r, filter)) {
+        // the ids are the server's; the key paths and values come from the participant's response tree
+        sink(
+          csvField(e.participantID) +
             "," +
             csvField(e.entryID) +
             "," +
             csvField(e.responseKey, guard) +
             "," +
             csvField(e.value, guard) +
-            "\n";
-          rows++;
-        }
-      return { text, rows, mismatches: 0 };
-    },
+            "\n",
+        );
+        rows++;
+      }
+    return { rows, mismatches: 0 };
+  };
+  return {
+    contentType: "text/csv",
+    extension: ".csv",
+    start: () => csvRecord(["participantID", "entryID", "responseKey", "value"]),
+    write,
+    format: joinedText(write),
     end: () => "",
   };
 }

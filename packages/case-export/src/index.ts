@@ -1,12 +1,14 @@
 export type {
   ExportFormatter,
   ExportResponse,
+  BatchCounts,
   FormattedBatch,
   IncludeMeta,
   ResponseExportFormat,
   ResponseExportOptions,
   ResponseFormatter,
   SurveyVersionInput,
+  TextSink,
 } from "./types";
 export { DEFAULT_QUESTION_OPTION_SEP } from "./types";
 export { createResponseFormatter, responseExportColumns } from "./response-formatter";

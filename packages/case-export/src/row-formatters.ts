@@ -3,7 +3,7 @@
  * a JSON document wrapping an array of rows — so that each formatter says only how a row is written
  * and the batch bookkeeping (separators, row and mismatch counts) lives in one place.
  */
-import type { ExportFormatter } from "./types";
+import type { BatchCounts, ExportFormatter, FormattedBatch, TextSink } from "./types";
 
 /**
  * Writes one row. It calls `mismatch` when the row does not fit the file (a key the header lacks,
@@ -11,41 +11,55 @@ import type { ExportFormatter } from "./types";
  */
 export type RowWriter<Row> = (row: Row, mismatch: () => void) => string;
 
+/** `format` from `write`: the batch's pieces joined into one text. */
+export function joinedText<Row>(
+  write: (batch: readonly Row[], leadingSeparator: boolean, sink: TextSink) => BatchCounts,
+): ExportFormatter<Row>["format"] {
+  return (batch, leadingSeparator): FormattedBatch => {
+    let text = "";
+    const counts = write(batch, leadingSeparator, (piece) => {
+      text += piece;
+    });
+    return { text, ...counts };
+  };
+}
+
 /** A CSV file: `header` (ending in a newline), then each row's text, which ends in its own newline(s). */
 export function csvFormatter<Row>(header: string, writeRow: RowWriter<Row>): ExportFormatter<Row> {
+  const write = (batch: readonly Row[], _leadingSeparator: boolean, sink: TextSink): BatchCounts => {
+    let mismatches = 0;
+    const mismatch = () => {
+      mismatches++;
+    };
+    for (const row of batch) sink(writeRow(row, mismatch));
+    return { rows: batch.length, mismatches };
+  };
   return {
     contentType: "text/csv",
     extension: ".csv",
     start: () => header,
-    format(batch) {
-      let text = "";
-      let mismatches = 0;
-      const mismatch = () => {
-        mismatches++;
-      };
-      for (const row of batch) text += writeRow(row, mismatch);
-      return { text, rows: batch.length, mismatches };
-    },
+    write,
+    format: joinedText(write),
     end: () => "",
   };
 }
 
 /** A JSON document `opening` row, row, … `]}`: CASE's object with one array of rows. */
 export function jsonArrayFormatter<Row>(opening: string, writeRow: RowWriter<Row>): ExportFormatter<Row> {
+  const write = (batch: readonly Row[], leadingSeparator: boolean, sink: TextSink): BatchCounts => {
+    let mismatches = 0;
+    const mismatch = () => {
+      mismatches++;
+    };
+    for (let i = 0; i < batch.length; i++) sink((i > 0 || leadingSeparator ? "," : "") + writeRow(batch[i]!, mismatch));
+    return { rows: batch.length, mismatches };
+  };
   return {
     contentType: "application/json",
     extension: ".json",
     start: () => opening,
-    format(batch, leadingSeparator) {
-      let text = "";
-      let mismatches = 0;
-      const mismatch = () => {
-        mismatches++;
-      };
-      for (let i = 0; i < batch.length; i++)
-        text += (i > 0 || leadingSeparator ? "," : "") + writeRow(batch[i]!, mismatch);
-      return { text, rows: batch.length, mismatches };
-    },
+    write,
+    format: joinedText(write),
     end: () => "]}",
   };
 }

@@ -67,6 +67,12 @@ export interface ExportResponse {
   account?: { accountId: string | null; mainProfile: boolean | null } | null;
 }
 
+/** Receives a batch's text piece by piece, in order (ExportFormatter.write). */
+export type TextSink = (piece: string) => void;
+
+/** What a batch wrote besides its text. */
+export type BatchCounts = Omit<FormattedBatch, "text">;
+
 export interface FormattedBatch {
   text: string;
   /**
@@ -96,6 +102,11 @@ export interface ExportFormatter<Row> {
    * this batch follows an earlier row (false only for the very first row of the file).
    */
   format(batch: readonly Row[], leadingSeparator: boolean): FormattedBatch;
+  /**
+   * The same text as `format`, handed to `sink` in pieces (a record or less each) instead of joined:
+   * an exporter encodes each piece as it comes, never building the batch's text as one string.
+   */
+  write(batch: readonly Row[], leadingSeparator: boolean, sink: TextSink): BatchCounts;
   /**
    * Everything after the last row (JSON closing; "" for CSV). `wroteRows` matters only where CASE's
    * empty file differs from a file whose rows were all removed (indented JSON). @defaultValue true

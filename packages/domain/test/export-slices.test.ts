@@ -11,12 +11,13 @@ import {
   type ExportFormatter,
   type ExportParticipant,
 } from "@studyflow/case-export";
-import { FORMAT_SLICE, sliceFormatter } from "../src/exports/export-kind";
+import { FORMAT_SLICE, Utf8Text, sliceFormatter } from "../src/exports/export-kind";
 
 function sliced<Row>(formatter: ExportFormatter<Row>, rows: readonly Row[], leading: boolean, slice?: number) {
-  const batch = sliceFormatter(formatter, leading, slice);
+  const batch = sliceFormatter(formatter, leading, new Utf8Text(), slice);
   for (const row of rows) batch.push(row);
-  return batch.finish();
+  const { bytes, ...counts } = batch.finish();
+  return { text: bytes.toString("utf8"), ...counts };
 }
 
 const response = (i: number, keys: readonly string[]): ExportConfidentialResponse => ({
@@ -67,5 +68,26 @@ describe("a batch formatted as its rows arrive", () => {
       expect(sliced(formatter, participants, leading)).toEqual(formatter.format(participants, leading));
     }
     expect(sliced(formatter, [], false)).toEqual({ text: "", rows: 0, mismatches: 0 });
+  });
+});
+
+describe("a batch's text encoded piece by piece", () => {
+  it("gives the UTF-8 of the joined text, through many doublings and multi-byte pieces", () => {
+    const pieces = Array.from({ length: 3000 }, (_, i) =>
+      i % 7 === 0 ? `Zürich, 東京 ${i} 🙂\n` : i % 11 === 0 ? "" : `row ${i},${"x".repeat(i % 50)}\n`,
+    );
+    for (const capacity of [undefined, 1, 1024, 10_000_000]) {
+      const text = new Utf8Text(capacity);
+      for (const piece of pieces) text.write(piece);
+      expect(text.written.equals(Buffer.from(pieces.join(""), "utf8"))).toBe(true);
+    }
+  });
+
+  it("a piece of nothing but four-byte characters fits however full the buffer is", () => {
+    const text = new Utf8Text(1024);
+    text.write("a".repeat(1023));
+    const emoji = "🙂".repeat(700);
+    text.write(emoji);
+    expect(text.written.toString("utf8")).toBe("a".repeat(1023) + emoji);
   });
 });
