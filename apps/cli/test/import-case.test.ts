@@ -114,6 +114,32 @@ describe("import:case", () => {
     expect(JSON.parse(json.stdout)).toMatchObject({ changed: 0, problems: 1 });
   });
 
+  it("a newer dump without an account: reported and kept, --prune removes it and says so", async () => {
+    await writeCaseDump(join(dir, "newer"), {
+      instance: "nl",
+      databases: { users: { users: [caseUser("lou@example.org", HASH, [new ObjectId()])] } },
+    });
+    const args = ["import:case", "--dump", "newer", "--instance", "nl", "--only", "users"];
+    const reported = await runCommandLine(database, [...args, "--report", "newer.jsonl"], dir);
+    expect(reported.exitCode).toBe(1);
+    const report = (await readFile(join(dir, "newer.jsonl"), "utf8")).trim().split("\n");
+    expect(report).toHaveLength(1);
+    expect(JSON.parse(report[0]!)).toMatchObject({
+      collection: "users",
+      reason: expect.stringContaining("--prune removes it") as unknown,
+    });
+    expect((await database.db.select().from(users)).map((u) => u.email).sort()).toEqual([
+      "kim@example.org",
+      "lou@example.org",
+    ]);
+
+    const pruned = await runCommandLine(database, [...args, "--prune", "--report", "pruned.jsonl"], dir);
+    expect(pruned.exitCode).toBe(0);
+    expect(pruned.stdout).toMatch(/nl_users\/users\s+1\s+0\s+0\s+1\s+0\s+0\s+1/);
+    expect(pruned.stdout).toContain("0 document(s) written and 1 row(s) the dump no longer has removed");
+    expect((await database.db.select().from(users)).map((u) => u.email)).toEqual(["lou@example.org"]);
+  });
+
   it("refuses a dump without the instance's databases, and unknown parts", async () => {
     const missing = await runCommandLine(database, ["import:case", "--dump", "dump", "--instance", "de"], dir);
     expect(missing.exitCode).toBe(1);

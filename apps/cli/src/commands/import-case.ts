@@ -30,6 +30,7 @@ export interface ImportCaseInput {
   study?: string;
   dryRun: boolean;
   replace: boolean;
+  prune: boolean;
   report: string;
   /** case-backend's participant file folder (its filestore path). */
   filesDir?: string;
@@ -46,16 +47,20 @@ function summaryLines(summary: CaseImportSummary, reportPath: string): string[] 
     String(c.unchanged),
     String(c.skipped),
     String(c.ignored),
+    String(c.removed),
     c.resumedAfter > 0 ? `after ${c.resumedAfter}` : "",
   ]);
+  const removed = summary.collections.reduce((sum, c) => sum + c.removed, 0);
+  const written = summary.changed - removed;
+  const andRemoved = removed > 0 ? ` and ${removed} row(s) the dump no longer has removed` : "";
   const verdict = summary.dryRun
-    ? `dry run: ${summary.changed} document(s) would be written; nothing was`
+    ? `dry run: ${written} document(s) would be written${removed > 0 ? ` and ${removed} row(s) removed` : ""}; nothing was`
     : summary.changed === 0
       ? "nothing changed: studyflow already had everything this dump holds"
-      : `${summary.changed} document(s) written`;
+      : `${written} document(s) written${andRemoved}`;
   return [
     ...tableLines([
-      ["collection", "read", "inserted", "updated", "unchanged", "skipped", "ignored", "resumed"],
+      ["collection", "read", "inserted", "updated", "unchanged", "skipped", "ignored", "removed", "resumed"],
       ...rows,
     ]),
     "",
@@ -99,6 +104,7 @@ export async function importCase(ctx: CliContext & { progress?: ProgressStream }
         ...(input.study === undefined ? {} : { study: input.study }),
         dryRun: input.dryRun,
         replace: input.replace,
+        prune: input.prune,
         ...(input.filesDir === undefined
           ? {}
           : {
@@ -172,6 +178,10 @@ export const importCaseCommand = defineCommand({
     new Option("--dry-run", "read, count and report; write nothing"),
     new Option("--replace", "overwrite studies and accounts studyflow has of its own with CASE's"),
     new Option(
+      "--prune",
+      "remove what an earlier import brought in and this dump no longer has (accounts, researchers, grants, API keys, templates, schedules, waiting e-mails); without it, each is reported",
+    ),
+    new Option(
       "--files-dir <DIR>",
       "case-backend's participant file folder (its filestore path): the uploaded files' bytes come along",
     ),
@@ -189,6 +199,7 @@ export const importCaseCommand = defineCommand({
       study: studyKey.optional(),
       dryRun: switchFlag,
       replace: switchFlag,
+      prune: switchFlag,
       report: text.default(DEFAULT_REPORT_FILE),
       filesDir: text.optional(),
     })

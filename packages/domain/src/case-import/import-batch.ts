@@ -1,4 +1,5 @@
-import type { Executor } from "@studyflow/db";
+import type { ClockContext } from "../foundation/clock";
+import type { Database, Executor } from "@studyflow/db";
 import type { CaseDocument } from "./case-values";
 
 /** One document of a batch: its place in the collection, bytes and what the bson package read. */
@@ -41,6 +42,31 @@ export interface CollectionImporter {
   prepareBatch?: (batch: readonly BatchDocument[]) => Promise<PreparedBatch>;
   /** Array fields whose documents the importer reads from their bytes (see deserializeCaseDocument). */
   rawFields?: Readonly<Record<string, boolean>>;
+  /** What earlier imports of the collection brought in, to find what a newer dump no longer has (import-absent). */
+  absent?: AbsentRows;
+}
+
+/** A row an earlier import brought in, by the id its document had (the record's source id). */
+export interface ImportedEntry {
+  sourceId: string;
+  targetId: string;
+}
+
+/**
+ * What a collection's earlier imports brought in, to find after a whole pass over its file the rows
+ * whose documents a newer dump no longer has (see import-absent).
+ */
+export interface AbsentRows {
+  /** What the report calls one: "account", "researcher". */
+  noun: string;
+  /** The source id a document of the collection gives its row; undefined when it gives none. */
+  sourceIdOf: (document: CaseDocument) => string | undefined;
+  /** What earlier imports of this collection brought in. */
+  imported: (db: Executor) => Promise<ImportedEntry[]>;
+  /** Removes one entry's row and its record, in transactions of its own. Without it, absent rows are only reported. */
+  remove?: (db: Database, entry: ImportedEntry, ctx: ClockContext) => Promise<void>;
+  /** What the report tells the operator to do when there is no `remove`. */
+  advice?: (entry: ImportedEntry) => string;
 }
 
 /**

@@ -26,6 +26,14 @@ import {
   isObjectIdHex,
   type CaseDocument,
 } from "./case-values";
+import {
+  absentApiKeys,
+  absentAppRoleTemplates,
+  absentAppRoles,
+  absentManagementUsers,
+  absentPermissions,
+  absentServiceAccounts,
+} from "./import-absent";
 import { IMPORT_ACTOR, skipped, type CollectionImporter, type DocumentOutcome } from "./import-batch";
 import { findDumpCollection, type DumpCollectionFile } from "./dump-reader";
 import { goTime, importedTarget, importRecordedRow, type RecordedRow } from "./import-record";
@@ -65,6 +73,7 @@ export function managementUsersImporter(
   ctx: ClockContext,
 ): CollectionImporter {
   return {
+    absent: absentManagementUsers,
     importBatch: async (tx, batch, write) => {
       const outcomes: DocumentOutcome[] = [];
       for (const { bytes, document } of batch) {
@@ -135,6 +144,7 @@ export function serviceUsersImporter(
   ctx: ClockContext,
 ): CollectionImporter {
   return {
+    absent: absentServiceAccounts,
     importBatch: async (tx, batch, write) => {
       const outcomes: DocumentOutcome[] = [];
       for (const { bytes, document } of batch) {
@@ -195,6 +205,7 @@ export function serviceUsersImporter(
  */
 export function serviceUserApiKeysImporter(subjects: ImportedSubjects, ctx: ClockContext): CollectionImporter {
   return {
+    absent: absentApiKeys,
     importBatch: async (tx, batch, write) => {
       const outcomes: DocumentOutcome[] = [];
       for (const { document } of batch) {
@@ -287,6 +298,7 @@ export function permissionsImporter(
   ctx: ClockContext,
 ): CollectionImporter {
   return {
+    absent: absentPermissions,
     importBatch: async (tx, batch, write) => {
       const outcomes: DocumentOutcome[] = [];
       for (const { bytes, document } of batch) {
@@ -357,6 +369,7 @@ export function permissionsImporter(
 /** `app_role_templates`: one per app and role. */
 export function appRoleTemplatesImporter(replace: boolean, ctx: ClockContext): CollectionImporter {
   return {
+    absent: absentAppRoleTemplates,
     importBatch: async (tx, batch, write) => {
       const outcomes: DocumentOutcome[] = [];
       for (const { bytes, document } of batch) {
@@ -433,6 +446,7 @@ export function appRoleTemplatesImporter(replace: boolean, ctx: ClockContext): C
 /** `app_roles`: each role on the subject the import gave its researcher or service account. */
 export function appRolesImporter(replace: boolean, subjects: ImportedSubjects, ctx: ClockContext): CollectionImporter {
   return {
+    absent: absentAppRoles,
     importBatch: async (tx, batch, write) => {
       const outcomes: DocumentOutcome[] = [];
       for (const { bytes, document } of batch) {

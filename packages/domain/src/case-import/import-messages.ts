@@ -28,6 +28,7 @@ import {
   unixSecondsDate,
   type CaseDocument,
 } from "./case-values";
+import { absentEmailTemplates, absentOutgoingEmails, absentScheduledEmails, absentSmsTemplates } from "./import-absent";
 import {
   IMPORT_ACTOR,
   INSERTED,
@@ -85,6 +86,7 @@ const idFor = (sourceId: string) => (isObjectIdHex(sourceId) ? { id: caseAccount
 /** `email-templates`: global ones (no studyKey) and a study's, one per message type and study. */
 export function emailTemplatesImporter(replace: boolean, ctx: ClockContext): CollectionImporter {
   return {
+    absent: absentEmailTemplates,
     importBatch: async (tx, batch, write) => {
       const outcomes: DocumentOutcome[] = [];
       for (const { bytes, document } of batch) {
@@ -150,6 +152,7 @@ export function emailTemplatesImporter(replace: boolean, ctx: ClockContext): Col
 /** `sms-templates`: one per message type (kept for case-admin; studyflow sends no SMS). */
 export function smsTemplatesImporter(replace: boolean, ctx: ClockContext): CollectionImporter {
   return {
+    absent: absentSmsTemplates,
     importBatch: async (tx, batch, write) => {
       const outcomes: DocumentOutcome[] = [];
       for (const { bytes, document } of batch) {
@@ -215,6 +218,7 @@ const isScheduledType = (value: string): value is ScheduledEmailType =>
 /** `auto-messages`: scheduled e-mails, with their next time, period and end as case-backend has them. */
 export function scheduledEmailsImporter(replace: boolean, ctx: ClockContext): CollectionImporter {
   return {
+    absent: absentScheduledEmails,
     importBatch: async (tx, batch, write) => {
       const outcomes: DocumentOutcome[] = [];
       for (const { bytes, document } of batch) {
@@ -307,6 +311,7 @@ async function planSchedule(tx: Executor, document: CaseDocument) {
  */
 export function outgoingEmailsImporter(ctx: ClockContext): CollectionImporter {
   return {
+    absent: absentOutgoingEmails,
     importBatch: async (tx, batch, write) => {
       const outcomes: DocumentOutcome[] = [];
       for (const { bytes, document } of batch) {

@@ -2,6 +2,7 @@ import { eq } from "drizzle-orm";
 import { researcherMessages } from "@studyflow/db";
 import type { ClockContext } from "../foundation/clock";
 import { asRecord, asString, documentId, isObjectIdHex, toPlain } from "./case-values";
+import { absentResearcherMessages } from "./import-absent";
 import { skipped, type CollectionImporter, type DocumentOutcome } from "./import-batch";
 import { importRecordedRow } from "./import-record";
 
@@ -22,6 +23,7 @@ const payloadOf = (value: unknown): Record<string, string> =>
 
 export function researcherMessagesImporter(studyKey: string, replace: boolean, ctx: ClockContext): CollectionImporter {
   return {
+    absent: absentResearcherMessages(studyKey),
     importBatch: async (tx, batch, write) => {
       const outcomes: DocumentOutcome[] = [];
       for (const { bytes, document } of batch) {

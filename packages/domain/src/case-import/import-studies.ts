@@ -35,6 +35,7 @@ import {
   type CaseDocument,
   type Plain,
 } from "./case-values";
+import { absentStudies } from "./import-absent";
 import {
   IGNORED,
   IMPORT_ACTOR,
@@ -165,6 +166,7 @@ export function studyInfosImporter(
   ctx: ClockContext,
 ): CollectionImporter {
   return {
+    absent: absentStudies,
     importBatch: async (tx, batch, write) => {
       const outcomes: DocumentOutcome[] = [];
       for (const { bytes, document } of batch) {

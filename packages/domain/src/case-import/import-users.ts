@@ -15,6 +15,7 @@ import {
   unixSecondsDate,
   type CaseDocument,
 } from "./case-values";
+import { absentAccounts } from "./import-absent";
 import { INSERTED, skipped, UNCHANGED, UPDATED, type CollectionImporter, type DocumentOutcome } from "./import-batch";
 
 /**
@@ -95,6 +96,7 @@ function planAccount(document: CaseDocument): AccountPlan | string {
 /** `users`: each account under the users.id case_import_records gives it, or a new one from its ObjectId. */
 export function usersImporter(replace: boolean, ctx: ClockContext): CollectionImporter {
   return {
+    absent: absentAccounts,
     importBatch: async (tx, batch, write) => {
       const outcomes: DocumentOutcome[] = [];
       for (const { bytes, document } of batch) {

@@ -13,8 +13,10 @@ import {
   type DumpCollectionFile,
   type ReadProgress,
 } from "./dump-reader";
+import { absentReason } from "./import-absent";
 import {
   DOCUMENTS_PER_TURN,
+  type AbsentRows,
   skipped,
   type BatchDocument,
   type CollectionImporter,
@@ -63,6 +65,12 @@ export interface CaseImportOptions {
   dryRun: boolean;
   /** Overwrite studies and accounts studyflow has of its own (same key, same address). */
   replace: boolean;
+  /**
+   * Remove what earlier imports brought in and this dump no longer has (accounts, researchers,
+   * grants, keys, templates, schedules, waiting e-mails; see import-absent). Without it each is
+   * reported. Only after a whole pass over the collection's file, every document read.
+   */
+  prune?: boolean;
   batchSize?: number;
   /** case-backend's participant file folder: the files' bytes come from here; without it, metadata only. */
   filesDir?: string;
@@ -92,12 +100,14 @@ export interface CollectionSummary {
   ignored: number;
   /** Documents committed by an earlier, interrupted run and not read again. */
   resumedAfter: number;
+  /** Rows an earlier import brought in that this dump no longer has: removed with --prune (or would be, in a dry run). */
+  removed: number;
 }
 
 export interface CaseImportSummary {
   dryRun: boolean;
   collections: CollectionSummary[];
-  /** inserted + updated over all collections: 0 means the run changed nothing. */
+  /** inserted + updated + removed over all collections: 0 means the run changed nothing. */
   changed: number;
   skipped: number;
   /** Lines of the report: skipped documents, damaged files, a `--study` the dump lacks. */
@@ -153,6 +163,7 @@ class CaseImportRun {
       skipped: 0,
       ignored: 0,
       resumedAfter: 0,
+      removed: 0,
     };
     const name = `${file.database}/${file.collection}`;
     const write = !this.options.dryRun;
@@ -208,27 +219,46 @@ class CaseImportRun {
       await inFlight;
     };
 
+    // The source ids of the whole file's documents (also those a resumed run passes over), for
+    // what earlier imports brought in and this dump no longer has; null once a document is unreadable.
+    let seen: Set<string> | null = importer.absent ? new Set() : null;
+    const see = (document: CaseDocument) => {
+      const id = importer.absent!.sourceIdOf(document);
+      if (id !== undefined) seen?.add(id);
+    };
     try {
       for await (const { index, bytes } of readDumpDocuments(file, progress)) {
-        if (index < resumeAt) continue;
+        if (index < resumeAt) {
+          if (seen !== null) {
+            try {
+              see(deserializeCaseDocument(bytes, importer.rawFields));
+            } catch {
+              seen = null;
+            }
+          }
+          continue;
+        }
         summary.read += 1;
         if (summary.read % DOCUMENTS_PER_TURN === 0) await setImmediate();
         let document: CaseDocument;
         try {
           document = deserializeCaseDocument(bytes, importer.rawFields);
         } catch (error) {
+          seen = null;
           // counted in the batch so the checkpoint still moves past it
           batch.push({ index, bytes, document: { _id: `#${index}`, unreadable: errorText(error) } });
           batchBytes += bytes.length;
           if (batch.length >= batchSize || batchBytes >= CASE_IMPORT_BATCH_BYTES) await flush();
           continue;
         }
+        if (seen !== null) see(document);
         batch.push({ index, bytes, document });
         batchBytes += bytes.length;
         if (batch.length >= batchSize || batchBytes >= CASE_IMPORT_BATCH_BYTES) await flush();
       }
       await flushAll();
       if (write) await this.saveCheckpoint(this.db, name, file.bytes, done, true);
+      if (importer.absent) await this.findAbsent(file, importer.absent, seen, summary);
     } catch (error) {
       if (!(error instanceof DumpFileDamaged)) throw error;
       await flushAll();
@@ -238,6 +268,37 @@ class CaseImportRun {
     this.listener.collectionFinished?.(file, summary);
     this.summaries.push(summary);
     return summary;
+  }
+
+  /**
+   * After a whole pass: the rows earlier imports brought in whose documents the file no longer
+   * has, removed with --prune (each in its own transaction: a killed run finds the rest again) or
+   * reported. Not looked for when a document could not be read: it may be one of them.
+   */
+  private async findAbsent(
+    file: DumpCollectionFile,
+    absent: AbsentRows,
+    seen: ReadonlySet<string> | null,
+    summary: CollectionSummary,
+  ) {
+    const where = { database: file.database, collection: file.collection };
+    if (seen === null) {
+      await this.problem({
+        ...where,
+        id: "",
+        reason: `not checked for ${absent.noun}s earlier imports brought in and this dump no longer has: a document could not be read`,
+      });
+      return;
+    }
+    const gone = (await absent.imported(this.db)).filter((entry) => !seen.has(entry.sourceId));
+    for (const entry of gone) {
+      if (this.options.prune && absent.remove) {
+        summary.removed += 1;
+        if (!this.options.dryRun) await absent.remove(this.db, entry, this.ctx);
+      } else {
+        await this.problem({ ...where, id: entry.sourceId, reason: absentReason(absent, entry) });
+      }
+    }
   }
 
   /** The documents bson could not read, set apart, and the importer's own work on the others. */
@@ -422,7 +483,7 @@ export async function importCaseDump(
   return {
     dryRun: options.dryRun,
     collections: run.summaries,
-    changed: sum("inserted") + sum("updated"),
+    changed: sum("inserted") + sum("updated") + sum("removed"),
     skipped: sum("skipped"),
     problems: run.problems,
   };

@@ -6,10 +6,19 @@
  * a `<collection>.metadata.json` per collection.
  */
 import { argon2Sync, randomBytes } from "node:crypto";
+import type { Database } from "@studyflow/db";
+import { importCaseDump, type CaseImportOptions, type CaseImportProblem } from "@studyflow/domain/case-import";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { Double, Int32, Long, ObjectId, serialize, type Document } from "bson";
+
+/** An argon2id hash as case-backend's pwhash writes it (no one signs in with it in these tests). */
+export const CASE_PASSWORD_HASH =
+  "$argon2id$v=19$m=65536,t=4,p=1$c2FsdHNhbHRzYWx0c2FsdA$a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2U";
+
+/** A document whose length is right and whose content is no BSON (element type 0x20 does not exist). */
+export const UNREADABLE_DOCUMENT = Buffer.from([0x0a, 0, 0, 0, 0x20, 0x61, 0x00, 0x00, 0x00, 0x00]);
 
 export const int64 = (value: number) => Long.fromNumber(value);
 
@@ -382,3 +391,17 @@ export const caseUserAttributes = (userId: ObjectId, type: string, attributes: R
   attributes,
   createdAt: new Date("2024-07-01T12:00:00Z"),
 });
+
+/** Runs the import as the tests' clock's day (2026-01-01); returns its summary and the problems it reported. */
+export async function runCaseImport(db: Database, options: CaseImportOptions) {
+  const problems: CaseImportProblem[] = [];
+  const summary = await importCaseDump(
+    db,
+    options,
+    { problem: (p) => void problems.push(p) },
+    { clock: CASE_IMPORT_TEST_CLOCK },
+  );
+  return { summary, problems };
+}
+
+export const CASE_IMPORT_TEST_CLOCK = () => Date.UTC(2026, 0, 1);

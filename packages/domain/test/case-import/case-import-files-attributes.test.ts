@@ -9,12 +9,7 @@ import { ObjectId } from "bson";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { participantFiles, researcherMessages, storedFiles, userAttributes } from "@studyflow/db";
-import {
-  caseAccountUuid,
-  importCaseDump,
-  type CaseImportOptions,
-  type CaseImportProblem,
-} from "@studyflow/domain/case-import";
+import { caseAccountUuid, type CaseImportOptions } from "@studyflow/domain/case-import";
 import { createPostgresFileStore, type FileStore } from "@studyflow/domain/files";
 import { createTestDatabase, type TestDatabase } from "@studyflow/testkit";
 import {
@@ -26,9 +21,9 @@ import {
   caseUser,
   caseUserAttributes,
   writeCaseDump,
+  runCaseImport,
 } from "./case-dump";
 
-const clock = () => Date.UTC(2026, 0, 1);
 const PNG = Buffer.concat([
   Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
   Buffer.from("an imported picture"),
@@ -63,16 +58,7 @@ describe("importing participant files, researcher messages and user attributes",
     ...over,
   });
 
-  async function run(over: Partial<CaseImportOptions> = {}) {
-    const problems: CaseImportProblem[] = [];
-    const summary = await importCaseDump(
-      database.db,
-      options(over),
-      { problem: (p) => void problems.push(p) },
-      { clock },
-    );
-    return { summary, problems };
-  }
+  const run = (over: Partial<CaseImportOptions> = {}) => runCaseImport(database.db, options(over));
   const collection = (summary: Awaited<ReturnType<typeof run>>["summary"], name: string) =>
     summary.collections.find((c) => c.collection === name);
 

@@ -16,45 +16,20 @@ import {
   serviceAccounts,
   smsTemplates,
 } from "@studyflow/db";
-import {
-  caseAccountUuid,
-  importCaseDump,
-  type CaseImportOptions,
-  type CaseImportProblem,
-} from "@studyflow/domain/case-import";
+import { caseAccountUuid, type CaseImportOptions } from "@studyflow/domain/case-import";
 import { createStudy } from "@studyflow/domain/study-setup";
 import { createTestDatabase, type TestDatabase } from "@studyflow/testkit";
-import { writeCaseDump } from "./case-dump";
-import { CASE_API_KEY, managementDump } from "./case-management-dump";
-
-const clock = () => Date.UTC(2026, 0, 1);
+import { runCaseImport, writeCaseDump } from "./case-dump";
+import { CASE_API_KEY, managementDump, managementImportOptions } from "./case-management-dump";
 
 describe("importing a case-backend dump: researchers, service accounts and messaging", () => {
   let database: TestDatabase;
   let dir: string;
   const fixture = managementDump();
 
-  const options = (over: Partial<CaseImportOptions> = {}): CaseImportOptions => ({
-    dumpDir: dir,
-    instance: "tr",
-    dbPrefix: "case_",
-    only: ["studies", "users", "management", "messages"],
-    dryRun: false,
-    replace: false,
-    batchSize: 2,
-    ...over,
-  });
+  const options = (over: Partial<CaseImportOptions> = {}) => managementImportOptions(dir, over);
 
-  async function run(over: Partial<CaseImportOptions> = {}) {
-    const problems: CaseImportProblem[] = [];
-    const summary = await importCaseDump(
-      database.db,
-      options(over),
-      { problem: (p) => void problems.push(p) },
-      { clock },
-    );
-    return { summary, problems };
-  }
+  const run = (over: Partial<CaseImportOptions> = {}) => runCaseImport(database.db, options(over));
 
   const count = async (table: typeof permissions | typeof emailTemplates | typeof managementUsers) =>
     Number((await database.db.execute<{ n: string }>(sql`select count(*) as n from ${table}`))[0]!.n);

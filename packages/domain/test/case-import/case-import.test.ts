@@ -15,12 +15,7 @@ import {
   surveyVersions,
   users,
 } from "@studyflow/db";
-import {
-  caseAccountUuid,
-  importCaseDump,
-  type CaseImportOptions,
-  type CaseImportProblem,
-} from "@studyflow/domain/case-import";
+import { caseAccountUuid, type CaseImportOptions } from "@studyflow/domain/case-import";
 import { createStudy } from "@studyflow/domain/study-setup";
 import { createTestDatabase, type TestDatabase } from "@studyflow/testkit";
 import {
@@ -32,20 +27,19 @@ import {
   enterRule,
   int64,
   writeCaseDump,
+  CASE_PASSWORD_HASH,
+  UNREADABLE_DOCUMENT,
+  runCaseImport,
 } from "./case-dump";
 
 const clock = () => Date.UTC(2026, 0, 1);
-const HASH = "$argon2id$v=19$m=65536,t=4,p=1$c2FsdHNhbHRzYWx0c2FsdA$a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2U";
-
-/** A document whose length is right and whose content is no BSON (element type 0x20 does not exist). */
-const UNREADABLE = Buffer.from([0x0a, 0, 0, 0, 0x20, 0x61, 0x00, 0x00, 0x00, 0x00]);
 
 describe("importing a case-backend dump", () => {
   let database: TestDatabase;
   let dir: string;
   const profileId = new ObjectId();
   const childId = new ObjectId();
-  const user = caseUser("Ann@Example.org", HASH, [profileId, childId]);
+  const user = caseUser("Ann@Example.org", CASE_PASSWORD_HASH, [profileId, childId]);
   const flu = caseStudy("flu", { idMappingMethod: "sha224-b64", systemDefaultStudy: true });
 
   const dump = (gzip: boolean) => ({
@@ -71,7 +65,7 @@ describe("importing a case-backend dump", () => {
           caseParticipant("pid-2", { studyStatus: "exited" }),
           caseParticipant("tmp-1", { studyStatus: "temporary" }),
           { ...caseParticipant(""), _id: new ObjectId("65a000000000000000000001") },
-          UNREADABLE,
+          UNREADABLE_DOCUMENT,
         ],
         native_participants: [caseParticipant("never")],
       },
@@ -90,16 +84,7 @@ describe("importing a case-backend dump", () => {
     ...over,
   });
 
-  async function run(over: Partial<CaseImportOptions> = {}) {
-    const problems: CaseImportProblem[] = [];
-    const summary = await importCaseDump(
-      database.db,
-      options(over),
-      { problem: (p) => void problems.push(p) },
-      { clock },
-    );
-    return { summary, problems };
-  }
+  const run = (over: Partial<CaseImportOptions> = {}) => runCaseImport(database.db, options(over));
 
   const count = async (table: typeof studies | typeof participants | typeof users | typeof surveyVersions) =>
     Number((await database.db.execute<{ n: string }>(sql`select count(*) as n from ${table}`))[0]!.n);
@@ -208,7 +193,7 @@ describe("importing a case-backend dump", () => {
     const [account] = await database.db.select().from(users).where(eq(users.email, "ann@example.org"));
     expect(account).toMatchObject({
       id: caseAccountUuid(user._id.toHexString()),
-      passwordHash: HASH,
+      passwordHash: CASE_PASSWORD_HASH,
       preferredLanguage: "nl",
       subscribedToNewsletter: true,
       subscribedToWeekly: true,

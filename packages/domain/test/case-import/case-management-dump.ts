@@ -5,7 +5,8 @@
  * ScheduledEmail, OutgoingEmail: no omitempty but studyKey, int64 Unix seconds, nil pointers as null).
  */
 import { Long, ObjectId } from "bson";
-import { caseStudy, caseUser } from "./case-dump";
+import type { CaseImportOptions } from "@studyflow/domain/case-import";
+import { CASE_PASSWORD_HASH, caseStudy, caseUser } from "./case-dump";
 
 const int64 = (value: number) => Long.fromNumber(value);
 const at = (seconds: number) => new Date(seconds * 1000);
@@ -165,12 +166,10 @@ export function caseOutgoingEmail(userId: ObjectId, to: string) {
 
 /** A CASE instance's management and messaging collections, with one study and one account. */
 export function managementDump() {
-  // an argon2id hash as pwhash writes it (no one signs in with it here)
-  const HASH = "$argon2id$v=19$m=65536,t=4,p=1$c2FsdHNhbHRzYWx0c2FsdA$a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2U";
   const nina = caseManagementUser("nina");
   const admin = caseManagementUser("boss", { isAdmin: true });
   const robot = caseServiceUser("exporter");
-  const ann = caseUser("ann@example.org", HASH, [new ObjectId()]);
+  const ann = caseUser("ann@example.org", CASE_PASSWORD_HASH, [new ObjectId()]);
   const ghost = new ObjectId();
   return {
     nina,
@@ -211,3 +210,15 @@ export function managementDump() {
     },
   };
 }
+
+/** The import of a dump shaped as managementDump's: every part, small batches. */
+export const managementImportOptions = (dumpDir: string, over: Partial<CaseImportOptions> = {}): CaseImportOptions => ({
+  dumpDir,
+  instance: "tr",
+  dbPrefix: "case_",
+  only: ["studies", "users", "management", "messages"],
+  dryRun: false,
+  replace: false,
+  batchSize: 2,
+  ...over,
+});

@@ -212,6 +212,29 @@ async function removeConfidential(tx: Executor, target: DeletionTarget) {
 }
 
 /**
+ * The account row with what cascades from it (profiles, sessions, tokens), the confidential-id
+ * map entries of its profiles and its mails, sent or not: they hold its address and link it to the
+ * id the audit log keeps. Returns the address and language it had, read before the row went.
+ */
+export async function removeAccountRows(
+  tx: Executor,
+  userId: string,
+  profileIds: readonly string[],
+): Promise<{ email: string; language: string } | undefined> {
+  if (profileIds.length > 0) {
+    await tx.delete(confidentialIdMap).where(inArray(confidentialIdMap.profileId, [...profileIds]));
+  }
+  const [account] = await tx
+    .select({ email: users.email, language: users.preferredLanguage })
+    .from(users)
+    .where(eq(users.id, userId))
+    .limit(1);
+  await tx.delete(outgoingMessages).where(eq(outgoingMessages.userId, userId));
+  await tx.delete(users).where(eq(users.id, userId));
+  return account;
+}
+
+/**
  * The last step, in one transaction: when every participant is out, the account row goes with
  * what cascades from it, the confidential-id map entries of its profiles go, the audit log
  * records it and the row is done. Null when a participant is still left (a new round follows).
@@ -233,20 +256,9 @@ async function finishDeletion(
       studies: new Set(scope.targets.map((target) => target.studyKey)).size,
       participants: scope.targets.length,
     };
-    if (scope.profileIds.length > 0) {
-      await tx.delete(confidentialIdMap).where(inArray(confidentialIdMap.profileId, scope.profileIds));
-    }
     const now = new Date(ctx.clock());
     // The address is read before the row goes; the confirmation carries it, and nothing else does.
-    const [account] = await tx
-      .select({ email: users.email, language: users.preferredLanguage })
-      .from(users)
-      .where(eq(users.id, userId))
-      .limit(1);
-    // The account's earlier mails (sign-in codes, reset links, notices) hold its address and link
-    // it to the id the audit log keeps: they go with it, sent or not.
-    await tx.delete(outgoingMessages).where(eq(outgoingMessages.userId, userId));
-    await tx.delete(users).where(eq(users.id, userId));
+    const account = await removeAccountRows(tx, userId, scope.profileIds);
     if (account && confirmationTemplate !== null && !UNDELIVERABLE_ADDRESS.test(account.email)) {
       // As case-backend mails it when it deletes a user; queued in this transaction, so it goes
       // out once the account is gone, and never for an account that stayed. No user id: the row
