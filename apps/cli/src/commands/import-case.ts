@@ -105,15 +105,12 @@ export async function importCase(ctx: CliContext & { progress?: ProgressStream }
         dryRun: input.dryRun,
         replace: input.replace,
         prune: input.prune,
-        ...(input.filesDir === undefined
-          ? {}
-          : {
-              filesDir: resolve(ctx.workingDirectory, input.filesDir),
-              fileStore: createFileStore(ctx.database.db, {
-                backend: ctx.config.EXPORT_FILE_STORE,
-                directory: ctx.config.RESULT_DIR,
-              }),
-            }),
+        ...(input.filesDir === undefined ? {} : { filesDir: resolve(ctx.workingDirectory, input.filesDir) }),
+        // where imported files' bytes go, and where --prune removes those of files CASE deleted
+        fileStore: createFileStore(ctx.database.db, {
+          backend: ctx.config.EXPORT_FILE_STORE,
+          directory: ctx.config.RESULT_DIR,
+        }),
       },
       {
         collectionStarted: (file) => {

@@ -95,6 +95,9 @@ const OBJECT_ID = /^[0-9a-f]{24}$/;
 
 export const isObjectIdHex = (text: string) => OBJECT_ID.test(text);
 
+/** How every id caseAccountUuid gives begins (a random UUID does so once in 4 billion). */
+export const CASE_UUID_PREFIX = "00000000-";
+
 /**
  * The users.id of a CASE account that studyflow did not have: its ObjectId inside a UUID
  * (`00000000-oooo-oooo-oooo-oooooooooooo`), so the account id stays readable and every run
@@ -102,7 +105,7 @@ export const isObjectIdHex = (text: string) => OBJECT_ID.test(text);
  */
 export function caseAccountUuid(objectIdHex: string): string {
   const id = objectIdHex.toLowerCase();
-  return `00000000-${id.slice(0, 4)}-${id.slice(4, 8)}-${id.slice(8, 12)}-${id.slice(12, 24)}`;
+  return `${CASE_UUID_PREFIX}${id.slice(0, 4)}-${id.slice(4, 8)}-${id.slice(8, 12)}-${id.slice(12, 24)}`;
 }
 
 /** An int64 of Unix seconds as a Date; 0 and absent (Go's zero value) as null. */

@@ -1,4 +1,4 @@
-import { and, eq, inArray, like, ne } from "drizzle-orm";
+import { and, eq, inArray, like, ne, sql } from "drizzle-orm";
 import {
   apiKeys,
   appRoles,
@@ -8,10 +8,12 @@ import {
   confidentialResponses,
   emailTemplates,
   outgoingMessages,
+  participantFiles,
   permissions,
   profiles,
   researcherMessages,
   smsTemplates,
+  studyCodeLists,
   type Database,
   type Executor,
 } from "@studyflow/db";
@@ -25,8 +27,10 @@ import { deleteSubjectPermission } from "../management-users/permissions";
 import { deleteServiceAccount } from "../management-users/service-accounts";
 import { deleteEmailTemplate } from "../messages/case-email-templates";
 import { deleteScheduledEmail } from "../messages/scheduled-emails";
+import type { FileStore } from "../files/file-store";
+import { deleteParticipantFile } from "../participant-files/participant-files";
 import { removeAccountRows } from "../participant-accounts/deletion/run-deletion";
-import { documentId } from "./case-values";
+import { CASE_UUID_PREFIX, caseAccountUuid, documentId, isObjectIdHex, type CaseDocument } from "./case-values";
 import { IMPORT_ACTOR, type AbsentRows, type ImportedEntry } from "./import-batch";
 
 /**
@@ -218,7 +222,7 @@ export const absentOutgoingEmails = recorded("outgoing-email", "waiting e-mail",
   }),
 );
 
-/** A study's messages to its researchers that CASE no longer has (a researcher dealt with them there). */
+/** A study's messages to its researchers that CASE sent meanwhile (its job deletes what it sent): not sent twice. */
 export const absentResearcherMessages = (studyKey: string) =>
   recorded(
     "researcher-message",
@@ -263,6 +267,97 @@ export const absentApiKeys: AbsentRows = {
     });
   },
 };
+
+/** Rows of a study's collection whose ids came from CASE's ObjectIds (caseAccountUuid), by id. */
+function objectIdEntries(table: typeof confidentialResponses | typeof participantFiles, studyKey: string) {
+  return async (db: Executor): Promise<ImportedEntry[]> =>
+    (
+      await db
+        .select({ id: table.id })
+        .from(table)
+        .where(and(eq(table.studyKey, studyKey), like(sql`${table.id}::text`, `${CASE_UUID_PREFIX}%`)))
+    ).map((row) => ({ sourceId: row.id, targetId: row.id }));
+}
+
+/** The id a document with an ObjectId _id is kept under (caseAccountUuid), as its source id. */
+const objectIdRow = (document: CaseDocument) => {
+  const id = documentId(document);
+  return isObjectIdHex(id) ? caseAccountUuid(id) : undefined;
+};
+
+/** A confidential response CASE removed (a rule's REMOVE_CONFIDENTIAL_RESPONSE…, a participant who left). */
+export const absentConfidentialResponses = (studyKey: string): AbsentRows => ({
+  noun: "confidential response",
+  sourceIdOf: objectIdRow,
+  imported: objectIdEntries(confidentialResponses, studyKey),
+  remove: async (db, entry) => {
+    await db.transaction(async (tx) => {
+      const [removed] = await tx
+        .delete(confidentialResponses)
+        .where(eq(confidentialResponses.id, entry.targetId))
+        .returning({ key: confidentialResponses.key });
+      if (removed) await pruneAudited(tx, "confidential-response", entry.targetId, { studyKey, key: removed.key });
+    });
+  },
+});
+
+/** A participant's file CASE deleted: its record and bytes go as a researcher's deletion removes them. */
+export const absentParticipantFiles = (studyKey: string, store: FileStore | undefined): AbsentRows => ({
+  noun: "participant file",
+  sourceIdOf: objectIdRow,
+  imported: objectIdEntries(participantFiles, studyKey),
+  ...(store
+    ? {
+        remove: async (db: Database, entry: ImportedEntry) => {
+          try {
+            await deleteParticipantFile(db, store, studyKey, entry.targetId);
+          } catch (error) {
+            if (!(error instanceof NotFound)) throw error;
+          }
+        },
+      }
+    : {
+        advice: (entry: ImportedEntry) =>
+          `not in this dump: participant file ${entry.targetId}, which an earlier import brought in (deleted in CASE ` +
+          "since?); --prune removes it when the run has the file store (--files-dir)",
+      }),
+});
+
+/**
+ * A code CASE drew or removed from a study's list: left in studyflow, it could be handed out a
+ * second time. The studies are those this run imported (a study's codes are CASE's until the switch).
+ */
+export const absentStudyCodes = (studies: { readonly keys: ReadonlySet<string> }): AbsentRows => ({
+  noun: "study code",
+  sourceIdOf: (document) =>
+    codeKey(String(document["studyKey"]), String(document["listKey"]), String(document["code"])),
+  imported: async (db) =>
+    studies.keys.size === 0
+      ? []
+      : (
+          await db
+            .select({
+              id: studyCodeLists.id,
+              studyKey: studyCodeLists.studyKey,
+              listKey: studyCodeLists.listKey,
+              code: studyCodeLists.code,
+            })
+            .from(studyCodeLists)
+            .where(inArray(studyCodeLists.studyKey, [...studies.keys]))
+        ).map((row) => ({ sourceId: codeKey(row.studyKey, row.listKey, row.code), targetId: String(row.id) })),
+  remove: async (db, entry) => {
+    await db.transaction(async (tx) => {
+      const [removed] = await tx
+        .delete(studyCodeLists)
+        .where(eq(studyCodeLists.id, Number(entry.targetId)))
+        .returning({ studyKey: studyCodeLists.studyKey, listKey: studyCodeLists.listKey });
+      // the code itself stays out of the audit log: it may be a voucher or a kit's number
+      if (removed) await pruneAudited(tx, "study-code", entry.targetId, removed);
+    });
+  },
+});
+
+const codeKey = (studyKey: string, listKey: string, code: string) => JSON.stringify([studyKey, listKey, code]);
 
 /** A study CASE no longer has: only reported; deleting a whole study is the operator's decision. */
 export const absentStudies: AbsentRows = {

@@ -18,6 +18,7 @@ import {
   isObjectIdHex,
   type CaseDocument,
 } from "./case-values";
+import { absentParticipantFiles } from "./import-absent";
 import {
   INSERTED,
   noted,
@@ -118,6 +119,7 @@ async function storeBytes(tx: Executor, store: FileStore, row: FileRow, file: st
  */
 export function participantFilesImporter(studyKey: string, source: ParticipantFileSource): CollectionImporter {
   return {
+    absent: absentParticipantFiles(studyKey, source.store),
     importBatch: async (tx, batch, write) => {
       const outcomes: DocumentOutcome[] = [];
       for (const { document } of batch) {

@@ -25,6 +25,7 @@ import {
   type CaseDocument,
   type Plain,
 } from "./case-values";
+import { absentConfidentialResponses, absentStudyCodes } from "./import-absent";
 import {
   IGNORED,
   INSERTED,
@@ -261,6 +262,13 @@ export function reportsImporter(studyKey: string): CollectionImporter {
  * keeps no time for them; the ObjectId's creation time gives their order.
  */
 export function confidentialResponsesImporter(studyKey: string): CollectionImporter {
+  return {
+    ...confidentialRows(studyKey),
+    absent: absentConfidentialResponses(studyKey),
+  };
+}
+
+function confidentialRows(studyKey: string): CollectionImporter {
   return bulkRowsImporter({
     table: confidentialResponses,
     plan: (document) => {
@@ -361,6 +369,10 @@ type CodeListRow = typeof studyCodeLists.$inferInsert & { addedAt: Date };
 
 /** `studyCodeLists` (types.StudyCodeListEntry): every code of every list, with the time it was added. */
 export function studyCodeListsImporter(imported: ImportedStudies): CollectionImporter {
+  return { ...codeListRows(imported), absent: absentStudyCodes(imported) };
+}
+
+function codeListRows(imported: ImportedStudies): CollectionImporter {
   return keyedImporter<CodeListRow>({
     plan: (document) => {
       const studyKey = asString(document["studyKey"]);

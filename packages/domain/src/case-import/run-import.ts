@@ -74,7 +74,7 @@ export interface CaseImportOptions {
   batchSize?: number;
   /** case-backend's participant file folder: the files' bytes come from here; without it, metadata only. */
   filesDir?: string;
-  /** The deployment's file store, where the files' bytes go (needed with filesDir). */
+  /** The deployment's file store: where the files' bytes go (needed with filesDir), and where --prune removes a deleted file's. */
   fileStore?: FileStore;
 }
 

@@ -2,7 +2,7 @@
  * A deployment moving over imports a rehearsal dump, then the final dump into the same database.
  * What CASE removed between the two (an account its owner deleted with its confidential data, a
  * researcher and their grants, an app role, a revoked API key, a dropped schedule, an e-mail sent
- * meanwhile, a handled researcher message, a template) leaves no document in the final dump: the
+ * meanwhile, a researcher message CASE sent, a template) leaves no document in the final dump: the
  * import reports each such row, and with --prune removes it, as studyflow removes such rows itself.
  */
 import { mkdtemp, rm, stat } from "node:fs/promises";
@@ -22,18 +22,23 @@ import {
   emailTemplates,
   managementUsers,
   outgoingMessages,
+  participantFiles,
   permissions,
   profiles,
   researcherMessages,
   scheduledEmails,
+  studyCodeLists,
   users,
 } from "@studyflow/db";
 import { verifyApiKey } from "@studyflow/domain/access";
 import { caseAccountUuid, type CaseImportOptions } from "@studyflow/domain/case-import";
+import { createFileStore } from "@studyflow/domain/files";
 import { createTestDatabase, type TestDatabase } from "@studyflow/testkit";
 import {
   caseConfidentialIdMapEntry,
+  caseCodeListEntry,
   caseConfidentialResponse,
+  caseParticipantFile,
   caseResearcherMessage,
   caseUser,
   writeCaseDump,
@@ -63,9 +68,18 @@ describe("importing a newer dump over an earlier import: what CASE removed meanw
   const bob = caseUser("bob@example.org", CASE_PASSWORD_HASH, [new ObjectId()]);
   const bobProfile = bob.profiles[0]!._id.toHexString();
   const bobMail = caseOutgoingEmail(bob._id, "bob@example.org");
-  const handled = caseResearcherMessage("contact", "pid-1", { note: "call me" });
+  const sent = caseResearcherMessage("contact", "pid-1", { note: "call me" });
   const open = caseResearcherMessage("contact", "pid-2", { note: "later" });
   const ninaRole = users0.app_roles[0]!;
+  const annConfidential = caseConfidentialResponse("conf-ann", "intake.email", "ann@example.org");
+  const bobConfidential = caseConfidentialResponse("conf-bob", "intake.email", "bob@example.org");
+  // a rule of bob's study removed this one (REMOVE_CONFIDENTIAL_RESPONSE_BY_KEY)
+  const bobPhone = caseConfidentialResponse("conf-bob", "intake.phone", "0612345678");
+  const keptFile = caseParticipantFile("tr", "flu", "pid-2");
+  const deletedFile = caseParticipantFile("tr", "flu", "pid-1");
+  const codeAt = new Date("2024-01-01T00:00:00Z");
+  const keptCode = caseCodeListEntry("flu", "kits", "KIT-1", codeAt);
+  const drawnCode = caseCodeListEntry("flu", "kits", "KIT-2", codeAt);
   const adminGrant = casePermission(fixture.admin._id, "management-user", "study", "flu", "delete-study");
 
   const rehearsal: DumpSpec = {
@@ -73,30 +87,32 @@ describe("importing a newer dump over an earlier import: what CASE removed meanw
     databases: {
       studyDB: {
         "study-infos": fixture.spec.databases.studyDB["study-infos"],
-        flu_confidentialResponses: [
-          caseConfidentialResponse("conf-ann", "intake.email", "ann@example.org"),
-          caseConfidentialResponse("conf-bob", "intake.email", "bob@example.org"),
-        ],
+        flu_confidentialResponses: [annConfidential, bobConfidential, bobPhone],
+        flu_participantFiles: [keptFile, deletedFile],
+        studyCodeLists: [keptCode, drawnCode],
         "confidential-id-map": [
           caseConfidentialIdMapEntry("flu", "conf-ann", annProfile),
           caseConfidentialIdMapEntry("flu", "conf-bob", bobProfile),
         ],
-        flu_researcherMessages: [handled, open],
+        flu_researcherMessages: [sent, open],
       },
       users: { ...users0, users: [fixture.ann, bob], permissions: [...users0.permissions, adminGrant] },
       messageDB: { ...messages0, "outgoing-emails": [...messages0["outgoing-emails"], bobMail] },
     },
   };
   // In CASE meanwhile: ann deleted her account (her confidential response and map entry went with
-  // it), the admin was removed with his grants, nina lost her app role, the robot's key was revoked,
-  // the all-users schedule and the study's template were dropped, ann's waiting e-mail was sent,
-  // a researcher handled a message.
+  // it), a rule removed one of bob's confidential responses, a file was deleted, a code drawn, the
+  // admin was removed with his grant, nina lost her app role, the robot's key was revoked, the
+  // all-users schedule and the study's template were dropped, ann's waiting e-mail was sent, and
+  // CASE's job sent a researcher message.
   const final: DumpSpec = {
     ...fixture.spec,
     databases: {
       studyDB: {
         "study-infos": fixture.spec.databases.studyDB["study-infos"],
-        flu_confidentialResponses: [rehearsal.databases.studyDB!.flu_confidentialResponses![1]!],
+        flu_confidentialResponses: [bobConfidential],
+        flu_participantFiles: [keptFile],
+        studyCodeLists: [keptCode],
         "confidential-id-map": [rehearsal.databases.studyDB!["confidential-id-map"]![1]!],
         flu_researcherMessages: [open],
       },
@@ -118,7 +134,10 @@ describe("importing a newer dump over an earlier import: what CASE removed meanw
   };
 
   const run = (dump: string, over: Partial<CaseImportOptions> = {}) =>
-    runCaseImport(database.db, managementImportOptions(join(dir, dump), over));
+    runCaseImport(
+      database.db,
+      managementImportOptions(join(dir, dump), { fileStore: createFileStore(database.db), ...over }),
+    );
   const removedIn = (summary: Awaited<ReturnType<typeof run>>["summary"]) =>
     Object.fromEntries(summary.collections.filter((c) => c.removed > 0).map((c) => [c.collection, c.removed]));
 
@@ -139,6 +158,8 @@ describe("importing a newer dump over an earlier import: what CASE removed meanw
         await database.db.select().from(outgoingMessages).where(eq(outgoingMessages.status, "pending"))
       ).map((m) => m.toAddress),
       researcherMessages: await count(researcherMessages),
+      files: (await database.db.select().from(participantFiles)).map((f) => f.id),
+      codes: (await database.db.select().from(studyCodeLists)).map((c) => c.code).sort(),
     };
   }
 
@@ -162,11 +183,14 @@ describe("importing a newer dump over an earlier import: what CASE removed meanw
   it("the rehearsal brings everything in", async () => {
     const { problems } = await run("rehearsal");
     // the fixture's known problems: a grant of a researcher the dump lacks, a schedule with a condition
-    expect(problems.map((p) => p.collection)).toEqual(["permissions", "auto-messages"]);
+    expect(problems.filter((p) => !p.reason.includes("bytes not carried")).map((p) => p.collection)).toEqual([
+      "permissions",
+      "auto-messages",
+    ]);
     rehearsed = await state();
     expect(rehearsed).toMatchObject({
       users: ["ann@example.org", "bob@example.org"],
-      confidential: ["conf-ann", "conf-bob"],
+      confidential: ["conf-ann", "conf-bob", "conf-bob"],
       idMap: ["conf-ann", "conf-bob"],
       researchers: ["boss@example.org", "nina@example.org"],
       permissions: 5,
@@ -176,6 +200,8 @@ describe("importing a newer dump over an earlier import: what CASE removed meanw
       schedules: 1,
       pendingMails: ["ann@example.org", "bob@example.org"],
       researcherMessages: 2,
+      files: [caseAccountUuid(keptFile._id.toHexString()), caseAccountUuid(deletedFile._id.toHexString())],
+      codes: ["KIT-1", "KIT-2"],
     });
   });
 
@@ -194,7 +220,11 @@ describe("importing a newer dump over an earlier import: what CASE removed meanw
         ["email-templates", messages0["email-templates"][1]!._id.toHexString()],
         ["auto-messages", messages0["auto-messages"][0]!._id.toHexString()],
         ["outgoing-emails", messages0["outgoing-emails"][0]!._id.toHexString()],
-        ["flu_researcherMessages", `flu/${handled._id.toHexString()}`],
+        ["flu_researcherMessages", `flu/${sent._id.toHexString()}`],
+        ["flu_confidentialResponses", caseAccountUuid(annConfidential._id.toHexString())],
+        ["flu_confidentialResponses", caseAccountUuid(bobPhone._id.toHexString())],
+        ["flu_participantFiles", caseAccountUuid(deletedFile._id.toHexString())],
+        ["studyCodeLists", JSON.stringify(["flu", "kits", "KIT-2"])],
       ].sort(),
     );
     expect(absent.find((p) => p.collection === "users")!.reason).toContain("--prune removes it");
@@ -214,8 +244,11 @@ describe("importing a newer dump over an earlier import: what CASE removed meanw
       "auto-messages": 1,
       "outgoing-emails": 1,
       flu_researcherMessages: 1,
+      flu_confidentialResponses: 2,
+      flu_participantFiles: 1,
+      studyCodeLists: 1,
     });
-    expect(summary.changed).toBe(9);
+    expect(summary.changed).toBe(13);
     expect(await state()).toEqual(rehearsed);
   });
 
@@ -249,10 +282,10 @@ describe("importing a newer dump over an earlier import: what CASE removed meanw
   it("with --prune they go as studyflow removes them; a rerun then finds nothing", async () => {
     const { summary, problems } = await run("final", { prune: true });
     expect(problems.filter((p) => p.reason.startsWith("not in this dump"))).toEqual([]);
-    expect(Object.values(removedIn(summary)).reduce((a, b) => a + b, 0)).toBe(9);
+    expect(Object.values(removedIn(summary)).reduce((a, b) => a + b, 0)).toBe(13);
     expect(await state()).toEqual({
       ...rehearsed,
-      // ann's account with its profile, confidential response and map entry
+      // ann's account with its profile, confidential response and map entry; bob's removed response
       users: ["bob@example.org"],
       profiles: rehearsed.profiles - 1,
       confidential: ["conf-bob"],
@@ -267,6 +300,9 @@ describe("importing a newer dump over an earlier import: what CASE removed meanw
       // ann's mail, sent by CASE meanwhile, is not sent again
       pendingMails: ["bob@example.org"],
       researcherMessages: 1,
+      // the file CASE deleted, and the code it drew, which studyflow must not hand out again
+      files: [caseAccountUuid(keptFile._id.toHexString())],
+      codes: ["KIT-1"],
     });
     await expect(verifyApiKey(database.db, CASE_API_KEY, new Date(clock()))).rejects.toThrow();
     const deletion = await database.db
