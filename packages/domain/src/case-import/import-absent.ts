@@ -66,7 +66,7 @@ async function forgetRecord(db: Executor, kind: string, sourceId: string) {
     .where(and(eq(caseImportRecords.kind, kind), eq(caseImportRecords.sourceId, sourceId)));
 }
 
-/** Rows that no studyflow function removes on its own: deleted with their record, audited as the import's. */
+/** The audit entry of a row the import removes where no studyflow function would audit it. */
 async function pruneAudited(tx: Executor, kind: string, targetId: string, details: Record<string, unknown>) {
   await recordAudit(tx, {
     studyKey: typeof details["studyKey"] === "string" ? details["studyKey"] : null,
@@ -77,7 +77,11 @@ async function pruneAudited(tx: Executor, kind: string, targetId: string, detail
   });
 }
 
-/** A kind whose rows go through a studyflow function that owns its transaction; gone already is fine. */
+/**
+ * A kind kept in case_import_records: its row goes (in a transaction of its own, through studyflow's
+ * function for it where there is one), then its record. A row gone already is fine: a run killed
+ * between the two finds the record again and only forgets it.
+ */
 function recorded(
   kind: string,
   noun: string,
