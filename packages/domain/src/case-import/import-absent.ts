@@ -1,4 +1,4 @@
-import { and, eq, inArray, like, ne, sql } from "drizzle-orm";
+import { and, eq, inArray, like, sql } from "drizzle-orm";
 import {
   apiKeys,
   appRoles,
@@ -257,7 +257,7 @@ export const absentApiKeys: AbsentRows = {
       await db
         .select({ id: apiKeys.id, keyHash: apiKeys.keyHash })
         .from(apiKeys)
-        .where(and(eq(apiKeys.createdBy, IMPORT_ACTOR), ne(apiKeys.keyHash, "")))
+        .where(eq(apiKeys.createdBy, IMPORT_ACTOR))
     ).map((key) => ({ sourceId: key.keyHash, targetId: key.id })),
   remove: async (db, entry) => {
     await db.transaction(async (tx) => {

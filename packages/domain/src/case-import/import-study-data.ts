@@ -262,14 +262,7 @@ export function reportsImporter(studyKey: string): CollectionImporter {
  * keeps no time for them; the ObjectId's creation time gives their order.
  */
 export function confidentialResponsesImporter(studyKey: string): CollectionImporter {
-  return {
-    ...confidentialRows(studyKey),
-    absent: absentConfidentialResponses(studyKey),
-  };
-}
-
-function confidentialRows(studyKey: string): CollectionImporter {
-  return bulkRowsImporter({
+  const rows = bulkRowsImporter({
     table: confidentialResponses,
     plan: (document) => {
       // its participantID is the participant's confidential id
@@ -290,6 +283,7 @@ function confidentialRows(studyKey: string): CollectionImporter {
     compared: ["studyKey", "confidentialId", "key", "responses", "createdAt"],
     rawFields: { responses: true },
   });
+  return { ...rows, absent: absentConfidentialResponses(studyKey) };
 }
 
 /** The per-study collections, by suffix of `<studyKey>_…`, in the order they are taken. */
@@ -369,11 +363,7 @@ type CodeListRow = typeof studyCodeLists.$inferInsert & { addedAt: Date };
 
 /** `studyCodeLists` (types.StudyCodeListEntry): every code of every list, with the time it was added. */
 export function studyCodeListsImporter(imported: ImportedStudies): CollectionImporter {
-  return { ...codeListRows(imported), absent: absentStudyCodes(imported) };
-}
-
-function codeListRows(imported: ImportedStudies): CollectionImporter {
-  return keyedImporter<CodeListRow>({
+  const rows = keyedImporter<CodeListRow>({
     plan: (document) => {
       const studyKey = asString(document["studyKey"]);
       const outside = outsideImport(imported, studyKey, "code");
@@ -417,6 +407,7 @@ function codeListRows(imported: ImportedStudies): CollectionImporter {
         });
     },
   });
+  return { ...rows, absent: absentStudyCodes(imported) };
 }
 
 type CounterRow = typeof studyCounters.$inferSelect;

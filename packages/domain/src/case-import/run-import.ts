@@ -223,8 +223,8 @@ class CaseImportRun {
     // what earlier imports brought in and this dump no longer has; null once a document is unreadable.
     let seen: Set<string> | null = importer.absent ? new Set() : null;
     const see = (document: CaseDocument) => {
-      const id = importer.absent!.sourceIdOf(document);
-      if (id !== undefined) seen?.add(id);
+      const id = seen === null ? undefined : importer.absent!.sourceIdOf(document);
+      if (id !== undefined) seen!.add(id);
     };
     try {
       for await (const { index, bytes } of readDumpDocuments(file, progress)) {
@@ -251,7 +251,7 @@ class CaseImportRun {
           if (batch.length >= batchSize || batchBytes >= CASE_IMPORT_BATCH_BYTES) await flush();
           continue;
         }
-        if (seen !== null) see(document);
+        see(document);
         batch.push({ index, bytes, document });
         batchBytes += bytes.length;
         if (batch.length >= batchSize || batchBytes >= CASE_IMPORT_BATCH_BYTES) await flush();
