@@ -22,6 +22,8 @@
  *   npm run bench:api -- --duration 15 --rounds 3 --participants 100000
  *   npm run bench:api -- --only submit --statements      (the text of each statement run, per request)
  *   npm run bench:api -- --only submit --profile /tmp/p   (CPU profiles of the servers)
+ *   npm run bench:api -- --only submit --syscalls         (system calls per request, by name; needs perf,
+ *                                                          and slows both servers: read the counts only)
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -33,6 +35,7 @@ import postgres from "postgres";
 import { createBenchDatabase } from "./bench-database";
 import { createDb, runMigrations } from "@studyflow/db";
 import { freePort } from "@studyflow/testkit";
+import { countSyscalls, describeSyscalls, type SyscallCounts } from "./api-bench-syscalls";
 import { startCountingProxy, type CountingProxy, type WireCounts } from "./api-bench-wire";
 import { BARE_APPLICATION_NAME, STUDYFLOW_APPLICATION_NAME, cpuMeter, type CpuPerRequest } from "./api-bench-cpu";
 import { mintManagementToken, mintParticipantToken } from "@studyflow/domain/access";
@@ -51,6 +54,8 @@ const { values: args } = parseArgs({
     profile: { type: "string" },
     /** Also prints the text of every statement run, with how often per request (prepared ones marked). */
     statements: { type: "boolean", default: false },
+    /** Also counts the system calls of each server and its PostgreSQL backends per request (perf stat). */
+    syscalls: { type: "boolean", default: false },
   },
 });
 const N = Number(args.participants);
@@ -319,6 +324,8 @@ interface Figures {
   non2xx: number;
   errors: number;
   cpu: CpuPerRequest;
+  /** With --syscalls: the server's and its PostgreSQL backends' system calls per request. */
+  syscalls?: { server: SyscallCounts; database: SyscallCounts };
 }
 
 const APPLICATION_NAMES: Record<Mode, string | undefined> = {
@@ -335,12 +342,22 @@ async function load(
 ): Promise<Figures> {
   await scenario.before?.();
   const before = await meter.snapshot(server.child.pid, APPLICATION_NAMES[server.mode]);
+  const counters = args.syscalls
+    ? {
+        server: countSyscalls(server.child.pid === undefined ? [] : [server.child.pid]),
+        database: countSyscalls([...before.databaseMs.keys()]),
+      }
+    : undefined;
   const result = await autocannon({
     url: `http://127.0.0.1:${server.port}`,
     connections,
     duration: DURATION,
     requests: scenario.requests(),
   });
+  const syscalls = counters && {
+    server: await counters.server.stop(result.requests.total),
+    database: await counters.database.stop(result.requests.total),
+  };
   const after = await meter.snapshot(server.child.pid, APPLICATION_NAMES[server.mode]);
   server.answered += result.requests.total;
   return {
@@ -350,6 +367,7 @@ async function load(
     non2xx: result.non2xx,
     errors: result.errors + result.timeouts,
     cpu: meter.perRequest(before, after, result.requests.total),
+    syscalls,
   };
 }
 
@@ -549,6 +567,12 @@ async function main() {
                 `load generator ${fixed(measured.cpu.loadGenerator)}; machine ${fixed(measured.cpu.machineBusy * 100)} % busy` +
                 (measured.non2xx || measured.errors ? `  non-2xx ${measured.non2xx} errors ${measured.errors}` : ""),
             );
+            if (measured.syscalls) {
+              console.log(
+                `    system calls per request: server ${describeSyscalls(measured.syscalls.server)}; ` +
+                  `PostgreSQL ${describeSyscalls(measured.syscalls.database)}`,
+              );
+            }
           }
         }
       }
@@ -566,7 +590,8 @@ async function main() {
       for (const connections of scenario.connections) {
         const ours = figures.get(`${scenario.name}/${connections}/studyflow`) ?? [];
         const theirs = figures.get(`${scenario.name}/${connections}/${scenario.against}`) ?? [];
-        const pick = (list: Figures[], field: Exclude<keyof Figures, "cpu">) => median(list.map((f) => f[field]));
+        const pick = (list: Figures[], field: Exclude<keyof Figures, "cpu" | "syscalls">) =>
+          median(list.map((f) => f[field]));
         const cpu = (field: keyof CpuPerRequest) =>
           `${fixed(median(ours.map((f) => f.cpu[field])))} / ${fixed(median(theirs.map((f) => f.cpu[field])))}`;
         const ratio = pick(ours, "rps") / pick(theirs, "rps");

@@ -192,6 +192,62 @@ describe("participant counts", () => {
       await sql.end();
     }
   });
+
+  it("are written only by statements that change a status or an entry time (0033)", async () => {
+    const database = await createEmptyDatabase();
+    cleanups.push(database.drop);
+    await runMigrations(database.url);
+    const sql = postgres(database.url, { max: 1, onnotice: () => undefined });
+    try {
+      await sql`insert into studies (key, secret) values ('s', 'secret-secret-secret')`;
+      await sql`insert into participants (study_key, participant_id, study_status, entered_at, modified_at)
+        select 's', 'p' || i, 'active', 600 * i, 0 from generate_series(1, 4) i`;
+      const applied = await sql.begin(async (tx) => {
+        // this transaction's calls of the function that writes the counter rows
+        await tx`set local track_functions = 'all'`;
+        const calls = async () =>
+          Number(
+            (
+              await tx<{ calls: string }[]>`
+              select pg_stat_get_xact_function_calls('participant_counts_apply'::regproc) as calls`
+            )[0]!.calls ?? 0,
+          );
+        const seen: number[] = [];
+        // a submit: the state is written back, no status or entry time changed
+        await tx`update participants set flags = '{"a":"b"}', study_status = study_status, entered_at = entered_at,
+          last_submissions = '{"weekly": 1}'`;
+        seen.push(await calls());
+        // an enrolment that finds the participant there already inserts nothing
+        await tx`insert into participants (study_key, participant_id, study_status, entered_at, modified_at)
+          values ('s', 'p1', 'active', 0, 0) on conflict do nothing`;
+        seen.push(await calls());
+        await tx`delete from participants where participant_id = 'nobody'`;
+        seen.push(await calls());
+        await tx`update participants set study_status = 'exited' where participant_id = 'p1'`;
+        seen.push(await calls());
+        return seen;
+      });
+      expect(applied).toEqual([0, 0, 0, 1]);
+      expect(
+        await sql`select study_status, count::int from study_participant_counts where count <> 0 order by 1`,
+      ).toEqual([
+        { study_status: "active", count: 3 },
+        { study_status: "exited", count: 1 },
+      ]);
+      // the entry buckets agree: ten minutes each, one participant in each
+      expect(
+        await sql`select bucket::int, study_status, count::int from participant_entry_buckets
+          where width = 600 and count <> 0 order by 1`,
+      ).toEqual([
+        { bucket: 1, study_status: "exited", count: 1 },
+        { bucket: 2, study_status: "active", count: 1 },
+        { bucket: 3, study_status: "active", count: 1 },
+        { bucket: 4, study_status: "active", count: 1 },
+      ]);
+    } finally {
+      await sql.end();
+    }
+  });
 });
 
 describe("0029_explorer_submission_and_id_counts", () => {
