@@ -256,15 +256,13 @@ export function singleDecidedStep(plan: BulkWritePlan): { rule: number; step: Wr
 export async function runPushdownBatch(tx: Executor, batch: PushdownBatch): Promise<PushdownOutcome> {
   const upper = batch.upTo === null ? sql`` : sql`and participant_id <= ${batch.upTo}`;
   const inRange = sql`study_key = ${batch.studyKey} and participant_id > ${batch.after} ${upper} and ${eligibleForBulk}`;
-  // The batch's range and its size, from the index alone: the last key is found by one step back
-  // from the end of the range when the batch takes all of it, or by stepping to the limit.
+  // The batch's range and its size, from the index alone, in one pass over its keys: the last key
+  // is the largest of them (max compares as the index orders, by the column's collation). Counting
+  // first and then stepping to the limit again read a full batch's keys twice (10,000 keys, warm:
+  // 5.9 against 3.0 ms).
   const range = sql`batch_range as materialized (
-      select size, case when size < ${batch.limit}
-          then (select participant_id from participants where ${inRange} order by participant_id desc limit 1)
-          else (select participant_id from participants where ${inRange} order by participant_id offset ${batch.limit - 1} limit 1)
-        end as last
-      from (select count(*)::int as size from (
-        select 1 from participants where ${inRange} order by participant_id limit ${batch.limit}) as keys) as counted)`;
+      select count(*)::int as size, max(participant_id) as last from (
+        select participant_id from participants where ${inRange} order by participant_id limit ${batch.limit}) as keys)`;
   const rows = sql`study_key = ${batch.studyKey} and participant_id > ${batch.after}
         and participant_id <= (select last from batch_range) and ${eligibleForBulk}
         ${batch.where ? sql`and (${batch.where})` : sql``}`;
