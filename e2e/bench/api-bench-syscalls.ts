@@ -57,7 +57,7 @@ export function countSyscalls(pids: readonly number[]): SyscallCounter {
 }
 
 /** Total calls per request. */
-export const totalSyscalls = (counts: SyscallCounts) => [...counts.values()].reduce((sum, calls) => sum + calls, 0);
+const totalSyscalls = (counts: SyscallCounts) => [...counts.values()].reduce((sum, calls) => sum + calls, 0);
 
 /** "12.3 (write 5.0, read 4.1, …)": the total and the largest few. */
 export function describeSyscalls(counts: SyscallCounts, largest = 6): string {

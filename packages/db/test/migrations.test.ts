@@ -9,6 +9,22 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0)) await cleanup();
 });
 
+/**
+ * A new database migrated to `upTo` (every migration without it) and one connection to it; both go
+ * after the test.
+ */
+async function migratedDatabase(upTo?: string): Promise<{ url: string; sql: postgres.Sql }> {
+  const database = await createEmptyDatabase();
+  // postgres.js connects on the first query: nothing is open while the migrations run
+  const sql = postgres(database.url, { max: 1, onnotice: () => undefined });
+  cleanups.push(async () => {
+    await sql.end();
+    await database.drop();
+  });
+  await (upTo === undefined ? runMigrations(database.url) : migrateUpTo(database.url, upTo));
+  return { url: database.url, sql };
+}
+
 async function tablesOf(url: string): Promise<string[]> {
   const sql = postgres(url, { max: 1, onnotice: () => undefined });
   try {
@@ -135,137 +151,112 @@ describe("0031_stored_file_parts_lz4", () => {
 
 describe("0032_stored_files_gzip_framing", () => {
   it("marks the gzip files written before it as gzip members, and no other file", async () => {
-    const database = await createEmptyDatabase();
-    cleanups.push(database.drop);
-    await migrateUpTo(database.url, "0031_stored_file_parts_lz4");
-    const sql = postgres(database.url, { max: 1, onnotice: () => undefined });
-    try {
-      await sql`insert into studies (key, secret) values ('s', 'secret-secret-secret')`;
-      await sql`insert into stored_files (study_key, name, content_type, content_encoding)
+    const { url, sql } = await migratedDatabase("0031_stored_file_parts_lz4");
+    await sql`insert into studies (key, secret) values ('s', 'secret-secret-secret')`;
+    await sql`insert into stored_files (study_key, name, content_type, content_encoding)
         values ('s', 'a.csv.gz', 'text/csv', 'gzip'), ('s', 'b.csv', 'text/csv', null)`;
-      await runMigrations(database.url);
-      expect(await sql`select name, gzip_framing from stored_files order by name`).toEqual([
-        { name: "a.csv.gz", gzip_framing: "members" },
-        { name: "b.csv", gzip_framing: null },
-      ]);
-      // a gzip file says how its parts are stored; any other file does not
-      for (const [encoding, framing] of [
-        ["gzip", null],
-        [null, "stream"],
-        ["gzip", "zip"],
-      ] as const) {
-        await expect(
-          sql`insert into stored_files (study_key, name, content_type, content_encoding, gzip_framing)
+    await runMigrations(url);
+    expect(await sql`select name, gzip_framing from stored_files order by name`).toEqual([
+      { name: "a.csv.gz", gzip_framing: "members" },
+      { name: "b.csv", gzip_framing: null },
+    ]);
+    // a gzip file says how its parts are stored; any other file does not
+    for (const [encoding, framing] of [
+      ["gzip", null],
+      [null, "stream"],
+      ["gzip", "zip"],
+    ] as const) {
+      await expect(
+        sql`insert into stored_files (study_key, name, content_type, content_encoding, gzip_framing)
             values ('s', 'c', 'text/csv', ${encoding}, ${framing})`,
-        ).rejects.toThrow(/stored_files_gzip_framing/);
-      }
-    } finally {
-      await sql.end();
+      ).rejects.toThrow(/stored_files_gzip_framing/);
     }
   });
 });
 
 describe("participant counts", () => {
   it("stay exact through inserts, status changes, unrelated updates and deletes", async () => {
-    const database = await createEmptyDatabase();
-    cleanups.push(database.drop);
-    await runMigrations(database.url);
-    const sql = postgres(database.url, { max: 1, onnotice: () => undefined });
-    try {
-      const counts = async () =>
-        Object.fromEntries(
-          (
-            await sql<{ study_status: string; count: string }[]>`
+    const { sql } = await migratedDatabase();
+    const counts = async () =>
+      Object.fromEntries(
+        (
+          await sql<{ study_status: string; count: string }[]>`
               select study_status, count from study_participant_counts where study_key = 's' and count <> 0 order by 1`
-          ).map((row) => [row.study_status, Number(row.count)]),
-        );
-      await sql`insert into studies (key, secret) values ('s', 'secret-secret-secret')`;
-      await sql`insert into participants (study_key, participant_id, study_status, entered_at, modified_at)
+        ).map((row) => [row.study_status, Number(row.count)]),
+      );
+    await sql`insert into studies (key, secret) values ('s', 'secret-secret-secret')`;
+    await sql`insert into participants (study_key, participant_id, study_status, entered_at, modified_at)
         select 's', 'p' || i, case when i % 3 = 0 then 'temporary' else 'active' end, 0, 0 from generate_series(1, 30) i`;
-      expect(await counts()).toEqual({ active: 20, temporary: 10 });
-      await sql`update participants set study_status = 'exited' where participant_id in ('p1', 'p2')`;
-      await sql`update participants set flags = '{"a":"b"}', study_status = study_status`;
-      expect(await counts()).toEqual({ active: 18, exited: 2, temporary: 10 });
-      await sql`delete from participants where study_status = 'temporary'`;
-      expect(await counts()).toEqual({ active: 18, exited: 2 });
-    } finally {
-      await sql.end();
-    }
+    expect(await counts()).toEqual({ active: 20, temporary: 10 });
+    await sql`update participants set study_status = 'exited' where participant_id in ('p1', 'p2')`;
+    await sql`update participants set flags = '{"a":"b"}', study_status = study_status`;
+    expect(await counts()).toEqual({ active: 18, exited: 2, temporary: 10 });
+    await sql`delete from participants where study_status = 'temporary'`;
+    expect(await counts()).toEqual({ active: 18, exited: 2 });
   });
 
   it("are written only by statements that change a status or an entry time (0033)", async () => {
-    const database = await createEmptyDatabase();
-    cleanups.push(database.drop);
-    await runMigrations(database.url);
-    const sql = postgres(database.url, { max: 1, onnotice: () => undefined });
-    try {
-      await sql`insert into studies (key, secret) values ('s', 'secret-secret-secret')`;
-      await sql`insert into participants (study_key, participant_id, study_status, entered_at, modified_at)
+    const { sql } = await migratedDatabase();
+    await sql`insert into studies (key, secret) values ('s', 'secret-secret-secret')`;
+    await sql`insert into participants (study_key, participant_id, study_status, entered_at, modified_at)
         select 's', 'p' || i, 'active', 600 * i, 0 from generate_series(1, 4) i`;
-      const applied = await sql.begin(async (tx) => {
-        // this transaction's calls of the function that writes the counter rows
-        await tx`set local track_functions = 'all'`;
-        const calls = async () =>
-          Number(
-            (
-              await tx<{ calls: string }[]>`
+    const applied = await sql.begin(async (tx) => {
+      // this transaction's calls of the function that writes the counter rows
+      await tx`set local track_functions = 'all'`;
+      const calls = async () =>
+        Number(
+          (
+            await tx<{ calls: string }[]>`
               select pg_stat_get_xact_function_calls('participant_counts_apply'::regproc) as calls`
-            )[0]!.calls ?? 0,
-          );
-        const seen: number[] = [];
-        // a submit: the state is written back, no status or entry time changed
-        await tx`update participants set flags = '{"a":"b"}', study_status = study_status, entered_at = entered_at,
+          )[0]!.calls ?? 0,
+        );
+      const seen: number[] = [];
+      // a submit: the state is written back, no status or entry time changed
+      await tx`update participants set flags = '{"a":"b"}', study_status = study_status, entered_at = entered_at,
           last_submissions = '{"weekly": 1}'`;
-        seen.push(await calls());
-        // an enrolment that finds the participant there already inserts nothing
-        await tx`insert into participants (study_key, participant_id, study_status, entered_at, modified_at)
+      seen.push(await calls());
+      // an enrolment that finds the participant there already inserts nothing
+      await tx`insert into participants (study_key, participant_id, study_status, entered_at, modified_at)
           values ('s', 'p1', 'active', 0, 0) on conflict do nothing`;
-        seen.push(await calls());
-        await tx`delete from participants where participant_id = 'nobody'`;
-        seen.push(await calls());
-        await tx`update participants set study_status = 'exited' where participant_id = 'p1'`;
-        seen.push(await calls());
-        return seen;
-      });
-      expect(applied).toEqual([0, 0, 0, 1]);
-      expect(
-        await sql`select study_status, count::int from study_participant_counts where count <> 0 order by 1`,
-      ).toEqual([
-        { study_status: "active", count: 3 },
-        { study_status: "exited", count: 1 },
-      ]);
-      // the entry buckets agree: ten minutes each, one participant in each
-      expect(
-        await sql`select bucket::int, study_status, count::int from participant_entry_buckets
+      seen.push(await calls());
+      await tx`delete from participants where participant_id = 'nobody'`;
+      seen.push(await calls());
+      await tx`update participants set study_status = 'exited' where participant_id = 'p1'`;
+      seen.push(await calls());
+      return seen;
+    });
+    expect(applied).toEqual([0, 0, 0, 1]);
+    expect(
+      await sql`select study_status, count::int from study_participant_counts where count <> 0 order by 1`,
+    ).toEqual([
+      { study_status: "active", count: 3 },
+      { study_status: "exited", count: 1 },
+    ]);
+    // the entry buckets agree: ten minutes each, one participant in each
+    expect(
+      await sql`select bucket::int, study_status, count::int from participant_entry_buckets
           where width = 600 and count <> 0 order by 1`,
-      ).toEqual([
-        { bucket: 1, study_status: "exited", count: 1 },
-        { bucket: 2, study_status: "active", count: 1 },
-        { bucket: 3, study_status: "active", count: 1 },
-        { bucket: 4, study_status: "active", count: 1 },
-      ]);
-    } finally {
-      await sql.end();
-    }
+    ).toEqual([
+      { bucket: 1, study_status: "exited", count: 1 },
+      { bucket: 2, study_status: "active", count: 1 },
+      { bucket: 3, study_status: "active", count: 1 },
+      { bucket: 4, study_status: "active", count: 1 },
+    ]);
   });
 });
 
 describe("0029_explorer_submission_and_id_counts", () => {
   it("backfills submission counts and id-prefix counts that equal a recount, kept so after more writes", async () => {
-    const database = await createEmptyDatabase();
-    cleanups.push(database.drop);
-    await migrateUpTo(database.url, "0029_explorer_submission_and_id_counts");
-    const sql = postgres(database.url, { max: 1, onnotice: () => undefined });
-    try {
-      await sql`insert into studies (key, secret) values ('s', 'secret-secret-secret'), ('t', 'secret-secret-secret')`;
-      await sql`insert into participants (study_key, participant_id, study_status, entered_at, modified_at)
+    const { url, sql } = await migratedDatabase("0029_explorer_submission_and_id_counts");
+    await sql`insert into studies (key, secret) values ('s', 'secret-secret-secret'), ('t', 'secret-secret-secret')`;
+    await sql`insert into participants (study_key, participant_id, study_status, entered_at, modified_at)
         select case when i % 4 = 0 then 't' else 's' end, substr(md5(i::text), 1, 1 + i % 9), 'active', 0, 0
         from generate_series(1, 300) i on conflict do nothing`;
-      await sql`insert into survey_responses (study_key, participant_id, key, arrived_at, submitted_at)
+    await sql`insert into survey_responses (study_key, participant_id, key, arrived_at, submitted_at)
         select 's', 'p', case when i % 3 = 0 then 'intake' else 'weekly' end, i * 1000, i * 1000 - (i % 5) * 3000
         from generate_series(1, 200) i`;
-      await runMigrations(database.url);
-      const differences = () => sql`
+    await runMigrations(url);
+    const differences = () => sql`
         with kept as (
           select 'id' as kind, study_key, prefix_length::int as width, prefix::text as bucket, count
           from participant_id_buckets where count <> 0
@@ -285,162 +276,131 @@ describe("0029_explorer_submission_and_id_counts", () => {
           select 'arrived', study_key || '/' || key, w.width, explorer_bucket(arrived_at, w.width)::text, count(*)
           from survey_responses cross join (values (3600), (86400)) w(width) group by 1, 2, 3, 4)
         (select * from kept except select * from counted) union all (select * from counted except select * from kept)`;
-      expect(await differences()).toEqual([]);
-      const [kept] = await sql<{ ids: number; submitted: number }[]>`
+    expect(await differences()).toEqual([]);
+    const [kept] = await sql<{ ids: number; submitted: number }[]>`
         select (select count(*)::int from participant_id_buckets where count <> 0) as ids,
                (select count(*)::int from response_arrival_buckets where submitted <> 0) as submitted`;
-      expect(kept!.ids).toBeGreaterThan(50);
-      expect(kept!.submitted).toBeGreaterThan(50);
-      await sql`delete from participants where participant_id like 'a%'`;
-      await sql`update participants set participant_id = participant_id || 'x' where participant_id like 'b%'`;
-      await sql`update survey_responses set submitted_at = submitted_at + 5000 where arrived_at % 3000 = 0`;
-      await sql`delete from survey_responses where arrived_at % 7000 = 0`;
-      expect(await differences()).toEqual([]);
-    } finally {
-      await sql.end();
-    }
+    expect(kept!.ids).toBeGreaterThan(50);
+    expect(kept!.submitted).toBeGreaterThan(50);
+    await sql`delete from participants where participant_id like 'a%'`;
+    await sql`update participants set participant_id = participant_id || 'x' where participant_id like 'b%'`;
+    await sql`update survey_responses set submitted_at = submitted_at + 5000 where arrived_at % 3000 = 0`;
+    await sql`delete from survey_responses where arrived_at % 7000 = 0`;
+    expect(await differences()).toEqual([]);
   });
 });
 
 describe("0017_api_keys_without_copies", () => {
   it("removes the sealed copies of API keys and keeps the keys working (hash, prefix, account)", async () => {
-    const database = await createEmptyDatabase();
-    cleanups.push(database.drop);
-    await migrateUpTo(database.url, "0017_api_keys_without_copies");
-    const sql = postgres(database.url, { max: 1, onnotice: () => undefined });
-    try {
-      const [account] = await sql`insert into service_accounts (label, created_by) values ('etl', 'op') returning id`;
-      await sql`insert into api_keys (subject, service_account_id, key_hash, key_prefix, created_by, expires_at, key_enc)
+    const { url, sql } = await migratedDatabase("0017_api_keys_without_copies");
+    const [account] = await sql`insert into service_accounts (label, created_by) values ('etl', 'op') returning id`;
+    await sql`insert into api_keys (subject, service_account_id, key_hash, key_prefix, created_by, expires_at, key_enc)
         values (${account!.id}, ${account!.id}, 'hash', 'sf_abcdefgh', 'op', now() + interval '1 day',
           '\\x0102030405'::bytea)`;
-      await runMigrations(database.url);
-      const columns = await sql<{ column_name: string }[]>`
+    await runMigrations(url);
+    const columns = await sql<{ column_name: string }[]>`
         select column_name from information_schema.columns where table_name = 'api_keys' order by column_name`;
-      expect(columns.map((row) => row.column_name)).not.toContain("key_enc");
-      const [key] = await sql`select subject, service_account_id, key_hash, key_prefix from api_keys`;
-      expect({ ...key }).toEqual({
-        subject: account!.id,
-        service_account_id: account!.id,
-        key_hash: "hash",
-        key_prefix: "sf_abcdefgh",
-      });
-    } finally {
-      await sql.end();
-    }
+    expect(columns.map((row) => row.column_name)).not.toContain("key_enc");
+    const [key] = await sql`select subject, service_account_id, key_hash, key_prefix from api_keys`;
+    expect({ ...key }).toEqual({
+      subject: account!.id,
+      service_account_id: account!.id,
+      key_hash: "hash",
+      key_prefix: "sf_abcdefgh",
+    });
   });
 });
 
 describe("0016_case_admin", () => {
   it("keeps earlier permissions, API keys and variables: study rights of management users, described since their value", async () => {
-    const database = await createEmptyDatabase();
-    cleanups.push(database.drop);
-    await migrateUpTo(database.url, "0016_case_admin");
-    const sql = postgres(database.url, { max: 1, onnotice: () => undefined });
-    try {
-      await sql`insert into studies (key, secret) values ('s', 'secret-secret-secret')`;
-      await sql`insert into permissions (subject_id, study_key, action) values
+    const { url, sql } = await migratedDatabase("0016_case_admin");
+    await sql`insert into studies (key, secret) values ('s', 'secret-secret-secret')`;
+    await sql`insert into permissions (subject_id, study_key, action) values
         ('alice', 's', 'manage-surveys'), ('alice', '*', 'read-study-config'), ('robot', 's', '*')`;
-      await sql`insert into api_keys (subject, key_hash, key_prefix, created_by, expires_at)
+    await sql`insert into api_keys (subject, key_hash, key_prefix, created_by, expires_at)
         values ('robot', 'hash', 'sf_abcdefgh', 'op', now() + interval '1 day')`;
-      await sql`insert into study_variables (study_key, key, type, value, value_updated_at)
+    await sql`insert into study_variables (study_key, key, type, value, value_updated_at)
         values ('s', 'v', 'int', '3', '2024-01-02T03:04:05Z')`;
-      await sql`insert into survey_responses (study_key, participant_id, key, arrived_at)
+    await sql`insert into survey_responses (study_key, participant_id, key, arrived_at)
         select 's', 'p' || i, 'intake', 0 from generate_series(1, 3) i`;
-      await runMigrations(database.url);
+    await runMigrations(url);
 
-      const grants = await sql`
+    const grants = await sql`
         select subject_id, subject_type, resource_type, study_key, action, limiter from permissions order by id`;
-      expect(grants.map((row) => ({ ...row }))).toEqual([
-        {
-          subject_id: "alice",
-          subject_type: "management-user",
-          resource_type: "study",
-          study_key: "s",
-          action: "manage-surveys",
-          limiter: null,
-        },
-        {
-          subject_id: "alice",
-          subject_type: "management-user",
-          resource_type: "study",
-          study_key: "*",
-          action: "read-study-config",
-          limiter: null,
-        },
-        {
-          subject_id: "robot",
-          subject_type: "management-user",
-          resource_type: "study",
-          study_key: "s",
-          action: "*",
-          limiter: null,
-        },
-      ]);
-      const [key] = await sql`select subject, service_account_id from api_keys`;
-      expect({ ...key }).toEqual({ subject: "robot", service_account_id: null });
-      const [variable] = await sql<{ label: string; created_at: Date; config_updated_at: Date; ui_priority: number }[]>`
+    expect(grants.map((row) => ({ ...row }))).toEqual([
+      {
+        subject_id: "alice",
+        subject_type: "management-user",
+        resource_type: "study",
+        study_key: "s",
+        action: "manage-surveys",
+        limiter: null,
+      },
+      {
+        subject_id: "alice",
+        subject_type: "management-user",
+        resource_type: "study",
+        study_key: "*",
+        action: "read-study-config",
+        limiter: null,
+      },
+      {
+        subject_id: "robot",
+        subject_type: "management-user",
+        resource_type: "study",
+        study_key: "s",
+        action: "*",
+        limiter: null,
+      },
+    ]);
+    const [key] = await sql`select subject, service_account_id from api_keys`;
+    expect({ ...key }).toEqual({ subject: "robot", service_account_id: null });
+    const [variable] = await sql<{ label: string; created_at: Date; config_updated_at: Date; ui_priority: number }[]>`
         select label, created_at, config_updated_at, ui_priority from study_variables`;
-      expect(variable?.label).toBe("");
-      expect(variable?.ui_priority).toBe(0);
-      expect(variable?.created_at.toISOString()).toBe("2024-01-02T03:04:05.000Z");
-      expect(variable?.config_updated_at.toISOString()).toBe("2024-01-02T03:04:05.000Z");
-      const stats = await sql`select study_key, response_count from study_stats`;
-      expect(stats.map((row) => ({ ...row }))).toEqual([{ study_key: "s", response_count: "3" }]);
-    } finally {
-      await sql.end();
-    }
+    expect(variable?.label).toBe("");
+    expect(variable?.ui_priority).toBe(0);
+    expect(variable?.created_at.toISOString()).toBe("2024-01-02T03:04:05.000Z");
+    expect(variable?.config_updated_at.toISOString()).toBe("2024-01-02T03:04:05.000Z");
+    const stats = await sql`select study_key, response_count from study_stats`;
+    expect(stats.map((row) => ({ ...row }))).toEqual([{ study_key: "s", response_count: "3" }]);
   });
 
   it("tells grants apart by subject type, resource type and limiter, and refuses the same grant twice", async () => {
-    const database = await createEmptyDatabase();
-    cleanups.push(database.drop);
-    await runMigrations(database.url);
-    const sql = postgres(database.url, { max: 1, onnotice: () => undefined });
-    try {
-      const grant = (subjectType: string, resourceType: string, key: string, action: string, limiter: unknown) =>
-        sql`insert into permissions (subject_id, subject_type, resource_type, study_key, action, limiter)
+    const { sql } = await migratedDatabase();
+    const grant = (subjectType: string, resourceType: string, key: string, action: string, limiter: unknown) =>
+      sql`insert into permissions (subject_id, subject_type, resource_type, study_key, action, limiter)
           values ('x', ${subjectType}, ${resourceType}, ${key}, ${action}, ${limiter === null ? null : sql.json(limiter as never)})`;
-      await grant("management-user", "study", "s", "update-survey", null);
-      await grant("service-account", "study", "s", "update-survey", null);
-      await grant("management-user", "messaging", "s", "update-survey", null);
-      await grant("management-user", "study", "s", "update-survey", [{ surveyKey: "a" }]);
-      await grant("management-user", "study", "s", "update-survey", [{ surveyKey: "b" }]);
-      await expect(grant("management-user", "study", "s", "update-survey", null)).rejects.toThrow(/permissions_uq/);
-      // jsonb's text form is canonical: the same maps in another key order are the same limiter
-      await grant("management-user", "study", "s", "get-responses", [{ a: "1", b: "2" }]);
-      await expect(grant("management-user", "study", "s", "get-responses", [{ b: "2", a: "1" }])).rejects.toThrow(
-        /permissions_uq/,
-      );
-    } finally {
-      await sql.end();
-    }
+    await grant("management-user", "study", "s", "update-survey", null);
+    await grant("service-account", "study", "s", "update-survey", null);
+    await grant("management-user", "messaging", "s", "update-survey", null);
+    await grant("management-user", "study", "s", "update-survey", [{ surveyKey: "a" }]);
+    await grant("management-user", "study", "s", "update-survey", [{ surveyKey: "b" }]);
+    await expect(grant("management-user", "study", "s", "update-survey", null)).rejects.toThrow(/permissions_uq/);
+    // jsonb's text form is canonical: the same maps in another key order are the same limiter
+    await grant("management-user", "study", "s", "get-responses", [{ a: "1", b: "2" }]);
+    await expect(grant("management-user", "study", "s", "get-responses", [{ b: "2", a: "1" }])).rejects.toThrow(
+      /permissions_uq/,
+    );
   });
 
   it("keeps one e-mail template per message type among the global ones and per study", async () => {
-    const database = await createEmptyDatabase();
-    cleanups.push(database.drop);
-    await runMigrations(database.url);
-    const sql = postgres(database.url, { max: 1, onnotice: () => undefined });
-    try {
-      await sql`insert into studies (key, secret) values ('s', 'secret-secret-secret')`;
-      const template = (studyKey: string | null) =>
-        sql`insert into email_templates (study_key, message_type, updated_by) values (${studyKey}, 'invitation', 'op')`;
-      await template(null);
-      await template("s");
-      await expect(template(null)).rejects.toThrow(/email_templates_type_study_uq/);
-      await expect(template("s")).rejects.toThrow(/email_templates_type_study_uq/);
-      // a study's templates, schedules and stats go with it
-      await sql`insert into scheduled_emails (type, study_key, template, next_time, created_by)
+    const { sql } = await migratedDatabase();
+    await sql`insert into studies (key, secret) values ('s', 'secret-secret-secret')`;
+    const template = (studyKey: string | null) =>
+      sql`insert into email_templates (study_key, message_type, updated_by) values (${studyKey}, 'invitation', 'op')`;
+    await template(null);
+    await template("s");
+    await expect(template(null)).rejects.toThrow(/email_templates_type_study_uq/);
+    await expect(template("s")).rejects.toThrow(/email_templates_type_study_uq/);
+    // a study's templates, schedules and stats go with it
+    await sql`insert into scheduled_emails (type, study_key, template, next_time, created_by)
         values ('study-participants', 's', '{}', 0, 'op')`;
-      await sql`insert into study_stats (study_key, response_count) values ('s', 4)`;
-      await sql`delete from studies where key = 's'`;
-      const [left] = await sql<{ templates: number; schedules: number; stats: number }[]>`
+    await sql`insert into study_stats (study_key, response_count) values ('s', 4)`;
+    await sql`delete from studies where key = 's'`;
+    const [left] = await sql<{ templates: number; schedules: number; stats: number }[]>`
         select (select count(*)::int from email_templates) as templates,
                (select count(*)::int from scheduled_emails) as schedules,
                (select count(*)::int from study_stats) as stats`;
-      expect(left).toEqual({ templates: 1, schedules: 0, stats: 0 });
-    } finally {
-      await sql.end();
-    }
+    expect(left).toEqual({ templates: 1, schedules: 0, stats: 0 });
   });
 });
