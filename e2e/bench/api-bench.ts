@@ -21,7 +21,7 @@
  *   npm run bench:api
  *   npm run bench:api -- --duration 15 --rounds 3 --participants 100000
  *   npm run bench:api -- --only submit --statements      (the text of each statement run, per request)
- *   npm run bench:api -- --only submit --profile /tmp/p   (CPU profiles of the servers)
+ *   npm run bench:api -- --only submit --profile /tmp/p   (CPU profiles of the servers, and where their time went)
  *   npm run bench:api -- --only submit --syscalls         (system calls per request, by name; needs perf,
  *                                                          and slows both servers: read the counts only)
  */
@@ -38,6 +38,7 @@ import { freePort } from "@studyflow/testkit";
 import { countSyscalls, describeSyscalls, type SyscallCounts } from "./api-bench-syscalls";
 import { startCountingProxy, type CountingProxy, type WireCounts } from "./api-bench-wire";
 import { BARE_APPLICATION_NAME, STUDYFLOW_APPLICATION_NAME, cpuMeter, type CpuPerRequest } from "./api-bench-cpu";
+import { attributeSamples, attributionTable, readCpuProfile } from "./cpu-profile-attribution";
 import { mintManagementToken, mintParticipantToken } from "@studyflow/domain/access";
 import { participantIdsForProfile } from "@studyflow/domain/participants";
 import { createStudy, grantPermission, setStudyRules } from "@studyflow/domain/study-setup";
@@ -605,15 +606,30 @@ async function main() {
         );
       }
     }
-    if (args.profile) {
-      console.log(`\nCPU profiles in ${args.profile}: <server>.cpuprofile`);
-      for (const server of servers) console.log(`  ${server.mode}: ${fixed(server.answered)} requests answered`);
-    }
   } finally {
     await Promise.all(servers.map(stopServer));
     await sql.end();
     await benchDatabase.drop();
   }
+  // each server writes its profile as it exits
+  if (args.profile) printProfiles(args.profile, servers);
+}
+
+/** Where each server's sampled time went, per request answered (cpu-profile-attribution.ts). */
+function printProfiles(directory: string, servers: Server[]) {
+  console.log(`\nCPU profiles in ${directory}: <server>.cpuprofile`);
+  const columns = servers
+    .filter((server) => server.answered > 0)
+    .map((server) => ({
+      name: server.mode,
+      attribution: attributeSamples(readCpuProfile(path.join(directory, `${server.mode}.cpuprofile`))),
+      requests: server.answered,
+    }));
+  console.log(
+    "Sampled main-thread time per request answered (warm-up included), by the nearest function of our own code " +
+      "on the stack, else by library or runtime part; wall time, so system-call wrappers include preemption",
+  );
+  console.log(attributionTable(columns));
 }
 
 await main();
