@@ -50,7 +50,7 @@ ENV NODE_ENV=production
 # the lockfile holds it, never loaded at run time.
 RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev --no-audit --no-fund \
   && rm -rf node_modules/typescript
-# dist/: api/index.js, worker/index.js, cli/main.js, db/migrate-cli.js with their source maps, the
+# dist/: api/index.js (which loads api/main.js), worker/index.js, cli/main.js, db/migrate-cli.js with their source maps, the
 # migrations (dist/migrations) and the files the code reads beside itself (common-passwords.txt).
 COPY --from=build /app/dist dist
 # Named volumes mounted here (task results, the demo seed's file) take this ownership on first use.

@@ -54,6 +54,15 @@ export const ENTRIES = {
 export type EntryName = keyof typeof ENTRIES;
 
 /**
+ * Bundles an entry loads at run time instead of importing them: the API's entry sizes libuv's
+ * thread pool before it loads the API (apps/api/src/index.ts), and a static import would be
+ * hoisted above that. Built with every build, beside the entry that loads them.
+ */
+export const LOADED_ENTRIES = {
+  "api/main": "apps/api/src/main.ts",
+} as const satisfies Record<string, string>;
+
+/**
  * Entries only `npm start` runs: its supervisor (scripts/supervise.ts), which runs the API and the
  * worker bundles beside it. Not in ENTRIES: the image runs each app on its own under tini, and its
  * build stage has no scripts/.
@@ -146,6 +155,7 @@ export interface BuildOptions {
 /** The entries a build with these options makes. */
 export const entriesOf = (options: BuildOptions = {}): Record<string, string> => ({
   ...ENTRIES,
+  ...LOADED_ENTRIES,
   ...(options.withSupervisor ? START_ENTRIES : {}),
 });
 

@@ -42,7 +42,7 @@ import path from "node:path";
 import { createInterface } from "node:readline";
 import { parseArgs, styleText } from "node:util";
 import { z } from "zod";
-import { loadConfigOrExit, milliseconds, parseEnv } from "@studyflow/config";
+import { loadConfigOrExit, milliseconds, parseEnv, threadPoolEnv } from "@studyflow/config";
 
 /**
  * This script as node was given it: scripts/supervise.ts, or its bundle dist/supervise/index.js.
@@ -84,6 +84,8 @@ interface App {
   name: string;
   /** How node runs it: its source through tsx, or its bundle beside the supervisor's own. */
   args: string[];
+  /** Its environment beyond the supervisor's own. */
+  env?: NodeJS.ProcessEnv;
   colour: "cyan" | "magenta";
 }
 
@@ -94,6 +96,8 @@ const APPS: readonly App[] = [
   {
     name: "api",
     args: COMPILED ? [bundle("api/index")] : ["--import", "tsx", "apps/api/src/index.ts"],
+    // the API sets it itself, too late under --import tsx, whose loading starts the pool
+    env: { UV_THREADPOOL_SIZE: threadPoolEnv(process.env) },
     colour: "cyan",
   },
   {
@@ -153,7 +157,8 @@ let stopping: { signal: NodeJS.Signals; deadline: NodeJS.Timeout; forced: boolea
 
 function start(child: Supervised): void {
   const args = [...(options.watch ? ["--watch", "--watch-preserve-output"] : []), ...child.args];
-  const started = spawn(process.execPath, args, { cwd: REPO_ROOT, env: childEnv, stdio: ["ignore", "pipe", "pipe"] });
+  const env = { ...childEnv, ...child.env };
+  const started = spawn(process.execPath, args, { cwd: REPO_ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
   child.process = started;
   child.startedAt = Date.now();
   prefixLines(child, started.stdout, process.stdout);

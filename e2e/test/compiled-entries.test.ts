@@ -21,8 +21,9 @@ import {
   testRedisUrl,
   uniqueQueuePrefix,
 } from "@studyflow/testkit";
-import { ENTRIES, METAFILE, OUT_DIR, type EntryName } from "../../esbuild.config";
+import { ENTRIES, LOADED_ENTRIES, METAFILE, OUT_DIR, entriesOf, type EntryName } from "../../esbuild.config";
 import { freePort } from "./fault-harness";
+import { expectedThreadPool, libuvPoolThreads } from "./thread-pool-probe";
 import {
   DEMO_COMPOSE_FILES,
   DEMO_ENV_FILE,
@@ -150,6 +151,9 @@ describe("the compiled entries", () => {
       expect(existsSync(entryFile(name)), name).toBe(true);
       expect(existsSync(`${entryFile(name)}.map`), `${name} source map`).toBe(true);
     }
+    // what an entry loads at run time, beside it
+    for (const name of Object.keys(LOADED_ENTRIES))
+      expect(existsSync(path.join(outDir, `${name}.js`)), name).toBe(true);
     for (const [name, definition] of Object.entries(compose.services)) {
       if (definition.build === undefined) continue;
       const file = serviceCommand(definition)[1] ?? "";
@@ -171,7 +175,7 @@ describe("the compiled entries", () => {
       packages: Record<string, { dev?: boolean; devOptional?: boolean }>;
     };
     const outputs = Object.values(metafile.outputs).filter(({ entryPoint }) => entryPoint !== undefined);
-    expect(outputs).toHaveLength(Object.keys(ENTRIES).length);
+    expect(outputs).toHaveLength(Object.keys(entriesOf()).length);
     for (const { entryPoint, imports } of outputs) {
       for (const { path: specifier } of imports.filter(({ external }) => external)) {
         if (isBuiltin(specifier)) continue;
@@ -328,6 +332,8 @@ describe("the compiled entries", () => {
       const viewerScript = await fetch(`http://127.0.0.1:${port}${viewer}`);
       expect(viewerScript.status).toBe(200);
       expect(viewerScript.headers.get("content-type")).toContain("javascript");
+      // one libuv thread per core for the argon2id runs, set by the entry itself
+      expect(await libuvPoolThreads(port, api.child.pid!)).toBe(expectedThreadPool());
       // Metrics on the admin port only, never on the public one.
       expect((await fetch(`http://127.0.0.1:${port}/metrics`)).status).toBe(404);
       const metrics = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);

@@ -13,6 +13,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { stripVTControlCharacters } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
+import { expectedThreadPool, libuvPoolThreads } from "./thread-pool-probe";
 import {
   createTestDatabase,
   createTestRedis,
@@ -200,6 +201,8 @@ async function setUp(extra: Record<string, string> = {}): Promise<Setup> {
     ...extra,
   };
   delete env.FORCE_COLOR;
+  // the API sizes its libuv pool itself unless this is set
+  delete env.UV_THREADPOOL_SIZE;
   return { env, apiPort, healthPort };
 }
 
@@ -271,6 +274,9 @@ describe("the supervisor", () => {
     await waitForBoth(group, setup);
     const api = await appProcess(group.pgid, "apps/api/src/index.ts");
     const worker = await appProcess(group.pgid, "apps/worker/src/index.ts");
+    // one libuv thread per core: under --import tsx the pool has started before the API's own
+    // setting, so this is the supervisor's
+    expect(await libuvPoolThreads(setup.apiPort, api.pid)).toBe(expectedThreadPool());
 
     // At once (one restart period, not two): a crash, the API killed outright; and a SIGTERM to
     // the worker alone, which is not a stop of the whole: it shuts down and is started again.

@@ -1,20 +1,12 @@
-import { demoModeWarning, exitOnUnhandledErrors, loadConfigOrExit, startupStep } from "@studyflow/config";
-import { externalServiceCallerFromConfig } from "@studyflow/domain/external";
-import { setCaseStudyGlobalSecret } from "@studyflow/domain/participants";
-import { loadConfig, processEnv } from "./config";
-import { createLogger } from "./logger";
-import { startApiServer } from "./server";
+/**
+ * The API's entry. It sizes libuv's thread pool (thread-pool.ts) before anything else runs, then
+ * loads and starts the API (main.ts). libuv reads UV_THREADPOOL_SIZE once, when its pool starts,
+ * and bullmq starts it as it loads: the API's modules must not be imported before the setting.
+ * The bundle keeps main.ts a file of its own (dist/api/main.js, esbuild.config.ts), whose imports
+ * cannot be hoisted above this one's.
+ */
+import "./thread-pool";
 
-const config = loadConfigOrExit(() => loadConfig(processEnv()));
-setCaseStudyGlobalSecret(config.CASE_STUDY_GLOBAL_SECRET);
-const logger = createLogger(config.LOG_LEVEL, config.NODE_ENV === "development");
-exitOnUnhandledErrors(logger);
-const demoWarning = demoModeWarning(config);
-if (demoWarning !== undefined) logger.warn(demoWarning);
-const callExternalService = await startupStep(logger, "external services", () =>
-  externalServiceCallerFromConfig(config),
-);
-const api = startApiServer({ config, logger, ...(callExternalService ? { callExternalService } : {}) });
-process.on("SIGTERM", () => void api.shutdown("SIGTERM"));
-process.on("SIGINT", () => void api.shutdown("SIGINT"));
-process.on("SIGHUP", () => void api.shutdown("SIGHUP"));
+// a name, not a literal, so the bundler leaves this import to run time (tsx finds main.ts)
+const main = "./main.js";
+await import(main);

@@ -4,6 +4,7 @@ import { z } from "zod";
 import { DEV_MANAGEMENT_JWT_SECRET, DEV_MANAGEMENT_SECRETS_KEY, DEV_PARTICIPANT_JWT_SECRET } from "./published-secrets";
 
 export * from "./published-secrets";
+export * from "./thread-pool";
 
 export class ConfigError extends Error {
   constructor(readonly issues: string[]) {
