@@ -11,7 +11,8 @@ import { availableParallelism } from "node:os";
  *
  * Two at least, so that file reads, DNS look-ups and zlib on a one-core machine do not wait behind
  * every argon2 run; 16 at most, so that a burst of sign-ins holds at most about 300 MiB of argon2
- * memory. An operator's own UV_THREADPOOL_SIZE is kept.
+ * memory. An operator's own UV_THREADPOOL_SIZE is kept. Cores are availableParallelism()'s, which
+ * counts a container's CPU quota (libuv 1.49 and later, so Node 24).
  */
 export const MIN_THREAD_POOL = 2;
 export const MAX_THREAD_POOL = 16;
