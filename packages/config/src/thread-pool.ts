@@ -4,8 +4,8 @@ import { availableParallelism } from "node:os";
  * libuv's thread pool for the API: one thread per core. The pool runs argon2id (every sign-in,
  * sign-up and password change), and each run fills a core and works through 19 MiB. libuv's default
  * of 4 threads ran four at once on a two-core machine, where they evicted each other's memory, and
- * the main thread's, from the caches at every switch: a verification cost 9.2–10.4 ms of CPU against
- * 8.4–8.7 ms with one per core, which gave 17 % more raw verifications per second and 25 % more
+ * the main thread's, from the caches at every switch: a verification cost 10.8–11.0 ms of CPU against
+ * 8.4–8.5 ms with one per core, which gave 20–31 % more raw verifications per second and 24–36 % more
  * sign-ins (docs/benchmarks.md). A queued run starts on a freed thread at once; a gate in JavaScript
  * left a core idle until the event loop came round, and gained nothing.
  *
