@@ -42,7 +42,7 @@ import path from "node:path";
 import { createInterface } from "node:readline";
 import { parseArgs, styleText } from "node:util";
 import { z } from "zod";
-import { loadConfigOrExit, milliseconds, parseEnv, threadPoolEnv } from "@studyflow/config";
+import { loadConfigOrExit, milliseconds, parseEnv, threadPoolSettings, threadPoolSize } from "@studyflow/config";
 
 /**
  * This script as node was given it: scripts/supervise.ts, or its bundle dist/supervise/index.js.
@@ -68,6 +68,8 @@ const schema = z.object({
   /** Colour choices, passed on to the children (see below). */
   FORCE_COLOR: z.string().optional(),
   NO_COLOR: z.string().optional(),
+  /** The API's libuv pool, passed on to it (see below); unset, one thread per core. */
+  ...threadPoolSettings,
 });
 
 const STOP_MARGIN_MS = 5_000;
@@ -89,6 +91,8 @@ interface App {
   colour: "cyan" | "magenta";
 }
 
+const config = loadConfigOrExit(() => parseEnv(schema, process.env));
+
 /** The bundle of an app (`api/index`), beside the supervisor's own (dist/supervise/index.js). */
 const bundle = (name: string) => path.resolve(path.dirname(SELF), "..", `${name}.js`);
 
@@ -97,7 +101,7 @@ const APPS: readonly App[] = [
     name: "api",
     args: COMPILED ? [bundle("api/index")] : ["--import", "tsx", "apps/api/src/index.ts"],
     // the API sets it itself, too late under --import tsx, whose loading starts the pool
-    env: { UV_THREADPOOL_SIZE: threadPoolEnv(process.env) },
+    env: { UV_THREADPOOL_SIZE: String(threadPoolSize(config.UV_THREADPOOL_SIZE)) },
     colour: "cyan",
   },
   {
@@ -117,7 +121,6 @@ interface Supervised extends App {
   stoppedCleanly: boolean | undefined;
 }
 
-const config = loadConfigOrExit(() => parseEnv(schema, process.env));
 const { values: options } = parseArgs({ options: { watch: { type: "boolean", default: false } } });
 if (options.watch && COMPILED) {
   process.stderr.write("--watch restarts the apps when their sources change: run the sources (npm run dev)\n");

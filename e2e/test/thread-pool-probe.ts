@@ -3,11 +3,10 @@
  * a sign-in attempt (argon2id checks an unknown address against a dummy hash) comes first.
  */
 import { readFile, readdir } from "node:fs/promises";
-import { availableParallelism } from "node:os";
-import { defaultThreadPoolSize } from "@studyflow/config";
+import { threadPoolSize } from "@studyflow/config";
 
 /** The pool the API gives itself on this machine when UV_THREADPOOL_SIZE is not set. */
-export const expectedThreadPool = () => defaultThreadPoolSize(availableParallelism());
+export const expectedThreadPool = () => threadPoolSize(undefined);
 
 export async function libuvPoolThreads(apiPort: number, pid: number): Promise<number> {
   const attempt = await fetch(`http://127.0.0.1:${apiPort}/v1/auth/login`, {

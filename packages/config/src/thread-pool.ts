@@ -1,4 +1,6 @@
 import { availableParallelism } from "node:os";
+import { z } from "zod";
+import { parseEnv } from "./parse-env";
 
 /**
  * libuv's thread pool for the API: one thread per core. The pool runs argon2id (every sign-in,
@@ -11,8 +13,8 @@ import { availableParallelism } from "node:os";
  *
  * Two at least, so that file reads, DNS look-ups and zlib on a one-core machine do not wait behind
  * every argon2 run; 16 at most, so that a burst of sign-ins holds at most about 300 MiB of argon2
- * memory. An operator's own UV_THREADPOOL_SIZE is kept. Cores are availableParallelism()'s, which
- * counts a container's CPU quota (libuv 1.49 and later, so Node 24).
+ * memory. An operator's own UV_THREADPOOL_SIZE (1 to 1024) is kept. Cores are
+ * availableParallelism()'s, which counts a container's CPU quota (libuv 1.49 and later, so Node 24).
  */
 export const MIN_THREAD_POOL = 2;
 export const MAX_THREAD_POOL = 16;
@@ -21,8 +23,23 @@ export function defaultThreadPoolSize(cores: number): number {
   return Math.min(MAX_THREAD_POOL, Math.max(MIN_THREAD_POOL, cores));
 }
 
-/** UV_THREADPOOL_SIZE as the API runs with it: the operator's, else one thread per core. */
-export function threadPoolEnv(env: Record<string, string | undefined>, cores = availableParallelism()): string {
-  const set = env.UV_THREADPOOL_SIZE;
-  return set !== undefined && set.trim() !== "" ? set : String(defaultThreadPoolSize(cores));
+/** UV_THREADPOOL_SIZE as an operator may set it; unset, the API sizes the pool itself. */
+export const threadPoolSettings = {
+  UV_THREADPOOL_SIZE: z.coerce.number().int().min(1).max(1024).optional(),
+};
+
+/** The pool the API runs with: the operator's size, else one thread per core. */
+export function threadPoolSize(configured: number | undefined, cores = availableParallelism()): number {
+  return configured ?? defaultThreadPoolSize(cores);
+}
+
+/**
+ * For the API's entry, before it loads anything: reads UV_THREADPOOL_SIZE (a bad value is a
+ * ConfigError, as any setting's) and sets the size libuv will read when its pool starts. The API's
+ * own configuration cannot do this: loading it starts the pool (bullmq, among its imports, does).
+ */
+export function sizeThreadPool(env: Record<string, string | undefined> = process.env): number {
+  const size = threadPoolSize(parseEnv(z.object(threadPoolSettings), env).UV_THREADPOOL_SIZE);
+  env.UV_THREADPOOL_SIZE = String(size);
+  return size;
 }
