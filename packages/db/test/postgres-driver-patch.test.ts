@@ -20,6 +20,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const repository = path.resolve(here, "../../..");
 const PATCH = path.join(repository, "patches/postgres+3.4.9.patch");
 const SCENARIOS = path.join(here, "driver-scenarios/connection-close.ts");
+const TRANSACTION_SCENARIOS = path.join(here, "driver-scenarios/transactions.ts");
 /** The installed driver: npm hoists it to the root, which is where patch-package patches it. */
 const INSTALLED = path.join(repository, "node_modules/postgres");
 
@@ -34,11 +35,16 @@ interface ScenarioRun {
   stderr: string;
 }
 
-async function scenario(name: string, driverDir: string, databaseUrl: string): Promise<ScenarioRun> {
+async function scenario(
+  name: string,
+  driverDir: string,
+  databaseUrl: string,
+  file: string = SCENARIOS,
+): Promise<ScenarioRun> {
   try {
     const { stdout, stderr } = await run(
       process.execPath,
-      ["--import", "tsx", SCENARIOS, name, driverDir, databaseUrl],
+      ["--import", "tsx", file, name, driverDir, databaseUrl],
       {
         timeout: 20_000,
       },
@@ -126,6 +132,38 @@ describe("the postgres.js patch", () => {
     expect(original.exitCode, original.stderr).toBe(0);
     // 57P01: "terminating connection due to administrator command", from the old backend
     expect(original.outcome?.second).toEqual({ error: "57P01" });
+  });
+
+  it("a transaction's first statement goes to the server with its BEGIN: one round trip fewer", async () => {
+    const patched = await scenario("round-trips", INSTALLED, database.url, TRANSACTION_SCENARIOS);
+    expect(patched.exitCode, patched.stderr).toBe(0);
+    // BEGIN and the statement, then COMMIT; with two statements, the second on its own between them
+    expect(patched.outcome).toEqual({ one: 1, single: 2, twoStatements: 3 });
+
+    const original = await scenario("round-trips", unpatched, database.url, TRANSACTION_SCENARIOS);
+    expect(original.exitCode, original.stderr).toBe(0);
+    expect(original.outcome).toEqual({ one: 1, single: 3, twoStatements: 4 });
+  });
+
+  it("a statement sent behind the BEGIN is the transaction's: a failure rolls it back", async () => {
+    const patched = await scenario("first-statement-rolls-back", INSTALLED, database.url, TRANSACTION_SCENARIOS);
+    expect(patched.exitCode, patched.stderr).toBe(0);
+    // 22012: division by zero, the later statement's own error
+    expect(patched.outcome).toEqual({ error: "the caller's failure", failed: "22012", rows: 0 });
+  });
+
+  it("a BEGIN with options the server refuses runs nothing of the transaction's", async () => {
+    const patched = await scenario("refused-begin", INSTALLED, database.url, TRANSACTION_SCENARIOS);
+    expect(patched.exitCode, patched.stderr).toBe(0);
+    // 42601: syntax error, the BEGIN's; the insert behind it must not have run on its own
+    expect(patched.outcome).toEqual({ refused: "42601", rows: 0 });
+  });
+
+  it("transactions waiting for a connection each run whole in a transaction of their own", async () => {
+    const patched = await scenario("concurrent", INSTALLED, database.url, TRANSACTION_SCENARIOS);
+    expect(patched.exitCode, patched.stderr).toBe(0);
+    // 24 transactions on 2 connections: every one saw one transaction id throughout, and committed
+    expect(patched.outcome).toEqual({ transactions: 24, split: 0, rows: 24 });
   });
 
   it("a COPY FROM STDIN the server refuses ends its stream with the error instead of leaving it open forever", async () => {

@@ -1,11 +1,17 @@
 import type { ParticipantState, StudyEvent } from "@studyflow/engine";
 import type { Executor } from "@studyflow/db";
-import { saveParticipantState, toEngineState, type ParticipantRow } from "../participants/participant-repository";
+import {
+  saveParticipantState,
+  sendParticipantState,
+  stateWritesSchedule,
+  toEngineState,
+  type ParticipantRow,
+} from "../participants/participant-repository";
 import { runEventRules, type EventContext, type StudyForRules } from "./event-runner";
 import { nowSeconds } from "../foundation/clock";
 import { persistEffects, persistReports } from "./persist-outcome";
 import { RulesRejectedEvent, failuresOf, recordRuleFailures, type RuleFailureRecord } from "./rule-failures";
-import { storeResponse, type ArrivedResponse } from "./store-response";
+import { hasConfidentialItems, sendResponse, storeResponse, type ArrivedResponse } from "./store-response";
 
 /** One participant event, on a participant row the caller has locked in its transaction. */
 export interface ParticipantEvent {
@@ -61,10 +67,28 @@ export async function applyEvent(tx: Executor, input: ParticipantEvent, ctx: Eve
   // Effects first: a rule that removes confidential responses acts on the ones stored before this event.
   await persistEffects(tx, study.key, result.effects, ctx.clock());
   const state = input.settle ? input.settle(result.state) : result.state;
+  const at = input.at ?? nowSeconds(ctx);
+  // An event that writes only its state and its response (no reports, no failures to record, no
+  // confidential items, no change to the message schedule, each of which has statements of its
+  // own) sends both with the COMMIT: one round trip for the three. Else they go together, and the
+  // rest after them.
+  if (
+    result.reports.length === 0 &&
+    failures.length === 0 &&
+    !(input.response && hasConfidentialItems(input.response.stored)) &&
+    !stateWritesSchedule(row, state)
+  ) {
+    const { saved, sent } = sendParticipantState(tx, row, state, at);
+    const stored = input.response
+      ? sendResponse(tx, study.key, input.response.stored, state.currentStudySession)
+      : Promise.resolve();
+    ctx.sendWithCommit(settledTogether(sent, stored));
+    return { participant: saved, responseId: input.response ? input.response.stored.id : null, failures };
+  }
   // The new state and the response go to the server together (pipelined: one round trip); a
   // failure of either fails the event and its transaction takes both back.
   const [participant, responseId] = await settledTogether(
-    saveParticipantState(tx, row, state, input.at ?? nowSeconds(ctx)),
+    saveParticipantState(tx, row, state, at),
     input.response
       ? storeResponse(tx, study.key, input.response.stored, input.response.confidentialId, state.currentStudySession)
       : Promise.resolve(null),

@@ -59,6 +59,15 @@ export interface EventContext extends DomainContext {
   readonly failures: RuleFailureRecord[];
   /** The read cache of the database the event runs on, when the process keeps one (the API). */
   readonly cache: ReadCache | undefined;
+  /**
+   * Takes the event's last statements, already handed to the connection (postgres.js queries
+   * started with `.execute()`), so that they go to the server with the COMMIT: one round trip for
+   * both. `sent` settles with their answers, after the COMMIT went out, and nothing may depend on
+   * those answers before it: a check of them must fail on the server. A failure among them aborts
+   * the transaction, the COMMIT then rolls it back, and `sent`'s rejection is what the operation
+   * throws (as for TransactionHooks.withCommit).
+   */
+  sendWithCommit(sent: Promise<unknown>): void;
 }
 
 /**
@@ -145,27 +154,35 @@ export async function inEventTransaction<T>(
   ctx: DomainContext,
   work: (tx: Executor, eventCtx: EventContext) => Promise<T>,
 ): Promise<T> {
-  const eventCtx: EventContext = { ...ctx, failures: [], cache: readCacheOf(db) };
+  // Statements sent with the COMMIT, in the order they were sent; each is settled after it.
+  const sentWithCommit: Promise<unknown>[] = [];
+  const sendWithCommit = (sent: Promise<unknown>) => {
+    // its rejection is read after the COMMIT (or after a rollback), never left unhandled
+    sent.catch(() => undefined);
+    sentWithCommit.push(sent);
+  };
+  const eventCtx: EventContext = { ...ctx, failures: [], cache: readCacheOf(db), sendWithCommit };
   let committing = false;
   try {
     const hooks = ctx.transactionHooks;
-    let sentWithCommit: Promise<unknown> | undefined;
     const result = await eventTransaction(db, async (tx) => {
       await hooks?.begin?.(tx);
       const begun = hooks?.beginPipelined?.(tx);
       const done = begun ? await workAfter(begun, work(tx, eventCtx)) : await work(tx, eventCtx);
       await hooks?.beforeCommit?.(tx, done);
-      sentWithCommit = hooks?.withCommit?.(tx, done);
-      // settled after the COMMIT below; its rejection is read there, never left unhandled
-      sentWithCommit?.catch(() => undefined);
+      const withCommit = hooks?.withCommit?.(tx, done);
+      if (withCommit) sendWithCommit(withCommit);
       committing = true;
       return done;
     });
     // A statement sent with the COMMIT failed: the server rolled the transaction back instead.
-    if (sentWithCommit) await sentWithCommit;
+    for (const sent of sentWithCommit) await sent;
     if (eventCtx.failures.length > 0) ctx.onRuleFailures?.(eventCtx.failures);
     return result;
-  } catch (error) {
+  } catch (caught) {
+    // A statement sent ahead failed and a later one, awaited, then failed as the aborted
+    // transaction's: the first failure is the operation's (a Conflict, not "transaction aborted").
+    const error = (await firstFailure(sentWithCommit)) ?? caught;
     if (error instanceof RulesRejectedEvent) {
       await recordRuleFailures(db, error.failures, new Date(ctx.clock()));
       ctx.onRuleFailures?.(error.failures);
@@ -174,6 +191,12 @@ export async function inEventTransaction<T>(
     if (committing && isDatabaseUnavailable(error)) throw new CommitOutcomeUnknown(error);
     throw error;
   }
+}
+
+/** The first of `sent` to have failed, once all settled; undefined when none did. */
+async function firstFailure(sent: readonly Promise<unknown>[]): Promise<unknown> {
+  for (const outcome of await Promise.allSettled(sent)) if (outcome.status === "rejected") return outcome.reason;
+  return undefined;
 }
 
 /**

@@ -43,9 +43,12 @@ export async function leaveLockedParticipant(
     },
     eventCtx,
   );
-  // a prepared statement, as the event's other statements (see rawClientOf)
-  await rawClientOf(tx)`delete from confidential_responses
-    where study_key = ${study.key} and confidential_id = ${confidentialId}`;
+  // a prepared statement, as the event's other statements (see rawClientOf); the last of the
+  // event, so it goes to the server with the COMMIT
+  eventCtx.sendWithCommit(
+    rawClientOf(tx)`delete from confidential_responses
+      where study_key = ${study.key} and confidential_id = ${confidentialId}`.execute(),
+  );
   return participant;
 }
 

@@ -1,5 +1,6 @@
 import { and, eq } from "drizzle-orm";
 import type { ParticipantState } from "@studyflow/engine";
+import type { Sql } from "postgres";
 import {
   participants,
   pickParticipantFields,
@@ -10,7 +11,7 @@ import {
 } from "@studyflow/db";
 import { Conflict, NotFound } from "../errors";
 import { getActiveStudy, type StudyRow } from "../studies/study-repository";
-import { syncMessageSchedule } from "./message-schedule";
+import { scheduleChanges, syncMessageSchedule } from "./message-schedule";
 
 export type ParticipantRow = typeof participants.$inferSelect;
 
@@ -181,9 +182,20 @@ export async function saveParticipantState(
   state: ParticipantState,
   nowSeconds: number,
 ): Promise<ParticipantRow> {
-  // JSON goes as text cast to jsonb, null (unchanged) as the column itself: one prepared
-  // statement whatever changed, as postgres.js types a null and a string parameter alike.
-  const result = await rawClientOf(tx)`
+  const client = rawClientOf(tx);
+  const result = await client`${stateUpdate(client, row, state, nowSeconds)}`;
+  if (result.count === 0) throw new Conflict(CHANGED_BY_ANOTHER);
+  await syncMessageSchedule(tx, [messagesWrite(row, state)]);
+  return savedRow(row, state, nowSeconds);
+}
+
+/**
+ * The guarded update of a state write. JSON goes as text cast to jsonb, null (unchanged) as the
+ * column itself: one prepared statement whatever changed, as postgres.js types a null and a string
+ * parameter alike.
+ */
+function stateUpdate(client: Sql, row: ParticipantRow, state: ParticipantState, nowSeconds: number) {
+  return client`
     update participants set
       current_study_session = ${state.currentStudySession}, study_status = ${state.studyStatus},
       entered_at = ${state.enteredAt}, modified_at = ${nowSeconds},
@@ -194,10 +206,19 @@ export async function saveParticipantState(
       messages = coalesce(${changedJson(row.messages, state.messages)}::text::jsonb, messages),
       version = version + 1
     where id = ${row.id} and version = ${row.version}`;
-  if (result.count === 0) throw new Conflict("participant was changed by another request; retry");
-  await syncMessageSchedule(tx, [
-    { studyKey: row.studyKey, participantId: row.participantId, before: row.messages, after: state.messages },
-  ]);
+}
+
+const CHANGED_BY_ANOTHER = "participant was changed by another request; retry";
+
+const messagesWrite = (row: ParticipantRow, state: ParticipantState) => ({
+  studyKey: row.studyKey,
+  participantId: row.participantId,
+  before: row.messages,
+  after: state.messages,
+});
+
+/** The row as a state write leaves it (see saveParticipantState). */
+function savedRow(row: ParticipantRow, state: ParticipantState, nowSeconds: number): ParticipantRow {
   return {
     ...row,
     currentStudySession: state.currentStudySession,
@@ -210,5 +231,42 @@ export async function saveParticipantState(
     lastSubmissions: state.lastSubmissions,
     messages: state.messages,
     version: row.version + 1,
+  };
+}
+
+/** Whether writing `state` changes the participant's message schedule (saveParticipantState's second statement). */
+export function stateWritesSchedule(row: ParticipantRow, state: ParticipantState): boolean {
+  const changes = scheduleChanges(messagesWrite(row, state));
+  return changes.removed.length > 0 || changes.upserted.length > 0;
+}
+
+/**
+ * saveParticipantState's update handed to the connection at once, for the last statements of an
+ * event, which go to the server with its COMMIT (EventContext.sendWithCommit): `sent` settles with
+ * the server's answer, after the COMMIT. The version guard therefore fails on the server: when no
+ * row has the version that was read, `count(*) / count(*)` divides zero by zero, the error aborts
+ * the transaction, and the COMMIT behind it rolls everything back; `sent` then rejects with the
+ * Conflict saveParticipantState throws. Only for a state that leaves the message schedule as it is
+ * (stateWritesSchedule), and under the row's lock, as every event holds it.
+ */
+export function sendParticipantState(
+  tx: Executor,
+  row: ParticipantRow,
+  state: ParticipantState,
+  nowSeconds: number,
+): { saved: ParticipantRow; sent: Promise<void> } {
+  const client = rawClientOf(tx);
+  const sent = client`
+    with saved as (${stateUpdate(client, row, state, nowSeconds)} returning 1)
+    select count(*) / count(*) as saved from saved`.execute();
+  return {
+    saved: savedRow(row, state, nowSeconds),
+    sent: sent.then(
+      () => undefined,
+      (error: unknown) => {
+        // 22012: division by zero, the guard's
+        throw (error as { code?: string }).code === "22012" ? new Conflict(CHANGED_BY_ANOTHER) : error;
+      },
+    ),
   };
 }
