@@ -39,6 +39,15 @@ describe("round trips of a participant event", () => {
         exp(call("ADD_NEW_SURVEY", str("weekly"), exp(call("timestampWithOffset", num(0))), num(0), str("normal"))),
       ),
     ),
+    onEvent(
+      "SUBMIT",
+      call(
+        "IFTHEN",
+        exp(call("checkSurveyResponseKey", str("symptoms"))),
+        exp(call("INIT_REPORT", str("symptomsReport"))),
+        exp(call("UPDATE_REPORT_DATA", str("symptomsReport"), str("reported"), str("yes"))),
+      ),
+    ),
     onEvent("LEAVE", call("REMOVE_SURVEYS_BY_KEY", str("weekly"))),
     onEvent("ENTER", call("UPDATE_FLAG", str("entered"), str("yes"))),
   ];
@@ -82,6 +91,29 @@ describe("round trips of a participant event", () => {
         token,
       );
     expect(await roundTripsOf(submit)).toBe(2);
+  });
+
+  it("a submit whose rules write a report: 2, the report sent with the COMMIT too", async () => {
+    const participant = await insertParticipant(t.database.db, { studyKey: STUDY, participantId: "p-reports" });
+    const submit = () =>
+      postJson(
+        t,
+        `/v1/studies/${STUDY}/participants/${participant.participantId}/responses`,
+        { key: "symptoms", responses: [] },
+        token,
+      );
+    expect(await roundTripsOf(submit)).toBe(2);
+    const stored = await t.database.sql<{ key: string; data: unknown; linked: boolean }[]>`
+      select r.key, r.data, r.response_id = s.id as linked
+      from reports r join survey_responses s on s.id = r.response_id
+      where r.study_key = ${STUDY} and r.participant_id = ${participant.participantId}`;
+    // one report per submit, three submits, each linked to its response
+    expect(stored).toHaveLength(3);
+    expect(stored[0]).toEqual({
+      key: "symptomsReport",
+      data: [{ key: "reported", value: "yes" }],
+      linked: true,
+    });
   });
 
   it("a participant's own submit: 2; leave: 2 (its confidential responses go too); enter again: 2", async () => {

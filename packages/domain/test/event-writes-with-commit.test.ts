@@ -59,6 +59,12 @@ describe("an event's writes sent with its COMMIT", () => {
               ),
             ),
           ),
+          call(
+            "IFTHEN",
+            exp(call("checkSurveyResponseKey", str("refused"))),
+            exp(call("UPDATE_FLAG", str("refusedSent"), str("yes"))),
+            exp(call("INIT_REPORT", str("refusedReport"))),
+          ),
         ),
       ],
       "test",
@@ -102,7 +108,7 @@ describe("an event's writes sent with its COMMIT", () => {
     expect(await responsesOf("p1")).toEqual([{ id: result.responseId, key: "weekly" }]);
   });
 
-  it("a response the server refuses takes the participant's new state back with it", async () => {
+  it("a response the server refuses takes the participant's new state and its report back with it", async () => {
     const before = await rowOf("p2");
     const attempt = submitResponse(
       database.db,
@@ -112,6 +118,10 @@ describe("an event's writes sent with its COMMIT", () => {
     await expect(attempt).rejects.toMatchObject({ message: 'responses to "refused" are refused' });
     expect(await rowOf("p2")).toEqual(before);
     expect(await responsesOf("p2")).toEqual([]);
+    // the report its rules wrote went with the COMMIT, and is gone with the rest
+    const [reports] = await database.sql<{ n: number }[]>`select count(*)::int as n from reports
+      where study_key = ${STUDY} and participant_id = 'p2'`;
+    expect(reports!.n).toBe(0);
   });
 
   it("a state written over since it was read fails on the server: the COMMIT sent behind it keeps nothing", async () => {

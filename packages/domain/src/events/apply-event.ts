@@ -68,22 +68,28 @@ export async function applyEvent(tx: Executor, input: ParticipantEvent, ctx: Eve
   await persistEffects(tx, study.key, result.effects, ctx.clock());
   const state = input.settle ? input.settle(result.state) : result.state;
   const at = input.at ?? nowSeconds(ctx);
-  // An event that writes only its state and its response (no reports, no failures to record, no
+  // An event that writes its state, its response and its reports (no failures to record, no
   // confidential items, no change to the message schedule, each of which has statements of its
-  // own) sends both with the COMMIT: one round trip for the three. Else they go together, and the
-  // rest after them.
+  // own) sends them with the COMMIT: one round trip for all. Else the state and the response go
+  // together, and the rest after them.
   if (
-    result.reports.length === 0 &&
     failures.length === 0 &&
     !(input.response && hasConfidentialItems(input.response.stored)) &&
     !stateWritesSchedule(row, state)
   ) {
     const { saved, sent } = sendParticipantState(tx, row, state, at);
+    const responseId = input.response ? input.response.stored.id : null;
     const stored = input.response
       ? sendResponse(tx, study.key, input.response.stored, state.currentStudySession)
       : Promise.resolve();
-    ctx.sendWithCommit(settledTogether(sent, stored));
-    return { participant: saved, responseId: input.response ? input.response.stored.id : null, failures };
+    const reported = persistReports(tx, {
+      studyKey: study.key,
+      eventType: event.type,
+      responseId,
+      reports: result.reports,
+    });
+    ctx.sendWithCommit(settledTogether(sent, settledTogether(stored, reported)));
+    return { participant: saved, responseId, failures };
   }
   // The new state and the response go to the server together (pipelined: one round trip); a
   // failure of either fails the event and its transaction takes both back.

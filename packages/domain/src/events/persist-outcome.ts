@@ -1,6 +1,6 @@
 import { and, eq } from "drizzle-orm";
 import type { Report, SideEffect } from "@studyflow/engine";
-import { confidentialResponses, outgoingMessages, reports, researcherMessages, type Executor } from "@studyflow/db";
+import { confidentialResponses, outgoingMessages, rawClientOf, researcherMessages, type Executor } from "@studyflow/db";
 import { SEND_MESSAGE_NOW_VALIDITY_MS } from "../rules/message-refusal";
 
 // The persist steps of every participant event, shared by the one-participant pipeline
@@ -61,17 +61,25 @@ export async function persistEffects(
   }
 }
 
-export async function persistReports(tx: Executor, outcome: ReportsOfEvent): Promise<void> {
-  if (outcome.reports.length === 0) return;
-  await tx.insert(reports).values(
-    outcome.reports.map((report) => ({
-      studyKey: outcome.studyKey,
-      participantId: report.participantId,
-      key: report.key,
-      responseId: outcome.responseId ?? null,
-      eventType: outcome.eventType,
-      timestamp: report.timestamp,
-      data: report.data,
-    })),
-  );
+/**
+ * Stores an event's reports in one prepared statement of postgres.js (see rawClientOf), the reports
+ * as one JSON parameter whatever their number, handed to the connection before this returns: an
+ * event can send it with its COMMIT (EventContext.sendWithCommit) as well as await it.
+ */
+export function persistReports(tx: Executor, outcome: ReportsOfEvent): Promise<void> {
+  if (outcome.reports.length === 0) return Promise.resolve();
+  const rows = outcome.reports.map((report) => ({
+    participant_id: report.participantId,
+    key: report.key,
+    timestamp: report.timestamp,
+    data: report.data,
+  }));
+  return rawClientOf(tx)`
+    insert into reports (study_key, participant_id, key, response_id, event_type, timestamp, data)
+    select ${outcome.studyKey}, r.participant_id, r.key, ${outcome.responseId ?? null}::uuid, ${outcome.eventType},
+      r.timestamp, r.data
+    from jsonb_to_recordset(${JSON.stringify(rows)}::text::jsonb)
+      as r(participant_id text, key text, timestamp bigint, data jsonb)`
+    .execute()
+    .then(() => undefined);
 }
