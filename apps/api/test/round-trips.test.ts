@@ -81,28 +81,23 @@ describe("round trips of a participant event", () => {
     return proxy.takeRoundTrips();
   }
 
+  /** A researcher's submit of an empty response to `surveyKey` on behalf of `participantId`. */
+  const submitFor = (participantId: string, surveyKey: string) => () =>
+    postJson(
+      t,
+      `/v1/studies/${STUDY}/participants/${participantId}/responses`,
+      { key: surveyKey, responses: [] },
+      token,
+    );
+
   it("a submit on behalf of a participant: 2", async () => {
     const participant = await insertParticipant(t.database.db, { studyKey: STUDY, participantId: "p-trips" });
-    const submit = () =>
-      postJson(
-        t,
-        `/v1/studies/${STUDY}/participants/${participant.participantId}/responses`,
-        { key: "weekly", responses: [] },
-        token,
-      );
-    expect(await roundTripsOf(submit)).toBe(2);
+    expect(await roundTripsOf(submitFor(participant.participantId, "weekly"))).toBe(2);
   });
 
   it("a submit whose rules write a report: 2, the report sent with the COMMIT too", async () => {
     const participant = await insertParticipant(t.database.db, { studyKey: STUDY, participantId: "p-reports" });
-    const submit = () =>
-      postJson(
-        t,
-        `/v1/studies/${STUDY}/participants/${participant.participantId}/responses`,
-        { key: "symptoms", responses: [] },
-        token,
-      );
-    expect(await roundTripsOf(submit)).toBe(2);
+    expect(await roundTripsOf(submitFor(participant.participantId, "symptoms"))).toBe(2);
     const stored = await t.database.sql<{ key: string; data: unknown; linked: boolean }[]>`
       select r.key, r.data, r.response_id = s.id as linked
       from reports r join survey_responses s on s.id = r.response_id
