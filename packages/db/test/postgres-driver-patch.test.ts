@@ -42,13 +42,9 @@ async function scenario(
   file: string = SCENARIOS,
 ): Promise<ScenarioRun> {
   try {
-    const { stdout, stderr } = await run(
-      process.execPath,
-      ["--import", "tsx", file, name, driverDir, databaseUrl],
-      {
-        timeout: 20_000,
-      },
-    );
+    const { stdout, stderr } = await run(process.execPath, ["--import", "tsx", file, name, driverDir, databaseUrl], {
+      timeout: 20_000,
+    });
     const line = stdout.trim().split("\n").at(-1) ?? "";
     return { exitCode: 0, outcome: (JSON.parse(line) as { outcome: Record<string, Settled> }).outcome, stderr };
   } catch (error) {
