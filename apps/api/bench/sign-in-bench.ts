@@ -17,7 +17,7 @@
  *   npm run bench -w @studyflow/api            (part of `npm run bench`)
  */
 // first, as in the API's entry: one libuv thread per core for the argon2 runs
-import "../src/thread-pool";
+import "../src/thread-pool-config";
 import { Queue } from "bullmq";
 import { pino } from "pino";
 import { createDb, profiles, runMigrations, users } from "@studyflow/db";

@@ -77,18 +77,16 @@ export async function applyEvent(tx: Executor, input: ParticipantEvent, ctx: Eve
     !(input.response && hasConfidentialItems(input.response.stored)) &&
     !stateWritesSchedule(row, state)
   ) {
+    // in the order they are sent: the first of them to fail is the one the event throws
     const { saved, sent } = sendParticipantState(tx, row, state, at);
+    ctx.sendWithCommit(sent);
     const responseId = input.response ? input.response.stored.id : null;
-    const stored = input.response
-      ? sendResponse(tx, study.key, input.response.stored, state.currentStudySession)
-      : Promise.resolve();
-    const reported = persistReports(tx, {
-      studyKey: study.key,
-      eventType: event.type,
-      responseId,
-      reports: result.reports,
-    });
-    ctx.sendWithCommit(settledTogether(sent, settledTogether(stored, reported)));
+    if (input.response) {
+      ctx.sendWithCommit(sendResponse(tx, study.key, input.response.stored, state.currentStudySession));
+    }
+    ctx.sendWithCommit(
+      persistReports(tx, { studyKey: study.key, eventType: event.type, responseId, reports: result.reports }),
+    );
     return { participant: saved, responseId, failures };
   }
   // The new state and the response go to the server together (pipelined: one round trip); a
