@@ -150,6 +150,11 @@ function copySiblingFiles(metafile: Metafile, outDir: string): { copied: string[
 export interface BuildOptions {
   /** Also build START_ENTRIES (`npm start`'s supervisor). */
   withSupervisor?: boolean;
+  /**
+   * Further entries (output name → source), built as the product's are: the API bench compiles its
+   * servers with them, so that it measures the code as the image runs it.
+   */
+  extraEntries?: Record<string, string>;
 }
 
 /** The entries a build with these options makes. */
@@ -157,6 +162,7 @@ export const entriesOf = (options: BuildOptions = {}): Record<string, string> =>
   ...ENTRIES,
   ...LOADED_ENTRIES,
   ...(options.withSupervisor ? START_ENTRIES : {}),
+  ...options.extraEntries,
 });
 
 /**
@@ -204,6 +210,41 @@ export async function buildAll(
     startedAt,
   );
   return { entries, copied };
+}
+
+function processRuns(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** Below the repository root: the builds benches make (buildForBench), one directory per process. */
+export const BENCH_BUILD_DIR = ".bench-build";
+
+/**
+ * The product's entries and `extraEntries` (a bench's own files, output name → source, each one
+ * directory deep as ENTRIES are), built as `npm run build` builds them into a directory of this
+ * process's own below BENCH_BUILD_DIR, removed when the process exits: benches measure the code as
+ * the image and `npm start` run it, not the sources through tsx. Returns each output's absolute path
+ * by name.
+ */
+export async function buildForBench(extraEntries: Record<string, string> = {}): Promise<(name: string) => string> {
+  const benchBuilds = path.join(ROOT, BENCH_BUILD_DIR);
+  // a bench stopped by a signal leaves its build: removed by the next, once its process is gone
+  for (const pid of existsSync(benchBuilds) ? readdirSync(benchBuilds) : []) {
+    if (/^\d+$/.test(pid) && !processRuns(Number(pid)))
+      rmSync(path.join(benchBuilds, pid), { recursive: true, force: true });
+  }
+  const outDir = path.join(benchBuilds, String(process.pid));
+  process.once("exit", () => rmSync(outDir, { recursive: true, force: true }));
+  const { entries } = await buildAll(outDir, { extraEntries });
+  return (name) => {
+    if (!(name in entries)) throw new Error(`${name} is not an entry of the bench build`);
+    return path.join(outDir, `${name}.js`);
+  };
 }
 
 // ---- what a build was made from, and whether it still matches the sources ---------------------

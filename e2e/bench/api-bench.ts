@@ -9,7 +9,9 @@
  *                participant token (bare: lock, update the status)
  *   healthz      GET /healthz against a plain Hono app
  *
- * Each server runs in its own process (api-bench-server.ts); autocannon runs here. Before the load,
+ * Each server runs in its own process (api-bench-server.ts), compiled by the production build as
+ * the image runs the API (e2e/bench/compiled.ts; BENCH_SOURCES=tsx runs the sources through tsx);
+ * autocannon runs here. Before the load,
  * each server's work for PostgreSQL per request is counted at the wire (api-bench-wire.ts, a proxy
  * that reads the protocol): round trips (the times the client speaks again after the server
  * answered), statements, statements parsed for one execution (not prepared), Parse of prepared
@@ -28,11 +30,11 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import autocannon from "autocannon";
 import postgres from "postgres";
 import { createBenchDatabase } from "./bench-database";
+import { processArgs, processKind } from "./compiled";
 import { createDb, runMigrations } from "@studyflow/db";
 import { freePort } from "@studyflow/testkit";
 import { countSyscalls, describeSyscalls, type SyscallCounts } from "./api-bench-syscalls";
@@ -74,7 +76,6 @@ const RESEARCHER = "bench-researcher";
 const MANAGEMENT_SECRET = randomBytes(24).toString("hex");
 const PARTICIPANT_SECRET = randomBytes(24).toString("hex");
 const redisUrl = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
-const serverEntry = path.join(path.dirname(fileURLToPath(import.meta.url)), "api-bench-server.ts");
 
 const benchDatabase = await createBenchDatabase("sf_bench_api");
 const url = benchDatabase.url;
@@ -220,7 +221,7 @@ async function startServer(mode: Mode, databaseUrl = url, poolSize = 10): Promis
     args.profile && databaseUrl === url
       ? ["--cpu-prof", `--cpu-prof-dir=${args.profile}`, `--cpu-prof-name=${mode}.cpuprofile`]
       : [];
-  const child = spawn(process.execPath, [...profiling, "--import", "tsx", serverEntry, mode], {
+  const child = spawn(process.execPath, [...profiling, ...(await processArgs("bench/api-bench-server")), mode], {
     env: {
       ...process.env,
       NODE_ENV: "production",
@@ -580,7 +581,7 @@ async function main() {
     }
 
     console.log(
-      `\nmedians of ${ROUNDS} rounds of ${DURATION} s, ${fixed(N)} participants, Node ${process.version}, one machine, one run`,
+      `\nmedians of ${ROUNDS} rounds of ${DURATION} s, ${fixed(N)} participants, Node ${process.version}, servers ${processKind()}, one machine, one run`,
     );
     console.log(
       "| scenario | conns | studyflow req/s | baseline req/s | ratio | p50 sf / base (ms) | p99 sf / base (ms) | p99 ratio " +

@@ -14,8 +14,14 @@
  * The profiler samples wall time on the main thread: a thread preempted inside a system call
  * (a socket write waking PostgreSQL on a busy machine) is counted as busy there. Read native
  * system-call wrappers (writeBuffer, writeUtf8String) as wall time, not CPU; `perf` tells CPU.
+ *
+ * A compiled server (e2e/bench/compiled.ts) runs one bundle: its frames are mapped back to their
+ * source files through the bundle's source map as the profile is read, so that its owners are named
+ * as a server's run from the sources are.
  */
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
+import { SourceMap } from "node:module";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 /** The parts of a `.cpuprofile` read here (Chrome DevTools protocol's Profiler.Profile). */
 export interface CpuProfile {
@@ -93,7 +99,42 @@ export function attributeSamples(profile: CpuProfile): Attribution {
 }
 
 export function readCpuProfile(file: string): CpuProfile {
-  return JSON.parse(readFileSync(file, "utf8")) as CpuProfile;
+  return withSourceFrames(JSON.parse(readFileSync(file, "utf8")) as CpuProfile);
+}
+
+/**
+ * The profile with each frame of a file that has a source map beside it (`<file>.js.map`, as the
+ * production build writes them) moved to the source its function came from: its url, line and
+ * column. Frames the map does not cover stay as they are.
+ */
+export function withSourceFrames(profile: CpuProfile): CpuProfile {
+  const maps = new Map<string, { map: SourceMap; url: string } | null>();
+  const mapOf = (url: string) => {
+    let known = maps.get(url);
+    if (known === undefined) {
+      const mapFile = url.startsWith("file:") && url.endsWith(".js") ? `${fileURLToPath(url)}.map` : "";
+      known =
+        mapFile !== "" && existsSync(mapFile)
+          ? { map: new SourceMap(JSON.parse(readFileSync(mapFile, "utf8"))), url: pathToFileURL(mapFile).href }
+          : null;
+      maps.set(url, known);
+    }
+    return known;
+  };
+  for (const node of profile.nodes) {
+    const frame = node.callFrame;
+    const bundle = mapOf(frame.url);
+    if (bundle === null || frame.lineNumber < 0) continue;
+    const entry = bundle.map.findEntry(frame.lineNumber, Math.max(0, frame.columnNumber));
+    if (!("originalSource" in entry)) continue;
+    node.callFrame = {
+      ...frame,
+      url: new URL(entry.originalSource, bundle.url).href,
+      lineNumber: entry.originalLine,
+      columnNumber: entry.originalColumn,
+    };
+  }
+  return profile;
 }
 
 /**

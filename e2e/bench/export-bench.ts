@@ -42,6 +42,7 @@ import { seedExportStudy, type SeededExportStudy } from "./export-seed";
 import { measureExportStages, type StageFigures } from "./export-stages";
 import { settleHeap } from "./settle-heap";
 import { watchTaskCompletion, type TaskCompletionWatch } from "./task-completion";
+import { processKind } from "./compiled";
 import { startWorkerProcesses, stopWorkerProcesses, type WorkerProcess } from "./worker-processes";
 import { createDb, runMigrations } from "@studyflow/db";
 import { mintManagementToken } from "@studyflow/domain/access";
@@ -379,7 +380,7 @@ async function main() {
     const [server_] = await db.sql<{ version: string }[]>`select current_setting('server_version') as version`;
     console.log(
       `machine: ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, ` +
-        `PostgreSQL ${server_?.version ?? "?"}, Node ${process.version}; load average ${load()}`,
+        `PostgreSQL ${server_?.version ?? "?"}, Node ${process.version}, workers ${processKind()}; load average ${load()}`,
     );
     const config = loadConfig({
       DATABASE_URL: url,

@@ -28,6 +28,7 @@ import { createGzip, type Gzip } from "node:zlib";
 import { Int32, Long, ObjectId, serialize, type Document } from "bson";
 import postgres from "postgres";
 import { createBenchDatabase } from "./bench-database";
+import { processArgs } from "./compiled";
 import { runMigrations } from "@studyflow/db";
 
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
@@ -245,9 +246,7 @@ async function importThroughCli(url: string, dumpDir: string, reportFile: string
     process.execPath,
     [
       ...(process.env.IMPORT_BENCH_CPU_PROF ? ["--cpu-prof", "--cpu-prof-dir", process.env.IMPORT_BENCH_CPU_PROF] : []),
-      "--import",
-      "tsx",
-      "apps/cli/src/main.ts",
+      ...(await processArgs("cli/main")),
       "import:case",
       "--dump",
       dumpDir,

@@ -29,12 +29,12 @@ import { randomBytes } from "node:crypto";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { serve } from "@hono/node-server";
 import { Queue } from "bullmq";
 import { pino } from "pino";
 import { createBenchDatabase } from "./bench-database";
+import { processArgs } from "./compiled";
 import { createDb, runMigrations, tasks } from "@studyflow/db";
 import { mintManagementToken } from "@studyflow/domain/access";
 import { systemClock } from "@studyflow/domain/foundation";
@@ -79,8 +79,6 @@ const N = Number(args.participants);
 const WORKERS = Number(args.workers);
 const REFERENCE_SAMPLE = Math.min(N, Number(args["reference-sample"]));
 const STUDY = "bench";
-/** The worker process entry, found through the worker package's exports. */
-const workerEntry = fileURLToPath(import.meta.resolve("@studyflow/worker/main"));
 const redisUrl = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 
 const benchDatabase = await createBenchDatabase("sf_bench");
@@ -275,18 +273,19 @@ async function stopWorkers(workers: readonly WorkerProcess[]) {
   );
 }
 
-function startWorkers(
+async function startWorkers(
   prefix: string,
   resultDir: string,
   extraEnv: Record<string, string> = {},
 ): Promise<WorkerProcess[]> {
+  const workerArgs = await processArgs("worker/index");
   return Promise.all(
     Array.from({ length: WORKERS }, () => {
       // BENCH_WORKER_PROFILE=<dir>: a CPU profile of each worker process (node --cpu-prof)
       const profiling = process.env.BENCH_WORKER_PROFILE
         ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_WORKER_PROFILE}`]
         : [];
-      const child = spawn(process.execPath, [...profiling, "--import", "tsx", workerEntry], {
+      const child = spawn(process.execPath, [...profiling, ...workerArgs], {
         env: {
           ...process.env,
           NODE_ENV: "production",

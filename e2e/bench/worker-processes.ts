@@ -1,20 +1,18 @@
 /**
- * Worker processes for a benchmark: the worker package's own entry (`@studyflow/worker/main`)
- * spawned as separate processes against the bench's database and queue prefix, as a deployment
- * runs them, with their peak memory read from /proc.
+ * Worker processes for a benchmark: the worker's entry (apps/worker/src/index.ts) compiled as the
+ * image runs it (compiled.ts; BENCH_SOURCES=tsx runs the sources), spawned as separate processes
+ * against the bench's database and queue prefix, as a deployment runs them, with their peak memory
+ * read from /proc.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFile, writeFile } from "node:fs/promises";
-import { fileURLToPath } from "node:url";
 import { freePort } from "@studyflow/testkit";
-
-/** The worker process entry, found through the worker package's exports. */
-const workerEntry = fileURLToPath(import.meta.resolve("@studyflow/worker/main"));
+import { processArgs } from "./compiled";
 
 /**
  * How long a worker may take to answer its health endpoint. Loading the worker's TypeScript through
- * tsx takes a second or two on a quiet machine and half a minute on a busy one; a first job
- * measured before that would count the start-up as export time.
+ * tsx (BENCH_SOURCES=tsx) takes a second or two on a quiet machine and half a minute on a busy one;
+ * a first job measured before that would count the start-up as export time.
  */
 const START_TIMEOUT_MS = 120_000;
 
@@ -55,9 +53,10 @@ export interface WorkerProcessOptions {
 
 export async function startWorkerProcesses(options: WorkerProcessOptions): Promise<WorkerProcess[]> {
   const profiling = options.cpuProfileDir ? ["--cpu-prof", `--cpu-prof-dir=${options.cpuProfileDir}`] : [];
+  const workerArgs = await processArgs("worker/index");
   const ports = await Promise.all(Array.from({ length: options.count }, () => freePort()));
   const workers = ports.map((port): WorkerProcess => {
-    const child = spawn(process.execPath, [...profiling, "--import", "tsx", workerEntry], {
+    const child = spawn(process.execPath, [...profiling, ...workerArgs], {
       env: {
         ...process.env,
         NODE_ENV: "production",

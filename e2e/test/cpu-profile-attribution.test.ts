@@ -1,5 +1,16 @@
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { build } from "esbuild";
 import { describe, expect, it } from "vitest";
-import { attributeSamples, attributionTable, ownPath, type CpuProfile } from "../bench/cpu-profile-attribution";
+import {
+  attributeSamples,
+  attributionTable,
+  ownPath,
+  withSourceFrames,
+  type CpuProfile,
+} from "../bench/cpu-profile-attribution";
 
 const frame = (functionName: string, url: string) => ({ functionName, url, lineNumber: 0, columnNumber: 0 });
 const ROOT = "file:///srv/studyflow";
@@ -98,5 +109,54 @@ describe("CPU profile attribution (api-bench --profile)", () => {
       "| lib hono | 5.0 | 10.0 |",
       "| the rest | 10.0 | 0.0 |",
     ]);
+  });
+
+  it("names a compiled bundle's functions by the sources its source map gives, and leaves other frames alone", async () => {
+    // two sources bundled as the production build bundles them (esbuild, a source map beside)
+    const dir = await mkdtemp(path.join(tmpdir(), "profile-map-"));
+    try {
+      await writeFile(
+        path.join(dir, "events.ts"),
+        "export function submitLike(n: number): number {\n  return n * 2;\n}\n",
+      );
+      await writeFile(
+        path.join(dir, "entry.ts"),
+        'import { submitLike } from "./events";\nexport function serveLike(n: number) {\n  return submitLike(n) + 1;\n}\n',
+      );
+      await build({
+        entryPoints: [path.join(dir, "entry.ts")],
+        outfile: path.join(dir, "out", "bundle.js"),
+        bundle: true,
+        format: "esm",
+        platform: "node",
+        sourcemap: true,
+        logLevel: "silent",
+      });
+      const bundleFile = path.join(dir, "out", "bundle.js");
+      const lines = (await readFile(bundleFile, "utf8")).split("\n");
+      // where V8 puts a function's frame: the line and column of its `function` keyword (0-based)
+      const at = (name: string) => {
+        const line = lines.findIndex((text) => text.includes(`function ${name}(`));
+        return { lineNumber: line, columnNumber: lines[line]!.indexOf("function") };
+      };
+      const bundleUrl = pathToFileURL(bundleFile).href;
+      const mapped = withSourceFrames({
+        nodes: [
+          { id: 1, callFrame: frame("(root)", ""), children: [2] },
+          { id: 2, callFrame: { functionName: "serveLike", url: bundleUrl, ...at("serveLike") }, children: [3] },
+          { id: 3, callFrame: { functionName: "submitLike", url: bundleUrl, ...at("submitLike") }, children: [4] },
+          { id: 4, callFrame: frame("execute", `${ROOT}/node_modules/postgres/src/connection.js`) },
+        ],
+        samples: [3, 4],
+        timeDeltas: [5, 7],
+      });
+      const frames = mapped.nodes.map((node) => node.callFrame);
+      expect(frames[1]).toMatchObject({ url: pathToFileURL(path.join(dir, "entry.ts")).href, lineNumber: 1 });
+      expect(frames[2]).toMatchObject({ url: pathToFileURL(path.join(dir, "events.ts")).href, lineNumber: 0 });
+      expect(frames[3]!.url).toBe(`${ROOT}/node_modules/postgres/src/connection.js`);
+      expect(frames[0]!.url).toBe("");
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
