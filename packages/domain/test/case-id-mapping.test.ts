@@ -13,6 +13,7 @@ import {
   hashedAccountId,
   hashedAccountIdInStudy,
   participantIdsInStudy,
+  participantIdsOf,
   setCaseStudyGlobalSecret,
 } from "../src/participants/participant-ids";
 
@@ -159,5 +160,37 @@ describe("participant ids of a study created in studyflow", () => {
       expect(hashedAccountIdInStudy(study, ACCOUNT_ID)).toBe(hashedAccountId(STUDY_SECRET, ACCOUNT_ID));
     }
     setCaseStudyGlobalSecret(undefined);
+  });
+});
+
+describe("a participant's confidential id", () => {
+  afterEach(() => setCaseStudyGlobalSecret(undefined));
+
+  it("is derived when first read, as it was derived before, and then kept", () => {
+    const study = studyWith("sha256");
+    // known by its participant id, in a keyed CASE study before the global secret is set: the
+    // participant id needs no derivation, the confidential id does, and only reading it fails
+    const ids = participantIdsOf(study, "p1");
+    expect(ids.participantId).toBe("p1");
+    expect(() => ids.confidentialId).toThrow(CaseGlobalSecretMissing);
+    setCaseStudyGlobalSecret(GLOBAL_SECRET);
+    const expected = confidentialIdInStudy(study, "p1");
+    expect(ids.confidentialId).toBe(expected);
+    // kept: the first value read, whatever the global secret is afterwards
+    setCaseStudyGlobalSecret(`${GLOBAL_SECRET}x`);
+    expect(ids.confidentialId).toBe(expected);
+    // a copy carries the value, as a copy of the plain ids did
+    expect({ ...ids }).toEqual({ participantId: "p1", confidentialId: expected });
+    expect(JSON.parse(JSON.stringify(ids))).toEqual({ participantId: "p1", confidentialId: expected });
+  });
+
+  it("of a profile's participant is the method applied to its participant id, in either kind of study", () => {
+    setCaseStudyGlobalSecret(GLOBAL_SECRET);
+    for (const method of [STUDYFLOW_ID_MAPPING_METHOD, ...CASE_ID_MAPPING_METHODS] as IdMappingMethod[]) {
+      const study = studyWith(method);
+      const ids = participantIdsInStudy(study, PROFILE_ID);
+      expect(ids.confidentialId).toBe(confidentialIdInStudy(study, ids.participantId));
+      expect(participantIdsOf(study, ids.participantId).confidentialId).toBe(ids.confidentialId);
+    }
   });
 });

@@ -12,6 +12,7 @@ import { nowSeconds } from "../foundation/clock";
 import { persistEffects, persistReports } from "./persist-outcome";
 import { RulesRejectedEvent, failuresOf, recordRuleFailures, type RuleFailureRecord } from "./rule-failures";
 import { hasConfidentialItems, sendResponse, storeResponse, type ArrivedResponse } from "./store-response";
+import type { ParticipantIds } from "../participants/participant-ids";
 
 /** One participant event, on a participant row the caller has locked in its transaction. */
 export interface ParticipantEvent {
@@ -23,7 +24,8 @@ export interface ParticipantEvent {
   /** Applied to the rules' state before it is saved (MERGE: submissions of both participants). */
   settle?: (state: ParticipantState) => ParticipantState;
   /** SUBMIT: the response, stored with the new state and linked from the event's reports. */
-  response?: { stored: ArrivedResponse; confidentialId: string };
+  /** The response the event stores, and its participant's ids (the confidential id owns its confidential items). */
+  response?: { stored: ArrivedResponse; owner: ParticipantIds };
   /** Unix seconds written as modifiedAt; defaults to the context's clock. */
   at?: number;
 }
@@ -94,7 +96,7 @@ export async function applyEvent(tx: Executor, input: ParticipantEvent, ctx: Eve
   const [participant, responseId] = await settledTogether(
     saveParticipantState(tx, row, state, at),
     input.response
-      ? storeResponse(tx, study.key, input.response.stored, input.response.confidentialId, state.currentStudySession)
+      ? storeResponse(tx, study.key, input.response.stored, input.response.owner, state.currentStudySession)
       : Promise.resolve(null),
   );
   await persistReports(tx, { studyKey: study.key, eventType: event.type, responseId, reports: result.reports });

@@ -1,6 +1,6 @@
 import type { Database, Executor } from "@studyflow/db";
 import { Conflict, NotFound } from "../errors";
-import { confidentialIdInStudy } from "../participants/participant-ids";
+import { participantIdsOf } from "../participants/participant-ids";
 import { lockEventParticipant, type ParticipantRow } from "../participants/participant-repository";
 import { studyForEvent, type StudyRow } from "../studies/study-repository";
 import { applyEvent } from "./apply-event";
@@ -30,7 +30,7 @@ async function lockParticipantById(tx: Executor, study: StudyRow, participantId:
   if (row.studyStatus === "accountDeleted") {
     throw new Conflict(`participant "${participantId}" has status "accountDeleted" and takes no events`);
   }
-  return { row, confidentialId: confidentialIdInStudy(study, row.participantId) };
+  return { row, ids: participantIdsOf(study, row.participantId) };
 }
 
 /**
@@ -45,7 +45,7 @@ export async function raiseCustomEvent(
 ): Promise<{ participant: ParticipantRow; warnings: RuleFailureRecord[] }> {
   return inEventTransaction(db, ctx, async (tx, eventCtx) => {
     const study = await studyForEvent(tx, input.studyKey, eventCtx.cache);
-    const { row, confidentialId } =
+    const { row, ids } =
       "profileId" in input
         ? await lockProfileParticipant(tx, study, input.profileId)
         : await lockParticipantById(tx, study, input.participantId);
@@ -59,7 +59,10 @@ export async function raiseCustomEvent(
           studyKey: study.key,
           eventKey: input.eventKey,
           payload: input.payload,
-          participantIDForConfidentialResponses: confidentialId,
+          // derived only if a rule reads it
+          get participantIDForConfidentialResponses() {
+            return ids.confidentialId;
+          },
         },
       },
       eventCtx,

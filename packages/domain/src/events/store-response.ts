@@ -1,6 +1,7 @@
 import { and, eq } from "drizzle-orm";
 import type { SurveyResponse } from "@studyflow/engine";
 import { confidentialResponses, rawClientOf, type Executor } from "@studyflow/db";
+import type { ParticipantIds } from "../participants/participant-ids";
 
 /** A submitted response as the pipeline stores it: its id and arrival time are fixed by the server. */
 export type ArrivedResponse = SurveyResponse & { id: string; arrivedAt: number };
@@ -14,7 +15,7 @@ export async function storeResponse(
   tx: Executor,
   studyKey: string,
   response: ArrivedResponse,
-  confidentialId: string,
+  owner: Pick<ParticipantIds, "confidentialId">,
   session: string,
 ): Promise<string | null> {
   const items = response.responses ?? [];
@@ -22,6 +23,7 @@ export async function storeResponse(
   const open = items.filter((item) => !isConfidential(item));
 
   for (const item of confidential) {
+    const { confidentialId } = owner;
     const key = item.mapToKey || item.key;
     const { meta: _meta, ...withoutMeta } = item;
     if (item.confidentialMode !== "add") {

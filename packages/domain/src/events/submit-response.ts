@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { SurveyItemResponse } from "@studyflow/engine";
 import type { Database, Executor } from "@studyflow/db";
 import { Conflict, NotFound } from "../errors";
-import { confidentialIdInStudy, participantIdsInStudy } from "../participants/participant-ids";
+import { participantIdsInStudy, participantIdsOf, type ParticipantIds } from "../participants/participant-ids";
 import type { ParticipantRow } from "../participants/participant-repository";
 import { studyForEvent, type StudyRow } from "../studies/study-repository";
 import { lockEventParticipant } from "../participants/participant-repository";
@@ -67,7 +67,11 @@ const CLOSED_STATUSES = new Set(["accountDeleted", "temporary"]);
  * Locks the participant of a profile for an event of its own: it must exist (NotFound) and be
  * active (Conflict), as only an active participant acts in a study.
  */
-export async function lockProfileParticipant(tx: Executor, study: StudyRow, profileId: string) {
+export async function lockProfileParticipant(
+  tx: Executor,
+  study: StudyRow,
+  profileId: string,
+): Promise<{ row: ParticipantRow; ids: ParticipantIds }> {
   const ids = participantIdsInStudy(study, profileId);
   const row = await lockEventParticipant(
     tx,
@@ -78,7 +82,7 @@ export async function lockProfileParticipant(tx: Executor, study: StudyRow, prof
   if (row.studyStatus !== "active") {
     throw new Conflict(`participant is not active in study "${study.key}" (status "${row.studyStatus}")`);
   }
-  return { row, confidentialId: ids.confidentialId };
+  return { row, ids };
 }
 
 /**
@@ -93,7 +97,7 @@ async function lockTemporarySubmitter(tx: Executor, study: StudyRow, who: Tempor
   if (now - row.enteredAt > who.maxAgeSeconds) {
     throw new Conflict("temporary participant is too old to submit responses; register again");
   }
-  return { row, confidentialId: confidentialIdInStudy(study, row.participantId) };
+  return { row, ids: participantIdsOf(study, row.participantId) };
 }
 
 async function lockSubmitter(tx: Executor, study: StudyRow, who: SubmitResponseInput, now: number) {
@@ -108,7 +112,7 @@ async function lockSubmitter(tx: Executor, study: StudyRow, who: SubmitResponseI
   if (CLOSED_STATUSES.has(row.studyStatus)) {
     throw new Conflict(`participant "${who.participantId}" has status "${row.studyStatus}" and takes no responses`);
   }
-  return { row, confidentialId: confidentialIdInStudy(study, row.participantId) };
+  return { row, ids: participantIdsOf(study, row.participantId) };
 }
 
 /**
@@ -124,7 +128,7 @@ export async function submitResponse(
 ): Promise<SubmitResponseResult> {
   return inEventTransaction(db, ctx, async (tx, eventCtx) => {
     const study = await studyForEvent(tx, input.studyKey, eventCtx.cache);
-    const { row, confidentialId } = await lockSubmitter(tx, study, input, nowSeconds(ctx));
+    const { row, ids } = await lockSubmitter(tx, study, input, nowSeconds(ctx));
     const unknownVersion = await checkResponseVersion(tx, {
       studyKey: study.key,
       config: study.config,
@@ -149,8 +153,16 @@ export async function submitResponse(
       {
         study,
         row,
-        event: { type: "SUBMIT", studyKey: study.key, response, participantIDForConfidentialResponses: confidentialId },
-        response: { stored: response, confidentialId },
+        event: {
+          type: "SUBMIT",
+          studyKey: study.key,
+          response,
+          // derived only if a rule reads it
+          get participantIDForConfidentialResponses() {
+            return ids.confidentialId;
+          },
+        },
+        response: { stored: response, owner: ids },
         at: arrivedAt,
       },
       eventCtx,

@@ -78,7 +78,7 @@ async function storeExitSurvey(
     responses: response.responses ?? [],
     context: { ...response.context, submittedBy: SUBMITTED_BY_PARTICIPANT },
   };
-  await storeResponse(tx, study.key, arrived, confidentialId, row.currentStudySession);
+  await storeResponse(tx, study.key, arrived, { confidentialId }, row.currentStudySession);
 }
 
 /**

@@ -10,14 +10,29 @@ export function deriveId(studySecret: string, input: string): string {
 }
 
 export interface ParticipantIds {
-  participantId: string;
-  /** Owner id of confidential responses; derived once more so it differs from the participant id. */
-  confidentialId: string;
+  readonly participantId: string;
+  /**
+   * Owner id of confidential responses; derived once more so it differs from the participant id.
+   * Derived when first read, then kept: most callers want the participant id only, and an event
+   * needs this one only when it stores confidential items or a rule reads it.
+   */
+  readonly confidentialId: string;
+}
+
+/** The ids of a participant whose confidential id `derive` makes from the participant id, on first read. */
+function withConfidentialId(participantId: string, derive: (participantId: string) => string): ParticipantIds {
+  let confidentialId: string | undefined;
+  return {
+    participantId,
+    // an own accessor: a spread or JSON of the ids reads it, as it read the value before
+    get confidentialId() {
+      return (confidentialId ??= derive(participantId));
+    },
+  };
 }
 
 export function participantIdsForProfile(studySecret: string, profileId: string): ParticipantIds {
-  const participantId = deriveId(studySecret, profileId);
-  return { participantId, confidentialId: deriveId(studySecret, participantId) };
+  return withConfidentialId(deriveId(studySecret, profileId), (participantId) => deriveId(studySecret, participantId));
 }
 
 export function confidentialIdOf(studySecret: string, participantId: string): string {
@@ -108,8 +123,12 @@ function mapInStudy(study: StudyIdKeys, input: string): string {
  */
 export function participantIdsInStudy(study: StudyIdKeys, profileId: string): ParticipantIds {
   if (study.idMappingMethod === STUDYFLOW_ID_MAPPING_METHOD) return participantIdsForProfile(study.secret, profileId);
-  const participantId = mapInStudy(study, profileId);
-  return { participantId, confidentialId: mapInStudy(study, participantId) };
+  return participantIdsOf(study, mapInStudy(study, profileId));
+}
+
+/** The ids of a participant known by its participant id; its confidential id is derived on first read. */
+export function participantIdsOf(study: StudyIdKeys, participantId: string): ParticipantIds {
+  return withConfidentialId(participantId, (id) => mapInStudy(study, id));
 }
 
 export function confidentialIdInStudy(study: StudyIdKeys, participantId: string): string {

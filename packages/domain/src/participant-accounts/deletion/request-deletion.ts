@@ -156,7 +156,7 @@ async function storeExitSurveyResponse(
         responses: response.responses ?? [],
         context: { ...response.context, submittedBy: SUBMITTED_BY_PARTICIPANT },
       },
-      ids.confidentialId,
+      ids,
       participant.session,
     );
     stored.push(study.key);
