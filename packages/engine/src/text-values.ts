@@ -35,9 +35,36 @@ export interface JsonInputLimits {
 /**
  * The first problem of a JSON document received from outside (a request body, an uploaded
  * file), with its path under `where`: text PostgreSQL cannot store, in a key or a value, nesting
- * deeper than the limit, a number that is not finite. Walked without recursion.
+ * deeper than the limit, a number that is not finite. Nearly every document has none: it is walked
+ * once without building a path for each value (hasJsonInputProblem), and again, naming the path,
+ * only when that walk finds one.
  */
 export function jsonInputProblem(root: unknown, where: string, limits: JsonInputLimits): string | null {
+  return hasJsonInputProblem(root, 0, limits) ? firstJsonInputProblem(root, where, limits) : null;
+}
+
+/**
+ * Whether firstJsonInputProblem finds a problem in `value` at `depth`. It recurses at most
+ * `limits.maxDepth` levels: deeper nesting is itself the problem, found before descending.
+ */
+function hasJsonInputProblem(value: unknown, depth: number, limits: JsonInputLimits): boolean {
+  if (typeof value === "string") return unstorableIn(value) !== null;
+  if (typeof value === "number") return limits.finiteNumbers === true && !Number.isFinite(value);
+  if (value === null || typeof value !== "object") return false;
+  if (depth >= limits.maxDepth) return true;
+  if (Array.isArray(value)) {
+    for (const item of value as unknown[]) if (hasJsonInputProblem(item, depth + 1, limits)) return true;
+    return false;
+  }
+  const record = value as Record<string, unknown>;
+  for (const key of Object.keys(record)) {
+    if (unstorableIn(key) !== null || hasJsonInputProblem(record[key], depth + 1, limits)) return true;
+  }
+  return false;
+}
+
+/** jsonInputProblem's answer, found by a walk that names each value's path; without recursion. */
+function firstJsonInputProblem(root: unknown, where: string, limits: JsonInputLimits): string | null {
   const pending: Array<[value: unknown, path: string, depth: number]> = [[root, where, 0]];
   while (pending.length > 0) {
     const [value, path, depth] = pending.pop() as [unknown, string, number];
