@@ -55,9 +55,10 @@ interface ItemIssue {
 /**
  * Each way `value` is not a ResponseItem, worded as zod words it and in the order zod reports them,
  * with its path below the item. The nesting is walked here rather than by a recursive zod schema:
- * zod takes a recursive schema through its cycle memoizer at every level, which made up about two
- * thirds of a submitted response's validation (4.5–6.1 µs against 1.4–2.4 µs per parse of the
- * validation bench's response). A body is at most MAX_JSON_DEPTH deep by the time this runs.
+ * zod takes a recursive schema through its cycle memoizer at every level, which made up more than
+ * half of a submitted response's validation (1.8–3.2 µs per parse of the validation bench's
+ * response against 4.0–7.9 µs, docs/benchmarks.md). A body is at most MAX_JSON_DEPTH deep by the
+ * time this runs.
  */
 export function responseItemIssues(value: unknown): ItemIssue[] {
   return isResponseItem(value) ? [] : issuesOf(value, [], []);

@@ -23,8 +23,10 @@ export interface ParticipantEvent {
   preset?: Partial<ParticipantState>;
   /** Applied to the rules' state before it is saved (MERGE: submissions of both participants). */
   settle?: (state: ParticipantState) => ParticipantState;
-  /** SUBMIT: the response, stored with the new state and linked from the event's reports. */
-  /** The response the event stores, and its participant's ids (the confidential id owns its confidential items). */
+  /**
+   * SUBMIT: the response, stored with the new state and linked from the event's reports, and its
+   * participant's ids (the confidential id owns the response's confidential items).
+   */
   response?: { stored: ArrivedResponse; owner: ParticipantIds };
   /** Unix seconds written as modifiedAt; defaults to the context's clock. */
   at?: number;
