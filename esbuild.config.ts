@@ -212,7 +212,8 @@ export async function buildAll(
   return { entries, copied };
 }
 
-function processRuns(pid: number): boolean {
+/** Whether process `pid` still runs (one of another user's counts). */
+export function processRuns(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -32,20 +32,11 @@ function say(message: string): void {
   process.stdout.write(`[build] ${message}\n`);
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
 /**
  * Takes the build lock of `outDir`, waiting while a live process holds it; a lock left by a process
  * that is gone (killed mid-build) is taken over. Returns its release.
  */
-async function lock(outDir: string): Promise<() => void> {
+async function lock(outDir: string, isAlive: (pid: number) => boolean): Promise<() => void> {
   const key = createHash("sha256").update(outDir).digest("hex").slice(0, 16);
   const file = path.join(tmpdir(), `studyflow-build-${key}.lock`);
   const deadline = Date.now() + LOCK_TIMEOUT_MS;
@@ -91,7 +82,7 @@ async function main(): Promise<void> {
     say(`${shown} is up to date (${state.files} files checked in ${took} ms)`);
     return;
   }
-  const release = await lock(outDir);
+  const release = await lock(outDir, build.processRuns);
   try {
     // Whoever held the lock may have built it meanwhile.
     state = build.checkBuild(outDir, entries);

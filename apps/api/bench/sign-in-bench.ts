@@ -15,9 +15,9 @@
  * Targets (issue 25): sign-ins ≥ 0.85 × raw verifications/s; /healthz p99 < 20 ms under sign-ins.
  *
  *   npm run bench -w @studyflow/api            (part of `npm run bench`)
+ *   npx tsx bench/run-compiled.ts sign-in-bench   (alone; the runner sizes libuv's pool as the
+ *                                                  API's entry does, one thread per core)
  */
-// first, as in the API's entry: one libuv thread per core for the argon2 runs
-import "../src/thread-pool-config";
 import { Queue } from "bullmq";
 import { pino } from "pino";
 import { createDb, profiles, runMigrations, users } from "@studyflow/db";

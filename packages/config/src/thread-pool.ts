@@ -34,10 +34,10 @@ export function threadPoolSize(configured: number | undefined, cores = available
 }
 
 /**
- * For the API's entry, before it loads anything: parses UV_THREADPOOL_SIZE from `env`, the process's
- * environment (a bad value is a ConfigError, as any setting's), and sets there the size libuv will
- * read when its pool starts. The API's own configuration cannot do this: loading it starts the pool
- * (bullmq, among its imports, does).
+ * For the API's entry, before it loads the API: parses UV_THREADPOOL_SIZE from `env`, the process's
+ * environment as the API's config module reads it (a bad value is a ConfigError, as any setting's),
+ * and sets there the size libuv will read when its pool starts. The rest of the API's configuration
+ * is parsed later, by main.ts, whose imports start the pool (bullmq, among them, does).
  */
 export function sizeThreadPool(env: Record<string, string | undefined>): number {
   const size = threadPoolSize(parseEnv(z.object(threadPoolSettings), env).UV_THREADPOOL_SIZE);

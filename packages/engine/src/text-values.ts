@@ -64,7 +64,7 @@ function hasJsonInputProblem(value: unknown, depth: number, limits: JsonInputLim
 }
 
 /** jsonInputProblem's answer, found by a walk that names each value's path; without recursion. */
-function firstJsonInputProblem(root: unknown, where: string, limits: JsonInputLimits): string | null {
+export function firstJsonInputProblem(root: unknown, where: string, limits: JsonInputLimits): string | null {
   const pending: Array<[value: unknown, path: string, depth: number]> = [[root, where, 0]];
   while (pending.length > 0) {
     const [value, path, depth] = pending.pop() as [unknown, string, number];
