@@ -56,10 +56,11 @@ COPY --from=build /app/dist dist
 # Named volumes mounted here (task results, the demo seed's file) take this ownership on first use.
 RUN mkdir -p /data/results /data/demo && chown node:node /data/results /data/demo
 USER node
-# Stack traces point into the TypeScript sources; results go where the node user may write even
+# Stack traces point into the TypeScript sources, and V8's young generation is capped as
+# packages/config/src/young-generation.ts explains; results go where the node user may write even
 # when RESULT_DIR is not given (the default under /app is root's); the API's /metrics is on an
 # admin port of its own, not on the public PORT (not EXPOSEd: `docker run -P` must not publish it).
-ENV NODE_OPTIONS=--enable-source-maps RESULT_DIR=/data/results METRICS_PORT=9464
+ENV NODE_OPTIONS="--enable-source-maps --max-semi-space-size=16" RESULT_DIR=/data/results METRICS_PORT=9464
 EXPOSE 8080 8081
 # The API's liveness on PORT; compose gives the worker (HEALTH_PORT) its own and turns it off for
 # the one-shot services.

@@ -42,7 +42,14 @@ import path from "node:path";
 import { createInterface } from "node:readline";
 import { parseArgs, styleText } from "node:util";
 import { z } from "zod";
-import { loadConfigOrExit, milliseconds, parseEnv, threadPoolSettings, threadPoolSize } from "@studyflow/config";
+import {
+  loadConfigOrExit,
+  milliseconds,
+  parseEnv,
+  threadPoolSettings,
+  threadPoolSize,
+  withYoungGenerationCap,
+} from "@studyflow/config";
 
 /**
  * This script as node was given it: scripts/supervise.ts, or its bundle dist/supervise/index.js.
@@ -70,6 +77,8 @@ const schema = z.object({
   NO_COLOR: z.string().optional(),
   /** The API's libuv pool, passed on to it (see below); unset, one thread per core. */
   ...threadPoolSettings,
+  /** node's options for both apps, with V8's young generation capped unless they cap it (see below). */
+  NODE_OPTIONS: z.string().optional(),
 });
 
 const STOP_MARGIN_MS = 5_000;
@@ -129,10 +138,15 @@ if (options.watch && COMPILED) {
 const stopTimeoutMs = config.SUPERVISOR_STOP_TIMEOUT_MS ?? config.SHUTDOWN_TIMEOUT_MS + STOP_MARGIN_MS;
 
 // The children write into pipes, so they would turn their colours off; keep them when ours are on.
-const childEnv: NodeJS.ProcessEnv =
-  config.FORCE_COLOR === undefined && config.NO_COLOR === undefined && process.stdout.hasColors?.()
-    ? { ...process.env, FORCE_COLOR: "1" }
-    : process.env;
+// Both apps cap V8's young generation (packages/config/src/young-generation.ts), as the image's
+// NODE_OPTIONS does: left to V8 it grows with the machine's memory during start-up and stays.
+const childEnv: NodeJS.ProcessEnv = {
+  ...process.env,
+  ...(config.FORCE_COLOR === undefined && config.NO_COLOR === undefined && process.stdout.hasColors?.()
+    ? { FORCE_COLOR: "1" }
+    : {}),
+  NODE_OPTIONS: withYoungGenerationCap(config.NODE_OPTIONS),
+};
 
 // A closed terminal (SIGHUP) makes writes fail: the stop must still be seen through.
 process.stdout.on("error", () => undefined);

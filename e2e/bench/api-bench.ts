@@ -35,6 +35,7 @@ import autocannon from "autocannon";
 import postgres from "postgres";
 import { createBenchDatabase } from "./bench-database";
 import { processArgs, processKind } from "./compiled";
+import { withYoungGenerationCap } from "@studyflow/config";
 import { createDb, runMigrations } from "@studyflow/db";
 import { freePort } from "@studyflow/testkit";
 import { countSyscalls, describeSyscalls, type SyscallCounts } from "./api-bench-syscalls";
@@ -225,6 +226,8 @@ async function startServer(mode: Mode, databaseUrl = url, poolSize = 10): Promis
     env: {
       ...process.env,
       NODE_ENV: "production",
+      // as the image and npm start run the API (the bare endpoint alike)
+      NODE_OPTIONS: withYoungGenerationCap(process.env.NODE_OPTIONS),
       PORT: String(port),
       DATABASE_URL: databaseUrl,
       DATABASE_POOL_SIZE: String(poolSize),

@@ -6,6 +6,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFile, writeFile } from "node:fs/promises";
+import { withYoungGenerationCap } from "@studyflow/config";
 import { freePort } from "@studyflow/testkit";
 import { processArgs } from "./compiled";
 
@@ -60,6 +61,8 @@ export async function startWorkerProcesses(options: WorkerProcessOptions): Promi
       env: {
         ...process.env,
         NODE_ENV: "production",
+        // as the image and npm start run the worker
+        NODE_OPTIONS: withYoungGenerationCap(process.env.NODE_OPTIONS),
         DATABASE_URL: options.databaseUrl,
         REDIS_URL: options.redisUrl,
         QUEUE_PREFIX: options.queuePrefix,

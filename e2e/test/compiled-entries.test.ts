@@ -24,6 +24,7 @@ import {
 import { ENTRIES, LOADED_ENTRIES, METAFILE, OUT_DIR, entriesOf, type EntryName } from "../../esbuild.config";
 import { freePort } from "./fault-harness";
 import { expectedThreadPool, libuvPoolThreads } from "./thread-pool-probe";
+import { CAPPED_NEW_SPACE_BYTES, newSpaceBytes } from "./young-generation-probe";
 import {
   DEMO_COMPOSE_FILES,
   DEMO_ENV_FILE,
@@ -338,7 +339,10 @@ describe("the compiled entries", () => {
       expect((await fetch(`http://127.0.0.1:${port}/metrics`)).status).toBe(404);
       const metrics = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
       expect(metrics.status).toBe(200);
-      expect(await metrics.text()).toContain("studyflow_http_requests_total");
+      const metricsText = await metrics.text();
+      expect(metricsText).toContain("studyflow_http_requests_total");
+      // the image's NODE_OPTIONS cap V8's young generation, which start-up would otherwise grow
+      expect(newSpaceBytes(metricsText)).toBeLessThanOrEqual(CAPPED_NEW_SPACE_BYTES);
 
       // The compose healthcheck, aimed at this port, and the image's, which reads PORT.
       const [program = "", ...args] = healthcheckArgs("api");

@@ -277,14 +277,13 @@ export function instructionsOf(stage: Stage): Instruction[] {
   return [...(stage.base ? instructionsOf(stage.base) : []), ...stage.instructions];
 }
 
-/** The variables a stage's ENV instructions set (`ENV A=1 B=2`; no quoting used here). */
+/** The variables a stage's ENV instructions set (`ENV A=1 B="two words"`; double quotes, no escapes). */
 export function envOf(instructions: Instruction[]): Record<string, string> {
   const env: Record<string, string> = {};
   for (const { keyword, args } of instructions) {
     if (keyword !== "ENV") continue;
-    for (const pair of args.trim().split(/\s+/)) {
-      const at = pair.indexOf("=");
-      if (at > 0) env[pair.slice(0, at)] = pair.slice(at + 1);
+    for (const [, name, quoted, bare] of args.matchAll(/([A-Za-z_][A-Za-z0-9_]*)=(?:"([^"\\]*)"|(\S*))/g)) {
+      env[name!] = quoted ?? bare ?? "";
     }
   }
   return env;

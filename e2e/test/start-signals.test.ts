@@ -14,6 +14,7 @@ import { fileURLToPath } from "node:url";
 import { stripVTControlCharacters } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
 import { expectedThreadPool, libuvPoolThreads } from "./thread-pool-probe";
+import { CAPPED_NEW_SPACE_BYTES, newSpaceBytes } from "./young-generation-probe";
 import {
   createTestDatabase,
   createTestRedis,
@@ -203,6 +204,8 @@ async function setUp(extra: Record<string, string> = {}): Promise<Setup> {
   delete env.FORCE_COLOR;
   // the API sizes its libuv pool itself unless this is set
   delete env.UV_THREADPOOL_SIZE;
+  // the supervisor adds the young generation's cap to node's options unless they set one
+  delete env.NODE_OPTIONS;
   return { env, apiPort, healthPort };
 }
 
@@ -277,6 +280,12 @@ describe("the supervisor", () => {
     // one libuv thread per core: under --import tsx the pool has started before the API's own
     // setting, so this is the supervisor's
     expect(await libuvPoolThreads(setup.apiPort, api.pid)).toBe(expectedThreadPool());
+    // both apps cap V8's young generation, which their start-up would otherwise grow
+    for (const port of [setup.apiPort, setup.healthPort]) {
+      const metrics = await fetch(`http://127.0.0.1:${port}/metrics`);
+      expect(metrics.status, `/metrics on ${port}`).toBe(200);
+      expect(newSpaceBytes(await metrics.text()), `/metrics on ${port}`).toBeLessThanOrEqual(CAPPED_NEW_SPACE_BYTES);
+    }
 
     // At once (one restart period, not two): a crash, the API killed outright; and a SIGTERM to
     // the worker alone, which is not a stop of the whole: it shuts down and is started again.

@@ -13,7 +13,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { sizeThreadPool } from "@studyflow/config";
+import { sizeThreadPool, withYoungGenerationCap } from "@studyflow/config";
 import { buildForBench } from "../../../esbuild.config";
 
 const bench = process.argv[2] ?? "";
@@ -24,6 +24,8 @@ if (!/^[a-z-]+$/.test(bench) || !existsSync(source)) {
 }
 const env = { ...process.env };
 sizeThreadPool(env);
+// V8's young generation as the image and npm start cap it for the API
+env.NODE_OPTIONS = withYoungGenerationCap(env.NODE_OPTIONS);
 let script: string[];
 if (env.BENCH_SOURCES === "tsx") {
   script = ["--import", "tsx", source];

@@ -7,6 +7,7 @@ import { DEV_MANAGEMENT_JWT_SECRET, DEV_MANAGEMENT_SECRETS_KEY, DEV_PARTICIPANT_
 export * from "./parse-env";
 export * from "./published-secrets";
 export * from "./thread-pool";
+export * from "./young-generation";
 
 const isProduction = (env: Record<string, string | undefined>) => env.NODE_ENV === "production";
 
