@@ -2,6 +2,7 @@ export type {
   ExportFormatter,
   ExportResponse,
   BatchCounts,
+  ByteSink,
   FormattedBatch,
   IncludeMeta,
   ResponseExportFormat,

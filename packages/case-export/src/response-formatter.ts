@@ -31,6 +31,8 @@ import type { ExportResponse, ResponseExportOptions, ResponseFormatter, SurveyVe
 const FIXED_COLUMNS = ["ID", "participantID", "version", "opened", "submitted", "arrived"] as const;
 const ACCOUNT_ID_COLUMN = "accountID";
 const MAIN_PROFILE_COLUMN = "mainProfile";
+/** "\n" as a byte, for the long format's byte writer. */
+const NEWLINE = 0x0a;
 const DEFAULT_CONTEXT_COLUMNS = ["language", "engineVersion", "session"] as const;
 
 const enum Meta {
@@ -394,17 +396,40 @@ export function createResponseFormatter(
     const header = [...plan.fixedColumns, ...plan.contextColumns, "responseSlot", "value"].map(csv).join(",") + "\n";
     const responseNames = plan.responseColumns.map((c) => "," + csv(c) + ",");
     const metaNames = plan.metaColumns.map((c) => "," + csv(c) + ",");
-    return csvFormatter(header, (r, mismatch) => {
-      if (row.fill(r)) mismatch();
-      const prefix = prefixOf();
-      let text = "";
-      for (let j = 0; j < responseNames.length; j++)
-        text +=
-          prefix + responseNames[j]! + entered(withoutNewlines(cellText(row.slots[plan.responseSlots[j]!]!))) + "\n";
-      for (let j = 0; j < metaNames.length; j++)
-        text += prefix + metaNames[j]! + entered(cellText(row.slots[plan.metaSlots[j]!]!)) + "\n";
-      return text;
-    });
+    // A line's value: a response slot's without line breaks, a meta slot's as it is.
+    const responseValue = (j: number) => entered(withoutNewlines(cellText(row.slots[plan.responseSlots[j]!]!)));
+    const metaValue = (j: number) => entered(cellText(row.slots[plan.metaSlots[j]!]!));
+    const encoder = new TextEncoder();
+    const responseNameBytes = responseNames.map((name) => encoder.encode(name));
+    const metaNameBytes = metaNames.map((name) => encoder.encode(name));
+    const lines = responseNames.length + metaNames.length;
+    return csvFormatter(
+      header,
+      (r, mismatch) => {
+        if (row.fill(r)) mismatch();
+        const prefix = prefixOf();
+        let text = "";
+        for (let j = 0; j < responseNames.length; j++) text += prefix + responseNames[j]! + responseValue(j) + "\n";
+        for (let j = 0; j < metaNames.length; j++) text += prefix + metaNames[j]! + metaValue(j) + "\n";
+        return text;
+      },
+      // The same lines: the response's leading cells are encoded once and copied onto each line.
+      (r, mismatch, out) => {
+        if (row.fill(r)) mismatch();
+        if (lines === 0) return;
+        const prefixStart = out.length;
+        out.text(prefixOf());
+        const prefixEnd = out.length;
+        for (let j = 0; j < lines; j++) {
+          if (j > 0) out.again(prefixStart, prefixEnd);
+          const response = j < responseNames.length;
+          const k = response ? j : j - responseNames.length;
+          out.bytes(response ? responseNameBytes[k]! : metaNameBytes[k]!);
+          out.text(response ? responseValue(k) : metaValue(k));
+          out.byte(NEWLINE);
+        }
+      },
+    );
   }
 
   const header =

@@ -70,6 +70,24 @@ export interface ExportResponse {
 /** Receives a batch's text piece by piece, in order (ExportFormatter.write). */
 export type TextSink = (piece: string) => void;
 
+/**
+ * UTF-8 output a formatter writes into directly (ExportFormatter.writeBytes): text it encodes as it
+ * goes, bytes it encoded once (a column's name), and again bytes it has just written (the long
+ * format repeats a response's leading cells on each of its lines).
+ */
+export interface ByteSink {
+  /** Bytes written so far: where the next write starts, an offset for `again`. */
+  readonly length: number;
+  /** Appends `piece` as UTF-8. */
+  text(piece: string): void;
+  /** Appends `bytes`. */
+  bytes(bytes: Uint8Array): void;
+  /** Appends one byte. */
+  byte(value: number): void;
+  /** Appends again the bytes written from offset `from` up to `to`. */
+  again(from: number, to: number): void;
+}
+
 /** What a batch wrote besides its text. */
 export type BatchCounts = Omit<FormattedBatch, "text">;
 
@@ -107,6 +125,12 @@ export interface ExportFormatter<Row> {
    * an exporter encodes each piece as it comes, never building the batch's text as one string.
    */
   write(batch: readonly Row[], leadingSeparator: boolean, sink: TextSink): BatchCounts;
+  /**
+   * Where a format has it: the same text as `write`, as UTF-8 written into `out`. The long CSV has
+   * it: a response's lines share their first cells, which are then encoded once, and no line is
+   * built as a string.
+   */
+  readonly writeBytes?: (batch: readonly Row[], leadingSeparator: boolean, out: ByteSink) => BatchCounts;
   /**
    * Everything after the last row (JSON closing; "" for CSV). `wroteRows` matters only where CASE's
    * empty file differs from a file whose rows were all removed (indented JSON). @defaultValue true

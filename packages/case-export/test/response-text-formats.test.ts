@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   createResponseFormatter,
+  type ByteSink,
   type ExportResponse,
   type ResponseExportOptions,
   type SurveyVersionInput,
@@ -98,4 +99,76 @@ describe("a response given as its JSON text", () => {
       formatter.format([response({ responses: { key: "intake.Q1" } as unknown as unknown[] })], false),
     ).toThrow(TypeError);
   });
+});
+
+/** The plainest ByteSink: every byte pushed onto an array, `again` copied one by one. */
+class ArraySink implements ByteSink {
+  readonly out: number[] = [];
+  private readonly encoder = new TextEncoder();
+  get length(): number {
+    return this.out.length;
+  }
+  text(piece: string): void {
+    for (const byte of this.encoder.encode(piece)) this.out.push(byte);
+  }
+  bytes(bytes: Uint8Array): void {
+    for (const byte of bytes) this.out.push(byte);
+  }
+  byte(value: number): void {
+    this.out.push(value);
+  }
+  again(from: number, to: number): void {
+    for (let i = from; i < to; i++) this.out.push(this.out[i]!);
+  }
+}
+
+describe("a batch written as bytes (writeBytes)", () => {
+  it("the long CSV has it, the other formats write text only", () => {
+    const base = { questionOptionSep: "-", shortKeys: false, extraContextColumns: [], accountColumns: false };
+    const meta = { position: false, initTimes: false, displayedTimes: false, responsedTimes: false };
+    const formatterOf = (format: ResponseExportOptions["format"]) =>
+      createResponseFormatter("intake", [intake], { ...base, format, includeMeta: meta, now: 1 });
+    expect(formatterOf("long").writeBytes).toBeTypeOf("function");
+    expect(formatterOf("wide").writeBytes).toBeUndefined();
+    expect(formatterOf("json").writeBytes).toBeUndefined();
+  });
+
+  for (const survey of SURVEYS) {
+    it(`gives the UTF-8 of the batch's text, counts included, for every option (${survey.key}, long)`, () => {
+      const keys = [...keysIn(survey.answers), "zz", "0"];
+      fc.assert(
+        fc.property(fc.integer(), optionsArbitrary, fc.boolean(), (seed, options, plain) => {
+          const rnd = randomSource(seed);
+          const rows: ExportResponse[] = [];
+          const count = Math.floor(rnd() * 5);
+          for (let i = 0; i < count; i++) {
+            const text = jsonText(mutatedSubmission(survey.answers, rnd, keys), rnd, plain);
+            rows.push(
+              response({
+                id: `r${i} "é"`,
+                key: survey.key,
+                versionId: survey.versionIds[Math.floor(rnd() * survey.versionIds.length)]!,
+                arrivedAt: 1_695_000_000 + Math.floor(rnd() * 20_000_000),
+                // parsed documents and their text alike
+                responses: rnd() < 0.5 ? text : (JSON.parse(text) as unknown[]),
+                context: { language: "en", platform: '=cmd, "ü"', session: "s\n1" },
+                account: { accountId: "acc", mainProfile: rnd() < 0.5 },
+              }),
+            );
+          }
+          const formatter = createResponseFormatter(survey.key, survey.versions, { ...options, format: "long" });
+          const following = rnd() < 0.5;
+          const { text, ...counts } = formatter.format(rows, following);
+          const sink = new ArraySink();
+          // after bytes written before, as a batch follows earlier ones in the exporter's buffer
+          sink.text("earlier, 東京\n");
+          const before = sink.length;
+          expect(formatter.writeBytes!(rows, following, sink)).toEqual(counts);
+          // as UTF-8 (a lone surrogate in an answer is written as U+FFFD either way)
+          expect(Buffer.from(sink.out.slice(before)).toString("utf8")).toBe(Buffer.from(text, "utf8").toString("utf8"));
+        }),
+        { numRuns: 150 },
+      );
+    });
+  }
 });

@@ -90,4 +90,30 @@ describe("a batch's text encoded piece by piece", () => {
     text.write(emoji);
     expect(text.written.toString("utf8")).toBe("a".repeat(1023) + emoji);
   });
+
+  it("as a ByteSink: text (short ASCII, short with other characters, long), bytes, a byte and bytes again", () => {
+    const expected: Buffer[] = [];
+    for (const capacity of [undefined, 1, 1024]) {
+      const text = new Utf8Text(capacity);
+      expected.length = 0;
+      const add = (bytes: Buffer) => expected.push(bytes);
+      for (let i = 0; i < 2000; i++) {
+        const start = text.length;
+        const pieces = [`${i},`, i % 5 === 0 ? "ab€c" : "abc", i % 9 === 0 ? "x".repeat(40) + "é" : "", "ü"];
+        for (const piece of pieces) {
+          text.text(piece);
+          add(Buffer.from(piece, "utf8"));
+        }
+        text.bytes(new TextEncoder().encode(",name,"));
+        add(Buffer.from(",name,"));
+        text.byte(0x0a);
+        add(Buffer.from("\n"));
+        const end = text.length;
+        text.again(start, end);
+        add(Buffer.concat(expected).subarray(start, end));
+      }
+      expect(text.written.equals(Buffer.concat(expected))).toBe(true);
+      expect(text.length).toBe(Buffer.concat(expected).length);
+    }
+  });
 });

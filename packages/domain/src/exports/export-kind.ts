@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import type { SQL } from "drizzle-orm";
-import type { BatchCounts, ExportFormatter } from "@studyflow/case-export";
+import type { BatchCounts, ByteSink, ExportFormatter } from "@studyflow/case-export";
 import { storedFiles, type Executor } from "@studyflow/db";
 import type { BatchTally, TaskKindDefinition } from "../tasks/task-kind";
 import { FOOTER_PART, HEADER_PART, separatorPart, type FileStore, type StoredFileRow } from "../files/file-store";
@@ -11,6 +11,9 @@ import { EXPORT_BATCH_SIZE, EXPORT_CHUNK_SIZE } from "./export-tuning";
 /** Rows formatted together while a batch streams in (sliceFormatter). */
 export const FORMAT_SLICE = 64;
 
+/** Pieces up to this many UTF-16 units are tried as ASCII by a loop here, not a call into Buffer.write. */
+const SHORT_PIECE = 24;
+
 /**
  * Text written as UTF-8 into one buffer, piece by piece, the buffer doubling when a piece may not
  * fit. A batch's text is never one string: a long CSV batch is 4 MB made of some 120,000
@@ -18,34 +21,81 @@ export const FORMAT_SLICE = 64;
  * formatting it did. A record's text is encoded while it is small and new. One buffer serves a
  * chunk's batches one after the other (`reset`): a buffer of its own per batch, outside V8's heap,
  * made the collector run its full collections more often.
+ *
+ * It is also the ByteSink a formatter with `writeBytes` writes into (the long CSV): a short piece
+ * that is all ASCII (most cells) is copied by a loop, without a call into Buffer.write, and bytes
+ * written before are copied again within the buffer.
  */
-export class Utf8Text {
-  private bytes: Buffer;
-  private length = 0;
+export class Utf8Text implements ByteSink {
+  private buffer: Buffer;
+  private used = 0;
 
   constructor(capacity = 64 * 1024) {
-    this.bytes = Buffer.allocUnsafe(Math.max(1024, capacity));
+    this.buffer = Buffer.allocUnsafe(Math.max(1024, capacity));
   }
 
-  readonly write = (piece: string): void => {
-    // a UTF-16 code unit is at most 3 bytes of UTF-8
-    const needed = this.length + piece.length * 3;
-    if (needed > this.bytes.length) {
-      const grown = Buffer.allocUnsafe(Math.max(needed, this.bytes.length * 2));
-      this.bytes.copy(grown, 0, 0, this.length);
-      this.bytes = grown;
+  /** Room for `more` bytes after those written. */
+  private reserve(more: number): Buffer {
+    const needed = this.used + more;
+    if (needed > this.buffer.length) {
+      const grown = Buffer.allocUnsafe(Math.max(needed, this.buffer.length * 2));
+      this.buffer.copy(grown, 0, 0, this.used);
+      this.buffer = grown;
     }
-    this.length += this.bytes.write(piece, this.length, "utf8");
-  };
+    return this.buffer;
+  }
+
+  /** `text` as a function of its own (a formatter's TextSink). */
+  readonly write = (piece: string): void => this.text(piece);
+
+  get length(): number {
+    return this.used;
+  }
+
+  text(piece: string): void {
+    const units = piece.length;
+    if (units === 0) return;
+    // a UTF-16 code unit is at most 3 bytes of UTF-8
+    const buffer = this.reserve(units * 3);
+    if (units <= SHORT_PIECE) {
+      const at = this.used;
+      let i = 0;
+      for (; i < units; i++) {
+        const unit = piece.charCodeAt(i);
+        if (unit >= 0x80) break;
+        buffer[at + i] = unit;
+      }
+      if (i === units) {
+        this.used += units;
+        return;
+      }
+      // not all ASCII: the whole piece again, over what the loop wrote
+    }
+    this.used += buffer.write(piece, this.used, "utf8");
+  }
+
+  bytes(bytes: Uint8Array): void {
+    this.reserve(bytes.length).set(bytes, this.used);
+    this.used += bytes.length;
+  }
+
+  byte(value: number): void {
+    this.reserve(1)[this.used++] = value;
+  }
+
+  again(from: number, to: number): void {
+    this.reserve(to - from).copyWithin(this.used, from, to);
+    this.used += to - from;
+  }
 
   /** The bytes written since the last reset: a view of the buffer, valid until the next reset. */
   get written(): Buffer {
-    return this.bytes.subarray(0, this.length);
+    return this.buffer.subarray(0, this.used);
   }
 
   /** Starts over, keeping the buffer. */
   reset(): void {
-    this.length = 0;
+    this.used = 0;
   }
 }
 
@@ -62,7 +112,8 @@ export interface FormattedBytes extends BatchCounts {
  * (a response's JSON text is a few KB) is then garbage before the next slice arrives. Held until
  * the whole batch was formatted, a batch's rows outlived the young generation's collections, each
  * of which copied them again, and the read-ahead batch beside them doubled that. Each record's
- * text is encoded into `text` (reset first) as the formatter writes it.
+ * text is encoded into `text` (reset first) as the formatter writes it, or written there as bytes by a
+ * formatter that has `writeBytes`.
  */
 export function sliceFormatter<Row>(
   formatter: ExportFormatter<Row>,
@@ -75,7 +126,10 @@ export function sliceFormatter<Row>(
   const counts: BatchCounts = { rows: 0, mismatches: 0 };
   const flush = () => {
     if (pending.length === 0) return;
-    const written = formatter.write(pending, leadingSeparator || counts.rows > 0, text.write);
+    const following = leadingSeparator || counts.rows > 0;
+    const written = formatter.writeBytes
+      ? formatter.writeBytes(pending, following, text)
+      : formatter.write(pending, following, text.write);
     counts.rows += written.rows;
     counts.mismatches += written.mismatches;
     pending = [];
