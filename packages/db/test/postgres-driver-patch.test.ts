@@ -119,6 +119,22 @@ describe("the postgres.js patch", () => {
     expect(original.outcome?.between).toEqual({ hung: 3000 });
   });
 
+  it("a statement a transaction sends after losing its connection fails alone; the query waiting for that connection gets its answer", async () => {
+    const patched = await scenario("statement-after-transaction-lost", INSTALLED, database.url);
+    expect(patched.exitCode, patched.stderr).toBe(0);
+    expect(patched.outcome).toEqual({
+      lost: { error: "CONNECTION_CLOSED" },
+      late: { error: "CONNECTION_CLOSED" },
+      waiting: { ok: 42 },
+    });
+
+    // 3.4.9 writes the statement to the connection being reopened for the waiting query, whose
+    // socket is not there yet: it throws from the timer and the process dies
+    const original = await scenario("statement-after-transaction-lost", unpatched, database.url);
+    expect(original.exitCode).not.toBe(0);
+    expect(original.stderr).toMatch(/at Immediate\.nextWrite/);
+  });
+
   it("a terminated backend's error is not handed to the first query of the next connection", async () => {
     const patched = await scenario("error-before-close", INSTALLED, database.url);
     expect(patched.exitCode, patched.stderr).toBe(0);

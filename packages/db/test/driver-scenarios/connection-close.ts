@@ -166,6 +166,43 @@ const scenarios: Record<string, () => Promise<Record<string, Settled>>> = {
     const after = await within(settle(sql`select n from copied`), 3000);
     return { refused, accepted, after };
   },
+
+  /**
+   * A transaction's connection closes while the transaction's own code runs, and another query
+   * waits for the pool's only connection: the pool starts connecting again for that query at once.
+   * The transaction's code then sends its next statement (as its ROLLBACK does). That statement
+   * belongs to no connection any more: it must fail by itself, and the waiting query must get its
+   * own answer. Sent to the reconnecting connection, it fails the waiting query with it, or, once
+   * the new socket is open, runs outside any transaction and takes the waiting query's answer.
+   */
+  async "statement-after-transaction-lost"() {
+    await sql`select 1`;
+    let release!: () => void;
+    const paused = new Promise<void>((resolve) => (release = resolve));
+    let late: Promise<Settled> = Promise.resolve({});
+    const transaction = settle(
+      sql.begin(async (tx) => {
+        await tx`select 1`;
+        await paused;
+        late = within(settle(tx`select 1 from generate_series(1, 3)`), 3000);
+        await late;
+        return [];
+      }),
+    );
+    const waiting = within(
+      sql`select 42 as answer`.then(
+        (rows) => ({ ok: Number(rows[0]?.answer) }),
+        (error: { code?: string; message: string }) => ({ error: error.code ?? error.message }),
+      ),
+      3000,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    newest().destroy();
+    const lost = await within(transaction, 3000);
+    release();
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    return { lost, late: await late, waiting: await waiting };
+  },
 };
 
 const run = scenarios[scenario];
