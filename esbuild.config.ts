@@ -1,7 +1,8 @@
 /**
  * The production build (`npm run build`): every process entry compiled to one ES module under
- * dist/, with the workspace packages (@studyflow/*, TypeScript sources) inlined and every other
- * package left as an import from node_modules, which the image installs with `npm ci --omit=dev`.
+ * dist/, with the workspace packages (@studyflow/*, TypeScript sources) and INLINED_PACKAGES inlined
+ * and every other package left as an import from node_modules, which the image installs with
+ * `npm ci --omit=dev`.
  * The Dockerfile runs the output with plain `node`; e2e/test/compose-check.test.ts checks both.
  *
  * esbuild directly rather than tsup or tsdown: their current releases need Node 22.18+, and the
@@ -77,12 +78,43 @@ export const entryOutput = (name: EntryName, outDir = OUT_DIR): string => `${out
 /** Build facts the compose check reads: which packages each bundle imports from node_modules. */
 export const METAFILE = "metafile.json";
 
-/** Workspace packages are inlined; anything else imported by name stays external. */
+/**
+ * Packages from node_modules the build inlines as it inlines the workspace's: plain JavaScript
+ * spread over hundreds of small ES modules, each of which Node would resolve (reading package.json
+ * files on the way), load and compile at every start. drizzle-orm took 0.55-0.65 s of each
+ * process's start on a 2-core machine, zod and the OpenAPI packages 0.1-0.2 s more (docs/benchmarks.md,
+ * "Start-up"). Inlined, esbuild keeps only what the code reaches.
+ *
+ * No package that stays external may load one of these itself: it would load its own copy from
+ * node_modules beside the inlined one, and zod's or drizzle's objects would meet a second copy of
+ * their classes. e2e/test/compiled-entries.test.ts imports every external package to check. hono
+ * stays external for that reason (@hono/node-server, bull-board and the API reference load it),
+ * and jose (openid-client does). yaml stays external as a CommonJS package that requires Node's
+ * modules by name, which an ES module bundle cannot.
+ */
+export const INLINED_PACKAGES: readonly string[] = [
+  "drizzle-orm",
+  "zod",
+  "@hono/zod-openapi",
+  "@hono/zod-validator",
+  "@asteasolutions/zod-to-openapi",
+  "openapi3-ts",
+];
+
+/** The package a bare import names: `@scope/name/sub` → `@scope/name`, `name/sub` → `name`. */
+export function packageOfSpecifier(specifier: string): string {
+  const parts = specifier.split("/");
+  return specifier.startsWith("@") ? parts.slice(0, 2).join("/") : (parts[0] ?? specifier);
+}
+
+/** Workspace packages and INLINED_PACKAGES are inlined; anything else imported by name stays external. */
 const externalPackages: Plugin = {
   name: "external-packages",
   setup(context) {
+    const inlined = new Set(INLINED_PACKAGES);
     context.onResolve({ filter: /^[^./]/ }, (args) => {
       if (args.kind === "entry-point" || args.path.startsWith("@studyflow/")) return undefined;
+      if (inlined.has(packageOfSpecifier(args.path))) return undefined;
       return { path: args.path, external: true };
     });
   },

@@ -21,7 +21,15 @@ import {
   testRedisUrl,
   uniqueQueuePrefix,
 } from "@studyflow/testkit";
-import { ENTRIES, LOADED_ENTRIES, METAFILE, OUT_DIR, entriesOf, type EntryName } from "../../esbuild.config";
+import {
+  ENTRIES,
+  INLINED_PACKAGES,
+  LOADED_ENTRIES,
+  METAFILE,
+  OUT_DIR,
+  entriesOf,
+  type EntryName,
+} from "../../esbuild.config";
 import { freePort } from "./fault-harness";
 import { expectedThreadPool, libuvPoolThreads } from "./thread-pool-probe";
 import { CAPPED_NEW_SPACE_BYTES, newSpaceBytes } from "./young-generation-probe";
@@ -36,6 +44,7 @@ import {
   loadDockerfile,
   instructionsOf,
   packageOf,
+  packagesLoadedBy,
   readEnvFile,
   serviceCommand,
   serviceEnv,
@@ -188,6 +197,36 @@ describe("the compiled entries", () => {
         // devOptional packages (typescript) are removed from the image.
         expect(locked?.devOptional ?? false, `${entryPoint} imports ${specifier}: dev or optional only`).toBe(false);
       }
+    }
+  });
+
+  it("inlines INLINED_PACKAGES, which no bundle imports and no package it imports depends on", () => {
+    const metafile = JSON.parse(readFileSync(path.join(outDir, METAFILE), "utf8")) as {
+      inputs: Record<string, unknown>;
+      outputs: Record<string, { entryPoint?: string; imports: { path: string; external?: boolean }[] }>;
+    };
+    const inlined = new Set(INLINED_PACKAGES);
+    const external = new Set<string>();
+    for (const { entryPoint, imports } of Object.values(metafile.outputs)) {
+      for (const { path: specifier } of imports.filter((entry) => entry.external && !isBuiltin(entry.path))) {
+        expect(inlined.has(packageOf(specifier)), `${entryPoint} imports ${specifier} from node_modules`).toBe(false);
+        external.add(specifier);
+      }
+    }
+    // inlined for real: their modules are inputs of the build (drizzle's query builder, zod's core)
+    const inputs = Object.keys(metafile.inputs);
+    for (const name of ["drizzle-orm", "zod"])
+      expect(
+        inputs.some((input) => input.startsWith(`node_modules/${name}/`)),
+        name,
+      ).toBe(true);
+    // an external package that loaded an inlined one would bring a second copy of it
+    for (const [specifier, packages] of Object.entries(packagesLoadedBy([...external], REPO_ROOT))) {
+      expect(packages, `${specifier} loads`).toContain(packageOf(specifier));
+      expect(
+        packages.filter((name) => inlined.has(name)),
+        `${specifier} loads an inlined package itself`,
+      ).toEqual([]);
     }
   });
 

@@ -2,12 +2,13 @@
  * Reading docker-compose.yml and the Dockerfile the way Docker would, for the checks that hold
  * them to the code without a Docker engine (compose-check.test.ts, compiled-entries.test.ts).
  */
+import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parse } from "yaml";
-import { ENTRIES, entryOutput, type EntryName } from "../../esbuild.config";
+import { ENTRIES, entryOutput, packageOfSpecifier, type EntryName } from "../../esbuild.config";
 
 export const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -356,7 +357,42 @@ export function workspaces(): Workspace[] {
 }
 
 /** The package a bare import names: `@scope/name/sub` → `@scope/name`, `name/sub` → `name`. */
-export function packageOf(specifier: string): string {
-  const parts = specifier.split("/");
-  return specifier.startsWith("@") ? parts.slice(0, 2).join("/") : (parts[0] ?? specifier);
+export const packageOf = packageOfSpecifier;
+
+/** Run by packagesLoadedBy: imports each argument, printing the node_modules packages every import loaded. */
+const LOADED_PACKAGES_SCRIPT = `
+import { registerHooks } from "node:module";
+let loaded = new Set();
+registerHooks({
+  resolve(specifier, context, next) {
+    const result = next(specifier, context);
+    const inside = result.url.split("/node_modules/").at(-1);
+    if (inside !== result.url) {
+      const [scope, name] = inside.split("/");
+      loaded.add(scope.startsWith("@") ? scope + "/" + name : scope);
+    }
+    return result;
+  },
+});
+const found = {};
+for (const specifier of process.argv.slice(1)) {
+  loaded = new Set();
+  await import(specifier);
+  found[specifier] = [...loaded].sort();
+}
+process.stdout.write(JSON.stringify(found));
+`;
+
+/**
+ * The packages of node_modules that importing each of `specifiers` loads, as Node resolves them
+ * from `cwd`: the package itself and every module it imports as it loads, in a process of its own.
+ * A specifier imported before another counts only the packages it loaded first.
+ */
+export function packagesLoadedBy(specifiers: string[], cwd: string): Record<string, string[]> {
+  const run = spawnSync(process.execPath, ["--input-type=module", "-e", LOADED_PACKAGES_SCRIPT, ...specifiers], {
+    cwd,
+    encoding: "utf8",
+  });
+  if (run.status !== 0) throw new Error(`importing ${specifiers.join(", ")} failed: ${run.stderr}`);
+  return JSON.parse(run.stdout) as Record<string, string[]>;
 }

@@ -23,7 +23,15 @@ import {
   testRedisUrl,
   uniqueQueuePrefix,
 } from "@studyflow/testkit";
-import { MANIFEST, OUT_DIR, START_ENTRIES, checkBuild, entriesOf, writeManifest } from "../../esbuild.config";
+import {
+  INLINED_PACKAGES,
+  MANIFEST,
+  OUT_DIR,
+  START_ENTRIES,
+  checkBuild,
+  entriesOf,
+  writeManifest,
+} from "../../esbuild.config";
 
 const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -142,7 +150,8 @@ describe("checkBuild: whether a build still matches what it was made from", () =
 describe("scripts/ensure-build.ts", () => {
   // A copy of what the build reads, so that edits elsewhere in the checkout do not reach it and the
   // test can edit a source. Outside node_modules (Node strips types only elsewhere), with a
-  // node_modules of its own: esbuild from the repository's, @studyflow/* linked to the copy.
+  // node_modules of its own: esbuild and the inlined packages from the repository's, @studyflow/*
+  // linked to the copy.
   let copyRoot = "";
   let outDir = "";
   const ensureBuild = async () => {
@@ -162,7 +171,11 @@ describe("scripts/ensure-build.ts", () => {
     copyRoot = await mkdtemp(path.join(tmpdir(), "sf-start-build-"));
     outDir = path.join(copyRoot, OUT_DIR);
     await mkdir(path.join(copyRoot, "node_modules"));
-    await symlink(path.join(REPO_ROOT, "node_modules", "esbuild"), path.join(copyRoot, "node_modules", "esbuild"));
+    // esbuild, and the packages the build inlines (it reads them as it reads the sources)
+    for (const name of ["esbuild", ...INLINED_PACKAGES]) {
+      await mkdir(path.join(copyRoot, "node_modules", path.dirname(name)), { recursive: true });
+      await symlink(path.join(REPO_ROOT, "node_modules", name), path.join(copyRoot, "node_modules", name));
+    }
     for (const file of ["esbuild.config.ts", "package.json", "package-lock.json", "tsconfig.json"]) {
       await cp(path.join(REPO_ROOT, file), path.join(copyRoot, file));
     }
