@@ -1,9 +1,5 @@
-import { createBullBoard } from "@bull-board/api";
-import { BullMQAdapter } from "@bull-board/api/bullMQAdapter";
-import { HonoAdapter } from "@bull-board/hono";
-import { serveStatic } from "@hono/node-server/serve-static";
 import type { Queue } from "bullmq";
-import type { Hono } from "hono";
+import { Hono, type Context } from "hono";
 import { basicAuth } from "hono/basic-auth";
 import type { Logger } from "pino";
 import { MAINTENANCE_QUEUE, OUTBOX_QUEUE, TASKS_QUEUE, TIMER_QUEUE } from "@studyflow/queue";
@@ -45,8 +41,18 @@ export const QUEUE_DESCRIPTIONS: Readonly<Record<string, string>> = {
   [TIMER_QUEUE]: "study timer scans: each records the ticks that fell due and queues them as timer-tick jobs",
 };
 
-/** Mounts the queue dashboard for `queues` at DASHBOARD_PATH, every page and API call behind basic auth. */
-export function mountDashboard(app: Hono, queues: Queue[], credentials: DashboardCredentials): void {
+/**
+ * The dashboard's own app, its routes under DASHBOARD_PATH. bull-board is loaded here, not with
+ * the worker: its modules took about 0.2 s of the worker's start on a 2-core machine, for a page an
+ * operator opens now and then (docs/benchmarks.md, "Start-up").
+ */
+async function loadBoard(queues: Queue[]): Promise<Hono> {
+  const [{ createBullBoard }, { BullMQAdapter }, { HonoAdapter }, { serveStatic }] = await Promise.all([
+    import("@bull-board/api"),
+    import("@bull-board/api/bullMQAdapter"),
+    import("@bull-board/hono"),
+    import("@hono/node-server/serve-static"),
+  ]);
   const board = new HonoAdapter(serveStatic);
   createBullBoard({
     queues: queues.map((queue) => new BullMQAdapter(queue, { description: QUEUE_DESCRIPTIONS[queue.name] ?? "" })),
@@ -55,13 +61,33 @@ export function mountDashboard(app: Hono, queues: Queue[], credentials: Dashboar
   });
   // The UI builds its asset and API URLs from the base path, so it must match the mount point.
   board.setBasePath(DASHBOARD_PATH);
+  const app = new Hono();
+  app.route(DASHBOARD_PATH, board.registerPlugin());
+  app.notFound((c) => c.json({ error: "not found" }, 404));
+  return app;
+}
 
+/**
+ * Mounts the queue dashboard for `queues` at DASHBOARD_PATH, every page and API call behind basic
+ * auth. The board is built at the first request that passes the guard.
+ */
+export function mountDashboard(app: Hono, queues: Queue[], credentials: DashboardCredentials): void {
   const guard = basicAuth({
     username: credentials.user,
     password: credentials.password,
     realm: "studyflow queue dashboard",
   });
+  let board: Promise<Hono> | undefined;
+  const serve = (c: Context) => {
+    // a load that failed is tried again by the next request
+    board ??= loadBoard(queues).catch((error: unknown) => {
+      board = undefined;
+      throw error;
+    });
+    return board.then((loaded) => loaded.fetch(c.req.raw, c.env));
+  };
   app.use(DASHBOARD_PATH, guard);
   app.use(`${DASHBOARD_PATH}/*`, guard);
-  app.route(DASHBOARD_PATH, board.registerPlugin());
+  app.all(DASHBOARD_PATH, serve);
+  app.all(`${DASHBOARD_PATH}/*`, serve);
 }
