@@ -1,6 +1,5 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 
 /**
@@ -59,6 +58,9 @@ export async function loadExternalServicesFile(file: string): Promise<ExternalSe
   } catch (error) {
     throw new ExternalServicesConfigError(`cannot read external services file ${file}: ${(error as Error).message}`);
   }
+  // yaml is loaded here, for a deployment that has such a file: it took 50-80 ms of every API and
+  // worker start on a 2-core machine (docs/benchmarks.md, "Start-up")
+  const { parse: parseYaml } = await import("yaml");
   let parsed: unknown;
   try {
     parsed = parseYaml(text);
