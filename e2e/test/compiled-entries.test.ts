@@ -133,6 +133,12 @@ describe("the compiled entries", () => {
   /** A compose command's file (`dist/api/index.js`), in this test's build. */
   const compiled = (file: string) => path.join(buildRoot, file);
   const entryFile = (name: EntryName) => path.join(outDir, `${name}.js`);
+  /** What esbuild recorded of this test's build: its input files, and each output's imports. */
+  const readMetafile = () =>
+    JSON.parse(readFileSync(path.join(outDir, METAFILE), "utf8")) as {
+      inputs: Record<string, unknown>;
+      outputs: Record<string, { entryPoint?: string; imports: { path: string; external?: boolean }[] }>;
+    };
   const redisPrefixes: string[] = [];
   const cleanups: (() => Promise<unknown>)[] = [];
 
@@ -178,9 +184,7 @@ describe("the compiled entries", () => {
   });
 
   it("imports from node_modules only packages `npm ci --omit=dev` installs at the top level", () => {
-    const metafile = JSON.parse(readFileSync(path.join(outDir, METAFILE), "utf8")) as {
-      outputs: Record<string, { entryPoint?: string; imports: { path: string; external?: boolean }[] }>;
-    };
+    const metafile = readMetafile();
     const lock = JSON.parse(readFileSync(path.join(REPO_ROOT, "package-lock.json"), "utf8")) as {
       packages: Record<string, { dev?: boolean; devOptional?: boolean }>;
     };
@@ -200,11 +204,8 @@ describe("the compiled entries", () => {
     }
   });
 
-  it("inlines INLINED_PACKAGES, which no bundle imports and no package it imports depends on", () => {
-    const metafile = JSON.parse(readFileSync(path.join(outDir, METAFILE), "utf8")) as {
-      inputs: Record<string, unknown>;
-      outputs: Record<string, { entryPoint?: string; imports: { path: string; external?: boolean }[] }>;
-    };
+  it("inlines INLINED_PACKAGES, which no bundle imports and no package it imports loads", () => {
+    const metafile = readMetafile();
     const inlined = new Set(INLINED_PACKAGES);
     const external = new Set<string>();
     for (const { entryPoint, imports } of Object.values(metafile.outputs)) {

@@ -386,7 +386,7 @@ process.stdout.write(JSON.stringify(found));
 /**
  * The packages of node_modules that importing each of `specifiers` loads, as Node resolves them
  * from `cwd`: the package itself and every module it imports as it loads, in a process of its own.
- * A specifier imported before another counts only the packages it loaded first.
+ * A package is listed under the first specifier that loaded it only.
  */
 export function packagesLoadedBy(specifiers: string[], cwd: string): Record<string, string[]> {
   const run = spawnSync(process.execPath, ["--input-type=module", "-e", LOADED_PACKAGES_SCRIPT, ...specifiers], {
