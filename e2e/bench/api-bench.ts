@@ -45,6 +45,7 @@ import { attributeSamples, attributionTable, readCpuProfile } from "./cpu-profil
 import { mintManagementToken, mintParticipantToken } from "@studyflow/domain/access";
 import { participantIdsForProfile } from "@studyflow/domain/participants";
 import { createStudy, grantPermission, setStudyRules } from "@studyflow/domain/study-setup";
+import { recordBenchFigure } from "@studyflow/testkit/bench-summary";
 
 const { values: args } = parseArgs({
   options: {
@@ -608,6 +609,17 @@ async function main() {
             `${fixed(ratio, 2)} | ${pick(ours, "p50")} / ${pick(theirs, "p50")} | ${pick(ours, "p99")} / ${pick(theirs, "p99")} | ` +
             `${fixed(p99Ratio, 2)} | ${trips} | ${cpu("server")} | ${cpu("database")} |`,
         );
+        // issue 37 sets 0.9 × the bare endpoint for submit; the other scenarios inform
+        const targeted = scenario.name === "submit";
+        recordBenchFigure({
+          bench: "api",
+          figure: `${scenario.name} × ${scenario.against}, ${connections} connections (${ROUNDS} rounds of ${DURATION} s)`,
+          target: targeted ? "≥ 0.9" : "",
+          result:
+            `${fixed(ratio, 2)} (${fixed(pick(ours, "rps"))} against ${fixed(pick(theirs, "rps"))} req/s; ` +
+            `round trips ${trips}, server CPU µs ${cpu("server")})`,
+          ...(targeted ? { met: ratio >= 0.9 } : {}),
+        });
       }
     }
   } finally {
