@@ -10,8 +10,8 @@
  *   npm run bench -- --cases tenth          any other argument goes to every workspace's bench, as
  *                                           before this script (e2e's run-actions bench reads it)
  *
- * The table is also written beside the raw figures, as bench-summary-<time>.md in the system's
- * temporary directory, so a long run's result survives a closed terminal. The exit status is the
+ * The table is also saved as bench-summary-<time>.md in the system's temporary directory, so a
+ * long run's result survives a closed terminal (the recorded figures themselves are removed). The exit status is the
  * benches' (non-zero when any bench failed), whatever the figures.
  */
 import { spawn } from "node:child_process";

@@ -42,7 +42,7 @@ import { confidentialIdOf } from "@studyflow/domain/participants";
 import { createStudy, grantPermission } from "@studyflow/domain/study-setup";
 import { applyRules, compileRules, type Expression } from "@studyflow/engine";
 import { TASKS_QUEUE, createRedisConnection } from "@studyflow/queue";
-import { recordBenchFigure } from "@studyflow/testkit/bench-summary";
+import { atLeast, recordBenchFigure } from "@studyflow/testkit/bench-summary";
 import { createApp } from "@studyflow/api";
 import { loadConfig } from "@studyflow/api/config";
 import { measureCpu, type CpuSpan } from "./process-cpu";
@@ -584,18 +584,18 @@ async function main() {
           `  (b) in the engine         ${fmt(engine.rate).padStart(10)} participants/s   (BULK_WRITES_IN_DATABASE=off, b/c = ${(engine.rate / c.rate).toFixed(2)}×, b/c2 = ${(engine.rate / c2.rate).toFixed(2)}×)`,
         );
       }
+      const measured = `${kind === "tenth" ? "10 %" : "every participant"} changes`;
       const participants = `${fmt(N)} participants${REPEAT > 1 ? `, median of ${REPEAT} rounds` : ""}`;
       recordBenchFigure({
         bench: "run-actions",
-        figure: `${kind === "tenth" ? "10 %" : "every participant"} changes, b/c (${participants})`,
-        // issue 37 sets the target on the 10 % case; the all-change case is judged against c2 there
-        target: kind === "tenth" ? "≥ 0.8" : "",
+        figure: `${measured}, b/c (${participants})`,
         result: `${versusC.toFixed(2)} (${fmt(b.rate)} against ${fmt(c.rate)} participants/s)`,
-        ...(kind === "tenth" ? { met: versusC >= 0.8 } : {}),
+        // issue 37 sets the target on the 10 % case; the all-change case is judged against c2 there
+        ...(kind === "tenth" ? atLeast(versusC, 0.8) : { target: "" }),
       });
       recordBenchFigure({
         bench: "run-actions",
-        figure: `${kind === "tenth" ? "10 %" : "every participant"} changes, b/c2 (${participants})`,
+        figure: `${measured}, b/c2 (${participants})`,
         target: "",
         result: `${versusC2.toFixed(2)} (against ${fmt(c2.rate)} participants/s on two connections)`,
       });

@@ -24,7 +24,7 @@ import { createDb, profiles, runMigrations, users } from "@studyflow/db";
 import { systemClock } from "@studyflow/domain/foundation";
 import { PASSWORD_HASH_PARAMETERS, hashPassword, verifyPassword } from "@studyflow/domain/participant-accounts";
 import { TASKS_QUEUE, createRedisConnection } from "@studyflow/queue";
-import { recordBenchFigure } from "@studyflow/testkit/bench-summary";
+import { atLeast, recordBenchFigure } from "@studyflow/testkit/bench-summary";
 import { createApp } from "../src/app";
 import { loadConfig } from "../src/config";
 import { createBenchDatabase } from "./bench-database";
@@ -153,19 +153,18 @@ try {
   console.log("|---|---|---|");
   console.log(`| raw argon2id verifications/s | ${rawMedian.toFixed(1)} | (baseline) |`);
   console.log(`| POST /v1/auth/login sign-ins/s | ${signInMedian.toFixed(1)} | |`);
-  console.log(`| ratio sign-ins / raw verifications | ${(signInMedian / rawMedian).toFixed(2)} | ≥ 0.85 |`);
-  console.log(
-    `| GET /healthz during sign-ins: p50 / p99 / max ms (${health.length} probes) | ` +
-      `${percentile(health, 50).toFixed(2)} / ${percentile(health, 99).toFixed(2)} / ${Math.max(...health).toFixed(2)} | p99 < 20 |`,
-  );
   const ratio = signInMedian / rawMedian;
   const p99 = percentile(health, 99);
+  console.log(`| ratio sign-ins / raw verifications | ${ratio.toFixed(2)} | ≥ 0.85 |`);
+  console.log(
+    `| GET /healthz during sign-ins: p50 / p99 / max ms (${health.length} probes) | ` +
+      `${percentile(health, 50).toFixed(2)} / ${p99.toFixed(2)} / ${Math.max(...health).toFixed(2)} | p99 < 20 |`,
+  );
   recordBenchFigure({
     bench: "sign-in",
     figure: `sign-ins × raw argon2id verifications, concurrency ${CONCURRENCY} (${ROUNDS} rounds)`,
-    target: "≥ 0.85",
     result: `${ratio.toFixed(2)} (${signInMedian.toFixed(1)} against ${rawMedian.toFixed(1)} per second)`,
-    met: ratio >= 0.85,
+    ...atLeast(ratio, 0.85),
   });
   recordBenchFigure({
     bench: "sign-in",

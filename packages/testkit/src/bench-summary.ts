@@ -24,6 +24,11 @@ export interface BenchFigure {
   met?: boolean;
 }
 
+/** A target of at least `bound` (a ratio to a floor) and whether `value` met it, for a BenchFigure. */
+export function atLeast(value: number, bound: number): Pick<BenchFigure, "target" | "met"> {
+  return { target: `≥ ${bound}`, met: value >= bound };
+}
+
 /** Appends `figure` to the summary file when BENCH_SUMMARY_FILE names one; else does nothing. */
 export function recordBenchFigure(figure: BenchFigure, env: NodeJS.ProcessEnv = process.env): void {
   const file = env[BENCH_SUMMARY_ENV];

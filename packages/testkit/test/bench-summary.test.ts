@@ -4,6 +4,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   BENCH_SUMMARY_ENV,
+  atLeast,
   benchSummaryTable,
   readBenchFigures,
   recordBenchFigure,
@@ -79,6 +80,12 @@ describe("bench summary", () => {
       "| export | json × COPY at 100,000 responses |  | (not measured) | 0.85 | (not measured) |  |",
     );
     expect(lines.at(-1)).toBe("0 of 2 figures with a target met in every run.");
+  });
+
+  it("words an at-least target from the bound it checks, met at the bound itself", () => {
+    expect(atLeast(0.8, 0.8)).toEqual({ target: "≥ 0.8", met: true });
+    expect(atLeast(0.79, 0.8)).toEqual({ target: "≥ 0.8", met: false });
+    expect(atLeast(1.2, 0.85)).toEqual({ target: "≥ 0.85", met: true });
   });
 
   it("keeps a cell's pipes and line breaks out of the table's structure", () => {
