@@ -106,8 +106,19 @@ describe("periodic work runs on cluster-wide BullMQ job schedulers", () => {
     );
 
     const mail = { smtpUrl: "smtp://127.0.0.1:1", from: "studyflow <x@studyflow.test>", pollIntervalMs: 60_000 };
+    // A stored file's creation time is the database's (today), years before the replicas' clock:
+    // with the default 90 days, the export file would be past retention the moment it exists, and
+    // removed whenever the first round of remove-expired-exports ran after the task (a slow machine).
+    // Ten years keeps it; the round itself still runs once.
+    const exportRetention = { taskExportDays: 30, dailyExportDays: 3_650 };
     const replicas = [1, 2].map(() =>
-      harness.start({ maintenance: true, mail, clock: () => now, temporaryParticipantRetentionSeconds: 7 * DAY }),
+      harness.start({
+        maintenance: true,
+        mail,
+        clock: () => now,
+        temporaryParticipantRetentionSeconds: 7 * DAY,
+        exportRetention,
+      }),
     );
     await Promise.all(replicas.map((replica) => replica.schedulesReady));
 
