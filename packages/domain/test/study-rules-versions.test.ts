@@ -4,6 +4,7 @@ import { auditLog, studyRules } from "@studyflow/db";
 import { loadCurrentRules } from "@studyflow/domain/rules";
 import { deleteRulesVersion } from "@studyflow/domain/study-config";
 import { createStudy, setStudyRules } from "@studyflow/domain/study-setup";
+import { rulesVersionHandlesTimer } from "@studyflow/domain/timer";
 import { call, createTestDatabase, onEvent, str, type TestDatabase } from "@studyflow/testkit";
 
 const rulesSetting = (value: string) => [onEvent("CUSTOM", call("UPDATE_FLAG", str("v"), str(value)))];
@@ -68,5 +69,48 @@ describe("rules version numbers (storeRules)", () => {
       ["a", "b", "c", "d"].map((value) => setStudyRules(database.db, "flu", rulesSetting(value), "carol")),
     );
     expect([...versions].sort((a, b) => a - b)).toEqual([5, 6, 7, 8]);
+  });
+});
+
+describe("compiled rules kept by the process (one per stored rules row)", () => {
+  let first: TestDatabase;
+  let second: TestDatabase;
+  beforeAll(async () => {
+    [first, second] = await Promise.all([createTestDatabase(), createTestDatabase()]);
+    for (const { db } of [first, second]) await createStudy(db, { key: "flu" });
+  });
+  afterAll(async () => {
+    await Promise.all([first?.drop(), second?.drop()]);
+  });
+
+  const currentRulesJson = async (database: TestDatabase) =>
+    JSON.stringify((await loadCurrentRules(database.db, "flu"))?.compiled.rules);
+
+  it("two databases with the same study key and version each get their own rules", async () => {
+    expect(await setStudyRules(first.db, "flu", rulesSetting("first"), "alice")).toBe(1);
+    expect(
+      await setStudyRules(second.db, "flu", [onEvent("TIMER", call("UPDATE_FLAG", str("v"), str("second")))], "bob"),
+    ).toBe(1);
+    expect(await currentRulesJson(first)).toContain('"first"');
+    expect(await currentRulesJson(second)).toContain('"second"');
+    expect(await currentRulesJson(first)).toContain('"first"');
+    expect(await rulesVersionHandlesTimer(first.db, "flu", 1)).toBe(false);
+    expect(await rulesVersionHandlesTimer(second.db, "flu", 1)).toBe(true);
+    expect(await rulesVersionHandlesTimer(first.db, "flu", 1)).toBe(false);
+  });
+
+  it("a version number stored again by another row (a restored dump) is compiled afresh", async () => {
+    expect(await currentRulesJson(first)).toContain('"first"');
+    expect(await rulesVersionHandlesTimer(first.db, "flu", 1)).toBe(false);
+    // What a restore of an older dump does under a running process: the same key and version, other rules.
+    await first.db.delete(studyRules).where(eq(studyRules.studyKey, "flu"));
+    await first.db.insert(studyRules).values({
+      studyKey: "flu",
+      version: 1,
+      rules: [onEvent("TIMER", call("UPDATE_FLAG", str("v"), str("restored")))],
+      uploadedBy: "restore",
+    });
+    expect(await currentRulesJson(first)).toContain('"restored"');
+    expect(await rulesVersionHandlesTimer(first.db, "flu", 1)).toBe(true);
   });
 });

@@ -1,4 +1,4 @@
-import { and, eq, inArray, sql } from "drizzle-orm";
+import { and, desc, eq, inArray, sql } from "drizzle-orm";
 import { compileRules, type CompiledRuleSet } from "@studyflow/engine";
 import { auditLog, studyRules, type Executor } from "@studyflow/db";
 import { recordAudit } from "../foundation/audit";
@@ -10,12 +10,24 @@ export interface CurrentRules {
 }
 
 /**
- * Compiled rule sets by study and version. A version is immutable once stored, so an entry
- * never goes stale; only the lookup of the current version number hits the database per event.
+ * Compiled rule sets by stored row: study, version and the id of the transaction that stored it
+ * (`xmin`, unique across the PostgreSQL cluster). A stored version is never changed, so an entry
+ * never goes stale; only the lookup of the current version hits the database per event. The
+ * transaction id keeps apart rows that share a study key and version but are not the same rules:
+ * a database restored from a dump or imported afresh while the process runs, or two databases
+ * served by one process (the test suite's files, which share worker processes).
  */
 const compiledCache = new Map<string, CompiledRuleSet>();
 /** Bounds memory when a process serves many studies: oldest entries go first. */
 const CACHE_LIMIT = 256;
+
+/** The transaction that stored a study_rules row (see compiledCache). */
+export const storedRowId = sql<string>`${studyRules}.xmin::text`;
+
+/** Names one stored rules row for the caches of compiled or inspected rules (see compiledCache). */
+export function storedRulesKey(studyKey: string, version: number, storedRowId: string): string {
+  return `${studyKey}\u0000${version}\u0000${storedRowId}`;
+}
 
 function remember(key: string, compiled: CompiledRuleSet) {
   if (compiledCache.size >= CACHE_LIMIT) {
@@ -41,12 +53,14 @@ export async function loadCurrentRules(
 
 async function loadStoredRules(db: Executor, studyKey: string): Promise<CurrentRules | null> {
   const [latest] = await db
-    .select({ version: sql<number | null>`max(${studyRules.version})` })
+    .select({ version: studyRules.version, stored: storedRowId })
     .from(studyRules)
-    .where(eq(studyRules.studyKey, studyKey));
-  const version = latest?.version;
-  if (version === null || version === undefined) return null;
-  const cacheKey = `${studyKey}\u0000${version}`;
+    .where(eq(studyRules.studyKey, studyKey))
+    .orderBy(desc(studyRules.version))
+    .limit(1);
+  if (!latest) return null;
+  const { version } = latest;
+  const cacheKey = storedRulesKey(studyKey, version, latest.stored);
   const cached = compiledCache.get(cacheKey);
   if (cached) return { version, compiled: cached };
   const [stored] = await db

@@ -2,6 +2,7 @@ import { and, desc, eq, inArray, sql } from "drizzle-orm";
 import { rulesHandleEvent } from "@studyflow/engine";
 import { studyRules, tasks, type Database, type Executor, type TimerTickInput } from "@studyflow/db";
 import { lockStudyBulkTasks, skipReason } from "../task-pipeline/plan-task";
+import { storedRowId, storedRulesKey } from "../rules/study-rules";
 import { Invalid } from "../errors";
 import { decodePageCursor, encodePageCursor, invalidCursor, type Page } from "../study-config/page-cursor";
 import { getStudy } from "../studies/study-repository";
@@ -10,7 +11,7 @@ import { countEligibleParticipants } from "../tasks/task-service";
 import { currentSlot, type TimerSchedule } from "./timer-schedule";
 
 /**
- * Whether rules version `version` of a study handles TIMER, by study and version. A version never
+ * Whether a stored rules version handles TIMER, by stored row (storedRulesKey). A version never
  * changes once stored, so an entry never goes stale; the scan asks once a minute for every study.
  */
 const handlesTimerCache = new Map<string, boolean>();
@@ -18,14 +19,13 @@ const HANDLES_CACHE_LIMIT = 1_024;
 
 /** Whether the study's rules version handles TIMER (engine's rulesHandleEvent); false when it does not exist. */
 export async function rulesVersionHandlesTimer(db: Executor, studyKey: string, version: number): Promise<boolean> {
-  const cacheKey = `${studyKey}\u0000${version}`;
+  const ofVersion = and(eq(studyRules.studyKey, studyKey), eq(studyRules.version, version));
+  const [row] = await db.select({ stored: storedRowId }).from(studyRules).where(ofVersion).limit(1);
+  if (!row) return false;
+  const cacheKey = storedRulesKey(studyKey, version, row.stored);
   const cached = handlesTimerCache.get(cacheKey);
   if (cached !== undefined) return cached;
-  const [stored] = await db
-    .select({ rules: studyRules.rules })
-    .from(studyRules)
-    .where(and(eq(studyRules.studyKey, studyKey), eq(studyRules.version, version)))
-    .limit(1);
+  const [stored] = await db.select({ rules: studyRules.rules }).from(studyRules).where(ofVersion).limit(1);
   if (!stored) return false;
   const handles = rulesHandleEvent(stored.rules, "TIMER");
   if (handlesTimerCache.size >= HANDLES_CACHE_LIMIT) handlesTimerCache.clear();
