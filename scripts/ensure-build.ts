@@ -13,7 +13,8 @@
  * its process), and whoever waited checks again. A process still running from dist/ keeps the code
  * it loaded; a restart of one of its apps during a rebuild fails and is retried by its supervisor.
  *
- * `node scripts/ensure-build.ts [--outdir <dir>]`: dist/ by default.
+ * `node scripts/ensure-build.ts [--outdir <dir>] [--quiet]`: dist/ by default. The operator CLI's
+ * scripts (`npm run cli`, `demo`, `demo:seed`) run it quietly before `node dist/cli/main.js`.
  */
 import { createHash } from "node:crypto";
 import { closeSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
@@ -28,8 +29,15 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 /** How long a start waits for another's build before giving up. */
 const LOCK_TIMEOUT_MS = 5 * 60_000;
 
-function say(message: string): void {
-  process.stdout.write(`[build] ${message}\n`);
+/**
+ * `--quiet` (the CLI's scripts, whose stdout is the command's answer): nothing when dist/ is up to
+ * date, and what a build says goes to stderr.
+ */
+let quiet = false;
+
+function say(message: string, whenUpToDate = false): void {
+  if (!quiet) process.stdout.write(`[build] ${message}\n`);
+  else if (!whenUpToDate) process.stderr.write(`[build] ${message}\n`);
 }
 
 /**
@@ -69,7 +77,8 @@ async function lock(outDir: string, isAlive: (pid: number) => boolean): Promise<
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { outdir: { type: "string" } } });
+  const { values } = parseArgs({ options: { outdir: { type: "string" }, quiet: { type: "boolean" } } });
+  quiet = values.quiet === true;
   const build = (await import(pathToFileURL(path.join(ROOT, "esbuild.config.ts")).href)) as typeof BuildModule;
   const outDir = path.resolve(values.outdir ?? path.join(ROOT, build.OUT_DIR));
   const shown = path.relative(process.cwd(), outDir) || ".";
@@ -79,7 +88,7 @@ async function main(): Promise<void> {
   let state = build.checkBuild(outDir, entries);
   if (state.fresh) {
     const took = (performance.now() - checkStarted).toFixed(0);
-    say(`${shown} is up to date (${state.files} files checked in ${took} ms)`);
+    say(`${shown} is up to date (${state.files} files checked in ${took} ms)`, true);
     return;
   }
   const release = await lock(outDir, build.processRuns);
@@ -87,7 +96,7 @@ async function main(): Promise<void> {
     // Whoever held the lock may have built it meanwhile.
     state = build.checkBuild(outDir, entries);
     if (state.fresh) {
-      say(`${shown} was built meanwhile`);
+      say(`${shown} was built meanwhile`, true);
       return;
     }
     say(`building ${shown}: ${state.reason}`);

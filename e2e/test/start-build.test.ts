@@ -154,15 +154,20 @@ describe("scripts/ensure-build.ts", () => {
   // linked to the copy.
   let copyRoot = "";
   let outDir = "";
-  const ensureBuild = async () => {
+  const runEnsureBuild = async (...args: string[]) => {
     const { NODE_OPTIONS: _options, ...env } = process.env;
-    const child = spawn(process.execPath, ["scripts/ensure-build.ts"], { cwd: copyRoot, env, stdio: "pipe" });
-    let output = "";
-    child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
-    child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
+    const child = spawn(process.execPath, ["scripts/ensure-build.ts", ...args], { cwd: copyRoot, env, stdio: "pipe" });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
     const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
-    expect(code, output).toBe(0);
-    return output;
+    expect(code, stdout + stderr).toBe(0);
+    return { stdout, stderr };
+  };
+  const ensureBuild = async () => {
+    const { stdout, stderr } = await runEnsureBuild();
+    return stdout + stderr;
   };
   const bundleTime = async () => (await stat(path.join(outDir, "api", "index.js"))).mtimeMs;
   const upToDate = /^\[build\] dist is up to date \(\d+ files checked in \d+ ms\)$/m;
@@ -225,6 +230,56 @@ describe("scripts/ensure-build.ts", () => {
     await writeFile(path.join(copyRoot, "packages", "db", "migrations", "9999_more.sql"), "select 1;\n");
     expect(await ensureBuild()).toContain("[build] building dist: packages/db/migrations has other files");
     expect(existsSync(path.join(outDir, "migrations", "9999_more.sql"))).toBe(true);
+  }, 120_000);
+
+  it("--quiet (the CLI's scripts) says nothing when up to date, and what a build says goes to stderr", async () => {
+    await runEnsureBuild();
+    expect(await runEnsureBuild("--quiet")).toEqual({ stdout: "", stderr: "" });
+    const source = path.join(copyRoot, "apps", "cli", "src", "main.ts");
+    await writeFile(source, `${await readFile(source, "utf8")}\nexport const quietlyEdited = true;\n`);
+    const { stdout, stderr } = await runEnsureBuild("--quiet");
+    expect(stdout).toBe("");
+    expect(stderr).toMatch(/^\[build\] building dist: apps\/cli\/src\/main\.ts changed\n\[build\] built \d+ entries/);
+    expect(await readFile(path.join(outDir, "cli", "main.js"), "utf8")).toContain("quietlyEdited");
+    expect(await runEnsureBuild("--quiet")).toEqual({ stdout: "", stderr: "" });
+  }, 120_000);
+});
+
+describe("npm run cli", () => {
+  /** `npm run -s cli -- args` from the checkout, as an operator types it. */
+  const npmCli = async (...args: string[]) => {
+    const { NODE_OPTIONS: _options, FORCE_COLOR: _colour, ...env } = process.env;
+    const child = spawn("npm", ["run", "-s", "cli", "--", ...args], { cwd: REPO_ROOT, env, stdio: "pipe" });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
+    const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+    return { code, stdout, stderr };
+  };
+
+  it("runs the compiled CLI of an up-to-date dist/: stdout is the command's answer alone, exit codes are the CLI's", async () => {
+    const help = await npmCli("help");
+    expect(help.code, help.stderr).toBe(0);
+    expect(help.stdout).toMatch(/^studyflow operator CLI\n/);
+    expect(help.stdout).not.toContain("[build]");
+    // dist/ is fresh now (built by the run above if it was not), and the answer is its CLI's.
+    expect(checkBuild(path.join(REPO_ROOT, OUT_DIR), entriesOf({ withSupervisor: true })).fresh).toBe(true);
+    const { NODE_OPTIONS: _options, ...env } = process.env;
+    const compiled = spawn(process.execPath, [path.join(OUT_DIR, "cli", "main.js"), "help"], {
+      cwd: REPO_ROOT,
+      env,
+      stdio: "pipe",
+    });
+    let direct = "";
+    compiled.stdout.on("data", (chunk: Buffer) => (direct += chunk.toString("utf8")));
+    await new Promise((resolve) => compiled.on("close", resolve));
+    expect(help.stdout).toBe(direct);
+
+    const unknown = await npmCli("no-such-command");
+    expect(unknown.code).toBe(1);
+    expect(unknown.stdout).toBe("");
+    expect(unknown.stderr).toContain('error: unknown command "no-such-command"');
   }, 120_000);
 });
 
