@@ -26,9 +26,9 @@
  *   A child that ends a moment before the supervisor's own signal is handled is only due for a
  *   restart after its pause, which the stop cancels.
  *
- * It runs the apps the way it runs itself. Started from this file through tsx (`npm run dev`,
- * `npm run demo:up`), it runs apps/api/src/index.ts and apps/worker/src/index.ts through tsx. Started
- * as its bundle, dist/supervise/index.js (`npm start`, which builds dist/ first, see
+ * It runs the apps the way it runs itself. Started from this file through tsx (`npm run dev`), it
+ * runs apps/api/src/index.ts and apps/worker/src/index.ts through tsx. Started as its bundle,
+ * dist/supervise/index.js (`npm start` and `npm run demo:up`, which build dist/ first, see
  * scripts/ensure-build.ts), it runs the bundles beside it, dist/api/index.js and
  * dist/worker/index.js, with plain `node`, as the image does. Either way the apps run from the
  * repository root.
