@@ -36,6 +36,18 @@ import {
 const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** Runs a command to its end without the test's NODE_OPTIONS and colours: its exit code and output. */
+async function runToEnd(command: string, args: string[], cwd: string) {
+  const { NODE_OPTIONS: _options, FORCE_COLOR: _colour, ...env } = process.env;
+  const child = spawn(command, args, { cwd, env, stdio: "pipe" });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
+  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
+  const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+  return { code, stdout, stderr };
+}
+
 describe("checkBuild: whether a build still matches what it was made from", () => {
   const entries = { "one/index": "src/a.ts", "two/index": "src/b.ts" };
   let root: string;
@@ -155,13 +167,7 @@ describe("scripts/ensure-build.ts", () => {
   let copyRoot = "";
   let outDir = "";
   const runEnsureBuild = async (...args: string[]) => {
-    const { NODE_OPTIONS: _options, ...env } = process.env;
-    const child = spawn(process.execPath, ["scripts/ensure-build.ts", ...args], { cwd: copyRoot, env, stdio: "pipe" });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
-    const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+    const { code, stdout, stderr } = await runToEnd(process.execPath, ["scripts/ensure-build.ts", ...args], copyRoot);
     expect(code, stdout + stderr).toBe(0);
     return { stdout, stderr };
   };
@@ -247,16 +253,7 @@ describe("scripts/ensure-build.ts", () => {
 
 describe("npm run cli", () => {
   /** `npm run -s cli -- args` from the checkout, as an operator types it. */
-  const npmCli = async (...args: string[]) => {
-    const { NODE_OPTIONS: _options, FORCE_COLOR: _colour, ...env } = process.env;
-    const child = spawn("npm", ["run", "-s", "cli", "--", ...args], { cwd: REPO_ROOT, env, stdio: "pipe" });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
-    const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
-    return { code, stdout, stderr };
-  };
+  const npmCli = (...args: string[]) => runToEnd("npm", ["run", "-s", "cli", "--", ...args], REPO_ROOT);
 
   it("runs the compiled CLI of an up-to-date dist/: stdout is the command's answer alone, exit codes are the CLI's", async () => {
     const help = await npmCli("help");
@@ -265,16 +262,9 @@ describe("npm run cli", () => {
     expect(help.stdout).not.toContain("[build]");
     // dist/ is fresh now (built by the run above if it was not), and the answer is its CLI's.
     expect(checkBuild(path.join(REPO_ROOT, OUT_DIR), entriesOf({ withSupervisor: true })).fresh).toBe(true);
-    const { NODE_OPTIONS: _options, ...env } = process.env;
-    const compiled = spawn(process.execPath, [path.join(OUT_DIR, "cli", "main.js"), "help"], {
-      cwd: REPO_ROOT,
-      env,
-      stdio: "pipe",
-    });
-    let direct = "";
-    compiled.stdout.on("data", (chunk: Buffer) => (direct += chunk.toString("utf8")));
-    await new Promise((resolve) => compiled.on("close", resolve));
-    expect(help.stdout).toBe(direct);
+    const direct = await runToEnd(process.execPath, [path.join(OUT_DIR, "cli", "main.js"), "help"], REPO_ROOT);
+    expect(direct.code).toBe(0);
+    expect(help.stdout).toBe(direct.stdout);
 
     const unknown = await npmCli("no-such-command");
     expect(unknown.code).toBe(1);
