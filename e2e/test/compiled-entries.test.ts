@@ -103,7 +103,10 @@ async function waitForOk(url: string, process: Started, timeoutMs = 20_000): Pro
   while (Date.now() < deadline) {
     if (ended) throw new Error(`exited (${ended.code ?? ended.signal}) before ${url} answered:\n${ended.output}`);
     const status = await fetch(url, { signal: AbortSignal.timeout(1_000) })
-      .then((response) => response.status)
+      .then(async (response) => {
+        await response.arrayBuffer();
+        return response.status;
+      })
       .catch(() => 0);
     if (status === 200) return;
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -365,6 +368,8 @@ describe("the compiled entries", () => {
       const consoleScript = await fetch(`http://127.0.0.1:${port}${script}`);
       expect(consoleScript.status).toBe(200);
       expect(consoleScript.headers.get("content-type")).toContain("javascript");
+      // read to its end: a body left unread holds its connection open after the API has gone
+      expect((await consoleScript.text()).length).toBeGreaterThan(0);
       // the API reference's viewer, resolved at run time in node_modules (the image installs it)
       const docsPage = await fetch(`http://127.0.0.1:${port}/docs`);
       expect(docsPage.status).toBe(200);
@@ -373,6 +378,7 @@ describe("the compiled entries", () => {
       const viewerScript = await fetch(`http://127.0.0.1:${port}${viewer}`);
       expect(viewerScript.status).toBe(200);
       expect(viewerScript.headers.get("content-type")).toContain("javascript");
+      expect((await viewerScript.text()).length).toBeGreaterThan(1_000);
       // one libuv thread per core for the argon2id runs, set by the entry itself
       expect(await libuvPoolThreads(port, api.child.pid!)).toBe(expectedThreadPool());
       // Metrics on the admin port only, never on the public one.

@@ -132,7 +132,10 @@ export async function waitForOk(url: string, app: ChildApp, timeoutMs = 30_000):
   while (Date.now() < deadline) {
     if (!app.alive()) throw new Error(`${url}: the process ended (${describe(await app.exited)}):\n${app.output()}`);
     const status = await fetch(url, { signal: AbortSignal.timeout(1_000) })
-      .then((response) => response.status)
+      .then(async (response) => {
+        await response.arrayBuffer();
+        return response.status;
+      })
       .catch(() => 0);
     if (status === 200) return;
     await sleep(100);

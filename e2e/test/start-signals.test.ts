@@ -143,7 +143,10 @@ async function waitForOk(url: string, group: Group): Promise<void> {
   const deadline = Date.now() + START_TIMEOUT_MS;
   while (Date.now() < deadline) {
     const status = await fetch(url, { signal: AbortSignal.timeout(1_000) })
-      .then((response) => response.status)
+      .then(async (response) => {
+        await response.arrayBuffer();
+        return response.status;
+      })
       .catch(() => 0);
     if (status === 200) return;
     if ((await groupMembers(group.pgid)).length === 0) throw new Error(`the group ended:\n${group.output()}`);

@@ -24,10 +24,12 @@ async function readAll(stream: Readable): Promise<Buffer> {
 
 /** Settles with the promise, or rejects after `ms`: a hang must fail the test, not stall it. */
 function within<T>(ms: number, promise: Promise<T>, what: string): Promise<T> {
-  return Promise.race([
-    promise,
-    new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what} did not settle in ${ms} ms`)), ms)),
-  ]);
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not settle in ${ms} ms`)), ms);
+  });
+  // the timer goes with the promise, so that it does not outlive the test
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
 
 describe("the PostgreSQL file store", () => {
