@@ -20,6 +20,7 @@ import {
   deletePrefix,
   testRedisUrl,
   uniqueQueuePrefix,
+  waitForHttpOk,
 } from "@studyflow/testkit";
 import {
   ENTRIES,
@@ -96,22 +97,14 @@ const run = (program: string, args: string[], env: Record<string, string>, cwd =
   start(program, args, env, cwd).exited;
 
 /** Polls `url` until it answers 200; fails at once if the process ends first. */
-async function waitForOk(url: string, process: Started, timeoutMs = 20_000): Promise<void> {
+function waitForOk(url: string, process: Started, timeoutMs = 20_000): Promise<void> {
   let ended: Finished | undefined;
   void process.exited.then((finished) => (ended = finished));
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (ended) throw new Error(`exited (${ended.code ?? ended.signal}) before ${url} answered:\n${ended.output}`);
-    const status = await fetch(url, { signal: AbortSignal.timeout(1_000) })
-      .then(async (response) => {
-        await response.arrayBuffer();
-        return response.status;
-      })
-      .catch(() => 0);
-    if (status === 200) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`${url} did not answer 200 within ${timeoutMs} ms:\n${process.output()}`);
+  return waitForHttpOk(url, {
+    gone: () => (ended ? `exited (${ended.code ?? ended.signal}) before it answered:\n${ended.output}` : undefined),
+    output: process.output,
+    timeoutMs,
+  });
 }
 
 /** SIGTERM, as `docker stop` sends it through tini; resolves with how the process ended and when. */

@@ -15,7 +15,7 @@ import { createRunActionsTask, type TaskRow } from "@studyflow/domain/tasks";
 import { updateStudyTimer } from "@studyflow/domain/timer";
 import type { Expression } from "@studyflow/engine";
 import { TASKS_QUEUE, TIMER_QUEUE, createRedisConnection, taskJobOptions, taskJobId } from "@studyflow/queue";
-import { testRedisUrl } from "@studyflow/testkit";
+import { testRedisUrl, waitForHttpOk } from "@studyflow/testkit";
 
 export const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -127,20 +127,12 @@ const describe = (ended: { code: number | null; signal: NodeJS.Signals | null })
   ended.signal ?? `code ${ended.code}`;
 
 /** Polls `url` until it answers 200; fails at once if the process ends first. */
-export async function waitForOk(url: string, app: ChildApp, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (!app.alive()) throw new Error(`${url}: the process ended (${describe(await app.exited)}):\n${app.output()}`);
-    const status = await fetch(url, { signal: AbortSignal.timeout(1_000) })
-      .then(async (response) => {
-        await response.arrayBuffer();
-        return response.status;
-      })
-      .catch(() => 0);
-    if (status === 200) return;
-    await sleep(100);
-  }
-  throw new Error(`${url} did not answer 200 within ${timeoutMs} ms:\n${app.output()}`);
+export function waitForOk(url: string, app: ChildApp, timeoutMs = 30_000): Promise<void> {
+  return waitForHttpOk(url, {
+    gone: async () => (app.alive() ? undefined : `the process ended (${describe(await app.exited)}):\n${app.output()}`),
+    output: app.output,
+    timeoutMs,
+  });
 }
 
 /**

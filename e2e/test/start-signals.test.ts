@@ -22,6 +22,7 @@ import {
   freePort,
   testRedisUrl,
   uniqueQueuePrefix,
+  waitForHttpOk,
 } from "@studyflow/testkit";
 
 const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -139,20 +140,14 @@ function portIsFree(port: number): Promise<boolean> {
   });
 }
 
-async function waitForOk(url: string, group: Group): Promise<void> {
-  const deadline = Date.now() + START_TIMEOUT_MS;
-  while (Date.now() < deadline) {
-    const status = await fetch(url, { signal: AbortSignal.timeout(1_000) })
-      .then(async (response) => {
-        await response.arrayBuffer();
-        return response.status;
-      })
-      .catch(() => 0);
-    if (status === 200) return;
-    if ((await groupMembers(group.pgid)).length === 0) throw new Error(`the group ended:\n${group.output()}`);
-    await sleep(200);
-  }
-  throw new Error(`${url} did not answer 200 within ${START_TIMEOUT_MS} ms:\n${group.output()}`);
+function waitForOk(url: string, group: Group): Promise<void> {
+  return waitForHttpOk(url, {
+    gone: async () =>
+      (await groupMembers(group.pgid)).length === 0 ? `the group ended:\n${group.output()}` : undefined,
+    output: group.output,
+    timeoutMs: START_TIMEOUT_MS,
+    intervalMs: 200,
+  });
 }
 
 /** The JSON log records an app wrote (NODE_ENV=test logs JSON), from its `[name] ` lines. */

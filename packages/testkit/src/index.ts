@@ -7,3 +7,4 @@ export { startTcpProxy, type TcpProxy } from "./tcp-proxy";
 export { freePort } from "./free-port";
 export { machineTicks, processCpuMs, statCpuMs } from "./proc-cpu";
 export { gunzipOneMember, readOpenedFile } from "./gzip-member";
+export { waitForHttpOk } from "./http-ok";

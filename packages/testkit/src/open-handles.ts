@@ -6,10 +6,10 @@ import { afterAll, beforeAll } from "vitest";
  * A test file must close what it opens. The suite runs a worker's files one after another in one
  * process (`isolate: false`), so a database pool, a server, a Redis connection or a child process
  * left open by one file stays open under the next: PostgreSQL's connection slots run out, ports
- * stay taken, timers fire into another file's tests. This setup file counts the process's live
- * resources (those that keep Node's event loop running: sockets, servers, child processes; and
- * the file's own ref'd timers) when a file starts and again after its own `afterAll` hooks have run, and fails the file
- * when any kind has more than before, naming it.
+ * stay taken, timers fire into another file's tests. This setup file notes what keeps Node's
+ * event loop running (connected sockets by where they lead, servers, child processes, and the
+ * file's own ref'd timers) when a file starts and again after its own `afterAll` hooks have run,
+ * and fails the file when anything is left that was not there before, naming it.
  *
  * Closing is often asynchronous (a pool's `end()` resolves before its sockets are gone), so the
  * count is taken again for a while before a file is failed: 5 s, longer than undici's keep-alive
@@ -21,14 +21,18 @@ import { afterAll, beforeAll } from "vitest";
 
 /** Resources a file may leave: none of these keeps a socket, a port or a process. */
 const IGNORED = new Set(["FSReqCallback", "FSReqPromise", "FileHandle", "TTYWrap", "PipeWrap", "Immediate"]);
-/** Timers are checked one by one (below): vitest holds timers of its own now and then. */
+/**
+ * Checked one by one instead (below): timers, since vitest holds timers of its own now and then;
+ * sockets and servers, by where they lead and where they listen.
+ */
 const TIMERS = "Timeout";
+const SOCKETS = new Set(["TCPSocketWrap", "TCPServerWrap"]);
 const SETTLE_MS = Number(process.env.TEST_OPEN_HANDLES_SETTLE_MS ?? 5_000);
 
 function liveResources(): Map<string, number> {
   const counts = new Map<string, number>();
   for (const kind of process.getActiveResourcesInfo()) {
-    if (!IGNORED.has(kind) && kind !== TIMERS) counts.set(kind, (counts.get(kind) ?? 0) + 1);
+    if (!IGNORED.has(kind) && kind !== TIMERS && !SOCKETS.has(kind)) counts.set(kind, (counts.get(kind) ?? 0) + 1);
   }
   return counts;
 }
@@ -42,17 +46,21 @@ function grown(before: Map<string, number>, after: Map<string, number>): string[
   return out;
 }
 
-/** Where the process's open sockets lead, so that a failure names the service (5432, 6379, a test's server). */
+/**
+ * The process's connected sockets, as `local port → remote address:port`, and its servers. A
+ * socket that no longer knows its peer (its connection reset or ended from the other side) is
+ * left out: it holds nothing that another file needs, no database connection, no port.
+ */
 function socketEnds(): Set<string> {
   const ends = new Set<string>();
   // not part of Node's documented API, but kept for diagnostics like this one
   const handles = (process as unknown as { _getActiveHandles?: () => unknown[] })._getActiveHandles?.() ?? [];
   for (const handle of handles) {
     if (handle instanceof Socket && handle.remotePort !== undefined) {
-      ends.add(`${handle.localPort} → ${handle.remoteAddress}:${handle.remotePort}`);
+      ends.add(`socket ${handle.localPort} → ${handle.remoteAddress}:${handle.remotePort}`);
     } else if (handle instanceof Server) {
       const address = handle.address();
-      ends.add(`listening on ${typeof address === "string" ? address : `${address?.address}:${address?.port}`}`);
+      ends.add(`server on ${typeof address === "string" ? address : `${address?.address}:${address?.port}`}`);
     }
   }
   return ends;
@@ -126,6 +134,7 @@ afterAll(async ({}, suite) => {
   const leftOpen = () => {
     const timers = liveTimers(fileTimers);
     const left = grown(atStart, liveResources());
+    left.push(...[...socketEnds()].filter((end) => !endsAtStart.has(end)));
     if (timers.length > 0) left.push(`${timers.length} timer${timers.length === 1 ? "" : "s"} (${timers.join(", ")})`);
     return left;
   };
@@ -136,8 +145,6 @@ afterAll(async ({}, suite) => {
     left = leftOpen();
   }
   if (left.length === 0) return;
-  const newEnds = [...socketEnds()].filter((end) => !endsAtStart.has(end));
-  if (newEnds.length > 0) left.push(`(${newEnds.join("; ")})`);
   const report = process.env.TEST_OPEN_HANDLES_REPORT;
   const file = "filepath" in suite ? suite.filepath : suite.name;
   if (report) {
