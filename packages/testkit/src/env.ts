@@ -4,6 +4,10 @@ import postgres from "postgres";
 export const adminDatabaseUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 export const testRedisUrl = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 
+/** The open-handle check (open-handles.ts): how long it waits for closes under way, and where it reports instead of failing. */
+export const openHandlesSettleMs = Number(process.env.TEST_OPEN_HANDLES_SETTLE_MS ?? 5_000);
+export const openHandlesReport = process.env.TEST_OPEN_HANDLES_REPORT || undefined;
+
 export function databaseUrlFor(name: string): string {
   const url = new URL(adminDatabaseUrl);
   url.pathname = `/${name}`;

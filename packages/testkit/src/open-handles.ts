@@ -1,6 +1,7 @@
 import { appendFileSync } from "node:fs";
 import { Server, Socket } from "node:net";
 import { afterAll, beforeAll } from "vitest";
+import { openHandlesReport, openHandlesSettleMs } from "./env";
 
 /**
  * A test file must close what it opens. The suite runs a worker's files one after another in one
@@ -19,20 +20,28 @@ import { afterAll, beforeAll } from "vitest";
  * failing, to list every leak of a whole run at once.
  */
 
-/** Resources a file may leave: none of these keeps a socket, a port or a process. */
-const IGNORED = new Set(["FSReqCallback", "FSReqPromise", "FileHandle", "TTYWrap", "PipeWrap", "Immediate"]);
 /**
- * Checked one by one instead (below): timers, since vitest holds timers of its own now and then;
- * sockets and servers, by where they lead and where they listen.
+ * Resources not counted by kind: file requests, the terminal, pipes and immediates keep no socket,
+ * port or process; timers, sockets and servers are checked one by one (below), timers because
+ * vitest holds timers of its own now and then, sockets and servers by where they lead and listen.
  */
-const TIMERS = "Timeout";
-const SOCKETS = new Set(["TCPSocketWrap", "TCPServerWrap"]);
-const SETTLE_MS = Number(process.env.TEST_OPEN_HANDLES_SETTLE_MS ?? 5_000);
+const NOT_COUNTED = new Set([
+  "FSReqCallback",
+  "FSReqPromise",
+  "FileHandle",
+  "TTYWrap",
+  "PipeWrap",
+  "Immediate",
+  "Timeout",
+  "TCPSocketWrap",
+  "TCPServerWrap",
+]);
 
+/** The other live resources (child processes, mostly), counted by kind. */
 function liveResources(): Map<string, number> {
   const counts = new Map<string, number>();
   for (const kind of process.getActiveResourcesInfo()) {
-    if (!IGNORED.has(kind) && kind !== TIMERS && !SOCKETS.has(kind)) counts.set(kind, (counts.get(kind) ?? 0) + 1);
+    if (!NOT_COUNTED.has(kind)) counts.set(kind, (counts.get(kind) ?? 0) + 1);
   }
   return counts;
 }
@@ -138,17 +147,16 @@ afterAll(async ({}, suite) => {
     if (timers.length > 0) left.push(`${timers.length} timer${timers.length === 1 ? "" : "s"} (${timers.join(", ")})`);
     return left;
   };
-  const deadline = performance.now() + SETTLE_MS;
+  const deadline = performance.now() + openHandlesSettleMs;
   let left = leftOpen();
   while (left.length > 0 && performance.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 50));
     left = leftOpen();
   }
   if (left.length === 0) return;
-  const report = process.env.TEST_OPEN_HANDLES_REPORT;
   const file = "filepath" in suite ? suite.filepath : suite.name;
-  if (report) {
-    appendFileSync(report, `${JSON.stringify({ file, left })}\n`);
+  if (openHandlesReport) {
+    appendFileSync(openHandlesReport, `${JSON.stringify({ file, left })}\n`);
     return;
   }
   throw new Error(`${file} left open what it opened: ${left.join(", ")}`);
