@@ -356,7 +356,14 @@ describe("a worker whose PostgreSQL backends are terminated mid-task", () => {
     // The same task on a study of the same size, undisturbed, for comparison.
     const calmStarted = Date.now();
     const calm = await producer.createTask(database.db, "calm", rules);
-    const calmDone = await waitForTask(database.db, calm.id, ["completed", "failed", "canceled"], 60_000);
+    const calmDone = await waitForTask(
+      database.db,
+      calm.id,
+      ["completed", "failed", "canceled"],
+      60_000,
+      undefined,
+      worker,
+    );
     const calmMs = Date.now() - calmStarted;
     expect(calmDone).toMatchObject({ status: "completed", processedCount: PARTICIPANTS });
 
@@ -364,15 +371,22 @@ describe("a worker whose PostgreSQL backends are terminated mid-task", () => {
     const storm = await producer.createTask(database.db, "storm", rules);
     const waves: { processed: number; terminated: number }[] = [];
     let nextWaveAt = 300;
-    const done = await waitForTask(database.db, storm.id, ["completed", "failed", "canceled"], 50_000, async (row) => {
-      // Each wave once the worker has made progress since the last one, while the task still has work left.
-      if (waves.length >= WAVES || row.status !== "in_progress") return;
-      if (row.processedCount < nextWaveAt || row.processedCount > PARTICIPANTS - 300) return;
-      const terminated = await terminateBackends(admin, database.name, APPLICATION_NAME);
-      if (terminated === 0) return;
-      waves.push({ processed: row.processedCount, terminated });
-      nextWaveAt = row.processedCount + 600;
-    });
+    const done = await waitForTask(
+      database.db,
+      storm.id,
+      ["completed", "failed", "canceled"],
+      50_000,
+      async (row) => {
+        // Each wave once the worker has made progress since the last one, while the task still has work left.
+        if (waves.length >= WAVES || row.status !== "in_progress") return;
+        if (row.processedCount < nextWaveAt || row.processedCount > PARTICIPANTS - 300) return;
+        const terminated = await terminateBackends(admin, database.name, APPLICATION_NAME);
+        if (terminated === 0) return;
+        waves.push({ processed: row.processedCount, terminated });
+        nextWaveAt = row.processedCount + 600;
+      },
+      worker,
+    );
     const stormMs = Date.now() - started;
     const chunks = await chunksOf(database.db, storm.id);
     const failed = failedAttempts(worker.stderr());
@@ -464,7 +478,14 @@ describe("a worker killed while it finalises a task", () => {
     const second = startWorker();
     await second.waitForLine(/^ready$/, 60_000);
     const readyAt = Date.now();
-    const done = await waitForTask(database.db, task.id, ["completed", "failed", "canceled"], 30_000);
+    const done = await waitForTask(
+      database.db,
+      task.id,
+      ["completed", "failed", "canceled"],
+      30_000,
+      undefined,
+      second,
+    );
     const completedAt = Date.now();
     console.log(
       `[database-faults] finalise: second worker ready ${readyAt - killedAt} ms after the kill; the stalled chunk job ` +

@@ -200,21 +200,47 @@ export async function taskRow(db: Database, taskId: string): Promise<TaskRow> {
   return row;
 }
 
-/** Polls the task until it has one of `statuses`; `onPoll` runs on every look (e.g. to cut connections). */
+/** The last `bytes` of a process's output, from its last whole line. */
+function outputTail(output: string, bytes: number): string {
+  if (output.length <= bytes) return output;
+  const tail = output.slice(-bytes);
+  return tail.slice(tail.indexOf("\n") + 1);
+}
+
+/**
+ * Polls the task until it has one of `statuses`; `onPoll` runs on every look (e.g. to cut
+ * connections). On a timeout the error says where the task stands: each chunk's status, count and
+ * cursor, and the last lines of `worker`'s output when given.
+ */
 export async function waitForTask(
   db: Database,
   taskId: string,
   statuses: string[],
   timeoutMs: number,
   onPoll?: (row: TaskRow) => Promise<void>,
+  worker?: ChildApp,
 ): Promise<TaskRow> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const row = await taskRow(db, taskId);
     if (statuses.includes(row.status)) return row;
     if (Date.now() > deadline) {
+      const chunks = await db
+        .select({
+          index: taskChunks.chunkIndex,
+          status: taskChunks.status,
+          processed: taskChunks.processedCount,
+          cursor: taskChunks.cursor,
+          updatedAt: taskChunks.updatedAt,
+        })
+        .from(taskChunks)
+        .where(eq(taskChunks.taskId, taskId))
+        .orderBy(taskChunks.chunkIndex);
+      const open = chunks.filter((chunk) => chunk.status !== "done");
       throw new Error(
-        `task ${taskId} is ${row.status} (${row.processedCount}/${row.targetCount}) after ${timeoutMs} ms`,
+        `task ${taskId} is ${row.status} (${row.processedCount}/${row.targetCount}) after ${timeoutMs} ms; ` +
+          `${chunks.length - open.length} of ${chunks.length} chunks done, the others: ${JSON.stringify(open)}` +
+          (worker ? `\nthe worker's last output:\n${outputTail(worker.output(), 6_000)}` : ""),
       );
     }
     await onPoll?.(row);

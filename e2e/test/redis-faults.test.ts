@@ -365,7 +365,14 @@ describe("Redis connections of the API and a worker killed", () => {
     expect(again.status).toBe(200);
     expect(recoveredMs).toBeLessThan(5_000);
     expect(accepted.status).toBe(200);
-    const done = await waitForTask(database.db, accepted.body.task.id, ["completed", "failed", "canceled"], 20_000);
+    const done = await waitForTask(
+      database.db,
+      accepted.body.task.id,
+      ["completed", "failed", "canceled"],
+      20_000,
+      undefined,
+      worker,
+    );
     expect(done).toMatchObject({ status: "completed", processedCount: 100 });
     expect((await fetch(`${base}/readyz`)).status).toBe(200);
   }, 60_000);
